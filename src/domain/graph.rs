@@ -1,0 +1,1 @@
+//! Graph traversal over batched neighbour reads (being written).

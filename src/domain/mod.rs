@@ -1,0 +1,263 @@
+//! The lineage model and the rules of the seeds that need no database.
+//!
+//! Invariant: nothing here does I/O or knows about axum, async-graphql, rusqlite or neo4rs.
+//! The types derive `serde` only where a store persists them as JSON (export lines, details).
+
+pub mod graph;
+pub mod rules;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// Ids of datastores, containers, fields and edges (GraphQL `Int`).
+pub type Id = i64;
+pub type Timestamp = DateTime<Utc>;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Datastore {
+    pub id: Id,
+    pub name: String,
+    /// The datastore type (`snowflake`, `postgresql`, ...): also the `sourceType` of SQL-captured edges.
+    pub kind: String,
+    pub store_type: Option<String>,
+    /// OpenLineage namespaces (`postgres://host:5432`, ...) whose datasets resolve here.
+    pub namespaces: Vec<String>,
+    pub enrichment_only: bool,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct DatastoreInput {
+    pub name: String,
+    pub kind: String,
+    pub store_type: Option<String>,
+    pub namespaces: Vec<String>,
+    pub enrichment_only: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Container {
+    pub id: Id,
+    pub datastore_id: Id,
+    pub name: String,
+    pub database: Option<String>,
+    pub schema: Option<String>,
+    pub container_type: String,
+    pub table_type: Option<String>,
+    pub display_name: Option<String>,
+    pub purpose: Option<String>,
+    pub active_anomaly_count: i64,
+}
+
+impl Container {
+    /// The natural key inside a datastore: `database.schema.name` with absent parts left out.
+    pub fn key(database: Option<&str>, schema: Option<&str>, name: &str) -> String {
+        container_key(database, schema, name)
+    }
+}
+
+pub fn container_key(database: Option<&str>, schema: Option<&str>, name: &str) -> String {
+    [database, schema, Some(name)]
+        .into_iter()
+        .flatten()
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ContainerInput {
+    pub datastore_id: Id,
+    pub name: String,
+    pub database: Option<String>,
+    pub schema: Option<String>,
+    pub container_type: Option<String>,
+    pub table_type: Option<String>,
+    pub display_name: Option<String>,
+    pub purpose: Option<String>,
+    pub active_anomaly_count: Option<i64>,
+    pub fields: Vec<FieldInput>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Field {
+    pub id: Id,
+    pub container_id: Id,
+    pub name: String,
+    pub display_name: Option<String>,
+    pub data_type: Option<String>,
+    pub status: String,
+    pub latest_profile_id: Option<i64>,
+    pub is_computed_field: bool,
+    pub active_anomaly_count: i64,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct FieldInput {
+    pub name: String,
+    pub data_type: Option<String>,
+    pub display_name: Option<String>,
+    pub status: Option<String>,
+    pub latest_profile_id: Option<i64>,
+    pub is_computed_field: Option<bool>,
+    pub active_anomaly_count: Option<i64>,
+}
+
+/// One end of an edge. A field end remembers its container so traversal and permission checks
+/// need no extra lookup.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum End {
+    Container { id: Id },
+    Field { id: Id, container_id: Id },
+    /// An asset that is not in the catalog, spelled as its source names it.
+    External { fqn: String },
+}
+
+impl End {
+    pub fn container_id(&self) -> Option<Id> {
+        match self {
+            End::Container { id } => Some(*id),
+            End::Field { container_id, .. } => Some(*container_id),
+            End::External { .. } => None,
+        }
+    }
+    /// A stable text key for uniqueness of (source, target, sourceType).
+    pub fn key(&self) -> String {
+        match self {
+            End::Container { id } => format!("c:{id}"),
+            End::Field { id, .. } => format!("f:{id}"),
+            End::External { fqn } => format!("x:{fqn}"),
+        }
+    }
+    pub fn is_field(&self) -> bool {
+        matches!(self, End::Field { .. })
+    }
+    pub fn external_fqn(&self) -> Option<&str> {
+        match self {
+            End::External { fqn } => Some(fqn),
+            _ => None,
+        }
+    }
+}
+
+/// A span of time during which an edge was live (asserted and not retired).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    pub from: Timestamp,
+    pub to: Option<Timestamp>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Edge {
+    pub id: Id,
+    pub created: Timestamp,
+    pub source: End,
+    pub target: End,
+    pub description: Option<String>,
+    pub source_type: String,
+    pub operation: Option<String>,
+    pub derived: Option<bool>,
+    /// Field-edge transformations (`[{type, subtype, masking, description}]`), as sent.
+    pub transformations: Option<serde_json::Value>,
+    pub last_asserted_at: Option<Timestamp>,
+    pub retired_at: Option<Timestamp>,
+    pub intervals: Vec<Interval>,
+}
+
+impl Edge {
+    pub fn is_live(&self) -> bool {
+        self.retired_at.is_none()
+    }
+    pub fn is_field_edge(&self) -> bool {
+        self.source.is_field() || self.target.is_field()
+    }
+}
+
+/// What a caller asks a store to create.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewEdge {
+    pub source: End,
+    pub target: End,
+    pub description: Option<String>,
+    pub source_type: String,
+    pub operation: Option<String>,
+    pub derived: Option<bool>,
+    pub transformations: Option<serde_json::Value>,
+    pub last_asserted_at: Option<Timestamp>,
+}
+
+/// A change to an edge: `description: Some(None)` clears it, `None` leaves it.
+#[derive(Debug, Clone, Default)]
+pub struct EdgePatch {
+    pub description: Option<Option<String>>,
+    pub source_type: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Evidence {
+    pub edge_id: Id,
+    /// Who the evidence belongs to (for OpenLineage, the asserting job); one row per key and edge.
+    pub key: String,
+    pub provider: String,
+    pub evidence_type: String,
+    pub authorship: String,
+    pub source_relation: Option<String>,
+    pub observed_at: Option<Timestamp>,
+    pub first_observed_operation_id: Option<i64>,
+    pub last_observed_operation_id: Option<i64>,
+    pub details: Option<serde_json::Value>,
+    pub retired_at: Option<Timestamp>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// Towards sources: edges whose target is the node.
+    Upstream,
+    /// Towards targets: edges whose source is the node.
+    Downstream,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct EdgeFilter {
+    pub container_id: Option<Id>,
+    pub field_id: Option<Id>,
+    pub source_type: Option<String>,
+    pub include_retired: bool,
+}
+
+/// A validated page request: `page` from 1, `size` 1..=1000.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageRequest {
+    pub page: i64,
+    pub size: i64,
+}
+
+impl PageRequest {
+    pub fn offset(&self) -> i64 {
+        (self.page - 1) * self.size
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Page<T> {
+    pub items: Vec<T>,
+    pub total: i64,
+    pub page: PageRequest,
+}
+
+impl<T> Page<T> {
+    pub fn pages(&self) -> i64 {
+        if self.total == 0 {
+            0
+        } else {
+            (self.total + self.page.size - 1) / self.page.size
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ContainerStats {
+    pub container_id: Id,
+    pub field_count: i64,
+    pub linked_field_count: i64,
+}

@@ -1,0 +1,72 @@
+//! Prometheus metrics, declared in one place and prefixed `tributary_`.
+
+use std::sync::OnceLock;
+
+use prometheus::{Encoder, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder};
+
+pub struct Metrics {
+    pub registry: Registry,
+    /// Every statement sent to a store, by `store` and `operation`.
+    pub store_queries: IntCounterVec,
+    pub http_requests: IntCounterVec,
+    pub http_latency: HistogramVec,
+}
+
+fn build() -> Metrics {
+    let registry = Registry::new();
+    let store_queries = IntCounterVec::new(
+        Opts::new("tributary_store_queries_total", "Statements sent to the store"),
+        &["store", "operation"],
+    )
+    .expect("valid metric definition");
+    let http_requests = IntCounterVec::new(
+        Opts::new("tributary_http_requests_total", "HTTP requests answered"),
+        &["method", "path", "status"],
+    )
+    .expect("valid metric definition");
+    let http_latency = HistogramVec::new(
+        HistogramOpts::new("tributary_http_request_duration_seconds", "HTTP request latency"),
+        &["method", "path"],
+    )
+    .expect("valid metric definition");
+    for c in [
+        Box::new(store_queries.clone()) as Box<dyn prometheus::core::Collector>,
+        Box::new(http_requests.clone()),
+        Box::new(http_latency.clone()),
+    ] {
+        registry.register(c).expect("metric registered once");
+    }
+    Metrics { registry, store_queries, http_requests, http_latency }
+}
+
+pub fn metrics() -> &'static Metrics {
+    static METRICS: OnceLock<Metrics> = OnceLock::new();
+    METRICS.get_or_init(build)
+}
+
+/// Counts one statement sent to a store.
+pub fn store_query(store: &'static str, operation: &'static str) {
+    metrics().store_queries.with_label_values(&[store, operation]).inc();
+}
+
+/// Total statements sent to one store so far (tests and benchmarks read deltas of it).
+pub fn store_queries_total(store: &str) -> u64 {
+    let families = metrics().registry.gather();
+    families
+        .iter()
+        .filter(|f| f.name() == "tributary_store_queries_total")
+        .flat_map(|f| f.get_metric())
+        .filter(|m| m.get_label().iter().any(|l| l.name() == "store" && l.value() == store))
+        .map(|m| m.get_counter().get_value() as u64)
+        .sum()
+}
+
+/// The text exposition format served at `/metrics`.
+pub fn render() -> String {
+    let mut buf = Vec::new();
+    let encoder = TextEncoder::new();
+    if let Err(e) = encoder.encode(&metrics().registry.gather(), &mut buf) {
+        tracing::error!(error = %e, "metrics encoding failed");
+    }
+    String::from_utf8(buf).unwrap_or_default()
+}

@@ -1,0 +1,134 @@
+//! The storage trait and its two implementations: the embedded store (SQLite, the default) and
+//! Neo4j. This is the only code that talks to a database.
+//!
+//! The trait offers batched reads (many keys, one statement) so data loaders and level-by-level
+//! traversal cost a bounded number of statements, and coarse writes that each run in one
+//! transaction. Business rules (which edges retire, the auto container edge) live in
+//! `domain`/`service`; a store applies what it is told and enforces only uniqueness.
+
+pub mod neo4j;
+pub mod sqlite;
+
+use async_trait::async_trait;
+
+use crate::domain::{
+    Container, ContainerInput, ContainerStats, Datastore, DatastoreInput, Direction, Edge,
+    EdgeFilter, EdgePatch, Evidence, Field, Id, NewEdge, Page, PageRequest, Timestamp,
+};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    Conflict(String),
+    #[error("{0}")]
+    Invalid(String),
+    #[error("store unavailable: {0}")]
+    Unavailable(String),
+    #[error("store error: {0}")]
+    Internal(String),
+}
+
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// One line of `tributary export`: the whole store as records, in an order `import` can replay.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "record", rename_all = "snake_case")]
+pub enum Record {
+    Datastore(Datastore),
+    Container(Container),
+    Field(Field),
+    Edge(Edge),
+    Evidence(Evidence),
+}
+
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    /// `embedded` or `neo4j`; the `store` label of `tributary_store_queries_total`.
+    fn kind(&self) -> &'static str;
+    /// Readiness: the database answers.
+    async fn ping(&self) -> StoreResult<()>;
+
+    // ---- catalog ----
+    /// Creates or updates the datastore named `input.name`.
+    async fn upsert_datastore(&self, input: DatastoreInput) -> StoreResult<Datastore>;
+    async fn datastores_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Datastore>>;
+    async fn list_datastores(&self) -> StoreResult<Vec<Datastore>>;
+    /// Removes the datastore and its containers and fields (see `delete_container`). The caller
+    /// has already retired or deleted their edges. Returns false when it did not exist.
+    async fn delete_datastore(&self, id: Id) -> StoreResult<bool>;
+
+    /// Creates or updates the container keyed by (datastore, `database.schema.name`); fields are
+    /// merged by name (listed ones created or updated, unlisted ones kept). `NotFound` when the
+    /// datastore does not exist. Unset optional inputs keep their stored value on update and take
+    /// the contract's defaults on create.
+    async fn upsert_container(&self, input: ContainerInput) -> StoreResult<(Container, Vec<Field>)>;
+    async fn containers_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Container>>;
+    /// Containers ordered by id; `name` is a case-insensitive substring match.
+    async fn list_containers(
+        &self,
+        datastore_id: Option<Id>,
+        name: Option<&str>,
+        page: PageRequest,
+    ) -> StoreResult<Page<Container>>;
+    /// Removes a container and its fields from the catalog. Deleted containers and fields are
+    /// never returned again, but retired edges keep their ids. Returns false when it did not exist.
+    async fn delete_container(&self, id: Id) -> StoreResult<bool>;
+    async fn fields_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Field>>;
+    /// Fields of a container ordered by id; `name` is a case-insensitive substring match.
+    async fn container_fields(
+        &self,
+        container_id: Id,
+        name: Option<&str>,
+        page: PageRequest,
+    ) -> StoreResult<Page<Field>>;
+    async fn delete_field(&self, id: Id) -> StoreResult<bool>;
+    /// Field count and the number of fields with a live field edge, per container.
+    async fn container_stats(&self, ids: &[Id]) -> StoreResult<Vec<ContainerStats>>;
+    /// The subset of `ids` that have at least one live field edge.
+    async fn fields_with_lineage(&self, ids: &[Id]) -> StoreResult<Vec<Id>>;
+
+    // ---- edges ----
+    /// Creates the edges in one transaction, in order. An edge whose (source, target,
+    /// sourceType) already exists (live or retired) fails the whole call with `Conflict`, unless
+    /// `skip_existing`, in which case it is left out of the result.
+    async fn create_edges(
+        &self,
+        edges: Vec<NewEdge>,
+        skip_existing: bool,
+        now: Timestamp,
+    ) -> StoreResult<Vec<Edge>>;
+    /// Whether a live container-level edge of any source type joins the two containers.
+    async fn live_container_edge_exists(&self, source: Id, target: Id) -> StoreResult<bool>;
+    /// `Conflict` when a new source type collides with an existing edge; `Ok(None)` for an
+    /// unknown id.
+    async fn update_edge(&self, id: Id, patch: EdgePatch) -> StoreResult<Option<Edge>>;
+    /// Sets `retired_at`, closes the open live interval, and retires the edges' evidence.
+    async fn retire_edges(&self, ids: &[Id], now: Timestamp) -> StoreResult<()>;
+    /// Removes the edges and their evidence.
+    async fn delete_edges(&self, ids: &[Id]) -> StoreResult<()>;
+    async fn edges_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Edge>>;
+    /// Edges ordered by id. `container_id` matches container ends, `field_id` field ends.
+    async fn list_edges(&self, filter: &EdgeFilter, page: PageRequest) -> StoreResult<Page<Edge>>;
+    /// Every edge (live or retired) with an end on one of these containers or on one of their
+    /// fields: what deleting the containers affects.
+    async fn edges_touching_containers(&self, ids: &[Id]) -> StoreResult<Vec<Edge>>;
+    /// Every edge with an end on one of these fields.
+    async fn edges_touching_fields(&self, ids: &[Id]) -> StoreResult<Vec<Edge>>;
+    async fn evidence_for_edges(&self, edge_ids: &[Id]) -> StoreResult<Vec<Evidence>>;
+    /// Adds or replaces evidence rows, keyed by (edge id, key).
+    async fn put_evidence(&self, evidence: Vec<Evidence>) -> StoreResult<()>;
+
+    // ---- traversal: one statement per call, whatever the number of ids ----
+    /// Live container-level edges (the other end a container or an external asset) whose target
+    /// (`Upstream`) or source (`Downstream`) is one of `ids`.
+    async fn container_edges_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>>;
+    /// Live field-level edges whose target (`Upstream`) or source (`Downstream`) is one of `ids`.
+    async fn field_edges_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>>;
+
+    // ---- whole store ----
+    async fn export(&self) -> StoreResult<Vec<Record>>;
+    /// Loads records into an empty store, keeping their ids. `Invalid` when the store is not empty.
+    async fn import(&self, records: Vec<Record>) -> StoreResult<usize>;
+}

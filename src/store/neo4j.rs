@@ -1,0 +1,1 @@
+//! Neo4j store (being written).
