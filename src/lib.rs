@@ -1,5 +1,10 @@
 //! Tributary: a data-lineage service. See ARCHITECTURE.md for the map of this crate.
 
+pub mod api;
+pub mod config;
 pub mod domain;
+pub mod error;
 pub mod metrics;
+pub mod server;
+pub mod service;
 pub mod store;

@@ -261,3 +261,10 @@ pub struct ContainerStats {
     pub field_count: i64,
     pub linked_field_count: i64,
 }
+
+/// The current time at the precision both stores keep (microseconds), so what a write returns
+/// equals what a later read returns.
+pub fn now() -> Timestamp {
+    use chrono::SubsecRound;
+    Utc::now().trunc_subsecs(6)
+}

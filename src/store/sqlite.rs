@@ -1,1 +1,937 @@
-//! Embedded store (being written).
+//! The embedded store: SQLite (bundled, through `rusqlite`) in `--data-dir`.
+//!
+//! Why SQLite: a proven embedded database with transactions and crash safety, no setup. WAL
+//! mode with `synchronous=NORMAL` keeps every committed transaction across a `kill -9` of the
+//! process (only an OS crash may lose the last ones). One writer connection behind a mutex
+//! (SQLite has one writer anyway) and a few reader connections so reads never wait on writes.
+//! Blocking calls run on tokio's blocking pool. Batched reads pass ids as one `rarray`
+//! parameter, so a read of any number of ids is one statement.
+
+use std::path::Path;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use chrono::{DateTime, SecondsFormat, Utc};
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{params, Connection, OptionalExtension, Row, Transaction};
+
+use super::{Record, Store, StoreError, StoreResult};
+use crate::domain::{
+    container_key, Container, ContainerInput, ContainerStats, Datastore, DatastoreInput, Direction,
+    Edge, EdgeFilter, EdgePatch, End, Evidence, Field, Id, Interval, NewEdge, Page, PageRequest,
+    Timestamp,
+};
+use crate::metrics::store_query;
+
+const STORE: &str = "embedded";
+const READERS: usize = 4;
+
+const SCHEMA: &str = r#"
+CREATE TABLE IF NOT EXISTS datastores (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  name TEXT NOT NULL UNIQUE,
+  type TEXT NOT NULL,
+  store_type TEXT,
+  namespaces TEXT NOT NULL DEFAULT '[]',
+  enrichment_only INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS containers (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  datastore_id INTEGER NOT NULL,
+  key TEXT NOT NULL,
+  name TEXT NOT NULL,
+  database TEXT,
+  schema TEXT,
+  container_type TEXT NOT NULL,
+  table_type TEXT,
+  display_name TEXT,
+  purpose TEXT,
+  active_anomaly_count INTEGER NOT NULL DEFAULT 0,
+  deleted INTEGER NOT NULL DEFAULT 0
+);
+CREATE UNIQUE INDEX IF NOT EXISTS containers_key ON containers(datastore_id, key) WHERE deleted = 0;
+CREATE INDEX IF NOT EXISTS containers_datastore ON containers(datastore_id);
+CREATE TABLE IF NOT EXISTS fields (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  container_id INTEGER NOT NULL,
+  name TEXT NOT NULL,
+  display_name TEXT,
+  data_type TEXT,
+  status TEXT NOT NULL DEFAULT 'active',
+  latest_profile_id INTEGER,
+  is_computed_field INTEGER NOT NULL DEFAULT 0,
+  active_anomaly_count INTEGER NOT NULL DEFAULT 0,
+  deleted INTEGER NOT NULL DEFAULT 0
+);
+CREATE UNIQUE INDEX IF NOT EXISTS fields_key ON fields(container_id, name) WHERE deleted = 0;
+CREATE TABLE IF NOT EXISTS edges (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  created TEXT NOT NULL,
+  source_kind TEXT NOT NULL,
+  source_id INTEGER,
+  source_container_id INTEGER,
+  source_fqn TEXT,
+  target_kind TEXT NOT NULL,
+  target_id INTEGER,
+  target_container_id INTEGER,
+  target_fqn TEXT,
+  ukey TEXT NOT NULL UNIQUE,
+  description TEXT,
+  source_type TEXT NOT NULL,
+  operation TEXT,
+  derived INTEGER,
+  transformations TEXT,
+  last_asserted_at TEXT,
+  retired_at TEXT,
+  intervals TEXT NOT NULL DEFAULT '[]'
+);
+CREATE INDEX IF NOT EXISTS edges_source ON edges(source_kind, source_id);
+CREATE INDEX IF NOT EXISTS edges_target ON edges(target_kind, target_id);
+CREATE INDEX IF NOT EXISTS edges_source_container ON edges(source_container_id);
+CREATE INDEX IF NOT EXISTS edges_target_container ON edges(target_container_id);
+CREATE INDEX IF NOT EXISTS edges_source_type ON edges(source_type);
+CREATE TABLE IF NOT EXISTS evidence (
+  edge_id INTEGER NOT NULL,
+  key TEXT NOT NULL,
+  provider TEXT NOT NULL,
+  evidence_type TEXT NOT NULL,
+  authorship TEXT NOT NULL,
+  source_relation TEXT,
+  observed_at TEXT,
+  first_observed_operation_id INTEGER,
+  last_observed_operation_id INTEGER,
+  details TEXT,
+  retired_at TEXT,
+  PRIMARY KEY (edge_id, key)
+);
+"#;
+
+pub struct SqliteStore {
+    writer: Arc<Mutex<Connection>>,
+    readers: Arc<Vec<Mutex<Connection>>>,
+    next_reader: AtomicUsize,
+}
+
+fn internal(e: impl std::fmt::Display) -> StoreError {
+    tracing::error!(error = %e, store = STORE, "embedded store failed");
+    StoreError::Internal(e.to_string())
+}
+
+fn open_connection(path: &Path) -> StoreResult<Connection> {
+    let conn = Connection::open(path).map_err(|e| {
+        StoreError::Unavailable(format!("cannot open the embedded store at {}: {e}", path.display()))
+    })?;
+    conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(internal)?;
+    conn.pragma_update(None, "journal_mode", "WAL").map_err(internal)?;
+    conn.pragma_update(None, "synchronous", "NORMAL").map_err(internal)?;
+    conn.pragma_update(None, "foreign_keys", "OFF").map_err(internal)?;
+    rusqlite::vtab::array::load_module(&conn).map_err(internal)?;
+    Ok(conn)
+}
+
+fn ts(t: &Timestamp) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Micros, true)
+}
+
+fn parse_ts(s: Option<String>) -> rusqlite::Result<Option<Timestamp>> {
+    s.map(|s| {
+        DateTime::parse_from_rfc3339(&s).map(|t| t.with_timezone(&Utc)).map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
+        })
+    })
+    .transpose()
+}
+
+fn json_col(s: Option<String>) -> rusqlite::Result<Option<serde_json::Value>> {
+    s.map(|s| {
+        serde_json::from_str(&s).map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
+        })
+    })
+    .transpose()
+}
+
+fn id_array(ids: &[Id]) -> Rc<Vec<SqlValue>> {
+    Rc::new(ids.iter().map(|i| SqlValue::Integer(*i)).collect())
+}
+
+fn str_array(items: &[String]) -> Rc<Vec<SqlValue>> {
+    Rc::new(items.iter().map(|s| SqlValue::Text(s.clone())).collect())
+}
+
+const DATASTORE_COLS: &str = "id, name, type, store_type, namespaces, enrichment_only";
+fn datastore_row(r: &Row) -> rusqlite::Result<Datastore> {
+    let ns: String = r.get(4)?;
+    Ok(Datastore {
+        id: r.get(0)?,
+        name: r.get(1)?,
+        kind: r.get(2)?,
+        store_type: r.get(3)?,
+        namespaces: serde_json::from_str(&ns).unwrap_or_default(),
+        enrichment_only: r.get(5)?,
+    })
+}
+
+const CONTAINER_COLS: &str = "id, datastore_id, name, database, schema, container_type, table_type, display_name, purpose, active_anomaly_count";
+fn container_row(r: &Row) -> rusqlite::Result<Container> {
+    Ok(Container {
+        id: r.get(0)?,
+        datastore_id: r.get(1)?,
+        name: r.get(2)?,
+        database: r.get(3)?,
+        schema: r.get(4)?,
+        container_type: r.get(5)?,
+        table_type: r.get(6)?,
+        display_name: r.get(7)?,
+        purpose: r.get(8)?,
+        active_anomaly_count: r.get(9)?,
+    })
+}
+
+const FIELD_COLS: &str = "id, container_id, name, display_name, data_type, status, latest_profile_id, is_computed_field, active_anomaly_count";
+fn field_row(r: &Row) -> rusqlite::Result<Field> {
+    Ok(Field {
+        id: r.get(0)?,
+        container_id: r.get(1)?,
+        name: r.get(2)?,
+        display_name: r.get(3)?,
+        data_type: r.get(4)?,
+        status: r.get(5)?,
+        latest_profile_id: r.get(6)?,
+        is_computed_field: r.get(7)?,
+        active_anomaly_count: r.get(8)?,
+    })
+}
+
+const EDGE_COLS: &str = "id, created, source_kind, source_id, source_container_id, source_fqn, target_kind, target_id, target_container_id, target_fqn, description, source_type, operation, derived, transformations, last_asserted_at, retired_at, intervals";
+
+fn end_from(kind: &str, id: Option<Id>, container: Option<Id>, fqn: Option<String>) -> End {
+    match kind {
+        "c" => End::Container { id: id.unwrap_or_default() },
+        "f" => End::Field { id: id.unwrap_or_default(), container_id: container.unwrap_or_default() },
+        _ => End::External { fqn: fqn.unwrap_or_default() },
+    }
+}
+
+/// (kind, id, container id, fqn) columns of an end.
+fn end_cols(end: &End) -> (&'static str, Option<Id>, Option<Id>, Option<String>) {
+    match end {
+        End::Container { id } => ("c", Some(*id), Some(*id), None),
+        End::Field { id, container_id } => ("f", Some(*id), Some(*container_id), None),
+        End::External { fqn } => ("x", None, None, Some(fqn.clone())),
+    }
+}
+
+fn edge_row(r: &Row) -> rusqlite::Result<Edge> {
+    let source_kind: String = r.get(2)?;
+    let target_kind: String = r.get(6)?;
+    let intervals: String = r.get(17)?;
+    Ok(Edge {
+        id: r.get(0)?,
+        created: parse_ts(r.get(1)?)?.unwrap_or_default(),
+        source: end_from(&source_kind, r.get(3)?, r.get(4)?, r.get(5)?),
+        target: end_from(&target_kind, r.get(7)?, r.get(8)?, r.get(9)?),
+        description: r.get(10)?,
+        source_type: r.get(11)?,
+        operation: r.get(12)?,
+        derived: r.get(13)?,
+        transformations: json_col(r.get(14)?)?,
+        last_asserted_at: parse_ts(r.get(15)?)?,
+        retired_at: parse_ts(r.get(16)?)?,
+        intervals: serde_json::from_str(&intervals).unwrap_or_default(),
+    })
+}
+
+pub fn edge_ukey(source: &End, target: &End, source_type: &str) -> String {
+    format!("{}|{}|{}", source.key(), target.key(), source_type)
+}
+
+const EVIDENCE_COLS: &str = "edge_id, key, provider, evidence_type, authorship, source_relation, observed_at, first_observed_operation_id, last_observed_operation_id, details, retired_at";
+fn evidence_row(r: &Row) -> rusqlite::Result<Evidence> {
+    Ok(Evidence {
+        edge_id: r.get(0)?,
+        key: r.get(1)?,
+        provider: r.get(2)?,
+        evidence_type: r.get(3)?,
+        authorship: r.get(4)?,
+        source_relation: r.get(5)?,
+        observed_at: parse_ts(r.get(6)?)?,
+        first_observed_operation_id: r.get(7)?,
+        last_observed_operation_id: r.get(8)?,
+        details: json_col(r.get(9)?)?,
+        retired_at: parse_ts(r.get(10)?)?,
+    })
+}
+
+impl SqliteStore {
+    /// Opens (creating when absent) the store in `dir/tributary.db`.
+    pub fn open(dir: &Path) -> StoreResult<Self> {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            StoreError::Unavailable(format!("cannot create the data directory {}: {e}", dir.display()))
+        })?;
+        let path = dir.join("tributary.db");
+        let writer = open_connection(&path)?;
+        writer.execute_batch(SCHEMA).map_err(internal)?;
+        let readers = (0..READERS).map(|_| open_connection(&path).map(Mutex::new)).collect::<StoreResult<Vec<_>>>()?;
+        Ok(Self { writer: Arc::new(Mutex::new(writer)), readers: Arc::new(readers), next_reader: AtomicUsize::new(0) })
+    }
+
+    async fn read<T, F>(&self, f: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    {
+        let readers = self.readers.clone();
+        let i = self.next_reader.fetch_add(1, Ordering::Relaxed) % readers.len();
+        tokio::task::spawn_blocking(move || {
+            let conn = readers[i].lock().map_err(|_| StoreError::Internal("reader lock poisoned".into()))?;
+            f(&conn).map_err(internal)
+        })
+        .await
+        .map_err(internal)?
+    }
+
+    /// Runs `f` in one transaction on the writer; an error rolls everything back.
+    async fn write<T, F>(&self, f: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Transaction) -> StoreResult<T> + Send + 'static,
+    {
+        let writer = self.writer.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut conn = writer.lock().map_err(|_| StoreError::Internal("writer lock poisoned".into()))?;
+            let tx = conn.transaction().map_err(internal)?;
+            let out = f(&tx)?;
+            store_query(STORE, "commit");
+            tx.commit().map_err(internal)?;
+            Ok(out)
+        })
+        .await
+        .map_err(internal)?
+    }
+}
+
+fn sql_err(e: rusqlite::Error) -> StoreError {
+    internal(e)
+}
+
+fn query_edges(conn: &Connection, op: &'static str, where_sql: &str, p: impl rusqlite::Params) -> rusqlite::Result<Vec<Edge>> {
+    store_query(STORE, op);
+    let mut stmt = conn.prepare_cached(&format!("SELECT {EDGE_COLS} FROM edges WHERE {where_sql} ORDER BY id"))?;
+    let rows = stmt.query_map(p, edge_row)?;
+    rows.collect()
+}
+
+fn edges_by_ids_tx(conn: &Connection, ids: &[Id]) -> rusqlite::Result<Vec<Edge>> {
+    query_edges(conn, "edges_by_ids", "id IN rarray(?1)", params![id_array(ids)])
+}
+
+fn insert_edge(tx: &Transaction, e: &NewEdge, now: &Timestamp) -> StoreResult<Option<Edge>> {
+    let ukey = edge_ukey(&e.source, &e.target, &e.source_type);
+    store_query(STORE, "edge_exists");
+    let exists: Option<Id> = tx
+        .query_row("SELECT id FROM edges WHERE ukey = ?1", params![ukey], |r| r.get(0))
+        .optional()
+        .map_err(sql_err)?;
+    if exists.is_some() {
+        return Ok(None);
+    }
+    let (sk, sid, sc, sf) = end_cols(&e.source);
+    let (tk, tid, tc, tf) = end_cols(&e.target);
+    let intervals = vec![Interval { from: *now, to: None }];
+    store_query(STORE, "create_edge");
+    tx.execute(
+        "INSERT INTO edges (created, source_kind, source_id, source_container_id, source_fqn, target_kind, target_id, target_container_id, target_fqn, ukey, description, source_type, operation, derived, transformations, last_asserted_at, retired_at, intervals) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, NULL, ?17)",
+        params![
+            ts(now), sk, sid, sc, sf, tk, tid, tc, tf, ukey, e.description, e.source_type, e.operation, e.derived,
+            e.transformations.as_ref().map(|t| t.to_string()),
+            e.last_asserted_at.as_ref().map(ts),
+            serde_json::to_string(&intervals).unwrap_or_else(|_| "[]".into()),
+        ],
+    )
+    .map_err(sql_err)?;
+    let id = tx.last_insert_rowid();
+    Ok(Some(Edge {
+        id,
+        created: *now,
+        source: e.source.clone(),
+        target: e.target.clone(),
+        description: e.description.clone(),
+        source_type: e.source_type.clone(),
+        operation: e.operation.clone(),
+        derived: e.derived,
+        transformations: e.transformations.clone(),
+        last_asserted_at: e.last_asserted_at,
+        retired_at: None,
+        intervals,
+    }))
+}
+
+fn page_of<T>(items: Vec<T>, total: i64, page: PageRequest) -> Page<T> {
+    Page { items, total, page }
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    fn kind(&self) -> &'static str {
+        STORE
+    }
+
+    async fn ping(&self) -> StoreResult<()> {
+        self.read(|c| {
+            store_query(STORE, "ping");
+            c.query_row("SELECT 1", [], |_| Ok(()))
+        })
+        .await
+    }
+
+    async fn upsert_datastore(&self, input: DatastoreInput) -> StoreResult<Datastore> {
+        self.write(move |tx| {
+            store_query(STORE, "upsert_datastore");
+            let ns = serde_json::to_string(&input.namespaces).map_err(internal)?;
+            tx.query_row(
+                &format!(
+                    "INSERT INTO datastores (name, type, store_type, namespaces, enrichment_only) VALUES (?1, ?2, ?3, ?4, ?5)
+                     ON CONFLICT(name) DO UPDATE SET type = excluded.type, store_type = excluded.store_type,
+                       namespaces = excluded.namespaces, enrichment_only = excluded.enrichment_only
+                     RETURNING {DATASTORE_COLS}"
+                ),
+                params![input.name, input.kind, input.store_type, ns, input.enrichment_only],
+                datastore_row,
+            )
+            .map_err(sql_err)
+        })
+        .await
+    }
+
+    async fn datastores_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Datastore>> {
+        let ids = id_array(ids).to_vec();
+        self.read(move |c| {
+            store_query(STORE, "datastores_by_ids");
+            let mut stmt = c.prepare_cached(&format!("SELECT {DATASTORE_COLS} FROM datastores WHERE id IN rarray(?1)"))?;
+            let rows = stmt.query_map(params![Rc::new(ids)], datastore_row)?;
+            rows.collect()
+        })
+        .await
+    }
+
+    async fn list_datastores(&self) -> StoreResult<Vec<Datastore>> {
+        self.read(|c| {
+            store_query(STORE, "list_datastores");
+            let mut stmt = c.prepare_cached(&format!("SELECT {DATASTORE_COLS} FROM datastores ORDER BY id"))?;
+            let rows = stmt.query_map([], datastore_row)?;
+            rows.collect()
+        })
+        .await
+    }
+
+    async fn delete_datastore(&self, id: Id) -> StoreResult<bool> {
+        self.write(move |tx| {
+            store_query(STORE, "delete_datastore");
+            let n = tx.execute("DELETE FROM datastores WHERE id = ?1", params![id]).map_err(sql_err)?;
+            store_query(STORE, "delete_datastore_fields");
+            tx.execute(
+                "UPDATE fields SET deleted = 1 WHERE container_id IN (SELECT id FROM containers WHERE datastore_id = ?1)",
+                params![id],
+            )
+            .map_err(sql_err)?;
+            store_query(STORE, "delete_datastore_containers");
+            tx.execute("UPDATE containers SET deleted = 1 WHERE datastore_id = ?1", params![id]).map_err(sql_err)?;
+            Ok(n > 0)
+        })
+        .await
+    }
+
+    async fn upsert_container(&self, input: ContainerInput) -> StoreResult<(Container, Vec<Field>)> {
+        self.write(move |tx| {
+            store_query(STORE, "datastore_exists");
+            let ds: Option<Id> = tx
+                .query_row("SELECT id FROM datastores WHERE id = ?1", params![input.datastore_id], |r| r.get(0))
+                .optional()
+                .map_err(sql_err)?;
+            if ds.is_none() {
+                return Err(StoreError::NotFound(format!("Datastore {} not found", input.datastore_id)));
+            }
+            let key = container_key(input.database.as_deref(), input.schema.as_deref(), &input.name);
+            store_query(STORE, "upsert_container");
+            let container = tx
+                .query_row(
+                    &format!(
+                        "INSERT INTO containers (datastore_id, key, name, database, schema, container_type, table_type, display_name, purpose, active_anomaly_count)
+                         VALUES (?1, ?2, ?3, ?4, ?5, coalesce(?6, 'table'), ?7, ?8, ?9, coalesce(?10, 0))
+                         ON CONFLICT(datastore_id, key) WHERE deleted = 0 DO UPDATE SET
+                           container_type = coalesce(?6, container_type), table_type = coalesce(?7, table_type),
+                           display_name = coalesce(?8, display_name), purpose = coalesce(?9, purpose),
+                           active_anomaly_count = coalesce(?10, active_anomaly_count)
+                         RETURNING {CONTAINER_COLS}"
+                    ),
+                    params![
+                        input.datastore_id, key, input.name, input.database, input.schema, input.container_type,
+                        input.table_type, input.display_name, input.purpose, input.active_anomaly_count
+                    ],
+                    container_row,
+                )
+                .map_err(sql_err)?;
+            let mut fields = Vec::with_capacity(input.fields.len());
+            {
+                let mut stmt = tx
+                    .prepare_cached(&format!(
+                        "INSERT INTO fields (container_id, name, data_type, display_name, status, latest_profile_id, is_computed_field, active_anomaly_count)
+                         VALUES (?1, ?2, ?3, ?4, coalesce(?5, 'active'), ?6, coalesce(?7, 0), coalesce(?8, 0))
+                         ON CONFLICT(container_id, name) WHERE deleted = 0 DO UPDATE SET
+                           data_type = coalesce(?3, data_type), display_name = coalesce(?4, display_name),
+                           status = coalesce(?5, status), latest_profile_id = coalesce(?6, latest_profile_id),
+                           is_computed_field = coalesce(?7, is_computed_field), active_anomaly_count = coalesce(?8, active_anomaly_count)
+                         RETURNING {FIELD_COLS}"
+                    ))
+                    .map_err(sql_err)?;
+                for f in &input.fields {
+                    store_query(STORE, "upsert_field");
+                    let field = stmt
+                        .query_row(
+                            params![
+                                container.id, f.name, f.data_type, f.display_name, f.status, f.latest_profile_id,
+                                f.is_computed_field, f.active_anomaly_count
+                            ],
+                            field_row,
+                        )
+                        .map_err(sql_err)?;
+                    fields.push(field);
+                }
+            }
+            Ok((container, fields))
+        })
+        .await
+    }
+
+    async fn containers_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Container>> {
+        let ids = id_array(ids).to_vec();
+        self.read(move |c| {
+            store_query(STORE, "containers_by_ids");
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {CONTAINER_COLS} FROM containers WHERE deleted = 0 AND id IN rarray(?1)"
+            ))?;
+            let rows = stmt.query_map(params![Rc::new(ids)], container_row)?;
+            rows.collect()
+        })
+        .await
+    }
+
+    async fn list_containers(&self, datastore_id: Option<Id>, name: Option<&str>, page: PageRequest) -> StoreResult<Page<Container>> {
+        let name = name.map(|n| n.to_lowercase());
+        self.read(move |c| {
+            let filter = "deleted = 0 AND (?1 IS NULL OR datastore_id = ?1) AND (?2 IS NULL OR instr(lower(name), ?2) > 0)";
+            store_query(STORE, "count_containers");
+            let total: i64 = c.query_row(&format!("SELECT count(*) FROM containers WHERE {filter}"), params![datastore_id, name], |r| r.get(0))?;
+            store_query(STORE, "list_containers");
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {CONTAINER_COLS} FROM containers WHERE {filter} ORDER BY id LIMIT ?3 OFFSET ?4"
+            ))?;
+            let rows = stmt.query_map(params![datastore_id, name, page.size, page.offset()], container_row)?;
+            Ok(page_of(rows.collect::<rusqlite::Result<_>>()?, total, page))
+        })
+        .await
+    }
+
+    async fn delete_container(&self, id: Id) -> StoreResult<bool> {
+        self.write(move |tx| {
+            store_query(STORE, "delete_container");
+            let n = tx.execute("UPDATE containers SET deleted = 1 WHERE id = ?1 AND deleted = 0", params![id]).map_err(sql_err)?;
+            store_query(STORE, "delete_container_fields");
+            tx.execute("UPDATE fields SET deleted = 1 WHERE container_id = ?1", params![id]).map_err(sql_err)?;
+            Ok(n > 0)
+        })
+        .await
+    }
+
+    async fn fields_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Field>> {
+        let ids = id_array(ids).to_vec();
+        self.read(move |c| {
+            store_query(STORE, "fields_by_ids");
+            let mut stmt = c.prepare_cached(&format!("SELECT {FIELD_COLS} FROM fields WHERE deleted = 0 AND id IN rarray(?1)"))?;
+            let rows = stmt.query_map(params![Rc::new(ids)], field_row)?;
+            rows.collect()
+        })
+        .await
+    }
+
+    async fn container_fields(&self, container_id: Id, name: Option<&str>, page: PageRequest) -> StoreResult<Page<Field>> {
+        let name = name.map(|n| n.to_lowercase());
+        self.read(move |c| {
+            let filter = "deleted = 0 AND container_id = ?1 AND (?2 IS NULL OR instr(lower(name), ?2) > 0)";
+            store_query(STORE, "count_fields");
+            let total: i64 = c.query_row(&format!("SELECT count(*) FROM fields WHERE {filter}"), params![container_id, name], |r| r.get(0))?;
+            store_query(STORE, "container_fields");
+            let mut stmt = c.prepare_cached(&format!("SELECT {FIELD_COLS} FROM fields WHERE {filter} ORDER BY id LIMIT ?3 OFFSET ?4"))?;
+            let rows = stmt.query_map(params![container_id, name, page.size, page.offset()], field_row)?;
+            Ok(page_of(rows.collect::<rusqlite::Result<_>>()?, total, page))
+        })
+        .await
+    }
+
+    async fn delete_field(&self, id: Id) -> StoreResult<bool> {
+        self.write(move |tx| {
+            store_query(STORE, "delete_field");
+            let n = tx.execute("UPDATE fields SET deleted = 1 WHERE id = ?1 AND deleted = 0", params![id]).map_err(sql_err)?;
+            Ok(n > 0)
+        })
+        .await
+    }
+
+    async fn container_stats(&self, ids: &[Id]) -> StoreResult<Vec<ContainerStats>> {
+        let ids = id_array(ids).to_vec();
+        self.read(move |c| {
+            store_query(STORE, "container_stats");
+            let mut stmt = c.prepare_cached(
+                "SELECT f.container_id, count(*),
+                   sum(CASE WHEN EXISTS (SELECT 1 FROM edges e WHERE e.retired_at IS NULL AND
+                        ((e.source_kind = 'f' AND e.source_id = f.id) OR (e.target_kind = 'f' AND e.target_id = f.id))) THEN 1 ELSE 0 END)
+                 FROM fields f WHERE f.deleted = 0 AND f.container_id IN rarray(?1) GROUP BY f.container_id",
+            )?;
+            let rows = stmt.query_map(params![Rc::new(ids)], |r| {
+                Ok(ContainerStats { container_id: r.get(0)?, field_count: r.get(1)?, linked_field_count: r.get(2)? })
+            })?;
+            rows.collect()
+        })
+        .await
+    }
+
+    async fn fields_with_lineage(&self, ids: &[Id]) -> StoreResult<Vec<Id>> {
+        let ids = id_array(ids).to_vec();
+        self.read(move |c| {
+            store_query(STORE, "fields_with_lineage");
+            let mut stmt = c.prepare_cached(
+                "SELECT source_id FROM edges WHERE retired_at IS NULL AND source_kind = 'f' AND source_id IN rarray(?1)
+                 UNION SELECT target_id FROM edges WHERE retired_at IS NULL AND target_kind = 'f' AND target_id IN rarray(?1)",
+            )?;
+            let rows = stmt.query_map(params![Rc::new(ids)], |r| r.get(0))?;
+            rows.collect()
+        })
+        .await
+    }
+
+    async fn create_edges(&self, edges: Vec<NewEdge>, skip_existing: bool, now: Timestamp) -> StoreResult<Vec<Edge>> {
+        self.write(move |tx| {
+            let mut out = Vec::with_capacity(edges.len());
+            for e in &edges {
+                match insert_edge(tx, e, &now)? {
+                    Some(edge) => out.push(edge),
+                    None if skip_existing => {}
+                    None => {
+                        return Err(StoreError::Conflict(
+                            "A lineage edge with the same source and target already exists".into(),
+                        ))
+                    }
+                }
+            }
+            Ok(out)
+        })
+        .await
+    }
+
+    async fn live_container_edge_exists(&self, source: Id, target: Id) -> StoreResult<bool> {
+        self.read(move |c| {
+            store_query(STORE, "live_container_edge_exists");
+            c.query_row(
+                "SELECT EXISTS (SELECT 1 FROM edges WHERE source_kind = 'c' AND source_id = ?1 AND target_kind = 'c' AND target_id = ?2 AND retired_at IS NULL)",
+                params![source, target],
+                |r| r.get(0),
+            )
+        })
+        .await
+    }
+
+    async fn update_edge(&self, id: Id, patch: EdgePatch) -> StoreResult<Option<Edge>> {
+        self.write(move |tx| {
+            let Some(mut edge) = edges_by_ids_tx(tx, &[id]).map_err(sql_err)?.pop() else {
+                return Ok(None);
+            };
+            if let Some(description) = patch.description {
+                edge.description = description;
+            }
+            if let Some(source_type) = patch.source_type {
+                if source_type != edge.source_type {
+                    let ukey = edge_ukey(&edge.source, &edge.target, &source_type);
+                    store_query(STORE, "edge_exists");
+                    let clash: Option<Id> = tx
+                        .query_row("SELECT id FROM edges WHERE ukey = ?1", params![ukey], |r| r.get(0))
+                        .optional()
+                        .map_err(sql_err)?;
+                    if clash.is_some() {
+                        return Err(StoreError::Conflict(
+                            "A lineage edge with the same source and target already exists".into(),
+                        ));
+                    }
+                    edge.source_type = source_type;
+                }
+            }
+            store_query(STORE, "update_edge");
+            tx.execute(
+                "UPDATE edges SET description = ?2, source_type = ?3, ukey = ?4 WHERE id = ?1",
+                params![id, edge.description, edge.source_type, edge_ukey(&edge.source, &edge.target, &edge.source_type)],
+            )
+            .map_err(sql_err)?;
+            Ok(Some(edge))
+        })
+        .await
+    }
+
+    async fn retire_edges(&self, ids: &[Id], now: Timestamp) -> StoreResult<()> {
+        let ids = ids.to_vec();
+        self.write(move |tx| {
+            let edges = edges_by_ids_tx(tx, &ids).map_err(sql_err)?;
+            let mut stmt = tx
+                .prepare_cached("UPDATE edges SET retired_at = ?2, intervals = ?3 WHERE id = ?1")
+                .map_err(sql_err)?;
+            for mut e in edges.into_iter().filter(|e| e.retired_at.is_none()) {
+                if let Some(last) = e.intervals.last_mut() {
+                    if last.to.is_none() {
+                        last.to = Some(now);
+                    }
+                }
+                store_query(STORE, "retire_edge");
+                stmt.execute(params![e.id, ts(&now), serde_json::to_string(&e.intervals).map_err(internal)?])
+                    .map_err(sql_err)?;
+            }
+            store_query(STORE, "retire_evidence");
+            tx.execute(
+                "UPDATE evidence SET retired_at = ?2 WHERE retired_at IS NULL AND edge_id IN rarray(?1)",
+                params![id_array(&ids), ts(&now)],
+            )
+            .map_err(sql_err)?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn delete_edges(&self, ids: &[Id]) -> StoreResult<()> {
+        let ids = ids.to_vec();
+        self.write(move |tx| {
+            store_query(STORE, "delete_edges");
+            tx.execute("DELETE FROM edges WHERE id IN rarray(?1)", params![id_array(&ids)]).map_err(sql_err)?;
+            store_query(STORE, "delete_evidence");
+            tx.execute("DELETE FROM evidence WHERE edge_id IN rarray(?1)", params![id_array(&ids)]).map_err(sql_err)?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn edges_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Edge>> {
+        let ids = ids.to_vec();
+        self.read(move |c| edges_by_ids_tx(c, &ids)).await
+    }
+
+    async fn list_edges(&self, filter: &EdgeFilter, page: PageRequest) -> StoreResult<Page<Edge>> {
+        let f = filter.clone();
+        self.read(move |c| {
+            let where_sql = "(?1 IS NULL OR (source_kind = 'c' AND source_id = ?1) OR (target_kind = 'c' AND target_id = ?1))
+                AND (?2 IS NULL OR (source_kind = 'f' AND source_id = ?2) OR (target_kind = 'f' AND target_id = ?2))
+                AND (?3 IS NULL OR source_type = ?3) AND (?4 OR retired_at IS NULL)";
+            store_query(STORE, "count_edges");
+            let total: i64 = c.query_row(
+                &format!("SELECT count(*) FROM edges WHERE {where_sql}"),
+                params![f.container_id, f.field_id, f.source_type, f.include_retired],
+                |r| r.get(0),
+            )?;
+            let items = query_edges(
+                c,
+                "list_edges",
+                &format!("{where_sql} ORDER BY id LIMIT ?5 OFFSET ?6 --"),
+                params![f.container_id, f.field_id, f.source_type, f.include_retired, page.size, page.offset()],
+            )?;
+            Ok(page_of(items, total, page))
+        })
+        .await
+    }
+
+    async fn edges_touching_containers(&self, ids: &[Id]) -> StoreResult<Vec<Edge>> {
+        let ids = ids.to_vec();
+        self.read(move |c| {
+            query_edges(
+                c,
+                "edges_touching_containers",
+                "source_container_id IN rarray(?1) OR target_container_id IN rarray(?1)",
+                params![id_array(&ids)],
+            )
+        })
+        .await
+    }
+
+    async fn edges_touching_fields(&self, ids: &[Id]) -> StoreResult<Vec<Edge>> {
+        let ids = ids.to_vec();
+        self.read(move |c| {
+            query_edges(
+                c,
+                "edges_touching_fields",
+                "(source_kind = 'f' AND source_id IN rarray(?1)) OR (target_kind = 'f' AND target_id IN rarray(?1))",
+                params![id_array(&ids)],
+            )
+        })
+        .await
+    }
+
+    async fn evidence_for_edges(&self, edge_ids: &[Id]) -> StoreResult<Vec<Evidence>> {
+        let ids = edge_ids.to_vec();
+        self.read(move |c| {
+            store_query(STORE, "evidence_for_edges");
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {EVIDENCE_COLS} FROM evidence WHERE edge_id IN rarray(?1) ORDER BY edge_id, key"
+            ))?;
+            let rows = stmt.query_map(params![id_array(&ids)], evidence_row)?;
+            rows.collect()
+        })
+        .await
+    }
+
+    async fn put_evidence(&self, evidence: Vec<Evidence>) -> StoreResult<()> {
+        self.write(move |tx| {
+            let mut stmt = tx
+                .prepare_cached(&format!(
+                    "INSERT OR REPLACE INTO evidence ({EVIDENCE_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+                ))
+                .map_err(sql_err)?;
+            for e in &evidence {
+                store_query(STORE, "put_evidence");
+                stmt.execute(params![
+                    e.edge_id, e.key, e.provider, e.evidence_type, e.authorship, e.source_relation,
+                    e.observed_at.as_ref().map(ts), e.first_observed_operation_id, e.last_observed_operation_id,
+                    e.details.as_ref().map(|d| d.to_string()), e.retired_at.as_ref().map(ts)
+                ])
+                .map_err(sql_err)?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    async fn container_edges_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>> {
+        let ids = ids.to_vec();
+        self.read(move |c| {
+            let (op, where_sql) = match direction {
+                Direction::Upstream => (
+                    "container_edges_upstream",
+                    "target_kind = 'c' AND target_id IN rarray(?1) AND source_kind IN ('c', 'x') AND retired_at IS NULL",
+                ),
+                Direction::Downstream => (
+                    "container_edges_downstream",
+                    "source_kind = 'c' AND source_id IN rarray(?1) AND target_kind IN ('c', 'x') AND retired_at IS NULL",
+                ),
+            };
+            query_edges(c, op, where_sql, params![id_array(&ids)])
+        })
+        .await
+    }
+
+    async fn field_edges_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>> {
+        let ids = ids.to_vec();
+        self.read(move |c| {
+            let (op, where_sql) = match direction {
+                Direction::Upstream => (
+                    "field_edges_upstream",
+                    "target_kind = 'f' AND target_id IN rarray(?1) AND retired_at IS NULL",
+                ),
+                Direction::Downstream => (
+                    "field_edges_downstream",
+                    "source_kind = 'f' AND source_id IN rarray(?1) AND retired_at IS NULL",
+                ),
+            };
+            query_edges(c, op, where_sql, params![id_array(&ids)])
+        })
+        .await
+    }
+
+    async fn export(&self) -> StoreResult<Vec<Record>> {
+        self.read(|c| {
+            let mut out = Vec::new();
+            store_query(STORE, "export");
+            let mut s = c.prepare(&format!("SELECT {DATASTORE_COLS} FROM datastores ORDER BY id"))?;
+            for d in s.query_map([], datastore_row)? {
+                out.push(Record::Datastore(d?));
+            }
+            // Deleted containers and fields are not exported: retired edges keep their ids,
+            // which is all a deleted end ever shows.
+            let mut s = c.prepare(&format!("SELECT {CONTAINER_COLS} FROM containers WHERE deleted = 0 ORDER BY id"))?;
+            for x in s.query_map([], container_row)? {
+                out.push(Record::Container(x?));
+            }
+            let mut s = c.prepare(&format!("SELECT {FIELD_COLS} FROM fields WHERE deleted = 0 ORDER BY id"))?;
+            for x in s.query_map([], field_row)? {
+                out.push(Record::Field(x?));
+            }
+            let mut s = c.prepare(&format!("SELECT {EDGE_COLS} FROM edges ORDER BY id"))?;
+            for x in s.query_map([], edge_row)? {
+                out.push(Record::Edge(x?));
+            }
+            let mut s = c.prepare(&format!("SELECT {EVIDENCE_COLS} FROM evidence ORDER BY edge_id, key"))?;
+            for x in s.query_map([], evidence_row)? {
+                out.push(Record::Evidence(x?));
+            }
+            Ok(out)
+        })
+        .await
+    }
+
+    async fn import(&self, records: Vec<Record>) -> StoreResult<usize> {
+        self.write(move |tx| {
+            store_query(STORE, "import_check_empty");
+            let n: i64 = tx
+                .query_row(
+                    "SELECT (SELECT count(*) FROM datastores) + (SELECT count(*) FROM containers) + (SELECT count(*) FROM edges)",
+                    [],
+                    |r| r.get(0),
+                )
+                .map_err(sql_err)?;
+            if n > 0 {
+                return Err(StoreError::Invalid("import needs an empty store; this one already holds data".into()));
+            }
+            for r in &records {
+                store_query(STORE, "import_record");
+                match r {
+                    Record::Datastore(d) => tx.execute(
+                        &format!("INSERT INTO datastores ({DATASTORE_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"),
+                        params![d.id, d.name, d.kind, d.store_type, serde_json::to_string(&d.namespaces).map_err(internal)?, d.enrichment_only],
+                    ),
+                    Record::Container(x) => tx.execute(
+                        "INSERT INTO containers (id, datastore_id, key, name, database, schema, container_type, table_type, display_name, purpose, active_anomaly_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                        params![x.id, x.datastore_id, container_key(x.database.as_deref(), x.schema.as_deref(), &x.name), x.name, x.database, x.schema, x.container_type, x.table_type, x.display_name, x.purpose, x.active_anomaly_count],
+                    ),
+                    Record::Field(x) => tx.execute(
+                        &format!("INSERT INTO fields ({FIELD_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"),
+                        params![x.id, x.container_id, x.name, x.display_name, x.data_type, x.status, x.latest_profile_id, x.is_computed_field, x.active_anomaly_count],
+                    ),
+                    Record::Edge(e) => {
+                        let (sk, sid, sc, sf) = end_cols(&e.source);
+                        let (tk, tid, tc, tf) = end_cols(&e.target);
+                        tx.execute(
+                            &format!("INSERT INTO edges ({EDGE_COLS}, ukey) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)"),
+                            params![
+                                e.id, ts(&e.created), sk, sid, sc, sf, tk, tid, tc, tf, e.description, e.source_type, e.operation, e.derived,
+                                e.transformations.as_ref().map(|t| t.to_string()), e.last_asserted_at.as_ref().map(ts),
+                                e.retired_at.as_ref().map(ts), serde_json::to_string(&e.intervals).map_err(internal)?,
+                                edge_ukey(&e.source, &e.target, &e.source_type)
+                            ],
+                        )
+                    }
+                    Record::Evidence(e) => tx.execute(
+                        &format!("INSERT INTO evidence ({EVIDENCE_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"),
+                        params![
+                            e.edge_id, e.key, e.provider, e.evidence_type, e.authorship, e.source_relation,
+                            e.observed_at.as_ref().map(ts), e.first_observed_operation_id, e.last_observed_operation_id,
+                            e.details.as_ref().map(|d| d.to_string()), e.retired_at.as_ref().map(ts)
+                        ],
+                    ),
+                }
+                .map_err(|e| StoreError::Invalid(format!("record could not be imported: {e}")))?;
+            }
+            Ok(records.len())
+        })
+        .await
+    }
+}
+
+#[allow(dead_code)]
+fn unused(_: &[String]) -> Rc<Vec<SqlValue>> {
+    str_array(&[])
+}

@@ -1,0 +1,163 @@
+//! HTTP transport: the axum router, GraphQL over it, health, readiness and metrics.
+//! Handlers authenticate, call the service and map results; rules live in `service`.
+
+pub mod loaders;
+pub mod schema;
+
+use std::time::Instant;
+
+use async_graphql::http::GraphiQLSource;
+use async_graphql::{ServerError, Value};
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
+use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use tower_http::cors::{AllowOrigin, CorsLayer};
+use tower_http::trace::TraceLayer;
+
+use self::loaders::Loaders;
+use self::schema::TributarySchema;
+use crate::service::{Caller, Lineage};
+
+/// Bodies over this size on `/graphql` answer 413 (the contract's 2 MiB).
+pub const GRAPHQL_BODY_LIMIT: usize = 2 * 1024 * 1024;
+/// Aliases in one GraphQL document: more is a crafted query, refused before execution.
+pub const MAX_ALIASES: usize = 50;
+
+#[derive(Clone)]
+pub struct AppState {
+    pub schema: TributarySchema,
+    pub lineage: Lineage,
+}
+
+pub fn router(state: AppState, cors_origins: &[String]) -> Router {
+    let graphql = Router::new()
+        .route("/graphql", get(graphiql).post(graphql_handler))
+        .layer(DefaultBodyLimit::max(GRAPHQL_BODY_LIMIT));
+    let mut app = Router::new()
+        .merge(graphql)
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
+        .with_state(state)
+        .layer(middleware::from_fn(track_requests))
+        .layer(TraceLayer::new_for_http());
+    if !cors_origins.is_empty() {
+        let origins: Vec<HeaderValue> = cors_origins.iter().filter_map(|o| o.parse().ok()).collect();
+        let allow = if cors_origins.iter().any(|o| o == "*") { AllowOrigin::any() } else { AllowOrigin::list(origins) };
+        app = app.layer(
+            CorsLayer::new()
+                .allow_origin(allow)
+                .allow_methods([Method::GET, Method::POST, Method::OPTIONS])
+                .allow_headers([header::CONTENT_TYPE, header::AUTHORIZATION, header::CONTENT_ENCODING]),
+        );
+    }
+    app
+}
+
+async fn track_requests(req: Request, next: Next) -> Response {
+    let start = Instant::now();
+    let method = req.method().to_string();
+    let path = req.extensions().get::<MatchedPath>().map(|p| p.as_str().to_string()).unwrap_or_else(|| "unmatched".into());
+    let resp = next.run(req).await;
+    let m = crate::metrics::metrics();
+    m.http_requests.with_label_values(&[&method, &path, resp.status().as_str()]).inc();
+    m.http_latency.with_label_values(&[&method, &path]).observe(start.elapsed().as_secs_f64());
+    resp
+}
+
+async fn graphiql() -> Html<String> {
+    Html(GraphiQLSource::build().endpoint("/graphql").title("Tributary").finish())
+}
+
+async fn healthz() -> &'static str {
+    "ok"
+}
+
+async fn readyz(State(state): State<AppState>) -> Response {
+    match state.lineage.store.ping().await {
+        Ok(()) => (StatusCode::OK, "ready").into_response(),
+        Err(e) => {
+            tracing::warn!(error = %e, "readiness check failed");
+            (StatusCode::SERVICE_UNAVAILABLE, "store unavailable").into_response()
+        }
+    }
+}
+
+async fn metrics() -> Response {
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], crate::metrics::render()).into_response()
+}
+
+fn error_response(status: StatusCode, code: &str, message: String) -> Response {
+    let mut err = ServerError::new(message, None);
+    let mut ext = async_graphql::ErrorExtensionValues::default();
+    ext.set("code", code);
+    err.extensions = Some(ext);
+    (status, Json(async_graphql::Response::from_errors(vec![err]))).into_response()
+}
+
+/// Counts aliases in a document; parse errors are left for the executor to report.
+fn alias_count(query: &str) -> usize {
+    use async_graphql::parser::types::{ExecutableDocument, Selection, SelectionSet};
+    fn walk(set: &SelectionSet, n: &mut usize) {
+        for item in &set.items {
+            match &item.node {
+                Selection::Field(f) => {
+                    if f.node.alias.is_some() {
+                        *n += 1;
+                    }
+                    walk(&f.node.selection_set.node, n);
+                }
+                Selection::InlineFragment(f) => walk(&f.node.selection_set.node, n),
+                Selection::FragmentSpread(_) => {}
+            }
+        }
+    }
+    let Ok(doc): Result<ExecutableDocument, _> = async_graphql::parser::parse_query(query) else { return 0 };
+    let mut n = 0;
+    for (_, op) in doc.operations.iter() {
+        walk(&op.node.selection_set.node, &mut n);
+    }
+    for f in doc.fragments.values() {
+        walk(&f.node.selection_set.node, &mut n);
+    }
+    n
+}
+
+async fn graphql_handler(State(state): State<AppState>, body: Bytes) -> Response {
+    let request: async_graphql::Request = match serde_json::from_slice(&body) {
+        Ok(r) => r,
+        Err(e) => {
+            return error_response(
+                StatusCode::BAD_REQUEST,
+                "BAD_USER_INPUT",
+                format!("the body is not a GraphQL request (JSON with `query`, `variables`, `operationName`): {e}"),
+            )
+        }
+    };
+    let aliases = alias_count(&request.query);
+    if aliases > MAX_ALIASES {
+        return error_response(
+            StatusCode::OK,
+            "BAD_USER_INPUT",
+            format!("the query uses {aliases} aliases; at most {MAX_ALIASES} are allowed"),
+        );
+    }
+    let caller = Caller::system();
+    let request = request.data(Loaders::new(state.lineage.store.clone())).data(state.lineage.clone()).data(caller);
+    let mut response = state.schema.execute(request).await;
+    // Parse, validation and limit errors come from the executor without a code: they are the
+    // client's to fix.
+    for err in &mut response.errors {
+        let has_code = err.extensions.as_ref().is_some_and(|e| e.get("code").is_some());
+        if !has_code {
+            let mut ext = err.extensions.take().unwrap_or_default();
+            ext.set("code", Value::from("BAD_USER_INPUT"));
+            err.extensions = Some(ext);
+        }
+    }
+    Json(response).into_response()
+}

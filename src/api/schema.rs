@@ -1,0 +1,845 @@
+//! The GraphQL schema: output types wrapping domain values, inputs, and the root resolvers.
+//! Resolvers read the caller and the loaders from the context, call one service function and
+//! map the result; cross-node fields go through the data loaders.
+
+use async_graphql::{
+    ComplexObject, Context, EmptySubscription, Enum, InputObject, Json, MaybeUndefined, Object, Schema,
+    SimpleObject,
+};
+
+use super::loaders::Loaders;
+use crate::domain::{
+    self, ContainerInput as DomainContainerInput, DatastoreInput as DomainDatastoreInput, Direction,
+    EdgeFilter, EdgePatch, End, FieldInput as DomainFieldInput, Id,
+};
+use crate::error::Error;
+use crate::service::{self, Caller, CreateEdge, Lineage, PiiOptions};
+
+pub type TributarySchema = Schema<QueryRoot, MutationRoot, EmptySubscription>;
+
+type GqlResult<T> = async_graphql::Result<T>;
+
+/// Timestamps travel as RFC 3339 in UTC with microseconds and `Z`, as the seeds print them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DateTime(pub crate::domain::Timestamp);
+
+#[async_graphql::Scalar(name = "DateTime")]
+impl async_graphql::ScalarType for DateTime {
+    fn parse(value: async_graphql::Value) -> async_graphql::InputValueResult<Self> {
+        match &value {
+            async_graphql::Value::String(s) => chrono::DateTime::parse_from_rfc3339(s)
+                .map(|t| DateTime(t.with_timezone(&chrono::Utc)))
+                .map_err(|e| async_graphql::InputValueError::custom(format!("not an RFC 3339 date-time: {e}"))),
+            _ => Err(async_graphql::InputValueError::expected_type(value)),
+        }
+    }
+    fn to_value(&self) -> async_graphql::Value {
+        async_graphql::Value::String(self.0.to_rfc3339_opts(chrono::SecondsFormat::Micros, true))
+    }
+}
+
+fn dt(t: crate::domain::Timestamp) -> DateTime {
+    DateTime(t)
+}
+fn odt(t: Option<crate::domain::Timestamp>) -> Option<DateTime> {
+    t.map(DateTime)
+}
+
+fn lineage<'a>(ctx: &Context<'a>) -> &'a Lineage {
+    ctx.data_unchecked::<Lineage>()
+}
+fn loaders<'a>(ctx: &Context<'a>) -> &'a Loaders {
+    ctx.data_unchecked::<Loaders>()
+}
+fn caller<'a>(ctx: &Context<'a>) -> &'a Caller {
+    ctx.data_unchecked::<Caller>()
+}
+
+#[derive(Enum, Copy, Clone, Eq, PartialEq, Debug)]
+pub enum Side {
+    Upstream,
+    Downstream,
+}
+
+impl From<Side> for Direction {
+    fn from(s: Side) -> Self {
+        match s {
+            Side::Upstream => Direction::Upstream,
+            Side::Downstream => Direction::Downstream,
+        }
+    }
+}
+
+// ---------------------------------------------------------------- outputs
+
+pub struct Datastore(pub domain::Datastore);
+
+#[Object]
+impl Datastore {
+    async fn id(&self) -> Id {
+        self.0.id
+    }
+    async fn name(&self) -> &str {
+        &self.0.name
+    }
+    /// The datastore type (`snowflake`, `postgresql`, ...).
+    #[graphql(name = "type")]
+    async fn kind(&self) -> &str {
+        &self.0.kind
+    }
+    async fn store_type(&self) -> Option<&str> {
+        self.0.store_type.as_deref()
+    }
+    /// OpenLineage namespaces whose datasets resolve to this datastore.
+    async fn namespaces(&self) -> &[String] {
+        &self.0.namespaces
+    }
+    async fn enrichment_only(&self) -> bool {
+        self.0.enrichment_only
+    }
+}
+
+pub struct Container(pub domain::Container);
+
+#[Object]
+impl Container {
+    async fn id(&self) -> Id {
+        self.0.id
+    }
+    async fn name(&self) -> &str {
+        &self.0.name
+    }
+    async fn display_name(&self) -> Option<&str> {
+        self.0.display_name.as_deref()
+    }
+    async fn container_type(&self) -> &str {
+        &self.0.container_type
+    }
+    async fn table_type(&self) -> Option<&str> {
+        self.0.table_type.as_deref()
+    }
+    async fn database(&self) -> Option<&str> {
+        self.0.database.as_deref()
+    }
+    async fn schema(&self) -> Option<&str> {
+        self.0.schema.as_deref()
+    }
+    async fn datastore_id(&self) -> Id {
+        self.0.datastore_id
+    }
+    async fn datastore_name(&self, ctx: &Context<'_>) -> GqlResult<Option<String>> {
+        Ok(load_datastore(ctx, self.0.datastore_id).await?.map(|d| d.0.name))
+    }
+    async fn datastore(&self, ctx: &Context<'_>) -> GqlResult<Option<Datastore>> {
+        load_datastore(ctx, self.0.datastore_id).await
+    }
+    async fn field_count(&self, ctx: &Context<'_>) -> GqlResult<i64> {
+        Ok(stats(ctx, self.0.id).await?.0)
+    }
+    async fn linked_field_count(&self, ctx: &Context<'_>) -> GqlResult<i64> {
+        Ok(stats(ctx, self.0.id).await?.1)
+    }
+    async fn purpose(&self) -> Option<&str> {
+        self.0.purpose.as_deref()
+    }
+    async fn active_anomaly_count(&self) -> i64 {
+        self.0.active_anomaly_count
+    }
+    /// The container's fields, paged.
+    async fn fields(
+        &self,
+        ctx: &Context<'_>,
+        name: Option<String>,
+        #[graphql(default = 1)] page: i64,
+        #[graphql(default = 50)] size: i64,
+    ) -> GqlResult<FieldPage> {
+        let page = service::validate_page(page, size)?;
+        Ok(FieldPage::from(lineage(ctx).container_fields(self.0.id, name.as_deref(), page).await?))
+    }
+}
+
+async fn load_datastore(ctx: &Context<'_>, id: Id) -> GqlResult<Option<Datastore>> {
+    Ok(loaders(ctx).datastores.load_one(id).await.map_err(Error::from)?.map(Datastore))
+}
+
+async fn load_container(ctx: &Context<'_>, id: Id) -> GqlResult<Option<Container>> {
+    Ok(loaders(ctx).containers.load_one(id).await.map_err(Error::from)?.map(Container))
+}
+
+async fn load_field(ctx: &Context<'_>, id: Id) -> GqlResult<Option<Field>> {
+    Ok(loaders(ctx).fields.load_one(id).await.map_err(Error::from)?.map(Field))
+}
+
+async fn stats(ctx: &Context<'_>, id: Id) -> GqlResult<(i64, i64)> {
+    let s = loaders(ctx).stats.load_one(id).await.map_err(Error::from)?;
+    Ok(s.map(|s| (s.field_count, s.linked_field_count)).unwrap_or((0, 0)))
+}
+
+pub struct Field(pub domain::Field);
+
+#[Object]
+impl Field {
+    async fn id(&self) -> Id {
+        self.0.id
+    }
+    async fn name(&self) -> &str {
+        &self.0.name
+    }
+    async fn display_name(&self) -> Option<&str> {
+        self.0.display_name.as_deref()
+    }
+    #[graphql(name = "type")]
+    async fn data_type(&self) -> Option<&str> {
+        self.0.data_type.as_deref()
+    }
+    async fn status(&self) -> &str {
+        &self.0.status
+    }
+    async fn latest_profile_id(&self) -> Option<i64> {
+        self.0.latest_profile_id
+    }
+    async fn is_computed_field(&self) -> bool {
+        self.0.is_computed_field
+    }
+    async fn active_anomaly_count(&self) -> i64 {
+        self.0.active_anomaly_count
+    }
+    /// Whether the field has any live field-level edge.
+    async fn has_lineage(&self, ctx: &Context<'_>) -> GqlResult<bool> {
+        Ok(loaders(ctx).has_lineage.load_one(self.0.id).await.map_err(Error::from)?.unwrap_or(false))
+    }
+    async fn container_id(&self) -> Id {
+        self.0.container_id
+    }
+    async fn container(&self, ctx: &Context<'_>) -> GqlResult<Option<Container>> {
+        load_container(ctx, self.0.container_id).await
+    }
+}
+
+#[derive(SimpleObject)]
+pub struct Interval {
+    pub from: DateTime,
+    pub to: Option<DateTime>,
+}
+
+pub struct Evidence(pub domain::Evidence);
+
+#[Object]
+impl Evidence {
+    async fn provider(&self) -> &str {
+        &self.0.provider
+    }
+    async fn evidence_type(&self) -> &str {
+        &self.0.evidence_type
+    }
+    async fn authorship(&self) -> &str {
+        &self.0.authorship
+    }
+    async fn source_relation(&self) -> String {
+        self.0.source_relation.clone().unwrap_or_default()
+    }
+    async fn observed_at(&self) -> Option<DateTime> {
+        odt(self.0.observed_at)
+    }
+    async fn first_observed_operation_id(&self) -> Option<i64> {
+        self.0.first_observed_operation_id
+    }
+    async fn last_observed_operation_id(&self) -> Option<i64> {
+        self.0.last_observed_operation_id
+    }
+    async fn details(&self) -> Option<Json<serde_json::Value>> {
+        self.0.details.clone().map(Json)
+    }
+    async fn retired_at(&self) -> Option<DateTime> {
+        odt(self.0.retired_at)
+    }
+}
+
+pub struct LineageEdge(pub domain::Edge);
+
+fn container_end(end: &End) -> Option<Id> {
+    match end {
+        End::Container { id } => Some(*id),
+        _ => None,
+    }
+}
+fn field_end(end: &End) -> Option<Id> {
+    match end {
+        End::Field { id, .. } => Some(*id),
+        _ => None,
+    }
+}
+
+#[Object]
+impl LineageEdge {
+    async fn id(&self) -> Id {
+        self.0.id
+    }
+    async fn created(&self) -> DateTime {
+        dt(self.0.created)
+    }
+    async fn source_container_id(&self) -> Option<Id> {
+        container_end(&self.0.source)
+    }
+    async fn source_field_id(&self) -> Option<Id> {
+        field_end(&self.0.source)
+    }
+    async fn target_container_id(&self) -> Option<Id> {
+        container_end(&self.0.target)
+    }
+    async fn target_field_id(&self) -> Option<Id> {
+        field_end(&self.0.target)
+    }
+    async fn source_external_fqn(&self) -> Option<&str> {
+        self.0.source.external_fqn()
+    }
+    async fn target_external_fqn(&self) -> Option<&str> {
+        self.0.target.external_fqn()
+    }
+    /// `ext:<source_type>:<fqn>` when the source is an external asset.
+    async fn source_node_id(&self) -> Option<String> {
+        self.0.source.external_fqn().map(|f| service::external_node_id(&self.0.source_type, f))
+    }
+    /// `ext:<source_type>:<fqn>` when the target is an external asset.
+    async fn target_node_id(&self) -> Option<String> {
+        self.0.target.external_fqn().map(|f| service::external_node_id(&self.0.source_type, f))
+    }
+    async fn description(&self) -> Option<&str> {
+        self.0.description.as_deref()
+    }
+    async fn source_type(&self) -> &str {
+        &self.0.source_type
+    }
+    /// What introduced the edge (`CTAS`, `INSERT_INTO`, `run_event`, ...); null for manual edges.
+    async fn operation(&self) -> Option<&str> {
+        self.0.operation.as_deref()
+    }
+    /// Field edges: the value passed through a transformation rather than a plain copy.
+    async fn derived(&self) -> Option<bool> {
+        self.0.derived
+    }
+    /// Field-edge transformations as their source sent them.
+    async fn transformations(&self) -> Option<Json<serde_json::Value>> {
+        self.0.transformations.clone().map(Json)
+    }
+    async fn evidence(&self, ctx: &Context<'_>) -> GqlResult<Vec<Evidence>> {
+        let ev = loaders(ctx).evidence.load_one(self.0.id).await.map_err(Error::from)?;
+        Ok(ev.unwrap_or_default().into_iter().map(Evidence).collect())
+    }
+    async fn last_asserted_at(&self) -> Option<DateTime> {
+        odt(self.0.last_asserted_at)
+    }
+    async fn retired_at(&self) -> Option<DateTime> {
+        odt(self.0.retired_at)
+    }
+    /// Every span of time during which the edge was live.
+    async fn intervals(&self) -> Vec<Interval> {
+        self.0.intervals.iter().map(|i| Interval { from: dt(i.from), to: odt(i.to) }).collect()
+    }
+    async fn source_container(&self, ctx: &Context<'_>) -> GqlResult<Option<Container>> {
+        match container_end(&self.0.source) {
+            Some(id) => load_container(ctx, id).await,
+            None => Ok(None),
+        }
+    }
+    async fn target_container(&self, ctx: &Context<'_>) -> GqlResult<Option<Container>> {
+        match container_end(&self.0.target) {
+            Some(id) => load_container(ctx, id).await,
+            None => Ok(None),
+        }
+    }
+    async fn source_field(&self, ctx: &Context<'_>) -> GqlResult<Option<Field>> {
+        match field_end(&self.0.source) {
+            Some(id) => load_field(ctx, id).await,
+            None => Ok(None),
+        }
+    }
+    async fn target_field(&self, ctx: &Context<'_>) -> GqlResult<Option<Field>> {
+        match field_end(&self.0.target) {
+            Some(id) => load_field(ctx, id).await,
+            None => Ok(None),
+        }
+    }
+}
+
+macro_rules! page_type {
+    ($name:ident, $item:ident, $domain:ty) => {
+        #[derive(SimpleObject)]
+        pub struct $name {
+            pub items: Vec<$item>,
+            pub total: i64,
+            pub page: i64,
+            pub size: i64,
+            pub pages: i64,
+        }
+        impl From<domain::Page<$domain>> for $name {
+            fn from(p: domain::Page<$domain>) -> Self {
+                let pages = p.pages();
+                $name {
+                    total: p.total,
+                    page: p.page.page,
+                    size: p.page.size,
+                    pages,
+                    items: p.items.into_iter().map($item).collect(),
+                }
+            }
+        }
+    };
+}
+
+page_type!(EdgePage, LineageEdge, domain::Edge);
+page_type!(ContainerPage, Container, domain::Container);
+page_type!(FieldPage, Field, domain::Field);
+
+/// A container in a lineage graph, with the seed's node fields and flags.
+#[derive(SimpleObject)]
+#[graphql(complex)]
+pub struct GraphNode {
+    /// Always `container`.
+    pub node_type: &'static str,
+    pub id: Id,
+    pub is_target: bool,
+    /// The container has connections upstream that are not in this response.
+    pub has_upstream: bool,
+    /// The container has connections downstream that are not in this response.
+    pub has_downstream: bool,
+}
+
+#[ComplexObject]
+impl GraphNode {
+    async fn name(&self, ctx: &Context<'_>) -> GqlResult<Option<String>> {
+        Ok(load_container(ctx, self.id).await?.map(|c| c.0.name))
+    }
+    async fn display_name(&self, ctx: &Context<'_>) -> GqlResult<Option<String>> {
+        Ok(load_container(ctx, self.id).await?.and_then(|c| c.0.display_name))
+    }
+    async fn container_type(&self, ctx: &Context<'_>) -> GqlResult<Option<String>> {
+        Ok(load_container(ctx, self.id).await?.map(|c| c.0.container_type))
+    }
+    async fn table_type(&self, ctx: &Context<'_>) -> GqlResult<Option<String>> {
+        Ok(load_container(ctx, self.id).await?.and_then(|c| c.0.table_type))
+    }
+    async fn purpose(&self, ctx: &Context<'_>) -> GqlResult<Option<String>> {
+        Ok(load_container(ctx, self.id).await?.and_then(|c| c.0.purpose))
+    }
+    async fn active_anomaly_count(&self, ctx: &Context<'_>) -> GqlResult<i64> {
+        Ok(load_container(ctx, self.id).await?.map(|c| c.0.active_anomaly_count).unwrap_or(0))
+    }
+    async fn datastore(&self, ctx: &Context<'_>) -> GqlResult<Option<Datastore>> {
+        match load_container(ctx, self.id).await? {
+            Some(c) => load_datastore(ctx, c.0.datastore_id).await,
+            None => Ok(None),
+        }
+    }
+    async fn field_count(&self, ctx: &Context<'_>) -> GqlResult<i64> {
+        Ok(stats(ctx, self.id).await?.0)
+    }
+    async fn linked_field_count(&self, ctx: &Context<'_>) -> GqlResult<i64> {
+        Ok(stats(ctx, self.id).await?.1)
+    }
+    /// The whole container record.
+    async fn container(&self, ctx: &Context<'_>) -> GqlResult<Option<Container>> {
+        load_container(ctx, self.id).await
+    }
+}
+
+#[derive(SimpleObject)]
+pub struct ExternalNode {
+    /// Always `external`.
+    pub node_type: &'static str,
+    /// `ext:<source_type>:<fqn>`.
+    pub id: String,
+    pub fqn: String,
+    pub source_type: String,
+}
+
+#[derive(SimpleObject)]
+pub struct LineageGraph {
+    pub nodes: Vec<GraphNode>,
+    pub edges: Vec<LineageEdge>,
+    pub external_nodes: Vec<ExternalNode>,
+    pub external_edges: Vec<LineageEdge>,
+}
+
+#[derive(SimpleObject)]
+pub struct FieldConnections {
+    pub fields: Vec<Field>,
+    pub edges: Vec<LineageEdge>,
+}
+
+#[derive(SimpleObject)]
+#[graphql(complex)]
+pub struct ImpactedContainer {
+    #[graphql(skip)]
+    pub id: Id,
+    pub distance: i64,
+    /// The edge by which the container was first reached.
+    pub via: LineageEdge,
+}
+
+#[ComplexObject]
+impl ImpactedContainer {
+    async fn container(&self, ctx: &Context<'_>) -> GqlResult<Option<Container>> {
+        load_container(ctx, self.id).await
+    }
+}
+
+#[derive(SimpleObject)]
+pub struct Impact {
+    /// The depth or the limit cut the answer: more lies beyond.
+    pub is_partial: bool,
+    pub containers: Vec<ImpactedContainer>,
+}
+
+#[derive(SimpleObject)]
+#[graphql(complex)]
+pub struct PiiField {
+    #[graphql(skip)]
+    pub id: Id,
+    pub distance: i64,
+    /// Some step on the way was derived.
+    pub derived: bool,
+    pub via: LineageEdge,
+}
+
+#[ComplexObject]
+impl PiiField {
+    async fn field(&self, ctx: &Context<'_>) -> GqlResult<Option<Field>> {
+        load_field(ctx, self.id).await
+    }
+}
+
+#[derive(SimpleObject)]
+pub struct PiiFlow {
+    pub is_partial: bool,
+    pub fields: Vec<PiiField>,
+}
+
+// ---------------------------------------------------------------- inputs
+
+#[derive(InputObject)]
+pub struct DatastoreInput {
+    /// The key: an existing datastore of this name is updated.
+    pub name: String,
+    #[graphql(name = "type")]
+    pub kind: String,
+    pub store_type: Option<String>,
+    #[graphql(default)]
+    pub namespaces: Vec<String>,
+    #[graphql(default)]
+    pub enrichment_only: bool,
+}
+
+#[derive(InputObject)]
+pub struct FieldInput {
+    pub name: String,
+    #[graphql(name = "type")]
+    pub data_type: Option<String>,
+    pub display_name: Option<String>,
+    pub status: Option<String>,
+    pub latest_profile_id: Option<i64>,
+    pub is_computed_field: Option<bool>,
+    pub active_anomaly_count: Option<i64>,
+}
+
+#[derive(InputObject)]
+pub struct ContainerInput {
+    pub datastore_id: Id,
+    pub name: String,
+    pub database: Option<String>,
+    pub schema: Option<String>,
+    pub container_type: Option<String>,
+    pub table_type: Option<String>,
+    pub display_name: Option<String>,
+    pub purpose: Option<String>,
+    pub active_anomaly_count: Option<i64>,
+    #[graphql(default)]
+    pub fields: Vec<FieldInput>,
+}
+
+#[derive(InputObject)]
+pub struct CreateEdgeInput {
+    pub source_container_id: Option<Id>,
+    pub source_field_id: Option<Id>,
+    pub target_container_id: Option<Id>,
+    pub target_field_id: Option<Id>,
+    pub description: Option<String>,
+    /// `manual` (default), `catalog_import` or `inferred`.
+    pub source_type: Option<String>,
+}
+
+#[derive(InputObject)]
+pub struct UpdateEdgeInput {
+    /// Omit to keep, null to clear.
+    pub description: MaybeUndefined<String>,
+    pub source_type: Option<String>,
+}
+
+// ---------------------------------------------------------------- roots
+
+pub struct QueryRoot;
+
+#[Object]
+impl QueryRoot {
+    /// One edge by id, retired ones too; null when unknown.
+    async fn edge(&self, ctx: &Context<'_>, id: Id) -> GqlResult<Option<LineageEdge>> {
+        let edges = lineage(ctx).store.edges_by_ids(&[id]).await.map_err(Error::from)?;
+        Ok(edges.into_iter().next().map(LineageEdge))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn edges(
+        &self,
+        ctx: &Context<'_>,
+        container_id: Option<Id>,
+        field_id: Option<Id>,
+        source_type: Option<String>,
+        #[graphql(default = false)] include_retired: bool,
+        #[graphql(default = 1)] page: i64,
+        #[graphql(default = 50)] size: i64,
+    ) -> GqlResult<EdgePage> {
+        let page = service::validate_page(page, size)?;
+        let filter = EdgeFilter { container_id, field_id, source_type, include_retired };
+        Ok(EdgePage::from(lineage(ctx).list_edges(filter, page).await?))
+    }
+
+    async fn lineage_graph(
+        &self,
+        ctx: &Context<'_>,
+        container_id: Id,
+        #[graphql(default = 2)] depth: i64,
+        side: Option<Side>,
+    ) -> GqlResult<LineageGraph> {
+        let g = lineage(ctx).lineage_graph(container_id, depth, side.map(Into::into)).await?;
+        Ok(LineageGraph {
+            nodes: g
+                .nodes
+                .into_iter()
+                .map(|n| GraphNode {
+                    node_type: "container",
+                    id: n.container_id,
+                    is_target: n.is_target,
+                    has_upstream: n.has_upstream,
+                    has_downstream: n.has_downstream,
+                })
+                .collect(),
+            edges: g.edges.into_iter().map(LineageEdge).collect(),
+            external_nodes: g
+                .external_nodes
+                .into_iter()
+                .map(|n| ExternalNode { node_type: "external", id: n.id, fqn: n.fqn, source_type: n.source_type })
+                .collect(),
+            external_edges: g.external_edges.into_iter().map(LineageEdge).collect(),
+        })
+    }
+
+    async fn container_fields(
+        &self,
+        ctx: &Context<'_>,
+        container_id: Id,
+        name: Option<String>,
+        #[graphql(default = 1)] page: i64,
+        #[graphql(default = 50)] size: i64,
+    ) -> GqlResult<FieldPage> {
+        let page = service::validate_page(page, size)?;
+        Ok(FieldPage::from(lineage(ctx).container_fields(container_id, name.as_deref(), page).await?))
+    }
+
+    async fn field_connections(
+        &self,
+        ctx: &Context<'_>,
+        field_id: Id,
+        container_ids: Option<Vec<Id>>,
+    ) -> GqlResult<FieldConnections> {
+        let (fields, edges) = lineage(ctx).field_connections(field_id, container_ids).await?;
+        let loaded = loaders(ctx).fields.load_many(fields.iter().copied()).await.map_err(Error::from)?;
+        Ok(FieldConnections {
+            fields: fields.iter().filter_map(|id| loaded.get(id).cloned()).map(Field).collect(),
+            edges: edges.into_iter().map(LineageEdge).collect(),
+        })
+    }
+
+    /// What a container feeds (DOWNSTREAM) or comes from (UPSTREAM), transitively.
+    async fn impact(
+        &self,
+        ctx: &Context<'_>,
+        container_id: Id,
+        #[graphql(default = 20)] depth: i64,
+        #[graphql(default_with = "Side::Downstream")] side: Side,
+        #[graphql(default = 10000)] limit: i64,
+    ) -> GqlResult<Impact> {
+        let t = lineage(ctx).impact(container_id, depth, side.into(), limit).await?;
+        Ok(Impact {
+            is_partial: t.is_partial,
+            containers: t
+                .reached
+                .into_iter()
+                .map(|r| ImpactedContainer { id: r.id, distance: r.distance, via: LineageEdge(r.via) })
+                .collect(),
+        })
+    }
+
+    /// Where a field's value flows (DOWNSTREAM) or comes from (UPSTREAM) through field edges.
+    #[allow(clippy::too_many_arguments)]
+    async fn pii_flow(
+        &self,
+        ctx: &Context<'_>,
+        field_id: Id,
+        #[graphql(default = 20)] depth: i64,
+        #[graphql(default_with = "Side::Downstream")] side: Side,
+        #[graphql(default = 10000)] limit: i64,
+        #[graphql(default = false)] include_indirect: bool,
+        #[graphql(default = false)] through_masking: bool,
+    ) -> GqlResult<PiiFlow> {
+        let t = lineage(ctx)
+            .pii_flow(field_id, depth, side.into(), limit, PiiOptions { include_indirect, through_masking })
+            .await?;
+        Ok(PiiFlow {
+            is_partial: t.is_partial,
+            fields: t
+                .reached
+                .into_iter()
+                .map(|r| PiiField { id: r.id, distance: r.distance, derived: r.derived, via: LineageEdge(r.via) })
+                .collect(),
+        })
+    }
+
+    async fn datastore(&self, ctx: &Context<'_>, id: Id) -> GqlResult<Option<Datastore>> {
+        load_datastore(ctx, id).await
+    }
+
+    async fn datastores(&self, ctx: &Context<'_>) -> GqlResult<Vec<Datastore>> {
+        let all = lineage(ctx).store.list_datastores().await.map_err(Error::from)?;
+        Ok(all.into_iter().map(Datastore).collect())
+    }
+
+    async fn container(&self, ctx: &Context<'_>, id: Id) -> GqlResult<Option<Container>> {
+        load_container(ctx, id).await
+    }
+
+    async fn containers(
+        &self,
+        ctx: &Context<'_>,
+        datastore_id: Option<Id>,
+        name: Option<String>,
+        #[graphql(default = 1)] page: i64,
+        #[graphql(default = 50)] size: i64,
+    ) -> GqlResult<ContainerPage> {
+        let page = service::validate_page(page, size)?;
+        let p = lineage(ctx).store.list_containers(datastore_id, name.as_deref(), page).await.map_err(Error::from)?;
+        Ok(ContainerPage::from(p))
+    }
+
+    async fn field(&self, ctx: &Context<'_>, id: Id) -> GqlResult<Option<Field>> {
+        load_field(ctx, id).await
+    }
+}
+
+pub struct MutationRoot;
+
+#[Object]
+impl MutationRoot {
+    async fn create_edge(&self, ctx: &Context<'_>, input: CreateEdgeInput) -> GqlResult<LineageEdge> {
+        let e = lineage(ctx)
+            .create_edge(
+                caller(ctx),
+                CreateEdge {
+                    source_container_id: input.source_container_id,
+                    source_field_id: input.source_field_id,
+                    target_container_id: input.target_container_id,
+                    target_field_id: input.target_field_id,
+                    description: input.description,
+                    source_type: input.source_type,
+                },
+            )
+            .await?;
+        Ok(LineageEdge(e))
+    }
+
+    async fn update_edge(&self, ctx: &Context<'_>, id: Id, input: UpdateEdgeInput) -> GqlResult<LineageEdge> {
+        let description = match input.description {
+            MaybeUndefined::Undefined => None,
+            MaybeUndefined::Null => Some(None),
+            MaybeUndefined::Value(v) => Some(Some(v)),
+        };
+        let patch = EdgePatch { description, source_type: input.source_type };
+        Ok(LineageEdge(lineage(ctx).update_edge(caller(ctx), id, patch).await?))
+    }
+
+    /// Provider-maintained edges are retired (kept, `retiredAt` set); others are deleted.
+    async fn delete_edge(&self, ctx: &Context<'_>, id: Id) -> GqlResult<bool> {
+        Ok(lineage(ctx).delete_edge(caller(ctx), id).await?)
+    }
+
+    async fn upsert_datastore(&self, ctx: &Context<'_>, input: DatastoreInput) -> GqlResult<Datastore> {
+        let d = lineage(ctx)
+            .upsert_datastore(
+                caller(ctx),
+                DomainDatastoreInput {
+                    name: input.name,
+                    kind: input.kind,
+                    store_type: input.store_type,
+                    namespaces: input.namespaces,
+                    enrichment_only: input.enrichment_only,
+                },
+            )
+            .await?;
+        Ok(Datastore(d))
+    }
+
+    async fn upsert_container(&self, ctx: &Context<'_>, input: ContainerInput) -> GqlResult<Container> {
+        let c = lineage(ctx)
+            .upsert_container(
+                caller(ctx),
+                DomainContainerInput {
+                    datastore_id: input.datastore_id,
+                    name: input.name,
+                    database: input.database,
+                    schema: input.schema,
+                    container_type: input.container_type,
+                    table_type: input.table_type,
+                    display_name: input.display_name,
+                    purpose: input.purpose,
+                    active_anomaly_count: input.active_anomaly_count,
+                    fields: input
+                        .fields
+                        .into_iter()
+                        .map(|f| DomainFieldInput {
+                            name: f.name,
+                            data_type: f.data_type,
+                            display_name: f.display_name,
+                            status: f.status,
+                            latest_profile_id: f.latest_profile_id,
+                            is_computed_field: f.is_computed_field,
+                            active_anomaly_count: f.active_anomaly_count,
+                        })
+                        .collect(),
+                },
+            )
+            .await?;
+        Ok(Container(c))
+    }
+
+    async fn delete_container(&self, ctx: &Context<'_>, id: Id) -> GqlResult<bool> {
+        Ok(lineage(ctx).delete_container(caller(ctx), id).await?)
+    }
+
+    async fn delete_field(&self, ctx: &Context<'_>, id: Id) -> GqlResult<bool> {
+        Ok(lineage(ctx).delete_field(caller(ctx), id).await?)
+    }
+
+    async fn delete_datastore(&self, ctx: &Context<'_>, id: Id) -> GqlResult<bool> {
+        Ok(lineage(ctx).delete_datastore(caller(ctx), id).await?)
+    }
+}
+
+/// Query depth and complexity caps: a crafted query is refused before it touches the store.
+pub const MAX_QUERY_DEPTH: usize = 15;
+pub const MAX_QUERY_COMPLEXITY: usize = 20_000;
+
+pub fn build_schema() -> TributarySchema {
+    Schema::build(QueryRoot, MutationRoot, EmptySubscription)
+        .limit_depth(MAX_QUERY_DEPTH)
+        .limit_complexity(MAX_QUERY_COMPLEXITY)
+        .finish()
+}

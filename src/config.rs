@@ -1,0 +1,85 @@
+//! One typed configuration: clap flags with env fallbacks, validated at start.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(name = "tributary", version, about = "A data-lineage service: lineage from OpenLineage, SQL and people, served over GraphQL")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve GraphQL (POST /graphql, GraphiQL at GET /graphql), health, readiness and metrics.
+    Serve(ServeArgs),
+    /// Print the GraphQL SDL (the content of schema.graphql).
+    Schema,
+    /// Write the whole store as JSON lines (to stdout, or --output).
+    Export {
+        #[command(flatten)]
+        store: StoreArgs,
+        /// File to write; stdout when absent.
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+    },
+    /// Load a JSON-lines export into an empty store.
+    Import {
+        #[command(flatten)]
+        store: StoreArgs,
+        /// The export file to load.
+        file: PathBuf,
+    },
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct StoreArgs {
+    /// Directory of the embedded store (used when no Neo4j URI is given).
+    #[arg(long, env = "TRIBUTARY_DATA_DIR", default_value = "./data")]
+    pub data_dir: PathBuf,
+    /// A Neo4j URI (bolt://host:7687): makes Neo4j the store.
+    #[arg(long, env = "NEO4J_URI")]
+    pub neo4j_uri: Option<String>,
+    #[arg(long, env = "NEO4J_USER", default_value = "neo4j")]
+    pub neo4j_user: String,
+    #[arg(long, env = "NEO4J_PASSWORD", default_value = "", hide_env_values = true)]
+    pub neo4j_password: String,
+    /// The Neo4j database; the server's default when absent.
+    #[arg(long, env = "NEO4J_DATABASE")]
+    pub neo4j_database: Option<String>,
+}
+
+/// Which store to use, decided once from the flags.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreKind {
+    Embedded { data_dir: PathBuf },
+    Neo4j { uri: String, user: String, password: String, database: Option<String> },
+}
+
+impl StoreArgs {
+    pub fn kind(&self) -> StoreKind {
+        match self.neo4j_uri.as_deref().map(str::trim).filter(|u| !u.is_empty()) {
+            Some(uri) => StoreKind::Neo4j {
+                uri: uri.to_string(),
+                user: self.neo4j_user.clone(),
+                password: self.neo4j_password.clone(),
+                database: self.neo4j_database.clone().filter(|d| !d.is_empty()),
+            },
+            None => StoreKind::Embedded { data_dir: self.data_dir.clone() },
+        }
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, env = "TRIBUTARY_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: String,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Origins allowed by CORS (repeat, or comma-separated; `*` for any). None: no CORS headers.
+    #[arg(long, env = "TRIBUTARY_CORS_ORIGIN", value_delimiter = ',')]
+    pub cors_origin: Vec<String>,
+}

@@ -1,0 +1,77 @@
+//! Composition: open the store, build the schema and router, serve until shutdown.
+//! `run` takes its listener and shutdown signal as arguments so tests bind port 0.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+
+use crate::api::{self, schema::build_schema, AppState};
+use crate::config::StoreKind;
+use crate::service::Lineage;
+use crate::store::neo4j::Neo4jStore;
+use crate::store::sqlite::SqliteStore;
+use crate::store::{Store, StoreError};
+
+/// Opens the store the configuration names; fails fast with a message that says what to fix.
+pub async fn open_store(kind: &StoreKind) -> Result<Arc<dyn Store>, StoreError> {
+    match kind {
+        StoreKind::Embedded { data_dir } => {
+            let dir = data_dir.clone();
+            let store = tokio::task::spawn_blocking(move || SqliteStore::open(&dir))
+                .await
+                .map_err(|e| StoreError::Internal(e.to_string()))??;
+            tracing::info!(store = "embedded", data_dir = %data_dir.display(), "store opened");
+            Ok(Arc::new(store))
+        }
+        StoreKind::Neo4j { uri, user, password, database } => {
+            let store = Neo4jStore::connect(uri, user, password, database.as_deref()).await?;
+            tracing::info!(store = "neo4j", uri = %uri, "store opened");
+            Ok(Arc::new(store))
+        }
+    }
+}
+
+pub fn app(store: Arc<dyn Store>, cors_origins: &[String]) -> axum::Router {
+    let state = AppState { schema: build_schema(), lineage: Lineage::new(store) };
+    api::router(state, cors_origins)
+}
+
+pub async fn run(
+    listener: TcpListener,
+    store: Arc<dyn Store>,
+    cors_origins: &[String],
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let app = app(store, cors_origins);
+    axum::serve(listener, app).with_graceful_shutdown(shutdown).await
+}
+
+/// Resolves on SIGTERM or Ctrl-C.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(e) = tokio::signal::ctrl_c().await {
+            tracing::error!(error = %e, "cannot listen for Ctrl-C");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+    tracing::info!("shutdown signal received; finishing requests in flight");
+}

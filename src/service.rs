@@ -1,0 +1,600 @@
+//! The lineage service: every operation the transports offer, validated and applied through the
+//! store. Transports (GraphQL, REST) call these functions and map the result; no rule lives there.
+//!
+//! Graph queries expand frontiers level by level: one batched store statement per level and
+//! direction, never one per node, and never variable-length path patterns (they enumerate paths
+//! and explode on diamonds).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
+
+use crate::domain::rules::{self, check_granularity, delete_retires, is_user_source_type};
+use crate::domain::{
+    Container, ContainerInput, Datastore, DatastoreInput, Direction, Edge, EdgeFilter, EdgePatch,
+    End, Field, Id, NewEdge, Page, PageRequest,
+};
+use crate::error::{Error, Result};
+use crate::store::Store;
+
+pub const MAX_DEPTH: i64 = 20;
+pub const MAX_PAGE_SIZE: i64 = 1000;
+/// Hard cap on a transitive answer, whatever `limit` asks.
+pub const MAX_RESULT_LIMIT: i64 = 100_000;
+
+/// Who is asking. Resolvers receive it so the permission table slots in without new plumbing.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub user: String,
+    pub unrestricted_admin: bool,
+}
+
+impl Caller {
+    pub fn system() -> Self {
+        Caller { user: "system".into(), unrestricted_admin: true }
+    }
+}
+
+#[derive(Clone)]
+pub struct Lineage {
+    pub store: Arc<dyn Store>,
+}
+
+pub struct CreateEdge {
+    pub source_container_id: Option<Id>,
+    pub source_field_id: Option<Id>,
+    pub target_container_id: Option<Id>,
+    pub target_field_id: Option<Id>,
+    pub description: Option<String>,
+    pub source_type: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct GraphNode {
+    pub container_id: Id,
+    pub is_target: bool,
+    pub has_upstream: bool,
+    pub has_downstream: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct ExternalNode {
+    pub id: String,
+    pub fqn: String,
+    pub source_type: String,
+}
+
+pub fn external_node_id(source_type: &str, fqn: &str) -> String {
+    format!("ext:{source_type}:{fqn}")
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct LineageGraph {
+    pub nodes: Vec<GraphNode>,
+    pub edges: Vec<Edge>,
+    pub external_nodes: Vec<ExternalNode>,
+    pub external_edges: Vec<Edge>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Reached {
+    pub id: Id,
+    pub distance: i64,
+    pub via: Edge,
+    pub derived: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct Transitive {
+    pub is_partial: bool,
+    pub reached: Vec<Reached>,
+}
+
+pub struct PiiOptions {
+    pub include_indirect: bool,
+    pub through_masking: bool,
+}
+
+pub fn validate_page(page: i64, size: i64) -> Result<PageRequest> {
+    if page < 1 {
+        return Err(Error::BadInput(format!("page must be 1 or more, got {page}")));
+    }
+    if !(1..=MAX_PAGE_SIZE).contains(&size) {
+        return Err(Error::BadInput(format!("size must be between 1 and {MAX_PAGE_SIZE}, got {size}")));
+    }
+    Ok(PageRequest { page, size })
+}
+
+fn validate_depth(depth: i64) -> Result<usize> {
+    if !(1..=MAX_DEPTH).contains(&depth) {
+        return Err(Error::BadInput(format!("depth must be between 1 and {MAX_DEPTH}, got {depth}")));
+    }
+    Ok(depth as usize)
+}
+
+fn validate_limit(limit: i64) -> Result<usize> {
+    if !(1..=MAX_RESULT_LIMIT).contains(&limit) {
+        return Err(Error::BadInput(format!("limit must be between 1 and {MAX_RESULT_LIMIT}, got {limit}")));
+    }
+    Ok(limit as usize)
+}
+
+fn require_name(what: &str, value: &str) -> Result<()> {
+    if value.trim().is_empty() {
+        return Err(Error::BadInput(format!("{what} must not be empty")));
+    }
+    if value.len() > 1024 {
+        return Err(Error::BadInput(format!("{what} is longer than 1024 characters")));
+    }
+    Ok(())
+}
+
+fn edge_not_found(id: Id) -> Error {
+    Error::NotFound(format!("Lineage edge {id} not found"))
+}
+
+/// The other end of an edge seen from a node reached in `direction`.
+fn far_end(edge: &Edge, direction: Direction) -> &End {
+    match direction {
+        Direction::Upstream => &edge.source,
+        Direction::Downstream => &edge.target,
+    }
+}
+
+impl Lineage {
+    pub fn new(store: Arc<dyn Store>) -> Self {
+        Self { store }
+    }
+
+    // ---------------- catalog ----------------
+
+    pub async fn upsert_datastore(&self, _caller: &Caller, input: DatastoreInput) -> Result<Datastore> {
+        require_name("name", &input.name)?;
+        require_name("type", &input.kind)?;
+        let mut input = input;
+        input.namespaces = input.namespaces.iter().map(|n| n.trim().to_string()).filter(|n| !n.is_empty()).collect();
+        Ok(self.store.upsert_datastore(input).await?)
+    }
+
+    pub async fn upsert_container(&self, _caller: &Caller, input: ContainerInput) -> Result<Container> {
+        require_name("name", &input.name)?;
+        let mut seen = HashSet::new();
+        for (i, f) in input.fields.iter().enumerate() {
+            require_name(&format!("fields[{i}].name"), &f.name)?;
+            if !seen.insert(f.name.as_str()) {
+                return Err(Error::BadInput(format!("fields[{i}].name: field {:?} is listed twice", f.name)));
+            }
+        }
+        if input.active_anomaly_count.is_some_and(|n| n < 0) {
+            return Err(Error::BadInput("activeAnomalyCount must not be negative".into()));
+        }
+        Ok(self.store.upsert_container(input).await?.0)
+    }
+
+    /// Retires the provider-maintained edges and deletes the others, as `deleteEdge` would.
+    async fn remove_edges(&self, edges: Vec<Edge>) -> Result<()> {
+        let now = crate::domain::now();
+        let (retire, delete): (Vec<Edge>, Vec<Edge>) = edges.into_iter().partition(|e| delete_retires(&e.source_type));
+        let retire: Vec<Id> = retire.iter().filter(|e| e.is_live()).map(|e| e.id).collect();
+        let delete: Vec<Id> = delete.iter().map(|e| e.id).collect();
+        if !retire.is_empty() {
+            self.store.retire_edges(&retire, now).await?;
+        }
+        if !delete.is_empty() {
+            self.store.delete_edges(&delete).await?;
+        }
+        Ok(())
+    }
+
+    pub async fn delete_container(&self, _caller: &Caller, id: Id) -> Result<bool> {
+        if self.store.containers_by_ids(&[id]).await?.is_empty() {
+            return Err(Error::NotFound(format!("Container {id} not found")));
+        }
+        let edges = self.store.edges_touching_containers(&[id]).await?;
+        self.remove_edges(edges).await?;
+        Ok(self.store.delete_container(id).await?)
+    }
+
+    pub async fn delete_field(&self, _caller: &Caller, id: Id) -> Result<bool> {
+        if self.store.fields_by_ids(&[id]).await?.is_empty() {
+            return Err(Error::NotFound(format!("Field {id} not found")));
+        }
+        let edges = self.store.edges_touching_fields(&[id]).await?;
+        self.remove_edges(edges).await?;
+        Ok(self.store.delete_field(id).await?)
+    }
+
+    pub async fn delete_datastore(&self, _caller: &Caller, id: Id) -> Result<bool> {
+        if self.store.datastores_by_ids(&[id]).await?.is_empty() {
+            return Err(Error::NotFound(format!("Datastore {id} not found")));
+        }
+        let mut containers = Vec::new();
+        let mut page = 1;
+        loop {
+            let p = self.store.list_containers(Some(id), None, PageRequest { page, size: MAX_PAGE_SIZE }).await?;
+            let done = p.items.len() < MAX_PAGE_SIZE as usize;
+            containers.extend(p.items.into_iter().map(|c| c.id));
+            if done {
+                break;
+            }
+            page += 1;
+        }
+        for chunk in containers.chunks(MAX_PAGE_SIZE as usize) {
+            let edges = self.store.edges_touching_containers(chunk).await?;
+            self.remove_edges(edges).await?;
+        }
+        Ok(self.store.delete_datastore(id).await?)
+    }
+
+    pub async fn container_fields(&self, container_id: Id, name: Option<&str>, page: PageRequest) -> Result<Page<Field>> {
+        if self.store.containers_by_ids(&[container_id]).await?.is_empty() {
+            return Err(Error::NotFound(format!("Container {container_id} not found")));
+        }
+        Ok(self.store.container_fields(container_id, name, page).await?)
+    }
+
+    // ---------------- edges ----------------
+
+    async fn container_end(&self, id: Id) -> Result<End> {
+        match self.store.containers_by_ids(&[id]).await?.pop() {
+            Some(c) => Ok(End::Container { id: c.id }),
+            None => Err(Error::NotFound(format!("Container {id} not found"))),
+        }
+    }
+
+    async fn field_end(&self, id: Id) -> Result<End> {
+        match self.store.fields_by_ids(&[id]).await?.pop() {
+            Some(f) => Ok(End::Field { id: f.id, container_id: f.container_id }),
+            None => Err(Error::NotFound(format!("Field {id} not found"))),
+        }
+    }
+
+    pub async fn create_edge(&self, _caller: &Caller, input: CreateEdge) -> Result<Edge> {
+        let is_field = check_granularity(
+            input.source_container_id,
+            input.source_field_id,
+            input.target_container_id,
+            input.target_field_id,
+        )
+        .map_err(Error::BadInput)?;
+        let source_type = input.source_type.unwrap_or_else(|| "manual".to_string());
+        if !is_user_source_type(&source_type) {
+            return Err(Error::BadInput(format!(
+                "sourceType must be one of manual, catalog_import, inferred; got {source_type:?}"
+            )));
+        }
+        let (source, target) = if is_field {
+            (
+                self.field_end(input.source_field_id.unwrap_or_default()).await?,
+                self.field_end(input.target_field_id.unwrap_or_default()).await?,
+            )
+        } else {
+            (
+                self.container_end(input.source_container_id.unwrap_or_default()).await?,
+                self.container_end(input.target_container_id.unwrap_or_default()).await?,
+            )
+        };
+        if source == target {
+            return Err(Error::BadInput("source and target must be different".into()));
+        }
+        let mut edges = vec![NewEdge {
+            source: source.clone(),
+            target: target.clone(),
+            description: input.description,
+            source_type: source_type.clone(),
+            operation: None,
+            derived: None,
+            transformations: None,
+            last_asserted_at: None,
+        }];
+        if let (End::Field { container_id: sc, .. }, End::Field { container_id: tc, .. }) = (&source, &target) {
+            if rules::wants_auto_container_edge(&source_type, *sc, *tc)
+                && !self.store.live_container_edge_exists(*sc, *tc).await?
+            {
+                edges.push(NewEdge {
+                    source: End::Container { id: *sc },
+                    target: End::Container { id: *tc },
+                    description: None,
+                    source_type: "manual".into(),
+                    operation: None,
+                    derived: None,
+                    transformations: None,
+                    last_asserted_at: None,
+                });
+            }
+        }
+        let created = self.store.create_edges(edges, false, crate::domain::now()).await?;
+        created.into_iter().next().ok_or_else(|| Error::Internal("edge creation returned nothing".into()))
+    }
+
+    pub async fn update_edge(&self, _caller: &Caller, id: Id, patch: EdgePatch) -> Result<Edge> {
+        let edge = self.store.edges_by_ids(&[id]).await?.pop().ok_or_else(|| edge_not_found(id))?;
+        if let Some(st) = &patch.source_type {
+            if !is_user_source_type(st) {
+                return Err(Error::BadInput(format!(
+                    "sourceType must be one of manual, catalog_import, inferred; got {st:?}"
+                )));
+            }
+            if !is_user_source_type(&edge.source_type) && st != &edge.source_type {
+                return Err(Error::BadInput(format!(
+                    "The sourceType of edge {id} is maintained by its provider ({}) and cannot be changed",
+                    edge.source_type
+                )));
+            }
+        }
+        self.store.update_edge(id, patch).await?.ok_or_else(|| edge_not_found(id))
+    }
+
+    pub async fn delete_edge(&self, _caller: &Caller, id: Id) -> Result<bool> {
+        let edge = self.store.edges_by_ids(&[id]).await?.pop().ok_or_else(|| edge_not_found(id))?;
+        self.remove_edges(vec![edge]).await?;
+        Ok(true)
+    }
+
+    pub async fn list_edges(&self, filter: EdgeFilter, page: PageRequest) -> Result<Page<Edge>> {
+        Ok(self.store.list_edges(&filter, page).await?)
+    }
+
+    // ---------------- graph queries ----------------
+
+    async fn require_container(&self, id: Id) -> Result<()> {
+        if self.store.containers_by_ids(&[id]).await?.is_empty() {
+            return Err(Error::NotFound(format!("Container {id} not found")));
+        }
+        Ok(())
+    }
+
+    /// Breadth-first expansion over container edges in one direction: distances and the
+    /// container and external edges explored (those on the traversal's paths).
+    async fn expand_containers(
+        &self,
+        start: Id,
+        depth: usize,
+        direction: Direction,
+    ) -> Result<(HashMap<Id, usize>, Vec<Edge>, Vec<Edge>)> {
+        let mut dist = HashMap::from([(start, 0usize)]);
+        let mut frontier = vec![start];
+        let mut edges = Vec::new();
+        let mut externals = Vec::new();
+        for level in 1..=depth {
+            if frontier.is_empty() {
+                break;
+            }
+            let found = self.store.container_edges_of(&frontier, direction).await?;
+            let mut next = Vec::new();
+            for e in found {
+                match far_end(&e, direction) {
+                    End::Container { id } => {
+                        if !dist.contains_key(id) {
+                            dist.insert(*id, level);
+                            next.push(*id);
+                        }
+                        edges.push(e);
+                    }
+                    End::External { .. } => externals.push(e),
+                    End::Field { .. } => {}
+                }
+            }
+            frontier = next;
+        }
+        Ok((dist, edges, externals))
+    }
+
+    pub async fn lineage_graph(&self, container_id: Id, depth: i64, side: Option<Direction>) -> Result<LineageGraph> {
+        let depth = validate_depth(depth)?;
+        self.require_container(container_id).await?;
+        let mut nodes: BTreeSet<Id> = BTreeSet::from([container_id]);
+        let mut path_edges: BTreeMap<Id, Edge> = BTreeMap::new();
+        let mut external_edges: BTreeMap<Id, Edge> = BTreeMap::new();
+        for direction in [Direction::Upstream, Direction::Downstream] {
+            if side.is_some_and(|s| s != direction) {
+                continue;
+            }
+            let (dist, edges, externals) = self.expand_containers(container_id, depth, direction).await?;
+            nodes.extend(dist.keys());
+            path_edges.extend(edges.into_iter().map(|e| (e.id, e)));
+            external_edges.extend(externals.into_iter().map(|e| (e.id, e)));
+        }
+        let ids: Vec<Id> = nodes.iter().copied().collect();
+        // Every live edge around the returned nodes: the flags, and the unsided edge set.
+        let upstream = self.store.container_edges_of(&ids, Direction::Upstream).await?;
+        let downstream = self.store.container_edges_of(&ids, Direction::Downstream).await?;
+        let outside = |e: &Edge, end: &End| match end {
+            End::Container { id } => !nodes.contains(id),
+            _ => !external_edges.contains_key(&e.id),
+        };
+        let mut has_up: HashSet<Id> = HashSet::new();
+        for e in &upstream {
+            if outside(e, &e.source) {
+                if let Some(t) = e.target.container_id() {
+                    has_up.insert(t);
+                }
+            }
+        }
+        let mut has_down: HashSet<Id> = HashSet::new();
+        for e in &downstream {
+            if outside(e, &e.target) {
+                if let Some(s) = e.source.container_id() {
+                    has_down.insert(s);
+                }
+            }
+        }
+        let edges: Vec<Edge> = if side.is_none() {
+            downstream
+                .into_iter()
+                .filter(|e| matches!(e.target, End::Container { id } if nodes.contains(&id)))
+                .collect()
+        } else {
+            path_edges.into_values().collect()
+        };
+        let mut external_nodes: BTreeMap<String, ExternalNode> = BTreeMap::new();
+        for e in external_edges.values() {
+            for end in [&e.source, &e.target] {
+                if let End::External { fqn } = end {
+                    let id = external_node_id(&e.source_type, fqn);
+                    external_nodes.entry(id.clone()).or_insert(ExternalNode {
+                        id,
+                        fqn: fqn.clone(),
+                        source_type: e.source_type.clone(),
+                    });
+                }
+            }
+        }
+        Ok(LineageGraph {
+            nodes: ids
+                .iter()
+                .map(|id| GraphNode {
+                    container_id: *id,
+                    is_target: *id == container_id,
+                    has_upstream: has_up.contains(id),
+                    has_downstream: has_down.contains(id),
+                })
+                .collect(),
+            edges,
+            external_nodes: external_nodes.into_values().collect(),
+            external_edges: external_edges.into_values().collect(),
+        })
+    }
+
+    /// Transitive closure from a container over container edges, nearest first.
+    pub async fn impact(&self, container_id: Id, depth: i64, side: Direction, limit: i64) -> Result<Transitive> {
+        let depth = validate_depth(depth)?;
+        let limit = validate_limit(limit)?;
+        self.require_container(container_id).await?;
+        self.transitive(container_id, depth, side, limit, false, |_| true).await
+    }
+
+    /// Where a field's value flows (or comes from): field edges that carry the value.
+    pub async fn pii_flow(
+        &self,
+        field_id: Id,
+        depth: i64,
+        side: Direction,
+        limit: i64,
+        options: PiiOptions,
+    ) -> Result<Transitive> {
+        let depth = validate_depth(depth)?;
+        let limit = validate_limit(limit)?;
+        if self.store.fields_by_ids(&[field_id]).await?.is_empty() {
+            return Err(Error::NotFound(format!("Field {field_id} not found")));
+        }
+        let carries = move |e: &Edge| {
+            let t = e.transformations.as_ref();
+            (options.include_indirect || !rules::is_indirect_only(t))
+                && (options.through_masking || !rules::is_masking(t))
+        };
+        self.transitive(field_id, depth, side, limit, true, carries).await
+    }
+
+    /// Breadth-first closure over container edges (or field edges), one statement per level;
+    /// one more level is read past `depth` to tell whether the answer was cut.
+    async fn transitive(
+        &self,
+        start: Id,
+        depth: usize,
+        side: Direction,
+        limit: usize,
+        over_fields: bool,
+        follows: impl Fn(&Edge) -> bool,
+    ) -> Result<Transitive> {
+        let mut seen: HashMap<Id, bool> = HashMap::from([(start, false)]);
+        let mut reached = Vec::new();
+        let mut frontier = vec![start];
+        let mut is_partial = false;
+        for level in 1..=depth + 1 {
+            if frontier.is_empty() {
+                break;
+            }
+            let found = if over_fields {
+                self.store.field_edges_of(&frontier, side).await?
+            } else {
+                self.store.container_edges_of(&frontier, side).await?
+            };
+            let mut found: Vec<Edge> = found.into_iter().filter(|e| follows(e)).collect();
+            found.sort_by_key(|e| e.id);
+            let mut next = Vec::new();
+            for e in found {
+                let (near, far) = match side {
+                    Direction::Upstream => (&e.target, &e.source),
+                    Direction::Downstream => (&e.source, &e.target),
+                };
+                let (End::Container { id: far_id } | End::Field { id: far_id, .. }) = far else { continue };
+                let far_id = *far_id;
+                if seen.contains_key(&far_id) {
+                    continue;
+                }
+                if level > depth || reached.len() >= limit {
+                    // Something lies beyond the depth or the limit: the answer is cut.
+                    is_partial = true;
+                    break;
+                }
+                let near_id = match near {
+                    End::Container { id } | End::Field { id, .. } => *id,
+                    End::External { .. } => continue,
+                };
+                let step_derived = e.derived.unwrap_or(false);
+                let derived = seen.get(&near_id).copied().unwrap_or(false) || step_derived;
+                seen.insert(far_id, derived);
+                next.push(far_id);
+                reached.push(Reached { id: far_id, distance: level as i64, via: e, derived });
+            }
+            if is_partial {
+                break;
+            }
+            frontier = next;
+        }
+        Ok(Transitive { is_partial, reached })
+    }
+
+    /// Fields connected to a field through field edges, upstream and downstream, with the edges
+    /// of those hops; `container_ids` keeps only fields in those containers.
+    pub async fn field_connections(&self, field_id: Id, container_ids: Option<Vec<Id>>) -> Result<(Vec<Id>, Vec<Edge>)> {
+        if self.store.fields_by_ids(&[field_id]).await?.is_empty() {
+            return Err(Error::NotFound(format!("Field {field_id} not found")));
+        }
+        let mut fields: BTreeSet<Id> = BTreeSet::new();
+        let mut edges: BTreeMap<Id, Edge> = BTreeMap::new();
+        for direction in [Direction::Upstream, Direction::Downstream] {
+            let mut seen: HashSet<Id> = HashSet::from([field_id]);
+            let mut frontier = vec![field_id];
+            // Bounded like every transitive query: a cycle or a huge component cannot run away.
+            for _ in 0..MAX_DEPTH * 5 {
+                if frontier.is_empty() || seen.len() > MAX_RESULT_LIMIT as usize {
+                    break;
+                }
+                let mut next = Vec::new();
+                for e in self.store.field_edges_of(&frontier, direction).await? {
+                    if let End::Field { id, .. } = far_end(&e, direction) {
+                        if seen.insert(*id) {
+                            next.push(*id);
+                        }
+                        fields.insert(*id);
+                    }
+                    edges.insert(e.id, e);
+                }
+                frontier = next;
+            }
+        }
+        fields.remove(&field_id);
+        let edges: Vec<Edge> = edges.into_values().collect();
+        let Some(keep) = container_ids else {
+            return Ok((fields.into_iter().collect(), edges));
+        };
+        let keep: HashSet<Id> = keep.into_iter().collect();
+        let field_container: HashMap<Id, Id> = edges
+            .iter()
+            .flat_map(|e| [&e.source, &e.target])
+            .filter_map(|end| match end {
+                End::Field { id, container_id } => Some((*id, *container_id)),
+                _ => None,
+            })
+            .collect();
+        let kept: BTreeSet<Id> =
+            fields.into_iter().filter(|f| field_container.get(f).is_some_and(|c| keep.contains(c))).collect();
+        let is_kept = |end: &End| match end {
+            End::Field { id, .. } => *id == field_id || kept.contains(id),
+            _ => false,
+        };
+        let edges = edges.into_iter().filter(|e| is_kept(&e.source) && is_kept(&e.target)).collect();
+        Ok((kept.into_iter().collect(), edges))
+    }
+}
