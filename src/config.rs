@@ -5,7 +5,11 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 #[derive(Debug, Parser)]
-#[command(name = "tributary", version, about = "A data-lineage service: lineage from OpenLineage, SQL and people, served over GraphQL")]
+#[command(
+    name = "tributary",
+    version,
+    about = "A data-lineage service: lineage from OpenLineage, SQL and people, served over GraphQL"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

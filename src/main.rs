@@ -38,7 +38,9 @@ async fn main() -> anyhow::Result<()> {
             let store = tributary::server::open_store(&store.kind()).await.context("cannot open the store")?;
             let records = store.export().await.context("export failed")?;
             let sink: Box<dyn Write> = match &output {
-                Some(path) => Box::new(std::fs::File::create(path).with_context(|| format!("cannot write {}", path.display()))?),
+                Some(path) => {
+                    Box::new(std::fs::File::create(path).with_context(|| format!("cannot write {}", path.display()))?)
+                }
                 None => Box::new(std::io::stdout().lock()),
             };
             let mut w = BufWriter::new(sink);

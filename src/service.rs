@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use crate::domain::rules::{self, check_granularity, delete_retires, is_user_source_type};
 use crate::domain::{
-    Container, ContainerInput, Datastore, DatastoreInput, Direction, Edge, EdgeFilter, EdgePatch,
-    End, Field, Id, NewEdge, Page, PageRequest,
+    Container, ContainerInput, Datastore, DatastoreInput, Direction, Edge, EdgeFilter, EdgePatch, End, Field, Id,
+    NewEdge, Page, PageRequest,
 };
 use crate::error::{Error, Result};
 use crate::store::Store;
@@ -225,7 +225,12 @@ impl Lineage {
         Ok(self.store.delete_datastore(id).await?)
     }
 
-    pub async fn container_fields(&self, container_id: Id, name: Option<&str>, page: PageRequest) -> Result<Page<Field>> {
+    pub async fn container_fields(
+        &self,
+        container_id: Id,
+        name: Option<&str>,
+        page: PageRequest,
+    ) -> Result<Page<Field>> {
         if self.store.containers_by_ids(&[container_id]).await?.is_empty() {
             return Err(Error::NotFound(format!("Container {container_id} not found")));
         }
@@ -547,7 +552,11 @@ impl Lineage {
 
     /// Fields connected to a field through field edges, upstream and downstream, with the edges
     /// of those hops; `container_ids` keeps only fields in those containers.
-    pub async fn field_connections(&self, field_id: Id, container_ids: Option<Vec<Id>>) -> Result<(Vec<Id>, Vec<Edge>)> {
+    pub async fn field_connections(
+        &self,
+        field_id: Id,
+        container_ids: Option<Vec<Id>>,
+    ) -> Result<(Vec<Id>, Vec<Edge>)> {
         if self.store.fields_by_ids(&[field_id]).await?.is_empty() {
             return Err(Error::NotFound(format!("Field {field_id} not found")));
         }

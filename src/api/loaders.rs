@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use async_graphql::dataloader::{DataLoader, Loader};
+use async_graphql::dataloader::{DataLoader, HashMapCache, Loader};
 
 use crate::domain::{Container, ContainerStats, Datastore, Evidence, Field, Id};
 use crate::store::{Store, StoreError};
@@ -80,14 +80,18 @@ impl Loader<Id> for HasLineageLoader {
     }
 }
 
-/// The per-request set of loaders.
+type Cached<L> = DataLoader<L, HashMapCache>;
+
+/// The per-request set of loaders. Each caches what it loaded for the request, so a resolver
+/// that prefetches a whole graph's keys in one batch leaves every node's fields to the cache
+/// (the loaders' own batching window is short and would split a large graph in several).
 pub struct Loaders {
-    pub containers: DataLoader<ContainerLoader>,
-    pub fields: DataLoader<FieldLoader>,
-    pub datastores: DataLoader<DatastoreLoader>,
-    pub stats: DataLoader<StatsLoader>,
-    pub evidence: DataLoader<EvidenceLoader>,
-    pub has_lineage: DataLoader<HasLineageLoader>,
+    pub containers: Cached<ContainerLoader>,
+    pub fields: Cached<FieldLoader>,
+    pub datastores: Cached<DatastoreLoader>,
+    pub stats: Cached<StatsLoader>,
+    pub evidence: Cached<EvidenceLoader>,
+    pub has_lineage: Cached<HasLineageLoader>,
 }
 
 impl Loaders {
@@ -95,12 +99,18 @@ impl Loaders {
         // Batches above a few thousand keys would make one huge statement; the loader splits them.
         const MAX_BATCH: usize = 5000;
         Loaders {
-            containers: DataLoader::new(ContainerLoader(store.clone()), tokio::spawn).max_batch_size(MAX_BATCH),
-            fields: DataLoader::new(FieldLoader(store.clone()), tokio::spawn).max_batch_size(MAX_BATCH),
-            datastores: DataLoader::new(DatastoreLoader(store.clone()), tokio::spawn).max_batch_size(MAX_BATCH),
-            stats: DataLoader::new(StatsLoader(store.clone()), tokio::spawn).max_batch_size(MAX_BATCH),
-            evidence: DataLoader::new(EvidenceLoader(store.clone()), tokio::spawn).max_batch_size(MAX_BATCH),
-            has_lineage: DataLoader::new(HasLineageLoader(store), tokio::spawn).max_batch_size(MAX_BATCH),
+            containers: DataLoader::with_cache(ContainerLoader(store.clone()), tokio::spawn, HashMapCache::default())
+                .max_batch_size(MAX_BATCH),
+            fields: DataLoader::with_cache(FieldLoader(store.clone()), tokio::spawn, HashMapCache::default())
+                .max_batch_size(MAX_BATCH),
+            datastores: DataLoader::with_cache(DatastoreLoader(store.clone()), tokio::spawn, HashMapCache::default())
+                .max_batch_size(MAX_BATCH),
+            stats: DataLoader::with_cache(StatsLoader(store.clone()), tokio::spawn, HashMapCache::default())
+                .max_batch_size(MAX_BATCH),
+            evidence: DataLoader::with_cache(EvidenceLoader(store.clone()), tokio::spawn, HashMapCache::default())
+                .max_batch_size(MAX_BATCH),
+            has_lineage: DataLoader::with_cache(HasLineageLoader(store), tokio::spawn, HashMapCache::default())
+                .max_batch_size(MAX_BATCH),
         }
     }
 }

@@ -61,7 +61,8 @@ pub fn router(state: AppState, cors_origins: &[String]) -> Router {
 async fn track_requests(req: Request, next: Next) -> Response {
     let start = Instant::now();
     let method = req.method().to_string();
-    let path = req.extensions().get::<MatchedPath>().map(|p| p.as_str().to_string()).unwrap_or_else(|| "unmatched".into());
+    let path =
+        req.extensions().get::<MatchedPath>().map(|p| p.as_str().to_string()).unwrap_or_else(|| "unmatched".into());
     let resp = next.run(req).await;
     let m = crate::metrics::metrics();
     m.http_requests.with_label_values(&[&method, &path, resp.status().as_str()]).inc();

@@ -3,14 +3,13 @@
 //! map the result; cross-node fields go through the data loaders.
 
 use async_graphql::{
-    ComplexObject, Context, EmptySubscription, Enum, InputObject, Json, MaybeUndefined, Object, Schema,
-    SimpleObject,
+    ComplexObject, Context, EmptySubscription, Enum, InputObject, Json, MaybeUndefined, Object, Schema, SimpleObject,
 };
 
 use super::loaders::Loaders;
 use crate::domain::{
-    self, ContainerInput as DomainContainerInput, DatastoreInput as DomainDatastoreInput, Direction,
-    EdgeFilter, EdgePatch, End, FieldInput as DomainFieldInput, Id,
+    self, ContainerInput as DomainContainerInput, DatastoreInput as DomainDatastoreInput, Direction, EdgeFilter,
+    EdgePatch, End, FieldInput as DomainFieldInput, Id,
 };
 use crate::error::Error;
 use crate::service::{self, Caller, CreateEdge, Lineage, PiiOptions};
@@ -150,10 +149,10 @@ impl Container {
         &self,
         ctx: &Context<'_>,
         name: Option<String>,
-        #[graphql(default = 1)] page: i64,
-        #[graphql(default = 50)] size: i64,
+        #[graphql(default_with = "Some(1)")] page: Option<i64>,
+        #[graphql(default_with = "Some(50)")] size: Option<i64>,
     ) -> GqlResult<FieldPage> {
-        let page = service::validate_page(page, size)?;
+        let page = service::validate_page(page.unwrap_or(1), size.unwrap_or(50))?;
         Ok(FieldPage::from(lineage(ctx).container_fields(self.0.id, name.as_deref(), page).await?))
     }
 }
@@ -515,6 +514,48 @@ pub struct PiiFlow {
     pub fields: Vec<PiiField>,
 }
 
+// ---------------------------------------------------------------- prefetching
+
+/// Loads, in one batch per kind, what the selection under `path` will ask of these containers.
+async fn prefetch_containers(ctx: &Context<'_>, sel: async_graphql::Lookahead<'_>, ids: &[Id]) -> GqlResult<()> {
+    if ids.is_empty() || !sel.exists() {
+        return Ok(());
+    }
+    let l = loaders(ctx);
+    let wants_stats = sel.field("fieldCount").exists() || sel.field("linkedFieldCount").exists();
+    let containers = l.containers.load_many(ids.iter().copied()).await.map_err(Error::from)?;
+    if wants_stats {
+        l.stats.load_many(ids.iter().copied()).await.map_err(Error::from)?;
+    }
+    if sel.field("datastore").exists() || sel.field("datastoreName").exists() {
+        l.datastores.load_many(containers.values().map(|c| c.datastore_id)).await.map_err(Error::from)?;
+    }
+    Ok(())
+}
+
+/// The same for edges: their evidence and the containers and fields at their ends.
+async fn prefetch_edges(ctx: &Context<'_>, sel: async_graphql::Lookahead<'_>, edges: &[domain::Edge]) -> GqlResult<()> {
+    if edges.is_empty() || !sel.exists() {
+        return Ok(());
+    }
+    let l = loaders(ctx);
+    if sel.field("evidence").exists() {
+        l.evidence.load_many(edges.iter().map(|e| e.id)).await.map_err(Error::from)?;
+    }
+    let ends = || edges.iter().flat_map(|e| [&e.source, &e.target]);
+    let source = sel.field("sourceContainer");
+    let target = sel.field("targetContainer");
+    if source.exists() || target.exists() {
+        let ids: Vec<Id> = ends().filter_map(container_end).collect();
+        let merged = if source.exists() { source } else { target };
+        prefetch_containers(ctx, merged, &ids).await?;
+    }
+    if sel.field("sourceField").exists() || sel.field("targetField").exists() {
+        l.fields.load_many(ends().filter_map(field_end)).await.map_err(Error::from)?;
+    }
+    Ok(())
+}
+
 // ---------------------------------------------------------------- inputs
 
 #[derive(InputObject)]
@@ -594,23 +635,31 @@ impl QueryRoot {
         container_id: Option<Id>,
         field_id: Option<Id>,
         source_type: Option<String>,
-        #[graphql(default = false)] include_retired: bool,
-        #[graphql(default = 1)] page: i64,
-        #[graphql(default = 50)] size: i64,
+        #[graphql(default_with = "Some(false)")] include_retired: Option<bool>,
+        #[graphql(default_with = "Some(1)")] page: Option<i64>,
+        #[graphql(default_with = "Some(50)")] size: Option<i64>,
     ) -> GqlResult<EdgePage> {
-        let page = service::validate_page(page, size)?;
-        let filter = EdgeFilter { container_id, field_id, source_type, include_retired };
-        Ok(EdgePage::from(lineage(ctx).list_edges(filter, page).await?))
+        let page = service::validate_page(page.unwrap_or(1), size.unwrap_or(50))?;
+        let filter =
+            EdgeFilter { container_id, field_id, source_type, include_retired: include_retired.unwrap_or(false) };
+        let p = lineage(ctx).list_edges(filter, page).await?;
+        prefetch_edges(ctx, ctx.look_ahead().field("items"), &p.items).await?;
+        Ok(EdgePage::from(p))
     }
 
     async fn lineage_graph(
         &self,
         ctx: &Context<'_>,
         container_id: Id,
-        #[graphql(default = 2)] depth: i64,
+        #[graphql(default_with = "Some(2)")] depth: Option<i64>,
         side: Option<Side>,
     ) -> GqlResult<LineageGraph> {
-        let g = lineage(ctx).lineage_graph(container_id, depth, side.map(Into::into)).await?;
+        let g = lineage(ctx).lineage_graph(container_id, depth.unwrap_or(2), side.map(Into::into)).await?;
+        let look = ctx.look_ahead();
+        let node_ids: Vec<Id> = g.nodes.iter().map(|n| n.container_id).collect();
+        prefetch_containers(ctx, look.field("nodes"), &node_ids).await?;
+        prefetch_edges(ctx, look.field("edges"), &g.edges).await?;
+        prefetch_edges(ctx, look.field("externalEdges"), &g.external_edges).await?;
         Ok(LineageGraph {
             nodes: g
                 .nodes
@@ -638,10 +687,10 @@ impl QueryRoot {
         ctx: &Context<'_>,
         container_id: Id,
         name: Option<String>,
-        #[graphql(default = 1)] page: i64,
-        #[graphql(default = 50)] size: i64,
+        #[graphql(default_with = "Some(1)")] page: Option<i64>,
+        #[graphql(default_with = "Some(50)")] size: Option<i64>,
     ) -> GqlResult<FieldPage> {
-        let page = service::validate_page(page, size)?;
+        let page = service::validate_page(page.unwrap_or(1), size.unwrap_or(50))?;
         Ok(FieldPage::from(lineage(ctx).container_fields(container_id, name.as_deref(), page).await?))
     }
 
@@ -653,6 +702,7 @@ impl QueryRoot {
     ) -> GqlResult<FieldConnections> {
         let (fields, edges) = lineage(ctx).field_connections(field_id, container_ids).await?;
         let loaded = loaders(ctx).fields.load_many(fields.iter().copied()).await.map_err(Error::from)?;
+        prefetch_edges(ctx, ctx.look_ahead().field("edges"), &edges).await?;
         Ok(FieldConnections {
             fields: fields.iter().filter_map(|id| loaded.get(id).cloned()).map(Field).collect(),
             edges: edges.into_iter().map(LineageEdge).collect(),
@@ -664,11 +714,17 @@ impl QueryRoot {
         &self,
         ctx: &Context<'_>,
         container_id: Id,
-        #[graphql(default = 20)] depth: i64,
-        #[graphql(default_with = "Side::Downstream")] side: Side,
-        #[graphql(default = 10000)] limit: i64,
+        #[graphql(default_with = "Some(20)")] depth: Option<i64>,
+        #[graphql(default_with = "Some(Side::Downstream)")] side: Option<Side>,
+        #[graphql(default_with = "Some(10000)")] limit: Option<i64>,
     ) -> GqlResult<Impact> {
-        let t = lineage(ctx).impact(container_id, depth, side.into(), limit).await?;
+        let side = side.unwrap_or(Side::Downstream);
+        let t = lineage(ctx).impact(container_id, depth.unwrap_or(20), side.into(), limit.unwrap_or(10000)).await?;
+        let look = ctx.look_ahead().field("containers");
+        let ids: Vec<Id> = t.reached.iter().map(|r| r.id).collect();
+        prefetch_containers(ctx, look.field("container"), &ids).await?;
+        let vias: Vec<domain::Edge> = t.reached.iter().map(|r| r.via.clone()).collect();
+        prefetch_edges(ctx, look.field("via"), &vias).await?;
         Ok(Impact {
             is_partial: t.is_partial,
             containers: t
@@ -685,15 +741,30 @@ impl QueryRoot {
         &self,
         ctx: &Context<'_>,
         field_id: Id,
-        #[graphql(default = 20)] depth: i64,
-        #[graphql(default_with = "Side::Downstream")] side: Side,
-        #[graphql(default = 10000)] limit: i64,
-        #[graphql(default = false)] include_indirect: bool,
-        #[graphql(default = false)] through_masking: bool,
+        #[graphql(default_with = "Some(20)")] depth: Option<i64>,
+        #[graphql(default_with = "Some(Side::Downstream)")] side: Option<Side>,
+        #[graphql(default_with = "Some(10000)")] limit: Option<i64>,
+        #[graphql(default_with = "Some(false)")] include_indirect: Option<bool>,
+        #[graphql(default_with = "Some(false)")] through_masking: Option<bool>,
     ) -> GqlResult<PiiFlow> {
         let t = lineage(ctx)
-            .pii_flow(field_id, depth, side.into(), limit, PiiOptions { include_indirect, through_masking })
+            .pii_flow(
+                field_id,
+                depth.unwrap_or(20),
+                side.unwrap_or(Side::Downstream).into(),
+                limit.unwrap_or(10000),
+                PiiOptions {
+                    include_indirect: include_indirect.unwrap_or(false),
+                    through_masking: through_masking.unwrap_or(false),
+                },
+            )
             .await?;
+        let look = ctx.look_ahead().field("fields");
+        if look.field("field").exists() {
+            loaders(ctx).fields.load_many(t.reached.iter().map(|r| r.id)).await.map_err(Error::from)?;
+        }
+        let vias: Vec<domain::Edge> = t.reached.iter().map(|r| r.via.clone()).collect();
+        prefetch_edges(ctx, look.field("via"), &vias).await?;
         Ok(PiiFlow {
             is_partial: t.is_partial,
             fields: t
@@ -722,10 +793,10 @@ impl QueryRoot {
         ctx: &Context<'_>,
         datastore_id: Option<Id>,
         name: Option<String>,
-        #[graphql(default = 1)] page: i64,
-        #[graphql(default = 50)] size: i64,
+        #[graphql(default_with = "Some(1)")] page: Option<i64>,
+        #[graphql(default_with = "Some(50)")] size: Option<i64>,
     ) -> GqlResult<ContainerPage> {
-        let page = service::validate_page(page, size)?;
+        let page = service::validate_page(page.unwrap_or(1), size.unwrap_or(50))?;
         let p = lineage(ctx).store.list_containers(datastore_id, name.as_deref(), page).await.map_err(Error::from)?;
         Ok(ContainerPage::from(p))
     }

@@ -56,12 +56,7 @@ impl Container {
 }
 
 pub fn container_key(database: Option<&str>, schema: Option<&str>, name: &str) -> String {
-    [database, schema, Some(name)]
-        .into_iter()
-        .flatten()
-        .filter(|p| !p.is_empty())
-        .collect::<Vec<_>>()
-        .join(".")
+    [database, schema, Some(name)].into_iter().flatten().filter(|p| !p.is_empty()).collect::<Vec<_>>().join(".")
 }
 
 #[derive(Debug, Clone, Default)]
@@ -107,10 +102,17 @@ pub struct FieldInput {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum End {
-    Container { id: Id },
-    Field { id: Id, container_id: Id },
+    Container {
+        id: Id,
+    },
+    Field {
+        id: Id,
+        container_id: Id,
+    },
     /// An asset that is not in the catalog, spelled as its source names it.
-    External { fqn: String },
+    External {
+        fqn: String,
+    },
 }
 
 impl End {

@@ -32,9 +32,7 @@ pub fn check_granularity(
         (Some(_), Some(_)) => {
             return Err("Value error, exactly one of sourceContainerId or sourceFieldId must be set, not both".into())
         }
-        (None, None) => {
-            return Err("Value error, a source is required: set sourceContainerId or sourceFieldId".into())
-        }
+        (None, None) => return Err("Value error, a source is required: set sourceContainerId or sourceFieldId".into()),
     };
     let target = match (target_container, target_field) {
         (Some(_), None) => false,
@@ -42,9 +40,7 @@ pub fn check_granularity(
         (Some(_), Some(_)) => {
             return Err("Value error, exactly one of targetContainerId or targetFieldId must be set, not both".into())
         }
-        (None, None) => {
-            return Err("Value error, a target is required: set targetContainerId or targetFieldId".into())
-        }
+        (None, None) => return Err("Value error, a target is required: set targetContainerId or targetFieldId".into()),
     };
     if source != target {
         return Err(SAME_GRANULARITY_MESSAGE.into());
@@ -66,16 +62,12 @@ pub fn is_masking(transformations: Option<&serde_json::Value>) -> bool {
 
 /// Whether every transformation is INDIRECT, so the edge does not carry the value itself.
 pub fn is_indirect_only(transformations: Option<&serde_json::Value>) -> bool {
-    transformations
-        .and_then(|t| t.as_array())
-        .is_some_and(|list| {
-            !list.is_empty()
-                && list.iter().all(|t| {
-                    t.get("type")
-                        .and_then(|v| v.as_str())
-                        .is_some_and(|s| s.eq_ignore_ascii_case("INDIRECT"))
-                })
-        })
+    transformations.and_then(|t| t.as_array()).is_some_and(|list| {
+        !list.is_empty()
+            && list
+                .iter()
+                .all(|t| t.get("type").and_then(|v| v.as_str()).is_some_and(|s| s.eq_ignore_ascii_case("INDIRECT")))
+    })
 }
 
 #[cfg(test)]
@@ -87,10 +79,7 @@ mod tests {
     fn granularity() {
         assert_eq!(check_granularity(Some(1), None, Some(2), None), Ok(false));
         assert_eq!(check_granularity(None, Some(1), None, Some(2)), Ok(true));
-        assert_eq!(
-            check_granularity(Some(1), None, None, Some(2)),
-            Err(SAME_GRANULARITY_MESSAGE.to_string())
-        );
+        assert_eq!(check_granularity(Some(1), None, None, Some(2)), Err(SAME_GRANULARITY_MESSAGE.to_string()));
         assert!(check_granularity(None, None, Some(2), None).is_err());
         assert!(check_granularity(Some(1), Some(1), Some(2), None).is_err());
     }

@@ -12,8 +12,8 @@ pub mod sqlite;
 use async_trait::async_trait;
 
 use crate::domain::{
-    Container, ContainerInput, ContainerStats, Datastore, DatastoreInput, Direction, Edge,
-    EdgeFilter, EdgePatch, Evidence, Field, Id, NewEdge, Page, PageRequest, Timestamp,
+    Container, ContainerInput, ContainerStats, Datastore, DatastoreInput, Direction, Edge, EdgeFilter, EdgePatch,
+    Evidence, Field, Id, NewEdge, Page, PageRequest, Timestamp,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -93,12 +93,7 @@ pub trait Store: Send + Sync + 'static {
     /// Creates the edges in one transaction, in order. An edge whose (source, target,
     /// sourceType) already exists (live or retired) fails the whole call with `Conflict`, unless
     /// `skip_existing`, in which case it is left out of the result.
-    async fn create_edges(
-        &self,
-        edges: Vec<NewEdge>,
-        skip_existing: bool,
-        now: Timestamp,
-    ) -> StoreResult<Vec<Edge>>;
+    async fn create_edges(&self, edges: Vec<NewEdge>, skip_existing: bool, now: Timestamp) -> StoreResult<Vec<Edge>>;
     /// Whether a live container-level edge of any source type joins the two containers.
     async fn live_container_edge_exists(&self, source: Id, target: Id) -> StoreResult<bool>;
     /// `Conflict` when a new source type collides with an existing edge; `Ok(None)` for an

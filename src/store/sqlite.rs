@@ -19,9 +19,8 @@ use rusqlite::{params, Connection, OptionalExtension, Row, Transaction};
 
 use super::{Record, Store, StoreError, StoreResult};
 use crate::domain::{
-    container_key, Container, ContainerInput, ContainerStats, Datastore, DatastoreInput, Direction,
-    Edge, EdgeFilter, EdgePatch, End, Evidence, Field, Id, Interval, NewEdge, Page, PageRequest,
-    Timestamp,
+    container_key, Container, ContainerInput, ContainerStats, Datastore, DatastoreInput, Direction, Edge, EdgeFilter,
+    EdgePatch, End, Evidence, Field, Id, Interval, NewEdge, Page, PageRequest, Timestamp,
 };
 use crate::metrics::store_query;
 
@@ -120,9 +119,8 @@ fn internal(e: impl std::fmt::Display) -> StoreError {
 }
 
 fn open_connection(path: &Path) -> StoreResult<Connection> {
-    let conn = Connection::open(path).map_err(|e| {
-        StoreError::Unavailable(format!("cannot open the embedded store at {}: {e}", path.display()))
-    })?;
+    let conn = Connection::open(path)
+        .map_err(|e| StoreError::Unavailable(format!("cannot open the embedded store at {}: {e}", path.display())))?;
     conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(internal)?;
     conn.pragma_update(None, "journal_mode", "WAL").map_err(internal)?;
     conn.pragma_update(None, "synchronous", "NORMAL").map_err(internal)?;
@@ -137,18 +135,17 @@ fn ts(t: &Timestamp) -> String {
 
 fn parse_ts(s: Option<String>) -> rusqlite::Result<Option<Timestamp>> {
     s.map(|s| {
-        DateTime::parse_from_rfc3339(&s).map(|t| t.with_timezone(&Utc)).map_err(|e| {
-            rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
-        })
+        DateTime::parse_from_rfc3339(&s)
+            .map(|t| t.with_timezone(&Utc))
+            .map_err(|e| rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e)))
     })
     .transpose()
 }
 
 fn json_col(s: Option<String>) -> rusqlite::Result<Option<serde_json::Value>> {
     s.map(|s| {
-        serde_json::from_str(&s).map_err(|e| {
-            rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
-        })
+        serde_json::from_str(&s)
+            .map_err(|e| rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e)))
     })
     .transpose()
 }
@@ -174,7 +171,8 @@ fn datastore_row(r: &Row) -> rusqlite::Result<Datastore> {
     })
 }
 
-const CONTAINER_COLS: &str = "id, datastore_id, name, database, schema, container_type, table_type, display_name, purpose, active_anomaly_count";
+const CONTAINER_COLS: &str =
+    "id, datastore_id, name, database, schema, container_type, table_type, display_name, purpose, active_anomaly_count";
 fn container_row(r: &Row) -> rusqlite::Result<Container> {
     Ok(Container {
         id: r.get(0)?,
@@ -268,9 +266,8 @@ fn evidence_row(r: &Row) -> rusqlite::Result<Evidence> {
 impl SqliteStore {
     /// Opens (creating when absent) the store in `dir/tributary.db`.
     pub fn open(dir: &Path) -> StoreResult<Self> {
-        std::fs::create_dir_all(dir).map_err(|e| {
-            StoreError::Unavailable(format!("cannot create the data directory {}: {e}", dir.display()))
-        })?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| StoreError::Unavailable(format!("cannot create the data directory {}: {e}", dir.display())))?;
         let path = dir.join("tributary.db");
         let writer = open_connection(&path)?;
         writer.execute_batch(SCHEMA).map_err(internal)?;
@@ -317,7 +314,12 @@ fn sql_err(e: rusqlite::Error) -> StoreError {
     internal(e)
 }
 
-fn query_edges(conn: &Connection, op: &'static str, where_sql: &str, p: impl rusqlite::Params) -> rusqlite::Result<Vec<Edge>> {
+fn query_edges(
+    conn: &Connection,
+    op: &'static str,
+    where_sql: &str,
+    p: impl rusqlite::Params,
+) -> rusqlite::Result<Vec<Edge>> {
     store_query(STORE, op);
     let mut stmt = conn.prepare_cached(&format!("SELECT {EDGE_COLS} FROM edges WHERE {where_sql} ORDER BY id"))?;
     let rows = stmt.query_map(p, edge_row)?;
@@ -410,7 +412,8 @@ impl Store for SqliteStore {
         let ids = id_array(ids).to_vec();
         self.read(move |c| {
             store_query(STORE, "datastores_by_ids");
-            let mut stmt = c.prepare_cached(&format!("SELECT {DATASTORE_COLS} FROM datastores WHERE id IN rarray(?1)"))?;
+            let mut stmt =
+                c.prepare_cached(&format!("SELECT {DATASTORE_COLS} FROM datastores WHERE id IN rarray(?1)"))?;
             let rows = stmt.query_map(params![Rc::new(ids)], datastore_row)?;
             rows.collect()
         })
@@ -519,12 +522,22 @@ impl Store for SqliteStore {
         .await
     }
 
-    async fn list_containers(&self, datastore_id: Option<Id>, name: Option<&str>, page: PageRequest) -> StoreResult<Page<Container>> {
+    async fn list_containers(
+        &self,
+        datastore_id: Option<Id>,
+        name: Option<&str>,
+        page: PageRequest,
+    ) -> StoreResult<Page<Container>> {
         let name = name.map(|n| n.to_lowercase());
         self.read(move |c| {
-            let filter = "deleted = 0 AND (?1 IS NULL OR datastore_id = ?1) AND (?2 IS NULL OR instr(lower(name), ?2) > 0)";
+            let filter =
+                "deleted = 0 AND (?1 IS NULL OR datastore_id = ?1) AND (?2 IS NULL OR instr(lower(name), ?2) > 0)";
             store_query(STORE, "count_containers");
-            let total: i64 = c.query_row(&format!("SELECT count(*) FROM containers WHERE {filter}"), params![datastore_id, name], |r| r.get(0))?;
+            let total: i64 = c.query_row(
+                &format!("SELECT count(*) FROM containers WHERE {filter}"),
+                params![datastore_id, name],
+                |r| r.get(0),
+            )?;
             store_query(STORE, "list_containers");
             let mut stmt = c.prepare_cached(&format!(
                 "SELECT {CONTAINER_COLS} FROM containers WHERE {filter} ORDER BY id LIMIT ?3 OFFSET ?4"
@@ -538,7 +551,9 @@ impl Store for SqliteStore {
     async fn delete_container(&self, id: Id) -> StoreResult<bool> {
         self.write(move |tx| {
             store_query(STORE, "delete_container");
-            let n = tx.execute("UPDATE containers SET deleted = 1 WHERE id = ?1 AND deleted = 0", params![id]).map_err(sql_err)?;
+            let n = tx
+                .execute("UPDATE containers SET deleted = 1 WHERE id = ?1 AND deleted = 0", params![id])
+                .map_err(sql_err)?;
             store_query(STORE, "delete_container_fields");
             tx.execute("UPDATE fields SET deleted = 1 WHERE container_id = ?1", params![id]).map_err(sql_err)?;
             Ok(n > 0)
@@ -550,21 +565,33 @@ impl Store for SqliteStore {
         let ids = id_array(ids).to_vec();
         self.read(move |c| {
             store_query(STORE, "fields_by_ids");
-            let mut stmt = c.prepare_cached(&format!("SELECT {FIELD_COLS} FROM fields WHERE deleted = 0 AND id IN rarray(?1)"))?;
+            let mut stmt =
+                c.prepare_cached(&format!("SELECT {FIELD_COLS} FROM fields WHERE deleted = 0 AND id IN rarray(?1)"))?;
             let rows = stmt.query_map(params![Rc::new(ids)], field_row)?;
             rows.collect()
         })
         .await
     }
 
-    async fn container_fields(&self, container_id: Id, name: Option<&str>, page: PageRequest) -> StoreResult<Page<Field>> {
+    async fn container_fields(
+        &self,
+        container_id: Id,
+        name: Option<&str>,
+        page: PageRequest,
+    ) -> StoreResult<Page<Field>> {
         let name = name.map(|n| n.to_lowercase());
         self.read(move |c| {
             let filter = "deleted = 0 AND container_id = ?1 AND (?2 IS NULL OR instr(lower(name), ?2) > 0)";
             store_query(STORE, "count_fields");
-            let total: i64 = c.query_row(&format!("SELECT count(*) FROM fields WHERE {filter}"), params![container_id, name], |r| r.get(0))?;
+            let total: i64 = c.query_row(
+                &format!("SELECT count(*) FROM fields WHERE {filter}"),
+                params![container_id, name],
+                |r| r.get(0),
+            )?;
             store_query(STORE, "container_fields");
-            let mut stmt = c.prepare_cached(&format!("SELECT {FIELD_COLS} FROM fields WHERE {filter} ORDER BY id LIMIT ?3 OFFSET ?4"))?;
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {FIELD_COLS} FROM fields WHERE {filter} ORDER BY id LIMIT ?3 OFFSET ?4"
+            ))?;
             let rows = stmt.query_map(params![container_id, name, page.size, page.offset()], field_row)?;
             Ok(page_of(rows.collect::<rusqlite::Result<_>>()?, total, page))
         })
@@ -574,7 +601,9 @@ impl Store for SqliteStore {
     async fn delete_field(&self, id: Id) -> StoreResult<bool> {
         self.write(move |tx| {
             store_query(STORE, "delete_field");
-            let n = tx.execute("UPDATE fields SET deleted = 1 WHERE id = ?1 AND deleted = 0", params![id]).map_err(sql_err)?;
+            let n = tx
+                .execute("UPDATE fields SET deleted = 1 WHERE id = ?1 AND deleted = 0", params![id])
+                .map_err(sql_err)?;
             Ok(n > 0)
         })
         .await
@@ -670,7 +699,12 @@ impl Store for SqliteStore {
             store_query(STORE, "update_edge");
             tx.execute(
                 "UPDATE edges SET description = ?2, source_type = ?3, ukey = ?4 WHERE id = ?1",
-                params![id, edge.description, edge.source_type, edge_ukey(&edge.source, &edge.target, &edge.source_type)],
+                params![
+                    id,
+                    edge.description,
+                    edge.source_type,
+                    edge_ukey(&edge.source, &edge.target, &edge.source_type)
+                ],
             )
             .map_err(sql_err)?;
             Ok(Some(edge))
@@ -682,9 +716,8 @@ impl Store for SqliteStore {
         let ids = ids.to_vec();
         self.write(move |tx| {
             let edges = edges_by_ids_tx(tx, &ids).map_err(sql_err)?;
-            let mut stmt = tx
-                .prepare_cached("UPDATE edges SET retired_at = ?2, intervals = ?3 WHERE id = ?1")
-                .map_err(sql_err)?;
+            let mut stmt =
+                tx.prepare_cached("UPDATE edges SET retired_at = ?2, intervals = ?3 WHERE id = ?1").map_err(sql_err)?;
             for mut e in edges.into_iter().filter(|e| e.retired_at.is_none()) {
                 if let Some(last) = e.intervals.last_mut() {
                     if last.to.is_none() {
@@ -726,7 +759,8 @@ impl Store for SqliteStore {
     async fn list_edges(&self, filter: &EdgeFilter, page: PageRequest) -> StoreResult<Page<Edge>> {
         let f = filter.clone();
         self.read(move |c| {
-            let where_sql = "(?1 IS NULL OR (source_kind = 'c' AND source_id = ?1) OR (target_kind = 'c' AND target_id = ?1))
+            let where_sql =
+                "(?1 IS NULL OR (source_kind = 'c' AND source_id = ?1) OR (target_kind = 'c' AND target_id = ?1))
                 AND (?2 IS NULL OR (source_kind = 'f' AND source_id = ?2) OR (target_kind = 'f' AND target_id = ?2))
                 AND (?3 IS NULL OR source_type = ?3) AND (?4 OR retired_at IS NULL)";
             store_query(STORE, "count_edges");
@@ -828,14 +862,12 @@ impl Store for SqliteStore {
         let ids = ids.to_vec();
         self.read(move |c| {
             let (op, where_sql) = match direction {
-                Direction::Upstream => (
-                    "field_edges_upstream",
-                    "target_kind = 'f' AND target_id IN rarray(?1) AND retired_at IS NULL",
-                ),
-                Direction::Downstream => (
-                    "field_edges_downstream",
-                    "source_kind = 'f' AND source_id IN rarray(?1) AND retired_at IS NULL",
-                ),
+                Direction::Upstream => {
+                    ("field_edges_upstream", "target_kind = 'f' AND target_id IN rarray(?1) AND retired_at IS NULL")
+                }
+                Direction::Downstream => {
+                    ("field_edges_downstream", "source_kind = 'f' AND source_id IN rarray(?1) AND retired_at IS NULL")
+                }
             };
             query_edges(c, op, where_sql, params![id_array(&ids)])
         })

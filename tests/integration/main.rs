@@ -1,0 +1,10 @@
+//! The behaviour suite: every case runs against the embedded store and against a real Neo4j.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+mod catalog;
+mod edges;
+mod graph;
+mod seed_examples;

@@ -1,0 +1,29 @@
+//! `schema.graphql` is generated from the code: this fails when it is stale.
+
+#![allow(clippy::unwrap_used)]
+
+#[test]
+fn schema_graphql_is_current() {
+    let sdl = tributary::api::schema::build_schema().sdl();
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/schema.graphql");
+    let on_disk = std::fs::read_to_string(path).unwrap_or_default();
+    assert!(on_disk == sdl, "schema.graphql is stale: regenerate it with `cargo run -- schema > schema.graphql`");
+}
+
+#[test]
+fn contract_operations_exist() {
+    let sdl = tributary::api::schema::build_schema().sdl();
+    for needle in [
+        "edge(id: Int!): LineageEdge",
+        "edges(containerId: Int, fieldId: Int, sourceType: String, includeRetired: Boolean = false, page: Int = 1, size: Int = 50): EdgePage!",
+        "lineageGraph(containerId: Int!, depth: Int = 2, side: Side): LineageGraph!",
+        "containerFields(containerId: Int!, name: String, page: Int = 1, size: Int = 50): FieldPage!",
+        "fieldConnections(fieldId: Int!, containerIds: [Int!]): FieldConnections!",
+        "impact(containerId: Int!, depth: Int = 20, side: Side = DOWNSTREAM, limit: Int = 10000): Impact!",
+        "createEdge(input: CreateEdgeInput!): LineageEdge!",
+        "updateEdge(id: Int!, input: UpdateEdgeInput!): LineageEdge!",
+        "deleteEdge(id: Int!): Boolean!",
+    ] {
+        assert!(sdl.contains(needle), "the SDL lacks `{needle}`");
+    }
+}
