@@ -1,0 +1,112 @@
+//! The HTTP surface a user meets before any lineage: GraphiQL, health, body limits, CORS, and
+//! crafted queries refused before they reach the store.
+
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use tributary::store::sqlite::SqliteStore;
+
+async fn serve(cors: &[&str]) -> (String, tempfile::TempDir, tokio::sync::oneshot::Sender<()>) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(SqliteStore::open(dir.path()).unwrap());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let cors: Vec<String> = cors.iter().map(|s| s.to_string()).collect();
+    tokio::spawn(async move {
+        let _ = tributary::server::run(listener, store, &cors, async {
+            let _ = rx.await;
+        })
+        .await;
+    });
+    (url, dir, tx)
+}
+
+fn code(v: &Value) -> &str {
+    v["errors"][0]["extensions"]["code"].as_str().unwrap_or("")
+}
+
+#[tokio::test]
+async fn graphiql_health_and_readiness() {
+    let (url, _d, _s) = serve(&[]).await;
+    let page = reqwest::get(format!("{url}/graphql")).await.unwrap();
+    assert_eq!(page.status(), 200);
+    assert!(page.text().await.unwrap().to_lowercase().contains("graphiql"));
+    assert_eq!(reqwest::get(format!("{url}/healthz")).await.unwrap().status(), 200);
+    assert_eq!(reqwest::get(format!("{url}/readyz")).await.unwrap().status(), 200);
+}
+
+#[tokio::test]
+async fn oversized_and_malformed_bodies_are_refused() {
+    let (url, _d, _s) = serve(&[]).await;
+    let c = reqwest::Client::new();
+    let big = format!("{{\"query\": \"{{ datastores {{ id }} }}\", \"x\": \"{}\"}}", "a".repeat(3 * 1024 * 1024));
+    let r = c.post(format!("{url}/graphql")).header("content-type", "application/json").body(big).send().await.unwrap();
+    assert_eq!(r.status(), 413);
+    let r = c
+        .post(format!("{url}/graphql"))
+        .header("content-type", "application/json")
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(code(&v), "BAD_USER_INPUT");
+    let v: Value = c
+        .post(format!("{url}/graphql"))
+        .json(&json!({"query": "{ nope }"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(code(&v), "BAD_USER_INPUT", "{v}");
+}
+
+#[tokio::test]
+async fn crafted_queries_are_refused_before_the_store() {
+    let (url, _d, _s) = serve(&[]).await;
+    let c = reqwest::Client::new();
+    let aliases: String = (0..200).map(|i| format!("a{i}: datastores {{ id }} ")).collect();
+    let v: Value = c
+        .post(format!("{url}/graphql"))
+        .json(&json!({"query": format!("{{ {aliases} }}")}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(code(&v), "BAD_USER_INPUT", "{v}");
+    assert!(v["errors"][0]["message"].as_str().unwrap().contains("aliases"));
+    let nest = "container { fields { items { ".repeat(10);
+    let deep = format!("{{ edges {{ items {{ sourceField {{ {nest} id {} }} }} }} }}", "} } } ".repeat(10));
+    let v: Value =
+        c.post(format!("{url}/graphql")).json(&json!({"query": deep})).send().await.unwrap().json().await.unwrap();
+    assert_eq!(code(&v), "BAD_USER_INPUT", "{v}");
+    let metrics = reqwest::get(format!("{url}/metrics")).await.unwrap().text().await.unwrap();
+    assert!(!metrics.contains("operation=\"list_edges\""), "the refused queries reached the store");
+}
+
+#[tokio::test]
+async fn cors_only_when_configured() {
+    let (url, _d, _s) = serve(&["https://app.example.com"]).await;
+    let c = reqwest::Client::new();
+    let r = c
+        .request(reqwest::Method::OPTIONS, format!("{url}/graphql"))
+        .header("origin", "https://app.example.com")
+        .header("access-control-request-method", "POST")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.headers().get("access-control-allow-origin").unwrap(), "https://app.example.com");
+    let r = c.get(format!("{url}/healthz")).header("origin", "https://evil.example.com").send().await.unwrap();
+    assert!(r.headers().get("access-control-allow-origin").is_none());
+    let (plain, _d2, _s2) = serve(&[]).await;
+    let r = c.get(format!("{plain}/healthz")).header("origin", "https://app.example.com").send().await.unwrap();
+    assert!(r.headers().get("access-control-allow-origin").is_none());
+}
