@@ -6,7 +6,8 @@
 // latest_profile_id: int or null, is_computed_field: bool or null, active_anomaly_count: int or
 // null}].
 // A null attribute keeps the stored value on update and takes the default on create. Fields are
-// merged by name; unlisted fields are kept. Returns the container and all its live fields by id.
+// merged by name; unlisted fields are kept. Returns the container and the listed fields, in the
+// order of $fields (as the embedded store does).
 MERGE (c:Container {key: $key})
 ON CREATE SET
   c.id = $new_id,
@@ -51,8 +52,8 @@ CALL (c) {
 }
 RETURN c {.*} AS container,
        COLLECT {
-         MATCH (f:Field {container_id: c.id})
-         WHERE NOT f.deleted
-         WITH f ORDER BY f.id
+         UNWIND range(0, size($fields) - 1) AS i
+         MATCH (f:Field {key: toString(c.id) + '/' + $fields[i].name})
+         WITH i, f ORDER BY i
          RETURN f {.*}
        } AS fields
