@@ -14,8 +14,8 @@
 //!
 //! Every statement sent counts once in `tributary_store_queries_total{store="neo4j"}` under the
 //! name of its file. Reads of many ids are one statement (`UNWIND $ids`), writes of many rows one
-//! statement per batch (`UNWIND $rows`), and each write method runs in one explicit transaction
-//! that is rolled back on any error.
+//! statement per batch (`UNWIND $rows`), and each trait method runs in one explicit transaction
+//! (`Graph::start_txn`), committed at the end and rolled back on any error.
 
 mod rows;
 
@@ -277,7 +277,7 @@ impl Neo4jStore {
         let graph = Graph::connect(config).await.map_err(|e| db_error("connect", e))?;
         let store = Neo4jStore { graph };
         for cmd in schema_statements() {
-            store.read(cmd).await?;
+            store.single(cmd).await?;
         }
         Ok(store)
     }
@@ -286,34 +286,24 @@ impl Neo4jStore {
     /// nodes. For tests and operators; not part of the `Store` trait.
     pub async fn wipe(&self) -> StoreResult<()> {
         loop {
-            let deleted: i64 = self.read(cypher!("wipe_batch")).await?.value("deleted")?;
+            let deleted: i64 = self.single(cypher!("wipe_batch")).await?.value("deleted")?;
             if deleted == 0 {
                 return Ok(());
             }
         }
     }
 
-    /// Runs one statement in its own (auto-commit) transaction.
-    async fn read(&self, cmd: Cmd) -> StoreResult<Rows> {
-        let op = cmd.name;
-        metrics::store_query(KIND, op);
-        let mut stream = self.graph.execute(cmd.query).await.map_err(|e| db_error(op, e))?;
-        let mut rows = Vec::new();
-        while let Some(row) = stream.next().await.map_err(|e| db_error(op, e))? {
-            rows.push(row);
-        }
-        Ok(Rows { op, rows })
+    /// Runs one statement in its own explicit transaction. Not `Graph::execute`: neo4rs 0.8 retries
+    /// that one with backoff for up to a minute when the server cannot be reached, and a store that
+    /// is down must answer `Unavailable` at once (readiness probes, request timeouts).
+    async fn single(&self, cmd: Cmd) -> StoreResult<Rows> {
+        let mut txn = self.begin().await?;
+        let result = exec(&mut txn, cmd).await;
+        finish(txn, result).await
     }
 
     async fn begin(&self) -> StoreResult<Txn> {
         self.graph.start_txn().await.map_err(|e| db_error("begin", e))
-    }
-
-    /// One write statement in an explicit transaction.
-    async fn write(&self, cmd: Cmd) -> StoreResult<Rows> {
-        let mut txn = self.begin().await?;
-        let result = exec(&mut txn, cmd).await;
-        finish(txn, result).await
     }
 }
 
@@ -633,7 +623,7 @@ impl Store for Neo4jStore {
     }
 
     async fn ping(&self) -> StoreResult<()> {
-        self.read(cypher!("ping")).await.map(|_| ())
+        self.single(cypher!("ping")).await.map(|_| ())
     }
 
     // ---- catalog ----
@@ -648,15 +638,17 @@ impl Store for Neo4jStore {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        self.read(cypher!("datastores_by_ids").param("ids", distinct(ids))).await?.decode::<DatastoreProps>("datastore")
+        self.single(cypher!("datastores_by_ids").param("ids", distinct(ids)))
+            .await?
+            .decode::<DatastoreProps>("datastore")
     }
 
     async fn list_datastores(&self) -> StoreResult<Vec<Datastore>> {
-        self.read(cypher!("list_datastores")).await?.decode::<DatastoreProps>("datastore")
+        self.single(cypher!("list_datastores")).await?.decode::<DatastoreProps>("datastore")
     }
 
     async fn delete_datastore(&self, id: Id) -> StoreResult<bool> {
-        let deleted: i64 = self.write(cypher!("delete_datastore").param("id", id)).await?.value("deleted")?;
+        let deleted: i64 = self.single(cypher!("delete_datastore").param("id", id)).await?.value("deleted")?;
         Ok(deleted > 0)
     }
 
@@ -670,7 +662,9 @@ impl Store for Neo4jStore {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        self.read(cypher!("containers_by_ids").param("ids", distinct(ids))).await?.decode::<ContainerProps>("container")
+        self.single(cypher!("containers_by_ids").param("ids", distinct(ids)))
+            .await?
+            .decode::<ContainerProps>("container")
     }
 
     async fn list_containers(
@@ -683,13 +677,13 @@ impl Store for Neo4jStore {
             Some(datastore_id) => cypher!("list_containers_by_datastore").param("datastore_id", datastore_id),
             None => cypher!("list_containers"),
         };
-        self.read(cmd.param("name", name.map(str::to_string)).param("skip", page.offset()).param("limit", page.size))
+        self.single(cmd.param("name", name.map(str::to_string)).param("skip", page.offset()).param("limit", page.size))
             .await?
             .page::<ContainerProps>(page)
     }
 
     async fn delete_container(&self, id: Id) -> StoreResult<bool> {
-        let deleted: i64 = self.write(cypher!("delete_container").param("id", id)).await?.value("deleted")?;
+        let deleted: i64 = self.single(cypher!("delete_container").param("id", id)).await?.value("deleted")?;
         Ok(deleted > 0)
     }
 
@@ -697,7 +691,7 @@ impl Store for Neo4jStore {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        self.read(cypher!("fields_by_ids").param("ids", distinct(ids))).await?.decode::<FieldProps>("field")
+        self.single(cypher!("fields_by_ids").param("ids", distinct(ids))).await?.decode::<FieldProps>("field")
     }
 
     async fn container_fields(
@@ -706,7 +700,7 @@ impl Store for Neo4jStore {
         name: Option<&str>,
         page: PageRequest,
     ) -> StoreResult<Page<Field>> {
-        self.read(
+        self.single(
             cypher!("container_fields")
                 .param("container_id", container_id)
                 .param("name", name.map(str::to_string))
@@ -718,7 +712,7 @@ impl Store for Neo4jStore {
     }
 
     async fn delete_field(&self, id: Id) -> StoreResult<bool> {
-        let deleted: i64 = self.write(cypher!("delete_field").param("id", id)).await?.value("deleted")?;
+        let deleted: i64 = self.single(cypher!("delete_field").param("id", id)).await?.value("deleted")?;
         Ok(deleted > 0)
     }
 
@@ -726,7 +720,7 @@ impl Store for Neo4jStore {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let out = self.read(cypher!("container_stats").param("ids", distinct(ids))).await?;
+        let out = self.single(cypher!("container_stats").param("ids", distinct(ids))).await?;
         out.rows
             .iter()
             .map(|row| {
@@ -743,7 +737,7 @@ impl Store for Neo4jStore {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        self.read(cypher!("fields_with_lineage").param("ids", distinct(ids))).await?.column("id")
+        self.single(cypher!("fields_with_lineage").param("ids", distinct(ids))).await?.column("id")
     }
 
     // ---- edges ----
@@ -758,7 +752,7 @@ impl Store for Neo4jStore {
     }
 
     async fn live_container_edge_exists(&self, source: Id, target: Id) -> StoreResult<bool> {
-        self.read(cypher!("live_container_edge_exists").param("source", source).param("target", target))
+        self.single(cypher!("live_container_edge_exists").param("source", source).param("target", target))
             .await?
             .value("exists")
     }
@@ -782,14 +776,14 @@ impl Store for Neo4jStore {
         if ids.is_empty() {
             return Ok(());
         }
-        self.write(cypher!("delete_edges").param("ids", distinct(ids))).await.map(|_| ())
+        self.single(cypher!("delete_edges").param("ids", distinct(ids))).await.map(|_| ())
     }
 
     async fn edges_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Edge>> {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        self.read(cypher!("edges_by_ids").param("ids", distinct(ids))).await?.decode::<EdgeProps>("edge")
+        self.single(cypher!("edges_by_ids").param("ids", distinct(ids))).await?.decode::<EdgeProps>("edge")
     }
 
     async fn list_edges(&self, filter: &EdgeFilter, page: PageRequest) -> StoreResult<Page<Edge>> {
@@ -800,7 +794,7 @@ impl Store for Neo4jStore {
             (None, Some(field_id)) => cypher!("list_edges_by_field").param("field_id", field_id),
             (None, None) => cypher!("list_edges"),
         };
-        self.read(
+        self.single(
             cmd.param("source_type", filter.source_type.clone())
                 .param("include_retired", filter.include_retired)
                 .param("skip", page.offset())
@@ -814,21 +808,21 @@ impl Store for Neo4jStore {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        self.read(cypher!("edges_touching_containers").param("ids", distinct(ids))).await?.decode::<EdgeProps>("edge")
+        self.single(cypher!("edges_touching_containers").param("ids", distinct(ids))).await?.decode::<EdgeProps>("edge")
     }
 
     async fn edges_touching_fields(&self, ids: &[Id]) -> StoreResult<Vec<Edge>> {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        self.read(cypher!("edges_touching_fields").param("ids", distinct(ids))).await?.decode::<EdgeProps>("edge")
+        self.single(cypher!("edges_touching_fields").param("ids", distinct(ids))).await?.decode::<EdgeProps>("edge")
     }
 
     async fn evidence_for_edges(&self, edge_ids: &[Id]) -> StoreResult<Vec<Evidence>> {
         if edge_ids.is_empty() {
             return Ok(Vec::new());
         }
-        self.read(cypher!("evidence_for_edges").param("ids", distinct(edge_ids)))
+        self.single(cypher!("evidence_for_edges").param("ids", distinct(edge_ids)))
             .await?
             .decode::<EvidenceProps>("evidence")
     }
@@ -838,7 +832,7 @@ impl Store for Neo4jStore {
             return Ok(());
         }
         let rows = evidence.iter().map(evidence_row).collect::<StoreResult<Vec<_>>>()?;
-        self.write(cypher!("put_evidence").param("rows", list(rows))).await.map(|_| ())
+        self.single(cypher!("put_evidence").param("rows", list(rows))).await.map(|_| ())
     }
 
     // ---- traversal: one statement per call ----
@@ -851,7 +845,7 @@ impl Store for Neo4jStore {
             Direction::Upstream => cypher!("container_edges_upstream"),
             Direction::Downstream => cypher!("container_edges_downstream"),
         };
-        self.read(cmd.param("ids", distinct(ids))).await?.decode::<EdgeProps>("edge")
+        self.single(cmd.param("ids", distinct(ids))).await?.decode::<EdgeProps>("edge")
     }
 
     async fn field_edges_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>> {
@@ -862,7 +856,7 @@ impl Store for Neo4jStore {
             Direction::Upstream => cypher!("field_edges_upstream"),
             Direction::Downstream => cypher!("field_edges_downstream"),
         };
-        self.read(cmd.param("ids", distinct(ids))).await?.decode::<EdgeProps>("edge")
+        self.single(cmd.param("ids", distinct(ids))).await?.decode::<EdgeProps>("edge")
     }
 
     // ---- whole store ----
