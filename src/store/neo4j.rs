@@ -282,11 +282,18 @@ impl Neo4jStore {
         Ok(store)
     }
 
-    /// Deletes every node and relationship (constraints and indexes stay), in batches of 10,000
-    /// nodes. For tests and operators; not part of the `Store` trait.
+    /// Deletes every relationship and node (constraints and indexes stay), 10,000 at a time, each
+    /// batch in its own transaction so the transaction memory stays bounded whatever the size of
+    /// the graph. For tests and operators; not part of the `Store` trait.
     pub async fn wipe(&self) -> StoreResult<()> {
         loop {
-            let deleted: i64 = self.single(cypher!("wipe_batch")).await?.value("deleted")?;
+            let deleted: i64 = self.single(cypher!("wipe_relationships_batch")).await?.value("deleted")?;
+            if deleted == 0 {
+                break;
+            }
+        }
+        loop {
+            let deleted: i64 = self.single(cypher!("wipe_nodes_batch")).await?.value("deleted")?;
             if deleted == 0 {
                 return Ok(());
             }
