@@ -32,7 +32,7 @@ use self::rows::{
 };
 use super::{Record, Store, StoreError, StoreResult};
 use crate::domain::{
-    Container, ContainerInput, ContainerStats, Datastore, DatastoreInput, Direction, Edge, EdgeFilter, EdgePatch,
+    Container, ContainerInput, ContainerStats, Datastore, DatastoreInput, Direction, Edge, EdgeFilter, EdgePatch, End,
     Evidence, Field, Id, Interval, NewEdge, Page, PageRequest, Timestamp,
 };
 use crate::metrics;
@@ -597,12 +597,12 @@ async fn import_in(txn: &mut Txn, records: Vec<Record>) -> StoreResult<usize> {
                 see(EDGE_COUNTER, e.id);
                 for end in [&e.source, &e.target] {
                     match end {
-                        crate::domain::End::Container { id } => see(CONTAINER_COUNTER, *id),
-                        crate::domain::End::Field { id, container_id } => {
+                        End::Container { id } => see(CONTAINER_COUNTER, *id),
+                        End::Field { id, container_id } => {
                             see(FIELD_COUNTER, *id);
                             see(CONTAINER_COUNTER, *container_id);
                         }
-                        crate::domain::End::External { .. } => {}
+                        End::External { .. } => {}
                     }
                 }
                 edges.push(edge_row(e)?);
@@ -880,6 +880,9 @@ impl Store for Neo4jStore {
         finish(txn, result).await
     }
 
+    /// Loads the records in one transaction (a failure leaves the store empty), keeping their ids
+    /// and moving the id counters past them. Neo4j bounds a transaction's memory
+    /// (`dbms.memory.transaction.total.max`), so a very large store needs a large enough limit.
     async fn import(&self, records: Vec<Record>) -> StoreResult<usize> {
         let mut txn = self.begin().await?;
         let result = import_in(&mut txn, records).await;
