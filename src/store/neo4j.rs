@@ -1,114 +1,922 @@
-//! Neo4j store: placeholder until the implementation lands from its branch.
+//! The Neo4j store: the `Store` trait over a Neo4j 5 database through `neo4rs`.
+//!
+//! Model (see `cypher/` for every statement, one per file, loaded with `include_str!`):
+//! - nodes `:Datastore`, `:Container`, `:Field`, `:External {fqn}`, `:Evidence {edge_id, key}`
+//!   and `:Counter {name, value}` (one id counter per kind, advanced in blocks inside the writing
+//!   transaction, so several service replicas never hand out the same id);
+//! - one `:LINEAGE` relationship per edge, between its two end nodes, so one lineage hop is one
+//!   relationship hop. It carries the edge's attributes plus `ukey` (source key, target key and
+//!   source type: the uniqueness constraint) and, per end, `*_kind`, `*_id`, `*_container_id`,
+//!   `*_fqn`, so an edge reads back from the relationship alone;
+//! - deleting a container or field is a soft delete (`deleted = true`, `key` removed so the name
+//!   can be reused): its relationships stay, so retired edges keep their ends. Deleted nodes are
+//!   never returned by catalog reads, stats or traversal.
+//!
+//! Every statement sent counts once in `tributary_store_queries_total{store="neo4j"}` under the
+//! name of its file. Reads of many ids are one statement (`UNWIND $ids`), writes of many rows one
+//! statement per batch (`UNWIND $rows`), and each trait method runs in one explicit transaction
+//! (`Graph::start_txn`), committed at the end and rolled back on any error.
+
+mod rows;
+
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use async_trait::async_trait;
+use neo4rs::{BoltType, ConfigBuilder, Graph, Query, Row, Txn};
+use serde::de::DeserializeOwned;
 
+use self::rows::{
+    catalog_end, container_node_key, container_row, datastore_row, edge_row, edge_ukey, evidence_row, field_row,
+    intervals_text, list, map, micros, missing_end_message, parse_intervals, ts, ContainerProps, DatastoreProps,
+    Decode, EdgeProps, EvidenceProps, FieldProps,
+};
 use super::{Record, Store, StoreError, StoreResult};
-use crate::domain::*;
+use crate::domain::{
+    Container, ContainerInput, ContainerStats, Datastore, DatastoreInput, Direction, Edge, EdgeFilter, EdgePatch, End,
+    Evidence, Field, Id, Interval, NewEdge, Page, PageRequest, Timestamp,
+};
+use crate::metrics;
 
-pub struct Neo4jStore;
+const KIND: &str = "neo4j";
+
+/// The message of the `Conflict` raised when an edge's (source, target, sourceType) is taken.
+pub const EDGE_EXISTS: &str = "A lineage edge with the same source and target already exists";
+
+/// Neo4j's code for a violated uniqueness constraint.
+const CONSTRAINT_VIOLATION: &str = "Neo.ClientError.Schema.ConstraintValidationFailed";
+
+/// Rows per statement when importing.
+const IMPORT_BATCH: usize = 1000;
+
+const DATASTORE_COUNTER: &str = "datastore";
+const CONTAINER_COUNTER: &str = "container";
+const FIELD_COUNTER: &str = "field";
+const EDGE_COUNTER: &str = "edge";
+
+/// One statement of `cypher/`, with its parameters; `name` (the file name) is its operation label
+/// in metrics and logs.
+struct Cmd {
+    name: &'static str,
+    query: Query,
+}
+
+impl Cmd {
+    fn new(name: &'static str, text: &'static str) -> Self {
+        Cmd { name, query: neo4rs::query(text) }
+    }
+
+    fn param(mut self, key: &str, value: impl Into<BoltType>) -> Self {
+        self.query = self.query.param(key, value);
+        self
+    }
+}
+
+/// The statement of `cypher/<name>.cypher` for a literal `<name>`, checked to exist at compile
+/// time. Tests collect the names passed to this macro and compare them with the directory.
+macro_rules! cypher {
+    ($name:literal) => {
+        Cmd::new($name, include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/cypher/", $name, ".cypher")))
+    };
+}
+
+/// Constraints and indexes, created idempotently at start-up.
+fn schema_statements() -> Vec<Cmd> {
+    vec![
+        cypher!("schema_counter_name_unique"),
+        cypher!("schema_datastore_id_unique"),
+        cypher!("schema_datastore_name_unique"),
+        cypher!("schema_container_id_unique"),
+        cypher!("schema_container_key_unique"),
+        cypher!("schema_container_datastore_id_index"),
+        cypher!("schema_field_id_unique"),
+        cypher!("schema_field_key_unique"),
+        cypher!("schema_field_container_id_index"),
+        cypher!("schema_external_fqn_unique"),
+        cypher!("schema_evidence_edge_key_unique"),
+        cypher!("schema_evidence_edge_id_index"),
+        cypher!("schema_lineage_id_unique"),
+        cypher!("schema_lineage_ukey_unique"),
+        cypher!("schema_lineage_source_type_index"),
+    ]
+}
+
+/// The Neo4j status code of a server failure (`Neo.ClientError.Schema...`). neo4rs 0.8 returns a
+/// failure answering RUN as `Error::Neo4j`, but one answering PULL (constraint violations and
+/// deadlocks surface there, when the write executes) as `UnexpectedMessage` with the code only in
+/// the text, so the code is also looked for in that text.
+fn status_code(e: &neo4rs::Error) -> Option<&str> {
+    match e {
+        neo4rs::Error::Neo4j(n) => Some(n.code()),
+        neo4rs::Error::UnexpectedMessage(text) => {
+            let start = text.find("Neo.")?;
+            let code = &text[start..];
+            let end = code.find(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '.')).unwrap_or(code.len());
+            Some(&code[..end])
+        }
+        _ => None,
+    }
+}
+
+/// Maps a driver error: connection-level failures (and Neo4j's transient and routing errors) are
+/// `Unavailable`, a violated uniqueness constraint is `Conflict`, anything else `Internal`.
+fn db_error(operation: &'static str, e: neo4rs::Error) -> StoreError {
+    use neo4rs::{Error as E, Neo4jClientErrorKind as C, Neo4jErrorKind as K};
+    let code = status_code(&e);
+    if code == Some(CONSTRAINT_VIOLATION) {
+        tracing::warn!(error = %e, operation, "neo4j constraint violation");
+        return StoreError::Conflict("The change conflicts with data already stored".to_string());
+    }
+    tracing::error!(error = %e, operation, "neo4j query failed");
+    let unavailable = match &e {
+        E::IOError { .. }
+        | E::ConnectionError
+        | E::UrlParseError(_)
+        | E::UnsupportedScheme(_)
+        | E::InvalidDnsName(_)
+        | E::AuthenticationError(_)
+        | E::UnsupportedVersion(_) => true,
+        E::Neo4j(n) => {
+            matches!(n.kind(), K::Transient | K::Client(C::SessionExpired | C::FatalDiscovery | C::Security(_)))
+        }
+        _ => code.is_some_and(|code| code.starts_with("Neo.TransientError.")),
+    };
+    if unavailable {
+        StoreError::Unavailable(e.to_string())
+    } else {
+        StoreError::Internal(e.to_string())
+    }
+}
+
+fn internal(operation: &'static str, message: String) -> StoreError {
+    tracing::error!(error = %message, operation, "neo4j query failed");
+    StoreError::Internal(message)
+}
+
+/// The rows of one statement, with its name for error messages.
+struct Rows {
+    op: &'static str,
+    rows: Vec<Row>,
+}
+
+impl Rows {
+    fn first(&self) -> StoreResult<&Row> {
+        self.rows.first().ok_or_else(|| internal(self.op, format!("{} returned no row", self.op)))
+    }
+
+    fn get<T: DeserializeOwned>(&self, row: &Row, column: &str) -> StoreResult<T> {
+        row.get::<T>(column).map_err(|e| internal(self.op, format!("cannot read column {column} of {}: {e}", self.op)))
+    }
+
+    /// `column` of the first row.
+    fn value<T: DeserializeOwned>(&self, column: &str) -> StoreResult<T> {
+        self.get(self.first()?, column)
+    }
+
+    /// `column` of every row.
+    fn column<T: DeserializeOwned>(&self, column: &str) -> StoreResult<Vec<T>> {
+        self.rows.iter().map(|row| self.get(row, column)).collect()
+    }
+
+    fn decode<P: Decode>(&self, column: &str) -> StoreResult<Vec<P::Out>> {
+        self.column::<P>(column)?.into_iter().map(Decode::decode).collect()
+    }
+
+    fn decode_first<P: Decode>(&self, column: &str) -> StoreResult<P::Out> {
+        self.value::<P>(column)?.decode()
+    }
+
+    /// A page from a statement returning one row `items, total`.
+    fn page<P: Decode>(&self, page: PageRequest) -> StoreResult<Page<P::Out>> {
+        let items: Vec<P> = self.value("items")?;
+        let items = items.into_iter().map(Decode::decode).collect::<StoreResult<_>>()?;
+        Ok(Page { items, total: self.value("total")?, page })
+    }
+}
+
+/// Runs a statement inside a transaction and reads all its rows.
+async fn exec(txn: &mut Txn, cmd: Cmd) -> StoreResult<Rows> {
+    let op = cmd.name;
+    metrics::store_query(KIND, op);
+    let mut stream = txn.execute(cmd.query).await.map_err(|e| db_error(op, e))?;
+    let mut rows = Vec::new();
+    while let Some(row) = stream.next(txn.handle()).await.map_err(|e| db_error(op, e))? {
+        rows.push(row);
+    }
+    Ok(Rows { op, rows })
+}
+
+/// Commits on success; rolls back on error (after a failed statement the server has already
+/// failed the transaction and the rollback may itself fail: the pool resets the connection).
+async fn finish<T>(txn: Txn, result: StoreResult<T>) -> StoreResult<T> {
+    match result {
+        Ok(value) => {
+            txn.commit().await.map_err(|e| db_error("commit", e))?;
+            Ok(value)
+        }
+        Err(error) => {
+            if let Err(e) = txn.rollback().await {
+                tracing::debug!(error = %e, "neo4j rollback after a failed statement failed");
+            }
+            Err(error)
+        }
+    }
+}
+
+/// Sorted, distinct ids: the `$ids` of a batched statement.
+fn distinct(ids: &[Id]) -> Vec<Id> {
+    let set: BTreeSet<Id> = ids.iter().copied().collect();
+    set.into_iter().collect()
+}
+
+fn count(n: usize) -> StoreResult<i64> {
+    i64::try_from(n).map_err(|_| StoreError::Invalid(format!("too many rows: {n}")))
+}
+
+/// Reserves ids from the counters, one block per `(counter, how many)`; returns the first id of
+/// each block. One statement for all counters.
+async fn allocate(txn: &mut Txn, wants: &[(&'static str, usize)]) -> StoreResult<HashMap<String, Id>> {
+    let mut rows = Vec::new();
+    for (name, n) in wants.iter().filter(|(_, n)| *n > 0) {
+        rows.push(map([("name", (*name).into()), ("count", count(*n)?.into())]));
+    }
+    if rows.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let out = exec(txn, cypher!("allocate_ids").param("rows", list(rows))).await?;
+    let names: Vec<String> = out.column("name")?;
+    let firsts: Vec<Id> = out.column("first")?;
+    Ok(names.into_iter().zip(firsts).collect())
+}
+
+fn first_id(ids: &HashMap<String, Id>, counter: &'static str) -> StoreResult<Id> {
+    ids.get(counter).copied().ok_or_else(|| internal("allocate_ids", format!("no id block for {counter}")))
+}
+
+/// Any uniqueness conflict in an edge write is the edge-exists conflict.
+fn edge_conflict(e: StoreError) -> StoreError {
+    match e {
+        StoreError::Conflict(_) => StoreError::Conflict(EDGE_EXISTS.to_string()),
+        other => other,
+    }
+}
+
+pub struct Neo4jStore {
+    graph: Graph,
+}
 
 impl Neo4jStore {
-    pub async fn connect(_uri: &str, _user: &str, _password: &str, _database: Option<&str>) -> StoreResult<Self> {
-        Err(StoreError::Unavailable("the Neo4j store is not built yet".into()))
+    /// Connects (a pool of at most 16 connections) and creates the constraints and indexes the
+    /// queries use, idempotently. `database` defaults to the server's default database.
+    pub async fn connect(uri: &str, user: &str, password: &str, database: Option<&str>) -> StoreResult<Self> {
+        let mut builder =
+            ConfigBuilder::default().uri(uri).user(user).password(password).max_connections(16).fetch_size(500);
+        if let Some(database) = database {
+            builder = builder.db(database);
+        }
+        let config = builder.build().map_err(|e| db_error("connect", e))?;
+        let graph = Graph::connect(config).await.map_err(|e| db_error("connect", e))?;
+        let store = Neo4jStore { graph };
+        for cmd in schema_statements() {
+            store.single(cmd).await?;
+        }
+        Ok(store)
     }
+
+    /// Deletes every relationship and node (constraints and indexes stay), 10,000 at a time, each
+    /// batch in its own transaction so the transaction memory stays bounded whatever the size of
+    /// the graph. For tests and operators; not part of the `Store` trait.
+    pub async fn wipe(&self) -> StoreResult<()> {
+        loop {
+            let deleted: i64 = self.single(cypher!("wipe_relationships_batch")).await?.value("deleted")?;
+            if deleted == 0 {
+                break;
+            }
+        }
+        loop {
+            let deleted: i64 = self.single(cypher!("wipe_nodes_batch")).await?.value("deleted")?;
+            if deleted == 0 {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Runs one statement in its own explicit transaction. Not `Graph::execute`: neo4rs 0.8 retries
+    /// that one with backoff for up to a minute when the server cannot be reached, and a store that
+    /// is down must answer `Unavailable` at once (readiness probes, request timeouts).
+    async fn single(&self, cmd: Cmd) -> StoreResult<Rows> {
+        let mut txn = self.begin().await?;
+        let result = exec(&mut txn, cmd).await;
+        finish(txn, result).await
+    }
+
+    async fn begin(&self) -> StoreResult<Txn> {
+        self.graph.start_txn().await.map_err(|e| db_error("begin", e))
+    }
+}
+
+// ---- the bodies of multi-statement writes, run inside one transaction ----
+
+async fn upsert_datastore_in(txn: &mut Txn, input: DatastoreInput) -> StoreResult<Datastore> {
+    let existing = exec(txn, cypher!("datastore_id_by_name").param("name", input.name.clone())).await?;
+    let new_id = if existing.rows.is_empty() {
+        Some(first_id(&allocate(txn, &[(DATASTORE_COUNTER, 1)]).await?, DATASTORE_COUNTER)?)
+    } else {
+        None
+    };
+    exec(
+        txn,
+        cypher!("upsert_datastore")
+            .param("name", input.name)
+            .param("type", input.kind)
+            .param("store_type", input.store_type)
+            .param("namespaces", input.namespaces)
+            .param("enrichment_only", input.enrichment_only)
+            .param("new_id", new_id),
+    )
+    .await?
+    .decode_first::<DatastoreProps>("datastore")
+}
+
+async fn upsert_container_in(txn: &mut Txn, input: ContainerInput) -> StoreResult<(Container, Vec<Field>)> {
+    let key = container_node_key(input.datastore_id, input.database.as_deref(), input.schema.as_deref(), &input.name);
+    let lookup = exec(
+        txn,
+        cypher!("container_upsert_lookup").param("datastore_id", input.datastore_id).param("key", key.clone()),
+    )
+    .await?;
+    if !lookup.value::<bool>("datastore_exists")? {
+        return Err(StoreError::NotFound(format!("Datastore {} not found", input.datastore_id)));
+    }
+    let container_id: Option<Id> = lookup.value("container_id")?;
+    let existing: HashSet<String> = lookup.value::<Vec<String>>("field_names")?.into_iter().collect();
+
+    // New fields (first mention of each new name) get ids; repeated names merge into the first.
+    let mut new_names = HashSet::new();
+    for field in &input.fields {
+        if !existing.contains(&field.name) {
+            new_names.insert(field.name.clone());
+        }
+    }
+    let ids =
+        allocate(txn, &[(CONTAINER_COUNTER, usize::from(container_id.is_none())), (FIELD_COUNTER, new_names.len())])
+            .await?;
+    let new_container_id = if container_id.is_none() { Some(first_id(&ids, CONTAINER_COUNTER)?) } else { None };
+    let mut next_field_id = if new_names.is_empty() { 0 } else { first_id(&ids, FIELD_COUNTER)? };
+    let mut assigned = HashSet::new();
+    let mut fields = Vec::with_capacity(input.fields.len());
+    for f in input.fields {
+        let new_id = if new_names.contains(&f.name) && assigned.insert(f.name.clone()) {
+            next_field_id += 1;
+            Some(next_field_id - 1)
+        } else {
+            None
+        };
+        fields.push(map([
+            ("name", f.name.into()),
+            ("new_id", new_id.into()),
+            ("data_type", f.data_type.into()),
+            ("display_name", f.display_name.into()),
+            ("status", f.status.into()),
+            ("latest_profile_id", f.latest_profile_id.into()),
+            ("is_computed_field", f.is_computed_field.into()),
+            ("active_anomaly_count", f.active_anomaly_count.into()),
+        ]));
+    }
+    let out = exec(
+        txn,
+        cypher!("upsert_container")
+            .param("key", key)
+            .param("new_id", new_container_id)
+            .param("datastore_id", input.datastore_id)
+            .param("name", input.name)
+            .param("database", input.database)
+            .param("schema", input.schema)
+            .param("container_type", input.container_type)
+            .param("table_type", input.table_type)
+            .param("display_name", input.display_name)
+            .param("purpose", input.purpose)
+            .param("active_anomaly_count", input.active_anomaly_count)
+            .param("fields", list(fields)),
+    )
+    .await?;
+    let container = out.decode_first::<ContainerProps>("container")?;
+    let fields: Vec<FieldProps> = out.value("fields")?;
+    let fields = fields.into_iter().map(Decode::decode).collect::<StoreResult<_>>()?;
+    Ok((container, fields))
+}
+
+async fn create_edges_in(
+    txn: &mut Txn,
+    edges: Vec<NewEdge>,
+    skip_existing: bool,
+    now: Timestamp,
+) -> StoreResult<Vec<Edge>> {
+    let ukeys: Vec<String> = edges.iter().map(|e| edge_ukey(&e.source, &e.target, &e.source_type)).collect();
+    let distinct_ukeys: Vec<String> = ukeys.iter().cloned().collect::<BTreeSet<_>>().into_iter().collect();
+    let taken: HashSet<String> = exec(txn, cypher!("edge_ukeys_taken").param("ukeys", distinct_ukeys))
+        .await?
+        .column::<String>("ukey")?
+        .into_iter()
+        .collect();
+
+    let mut seen = HashSet::new();
+    let mut keep = Vec::with_capacity(edges.len());
+    for (edge, ukey) in edges.into_iter().zip(ukeys) {
+        if taken.contains(&ukey) || !seen.insert(ukey) {
+            if skip_existing {
+                continue;
+            }
+            return Err(StoreError::Conflict(EDGE_EXISTS.to_string()));
+        }
+        keep.push(edge);
+    }
+    if keep.is_empty() {
+        return Ok(Vec::new());
+    }
+
+    let mut ends = Vec::new();
+    let mut seen_ends = HashSet::new();
+    for edge in &keep {
+        for end in [&edge.source, &edge.target] {
+            if let Some(param) = catalog_end(end) {
+                if seen_ends.insert(end.key()) {
+                    ends.push(param);
+                }
+            }
+        }
+    }
+    if !ends.is_empty() {
+        let missing = exec(txn, cypher!("missing_edge_ends").param("ends", list(ends))).await?;
+        if let Some(row) = missing.rows.first() {
+            let kind: String = missing.get(row, "kind")?;
+            let id: Id = missing.get(row, "id")?;
+            return Err(StoreError::NotFound(missing_end_message(&kind, id)));
+        }
+    }
+
+    let n = keep.len();
+    let first = first_id(&allocate(txn, &[(EDGE_COUNTER, n)]).await?, EDGE_COUNTER)?;
+    let mut rows = Vec::with_capacity(n);
+    for (id, new) in (first..).zip(keep) {
+        let edge = Edge {
+            id,
+            created: now,
+            source: new.source,
+            target: new.target,
+            description: new.description,
+            source_type: new.source_type,
+            operation: new.operation,
+            derived: new.derived,
+            transformations: new.transformations,
+            last_asserted_at: new.last_asserted_at.map(micros),
+            retired_at: None,
+            intervals: vec![Interval { from: now, to: None }],
+        };
+        rows.push(edge_row(&edge)?);
+    }
+    let created = exec(txn, cypher!("create_edges").param("rows", list(rows))).await?.decode::<EdgeProps>("edge")?;
+    if created.len() != n {
+        return Err(internal(
+            "create_edges",
+            format!("created {} of {n} edges: an end node is missing", created.len()),
+        ));
+    }
+    Ok(created)
+}
+
+async fn update_edge_in(txn: &mut Txn, id: Id, patch: EdgePatch) -> StoreResult<Option<Edge>> {
+    let current = exec(txn, cypher!("edges_by_ids").param("ids", vec![id])).await?.decode::<EdgeProps>("edge")?;
+    let Some(current) = current.into_iter().next() else {
+        return Ok(None);
+    };
+    let mut new_ukey = None;
+    if let Some(source_type) = &patch.source_type {
+        if *source_type != current.source_type {
+            let ukey = edge_ukey(&current.source, &current.target, source_type);
+            let taken = exec(txn, cypher!("edge_ukeys_taken").param("ukeys", vec![ukey.clone()])).await?;
+            if !taken.rows.is_empty() {
+                return Err(StoreError::Conflict(EDGE_EXISTS.to_string()));
+            }
+            new_ukey = Some(ukey);
+        }
+    }
+    let (set_description, description) = match patch.description {
+        Some(description) => (true, description),
+        None => (false, None),
+    };
+    let updated = exec(
+        txn,
+        cypher!("update_edge")
+            .param("id", id)
+            .param("set_description", set_description)
+            .param("description", description)
+            .param("source_type", patch.source_type)
+            .param("ukey", new_ukey),
+    )
+    .await?
+    .decode::<EdgeProps>("edge")?;
+    Ok(updated.into_iter().next())
+}
+
+async fn retire_edges_in(txn: &mut Txn, ids: Vec<Id>, now: Timestamp) -> StoreResult<()> {
+    let now_text = ts(&now);
+    let marked =
+        exec(txn, cypher!("retire_edges_mark").param("ids", ids.clone()).param("now", now_text.clone())).await?;
+    let edge_ids: Vec<Id> = marked.column("id")?;
+    let texts: Vec<Option<String>> = marked.column("intervals")?;
+    let mut rows = Vec::with_capacity(edge_ids.len());
+    for (id, text) in edge_ids.into_iter().zip(texts) {
+        let mut intervals = parse_intervals(text.as_deref())?;
+        // Close the open interval; an edge without one (never live) keeps its history as is.
+        if let Some(open) = intervals.iter_mut().rev().find(|i| i.to.is_none()) {
+            open.to = Some(now);
+            rows.push(map([("id", id.into()), ("intervals", intervals_text(&intervals)?.into())]));
+        }
+    }
+    if !rows.is_empty() {
+        exec(txn, cypher!("set_edge_intervals").param("rows", list(rows))).await?;
+    }
+    exec(txn, cypher!("retire_evidence").param("ids", ids).param("now", now_text)).await?;
+    Ok(())
+}
+
+async fn export_in(txn: &mut Txn) -> StoreResult<Vec<Record>> {
+    let mut records = Vec::new();
+    let datastores = exec(txn, cypher!("list_datastores")).await?;
+    records.extend(datastores.decode::<DatastoreProps>("datastore")?.into_iter().map(Record::Datastore));
+    let containers = exec(txn, cypher!("export_containers")).await?;
+    records.extend(containers.decode::<ContainerProps>("container")?.into_iter().map(Record::Container));
+    let fields = exec(txn, cypher!("export_fields")).await?;
+    records.extend(fields.decode::<FieldProps>("field")?.into_iter().map(Record::Field));
+    let edges = exec(txn, cypher!("export_edges")).await?;
+    records.extend(edges.decode::<EdgeProps>("edge")?.into_iter().map(Record::Edge));
+    let evidence = exec(txn, cypher!("export_evidence")).await?;
+    records.extend(evidence.decode::<EvidenceProps>("evidence")?.into_iter().map(Record::Evidence));
+    Ok(records)
+}
+
+/// Runs one import statement per batch of rows.
+async fn import_batches(txn: &mut Txn, rows: Vec<BoltType>, cmd: fn() -> Cmd) -> StoreResult<()> {
+    let mut rows = rows.into_iter().peekable();
+    while rows.peek().is_some() {
+        let batch: Vec<BoltType> = rows.by_ref().take(IMPORT_BATCH).collect();
+        exec(txn, cmd().param("rows", list(batch))).await?;
+    }
+    Ok(())
+}
+
+async fn import_in(txn: &mut Txn, records: Vec<Record>) -> StoreResult<usize> {
+    if exec(txn, cypher!("store_has_data")).await?.value::<bool>("has_data")? {
+        return Err(StoreError::Invalid("Import needs an empty store; this one already holds data".to_string()));
+    }
+    let total = records.len();
+    let (mut datastores, mut containers, mut fields, mut edges, mut evidence) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    // The highest id of each kind, edge ends included (an end may name a deleted container or
+    // field that is not among the records), so the counters continue past them.
+    let mut max: HashMap<&'static str, Id> = HashMap::new();
+    let mut see = |counter: &'static str, id: Id| {
+        let entry = max.entry(counter).or_insert(id);
+        *entry = (*entry).max(id);
+    };
+    for record in &records {
+        match record {
+            Record::Datastore(d) => {
+                see(DATASTORE_COUNTER, d.id);
+                datastores.push(datastore_row(d));
+            }
+            Record::Container(c) => {
+                see(CONTAINER_COUNTER, c.id);
+                containers.push(container_row(c));
+            }
+            Record::Field(f) => {
+                see(FIELD_COUNTER, f.id);
+                fields.push(field_row(f));
+            }
+            Record::Edge(e) => {
+                see(EDGE_COUNTER, e.id);
+                for end in [&e.source, &e.target] {
+                    match end {
+                        End::Container { id } => see(CONTAINER_COUNTER, *id),
+                        End::Field { id, container_id } => {
+                            see(FIELD_COUNTER, *id);
+                            see(CONTAINER_COUNTER, *container_id);
+                        }
+                        End::External { .. } => {}
+                    }
+                }
+                edges.push(edge_row(e)?);
+            }
+            Record::Evidence(e) => evidence.push(evidence_row(e)?),
+        }
+    }
+    import_batches(txn, datastores, || cypher!("import_datastores")).await?;
+    import_batches(txn, containers, || cypher!("import_containers")).await?;
+    import_batches(txn, fields, || cypher!("import_fields")).await?;
+    import_batches(txn, edges, || cypher!("import_edges")).await?;
+    import_batches(txn, evidence, || cypher!("put_evidence")).await?;
+    let counters: Vec<BoltType> =
+        max.into_iter().map(|(name, value)| map([("name", name.into()), ("value", value.into())])).collect();
+    if !counters.is_empty() {
+        exec(txn, cypher!("raise_counters").param("rows", list(counters))).await?;
+    }
+    Ok(total)
 }
 
 #[async_trait]
 impl Store for Neo4jStore {
     fn kind(&self) -> &'static str {
-        "neo4j"
+        KIND
     }
+
     async fn ping(&self) -> StoreResult<()> {
-        unimplemented!()
+        self.single(cypher!("ping")).await.map(|_| ())
     }
-    async fn upsert_datastore(&self, _: DatastoreInput) -> StoreResult<Datastore> {
-        unimplemented!()
+
+    // ---- catalog ----
+
+    async fn upsert_datastore(&self, input: DatastoreInput) -> StoreResult<Datastore> {
+        let mut txn = self.begin().await?;
+        let result = upsert_datastore_in(&mut txn, input).await;
+        finish(txn, result).await
     }
-    async fn datastores_by_ids(&self, _: &[Id]) -> StoreResult<Vec<Datastore>> {
-        unimplemented!()
+
+    async fn datastores_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Datastore>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.single(cypher!("datastores_by_ids").param("ids", distinct(ids)))
+            .await?
+            .decode::<DatastoreProps>("datastore")
     }
+
     async fn list_datastores(&self) -> StoreResult<Vec<Datastore>> {
-        unimplemented!()
+        self.single(cypher!("list_datastores")).await?.decode::<DatastoreProps>("datastore")
     }
-    async fn delete_datastore(&self, _: Id) -> StoreResult<bool> {
-        unimplemented!()
+
+    async fn delete_datastore(&self, id: Id) -> StoreResult<bool> {
+        let deleted: i64 = self.single(cypher!("delete_datastore").param("id", id)).await?.value("deleted")?;
+        Ok(deleted > 0)
     }
-    async fn upsert_container(&self, _: ContainerInput) -> StoreResult<(Container, Vec<Field>)> {
-        unimplemented!()
+
+    async fn upsert_container(&self, input: ContainerInput) -> StoreResult<(Container, Vec<Field>)> {
+        let mut txn = self.begin().await?;
+        let result = upsert_container_in(&mut txn, input).await;
+        finish(txn, result).await
     }
-    async fn containers_by_ids(&self, _: &[Id]) -> StoreResult<Vec<Container>> {
-        unimplemented!()
+
+    async fn containers_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Container>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.single(cypher!("containers_by_ids").param("ids", distinct(ids)))
+            .await?
+            .decode::<ContainerProps>("container")
     }
-    async fn list_containers(&self, _: Option<Id>, _: Option<&str>, _: PageRequest) -> StoreResult<Page<Container>> {
-        unimplemented!()
+
+    async fn list_containers(
+        &self,
+        datastore_id: Option<Id>,
+        name: Option<&str>,
+        page: PageRequest,
+    ) -> StoreResult<Page<Container>> {
+        let cmd = match datastore_id {
+            Some(datastore_id) => cypher!("list_containers_by_datastore").param("datastore_id", datastore_id),
+            None => cypher!("list_containers"),
+        };
+        self.single(cmd.param("name", name.map(str::to_string)).param("skip", page.offset()).param("limit", page.size))
+            .await?
+            .page::<ContainerProps>(page)
     }
-    async fn delete_container(&self, _: Id) -> StoreResult<bool> {
-        unimplemented!()
+
+    async fn delete_container(&self, id: Id) -> StoreResult<bool> {
+        let deleted: i64 = self.single(cypher!("delete_container").param("id", id)).await?.value("deleted")?;
+        Ok(deleted > 0)
     }
-    async fn fields_by_ids(&self, _: &[Id]) -> StoreResult<Vec<Field>> {
-        unimplemented!()
+
+    async fn fields_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Field>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.single(cypher!("fields_by_ids").param("ids", distinct(ids))).await?.decode::<FieldProps>("field")
     }
-    async fn container_fields(&self, _: Id, _: Option<&str>, _: PageRequest) -> StoreResult<Page<Field>> {
-        unimplemented!()
+
+    async fn container_fields(
+        &self,
+        container_id: Id,
+        name: Option<&str>,
+        page: PageRequest,
+    ) -> StoreResult<Page<Field>> {
+        self.single(
+            cypher!("container_fields")
+                .param("container_id", container_id)
+                .param("name", name.map(str::to_string))
+                .param("skip", page.offset())
+                .param("limit", page.size),
+        )
+        .await?
+        .page::<FieldProps>(page)
     }
-    async fn delete_field(&self, _: Id) -> StoreResult<bool> {
-        unimplemented!()
+
+    async fn delete_field(&self, id: Id) -> StoreResult<bool> {
+        let deleted: i64 = self.single(cypher!("delete_field").param("id", id)).await?.value("deleted")?;
+        Ok(deleted > 0)
     }
-    async fn container_stats(&self, _: &[Id]) -> StoreResult<Vec<ContainerStats>> {
-        unimplemented!()
+
+    async fn container_stats(&self, ids: &[Id]) -> StoreResult<Vec<ContainerStats>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let out = self.single(cypher!("container_stats").param("ids", distinct(ids))).await?;
+        out.rows
+            .iter()
+            .map(|row| {
+                Ok(ContainerStats {
+                    container_id: out.get(row, "container_id")?,
+                    field_count: out.get(row, "field_count")?,
+                    linked_field_count: out.get(row, "linked_field_count")?,
+                })
+            })
+            .collect()
     }
-    async fn fields_with_lineage(&self, _: &[Id]) -> StoreResult<Vec<Id>> {
-        unimplemented!()
+
+    async fn fields_with_lineage(&self, ids: &[Id]) -> StoreResult<Vec<Id>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.single(cypher!("fields_with_lineage").param("ids", distinct(ids))).await?.column("id")
     }
-    async fn create_edges(&self, _: Vec<NewEdge>, _: bool, _: Timestamp) -> StoreResult<Vec<Edge>> {
-        unimplemented!()
+
+    // ---- edges ----
+
+    async fn create_edges(&self, edges: Vec<NewEdge>, skip_existing: bool, now: Timestamp) -> StoreResult<Vec<Edge>> {
+        if edges.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut txn = self.begin().await?;
+        let result = create_edges_in(&mut txn, edges, skip_existing, micros(now)).await;
+        finish(txn, result).await.map_err(edge_conflict)
     }
-    async fn live_container_edge_exists(&self, _: Id, _: Id) -> StoreResult<bool> {
-        unimplemented!()
+
+    async fn live_container_edge_exists(&self, source: Id, target: Id) -> StoreResult<bool> {
+        self.single(cypher!("live_container_edge_exists").param("source", source).param("target", target))
+            .await?
+            .value("exists")
     }
-    async fn update_edge(&self, _: Id, _: EdgePatch) -> StoreResult<Option<Edge>> {
-        unimplemented!()
+
+    async fn update_edge(&self, id: Id, patch: EdgePatch) -> StoreResult<Option<Edge>> {
+        let mut txn = self.begin().await?;
+        let result = update_edge_in(&mut txn, id, patch).await;
+        finish(txn, result).await.map_err(edge_conflict)
     }
-    async fn retire_edges(&self, _: &[Id], _: Timestamp) -> StoreResult<()> {
-        unimplemented!()
+
+    async fn retire_edges(&self, ids: &[Id], now: Timestamp) -> StoreResult<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let mut txn = self.begin().await?;
+        let result = retire_edges_in(&mut txn, distinct(ids), micros(now)).await;
+        finish(txn, result).await
     }
-    async fn delete_edges(&self, _: &[Id]) -> StoreResult<()> {
-        unimplemented!()
+
+    async fn delete_edges(&self, ids: &[Id]) -> StoreResult<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        self.single(cypher!("delete_edges").param("ids", distinct(ids))).await.map(|_| ())
     }
-    async fn edges_by_ids(&self, _: &[Id]) -> StoreResult<Vec<Edge>> {
-        unimplemented!()
+
+    async fn edges_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Edge>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.single(cypher!("edges_by_ids").param("ids", distinct(ids))).await?.decode::<EdgeProps>("edge")
     }
-    async fn list_edges(&self, _: &EdgeFilter, _: PageRequest) -> StoreResult<Page<Edge>> {
-        unimplemented!()
+
+    async fn list_edges(&self, filter: &EdgeFilter, page: PageRequest) -> StoreResult<Page<Edge>> {
+        let cmd = match (filter.container_id, filter.field_id) {
+            (Some(container_id), field_id) => {
+                cypher!("list_edges_by_container").param("container_id", container_id).param("field_id", field_id)
+            }
+            (None, Some(field_id)) => cypher!("list_edges_by_field").param("field_id", field_id),
+            (None, None) => cypher!("list_edges"),
+        };
+        self.single(
+            cmd.param("source_type", filter.source_type.clone())
+                .param("include_retired", filter.include_retired)
+                .param("skip", page.offset())
+                .param("limit", page.size),
+        )
+        .await?
+        .page::<EdgeProps>(page)
     }
-    async fn edges_touching_containers(&self, _: &[Id]) -> StoreResult<Vec<Edge>> {
-        unimplemented!()
+
+    async fn edges_touching_containers(&self, ids: &[Id]) -> StoreResult<Vec<Edge>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.single(cypher!("edges_touching_containers").param("ids", distinct(ids))).await?.decode::<EdgeProps>("edge")
     }
-    async fn edges_touching_fields(&self, _: &[Id]) -> StoreResult<Vec<Edge>> {
-        unimplemented!()
+
+    async fn edges_touching_fields(&self, ids: &[Id]) -> StoreResult<Vec<Edge>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.single(cypher!("edges_touching_fields").param("ids", distinct(ids))).await?.decode::<EdgeProps>("edge")
     }
-    async fn evidence_for_edges(&self, _: &[Id]) -> StoreResult<Vec<Evidence>> {
-        unimplemented!()
+
+    async fn evidence_for_edges(&self, edge_ids: &[Id]) -> StoreResult<Vec<Evidence>> {
+        if edge_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.single(cypher!("evidence_for_edges").param("ids", distinct(edge_ids)))
+            .await?
+            .decode::<EvidenceProps>("evidence")
     }
-    async fn put_evidence(&self, _: Vec<Evidence>) -> StoreResult<()> {
-        unimplemented!()
+
+    async fn put_evidence(&self, evidence: Vec<Evidence>) -> StoreResult<()> {
+        if evidence.is_empty() {
+            return Ok(());
+        }
+        let rows = evidence.iter().map(evidence_row).collect::<StoreResult<Vec<_>>>()?;
+        self.single(cypher!("put_evidence").param("rows", list(rows))).await.map(|_| ())
     }
-    async fn container_edges_of(&self, _: &[Id], _: Direction) -> StoreResult<Vec<Edge>> {
-        unimplemented!()
+
+    // ---- traversal: one statement per call ----
+
+    async fn container_edges_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let cmd = match direction {
+            Direction::Upstream => cypher!("container_edges_upstream"),
+            Direction::Downstream => cypher!("container_edges_downstream"),
+        };
+        self.single(cmd.param("ids", distinct(ids))).await?.decode::<EdgeProps>("edge")
     }
-    async fn field_edges_of(&self, _: &[Id], _: Direction) -> StoreResult<Vec<Edge>> {
-        unimplemented!()
+
+    async fn field_edges_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let cmd = match direction {
+            Direction::Upstream => cypher!("field_edges_upstream"),
+            Direction::Downstream => cypher!("field_edges_downstream"),
+        };
+        self.single(cmd.param("ids", distinct(ids))).await?.decode::<EdgeProps>("edge")
     }
+
+    // ---- whole store ----
+
+    /// Datastores, live containers, live fields, every edge (retired ones included), evidence.
+    ///
+    /// Deleted containers and fields are not exported: `Record` has no way to say "deleted", and
+    /// exporting them would bring them back to life on import. The edges that still reference
+    /// them (retired edges keep their ends) are exported, and `import` gives such an end a node
+    /// marked deleted, so export → import → export yields the same records.
     async fn export(&self) -> StoreResult<Vec<Record>> {
-        unimplemented!()
+        let mut txn = self.begin().await?;
+        let result = export_in(&mut txn).await;
+        finish(txn, result).await
     }
-    async fn import(&self, _: Vec<Record>) -> StoreResult<usize> {
-        unimplemented!()
+
+    /// Loads the records in one transaction (a failure leaves the store empty), keeping their ids
+    /// and moving the id counters past them. Neo4j bounds a transaction's memory
+    /// (`dbms.memory.transaction.total.max`), so a very large store needs a large enough limit.
+    async fn import(&self, records: Vec<Record>) -> StoreResult<usize> {
+        let mut txn = self.begin().await?;
+        let result = import_in(&mut txn, records).await;
+        finish(txn, result).await.map_err(|e| match e {
+            StoreError::Conflict(_) => {
+                StoreError::Invalid("The records repeat an id or a unique name; nothing was imported".to_string())
+            }
+            other => other,
+        })
     }
 }
 
-impl Neo4jStore {
-    pub async fn wipe(&self) -> StoreResult<()> {
-        unimplemented!()
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failures_reported_as_unexpected_messages_keep_their_code() {
+        let text = "unexpected response for PULL: Ok(Failure(Failure { metadata: BoltMap { value: \
+            {BoltString { value: \"code\" }: String(BoltString { value: \
+            \"Neo.ClientError.Schema.ConstraintValidationFailed\" })} } }))";
+        let e = neo4rs::Error::UnexpectedMessage(text.to_string());
+        assert_eq!(status_code(&e), Some(CONSTRAINT_VIOLATION));
+        assert!(matches!(db_error("test", e), StoreError::Conflict(_)));
+
+        let deadlock =
+            neo4rs::Error::UnexpectedMessage("... \"Neo.TransientError.Transaction.DeadlockDetected\" ...".to_string());
+        assert!(matches!(db_error("test", deadlock), StoreError::Unavailable(_)));
+        let other = neo4rs::Error::UnexpectedMessage("no code here".to_string());
+        assert!(matches!(db_error("test", other), StoreError::Internal(_)));
+    }
+
+    #[test]
+    fn batched_ids_are_sorted_and_distinct() {
+        assert_eq!(distinct(&[3, 1, 3, 2]), vec![1, 2, 3]);
     }
 }

@@ -1,0 +1,5 @@
+// Parameters: none. Every live field by id.
+MATCH (f:Field)
+WHERE NOT f.deleted
+RETURN f {.*} AS field
+ORDER BY f.id

@@ -1,0 +1,6 @@
+// Parameters: $rows: [{id, datastore_id: int, key, name: string, database, schema: string or null,
+// container_type: string, table_type, display_name, purpose: string or null,
+// active_anomaly_count: int, deleted: false}].
+UNWIND $rows AS row
+CREATE (c:Container)
+SET c = row

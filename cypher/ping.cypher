@@ -1,0 +1,2 @@
+// Parameters: none. Readiness probe.
+RETURN 1 AS ok

@@ -1,0 +1,3 @@
+// Parameters: none.
+CREATE INDEX container_datastore_id IF NOT EXISTS
+FOR (c:Container) ON (c.datastore_id)

@@ -1,0 +1,7 @@
+// Parameters: none. Deletes up to 10,000 nodes, once wipe_relationships_batch has removed every
+// relationship (DETACH still covers one created meanwhile); the caller repeats it until it
+// reports 0. A batch loop instead of CALL { } IN TRANSACTIONS, which explicit transactions refuse.
+MATCH (n)
+WITH n LIMIT 10000
+DETACH DELETE n
+RETURN count(*) AS deleted
