@@ -4,6 +4,7 @@ pub mod api;
 pub mod config;
 pub mod domain;
 pub mod error;
+pub mod ingest;
 pub mod metrics;
 pub mod server;
 pub mod service;
