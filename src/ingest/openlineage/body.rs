@@ -83,7 +83,12 @@ pub fn decode_body(raw: &[u8], gzip: bool, limits: &Limits) -> Result<Vec<u8>, B
 /// rejected by [`super::validate`] as that event's own outcome. An empty list is a valid body
 /// that carries no events.
 pub fn parse_body(bytes: &[u8], limits: &Limits) -> Result<ParsedBody, BodyError> {
-    match parse_json(bytes, limits)? {
+    let top_level_items = check_bytes(bytes, limits)?;
+    // Counted before parsing, so a 50 MiB list of tiny items is refused without building it.
+    if let Some(n) = top_level_items {
+        check_event_count(n, limits)?;
+    }
+    match parse_json(bytes)? {
         Value::Object(map) => Ok(ParsedBody { events: vec![Value::Object(map)], is_list: false }),
         Value::Array(items) => {
             check_event_count(items.len(), limits)?;
@@ -99,7 +104,8 @@ pub fn parse_body(bytes: &[u8], limits: &Limits) -> Result<ParsedBody, BodyError
 /// Seed 002's batch body: an object whose `events` array holds at least one event. A bare JSON
 /// list is not a batch (seed 002 says so).
 pub fn parse_batch_body(bytes: &[u8], limits: &Limits) -> Result<ParsedBody, BodyError> {
-    let value = parse_json(bytes, limits)?;
+    check_bytes(bytes, limits)?;
+    let value = parse_json(bytes)?;
     let Value::Object(mut map) = value else {
         return Err(BodyError::BadRequest(format!(
             "a batch body must be a JSON object with an \"events\" array; found {}",
@@ -170,7 +176,8 @@ fn check_event_count(n: usize, limits: &Limits) -> Result<(), BodyError> {
     Ok(())
 }
 
-fn parse_json(bytes: &[u8], limits: &Limits) -> Result<Value, BodyError> {
+/// The size limit and [`scan`]; returns how many items a top-level list holds.
+fn check_bytes(bytes: &[u8], limits: &Limits) -> Result<Option<usize>, BodyError> {
     if bytes.len() > limits.max_body_bytes {
         return Err(BodyError::TooLarge(format!(
             "the request body is {} bytes; at most {} bytes are accepted",
@@ -178,7 +185,10 @@ fn parse_json(bytes: &[u8], limits: &Limits) -> Result<Value, BodyError> {
             limits.max_body_bytes
         )));
     }
-    scan(bytes, limits.max_nesting)?;
+    scan(bytes, limits.max_nesting)
+}
+
+fn parse_json(bytes: &[u8]) -> Result<Value, BodyError> {
     serde_json::from_slice::<Value>(bytes).map_err(|e| {
         let text = e.to_string();
         if text.starts_with("number out of range") {
@@ -203,10 +213,15 @@ impl Position {
 
 /// One pass over the bytes, outside and inside strings, for what serde_json does not refuse (or
 /// refuses too late): nesting over `max_nesting`, NUL (raw or `\u0000`), unpaired surrogates.
-fn scan(bytes: &[u8], max_nesting: usize) -> Result<(), BodyError> {
+/// When the body is a list, returns how many items it holds (commas at level 1, plus one): exact
+/// for valid JSON, and invalid JSON is refused by serde_json anyway.
+fn scan(bytes: &[u8], max_nesting: usize) -> Result<Option<usize>, BodyError> {
     let mut pos = Position { line: 1, line_start: 0 };
     let mut depth = 0usize;
     let mut in_string = false;
+    let top_is_list = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[');
+    let mut level_one_commas = 0usize;
+    let mut level_one_empty = true;
     let mut i = 0usize;
     while let Some(&b) = bytes.get(i) {
         if b == 0 {
@@ -247,12 +262,16 @@ fn scan(bytes: &[u8], max_nesting: usize) -> Result<(), BodyError> {
                     }
                 }
                 b']' | b'}' => depth = depth.saturating_sub(1),
+                b',' if depth == 1 => level_one_commas += 1,
                 _ => {}
             }
         }
+        if depth == 1 && level_one_empty && !matches!(b, b'[' | b' ' | b'\t' | b'\r') {
+            level_one_empty = false;
+        }
         i += 1;
     }
-    Ok(())
+    Ok(top_is_list.then_some(if level_one_empty { 0 } else { level_one_commas + 1 }))
 }
 
 /// Checks the `\uXXXX` escape at `i` (whose code unit is `unit`) and returns the index after it

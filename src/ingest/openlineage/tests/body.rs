@@ -220,6 +220,21 @@ fn too_many_events_is_413() {
     let list = |n: usize| format!("[{}]", vec!["{}"; n].join(","));
     assert_eq!(parse(&list(1000)).unwrap().events.len(), 1000);
     assert_eq!(too_large(parse(&list(1001))), "the body carries 1001 events; at most 1000 are accepted in one request");
+    // Items are counted before the list is built, and only those of the list itself.
+    let two = Limits { max_events: 2, ..Limits::default() };
+    for (text, n) in
+        [("[]", 0), (" [ \n ] ", 0), ("[[1, 2, 3]]", 1), ("[\"a,b,c\"]", 1), ("[{\"a\": 1, \"b\": [2, 3]}, 4]", 2)]
+    {
+        assert_eq!(parse_body(text.as_bytes(), &two).unwrap().events.len(), n, "{text}");
+    }
+    assert_eq!(
+        too_large(parse_body(b"[1, 2, 3]", &two)),
+        "the body carries 3 events; at most 2 are accepted in one request"
+    );
+    assert_eq!(
+        too_large(parse_body(b"\n[{},\n{},\n{}]", &two)),
+        "the body carries 3 events; at most 2 are accepted in one request"
+    );
     // parse_body checks the size as well, for callers that skip decode_body.
     assert!(too_large(parse_body(b"[1, 2]", &small(4))).starts_with("the request body is 6 bytes"));
 }
