@@ -5,6 +5,8 @@
 //! direction, never one per node, and never variable-length path patterns (they enumerate paths
 //! and explode on diamonds).
 
+pub mod openlineage;
+
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 

@@ -2,6 +2,7 @@
 //! Handlers authenticate, call the service and map results; rules live in `service`.
 
 pub mod loaders;
+pub mod openlineage;
 pub mod schema;
 
 use std::time::Instant;
@@ -37,8 +38,16 @@ pub fn router(state: AppState, cors_origins: &[String]) -> Router {
     let graphql = Router::new()
         .route("/graphql", get(graphiql).post(graphql_handler))
         .layer(DefaultBodyLimit::max(GRAPHQL_BODY_LIMIT));
+    // The limit is checked again after decompression; axum's refuses larger bodies with 413.
+    let ingest = Router::new()
+        .route("/api/v1/lineage", axum::routing::post(openlineage::ingest))
+        .route("/api/lineage/openlineage", axum::routing::post(openlineage::ingest))
+        .route("/api/v1/openlineage/lineage", axum::routing::post(openlineage::collate_single))
+        .route("/api/v1/openlineage/lineage/batch", axum::routing::post(openlineage::collate_batch))
+        .layer(DefaultBodyLimit::max(openlineage::INGEST_BODY_LIMIT));
     let mut app = Router::new()
         .merge(graphql)
+        .merge(ingest)
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))

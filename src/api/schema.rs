@@ -556,6 +556,117 @@ async fn prefetch_edges(ctx: &Context<'_>, sel: async_graphql::Lookahead<'_>, ed
     Ok(())
 }
 
+// ---------------------------------------------------------------- OpenLineage
+
+#[derive(SimpleObject)]
+pub struct IngestError {
+    /// A JSON pointer into the event (empty for the whole event).
+    pub location: String,
+    pub message: String,
+}
+
+#[derive(SimpleObject)]
+pub struct IngestEventReport {
+    pub index: i64,
+    /// The id the event was stored under.
+    pub id: Option<Id>,
+    /// `applied`, `ignored`, `rejected` or `failed`.
+    pub status: String,
+    /// `run_event`, `job_event` or `dataset_event`.
+    pub event_kind: Option<String>,
+    pub errors: Vec<IngestError>,
+    pub summary: Json<serde_json::Value>,
+}
+
+#[derive(SimpleObject)]
+pub struct IngestReport {
+    pub received: i64,
+    pub applied: i64,
+    pub ignored: i64,
+    pub rejected: i64,
+    pub failed: i64,
+    pub events: Vec<IngestEventReport>,
+}
+
+impl From<crate::service::openlineage::IngestReport> for IngestReport {
+    fn from(r: crate::service::openlineage::IngestReport) -> Self {
+        let n = |s: &str| r.count(s) as i64;
+        IngestReport {
+            received: r.events.len() as i64,
+            applied: n("applied"),
+            ignored: n("ignored"),
+            rejected: n("rejected") + n("denied"),
+            failed: n("failed"),
+            events: r
+                .events
+                .iter()
+                .map(|e| IngestEventReport {
+                    index: e.index as i64,
+                    id: e.id,
+                    status: super::openlineage::public_status(e.status).to_string(),
+                    event_kind: e.kind.map(str::to_string),
+                    errors: e
+                        .errors
+                        .iter()
+                        .map(|(l, m)| IngestError { location: l.clone(), message: m.clone() })
+                        .collect(),
+                    summary: Json(e.summary.clone()),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// An OpenLineage event as stored, with what became of it.
+pub struct StoredEvent(pub domain::StoredEvent);
+
+#[Object]
+impl StoredEvent {
+    async fn id(&self) -> Id {
+        self.0.id
+    }
+    /// `run_event`, `job_event`, `dataset_event` (or `unknown` when it did not validate).
+    async fn kind(&self) -> &str {
+        &self.0.kind
+    }
+    async fn status(&self) -> &str {
+        super::openlineage::public_status(&self.0.status)
+    }
+    async fn errors(&self) -> Json<serde_json::Value> {
+        Json(self.0.errors.clone())
+    }
+    async fn summary(&self) -> Json<serde_json::Value> {
+        Json(self.0.summary.clone())
+    }
+    async fn job_namespace(&self) -> Option<&str> {
+        self.0.job_namespace.as_deref()
+    }
+    async fn job_name(&self) -> Option<&str> {
+        self.0.job_name.as_deref()
+    }
+    async fn run_id(&self) -> Option<&str> {
+        self.0.run_id.as_deref()
+    }
+    async fn event_type(&self) -> Option<&str> {
+        self.0.event_type.as_deref()
+    }
+    async fn event_time(&self) -> Option<DateTime> {
+        odt(self.0.event_time)
+    }
+    async fn received_at(&self) -> DateTime {
+        dt(self.0.received_at)
+    }
+    async fn submitted_by(&self) -> Option<&str> {
+        self.0.submitted_by.as_deref()
+    }
+    /// The event as received, unknown facets included.
+    async fn body(&self) -> Json<serde_json::Value> {
+        Json(self.0.body.clone())
+    }
+}
+
+page_type!(StoredEventPage, StoredEvent, domain::StoredEvent);
+
 // ---------------------------------------------------------------- inputs
 
 #[derive(InputObject)]
@@ -804,6 +915,33 @@ impl QueryRoot {
     async fn field(&self, ctx: &Context<'_>, id: Id) -> GqlResult<Option<Field>> {
         load_field(ctx, id).await
     }
+
+    /// Stored OpenLineage events, newest first, with their outcome and errors.
+    #[allow(clippy::too_many_arguments)]
+    async fn open_lineage_events(
+        &self,
+        ctx: &Context<'_>,
+        status: Option<String>,
+        job_namespace: Option<String>,
+        job_name: Option<String>,
+        run_id: Option<String>,
+        since: Option<DateTime>,
+        until: Option<DateTime>,
+        #[graphql(default_with = "Some(1)")] page: Option<i64>,
+        #[graphql(default_with = "Some(50)")] size: Option<i64>,
+    ) -> GqlResult<StoredEventPage> {
+        let page = service::validate_page(page.unwrap_or(1), size.unwrap_or(50))?;
+        let filter = domain::EventFilter {
+            status,
+            job_namespace,
+            job_name,
+            run_id,
+            since: since.map(|d| d.0),
+            until: until.map(|d| d.0),
+        };
+        let p = lineage(ctx).store.list_events(&filter, page).await.map_err(Error::from)?;
+        Ok(StoredEventPage::from(p))
+    }
 }
 
 pub struct MutationRoot;
@@ -901,6 +1039,35 @@ impl MutationRoot {
 
     async fn delete_datastore(&self, ctx: &Context<'_>, id: Id) -> GqlResult<bool> {
         Ok(lineage(ctx).delete_datastore(caller(ctx), id).await?)
+    }
+
+    /// Applies OpenLineage events (at most 1,000), as `POST /api/v1/lineage` does.
+    async fn ingest_open_lineage(
+        &self,
+        ctx: &Context<'_>,
+        events: Vec<Json<serde_json::Value>>,
+    ) -> GqlResult<IngestReport> {
+        let limits = crate::ingest::openlineage::Limits::default();
+        if events.len() > limits.max_events {
+            return Err(Error::BadInput(format!(
+                "{} events sent; at most {} are accepted at once",
+                events.len(),
+                limits.max_events
+            ))
+            .into());
+        }
+        let events: Vec<serde_json::Value> = events.into_iter().map(|e| e.0).collect();
+        for (i, e) in events.iter().enumerate() {
+            crate::ingest::openlineage::check_value(e, &limits).map_err(|err| {
+                let m = match err {
+                    crate::ingest::openlineage::BodyError::TooLarge(m)
+                    | crate::ingest::openlineage::BodyError::BadRequest(m) => m,
+                };
+                Error::BadInput(format!("events[{i}]: {m}"))
+            })?;
+        }
+        let report = lineage(ctx).ingest_openlineage(caller(ctx), events).await?;
+        Ok(IngestReport::from(report))
     }
 }
 

@@ -7,4 +7,5 @@ mod common;
 mod catalog;
 mod edges;
 mod graph;
+mod openlineage;
 mod seed_examples;

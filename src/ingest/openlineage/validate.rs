@@ -79,7 +79,14 @@ pub fn validate(event: &Value, now: DateTime<Utc>, limits: &Limits) -> Result<Ev
     let kind = detect_kind(obj, &mut errors);
     let event_time = event_time(obj.get("eventTime"), now, limits, &mut errors);
     let producer = absolute_uri(obj, "producer", &mut errors);
-    let schema_url = absolute_uri(obj, "schemaURL", &mut errors);
+    // Producers built on the 1-0-x spec (Marquez's own fixtures among them) omit schemaURL;
+    // one that is sent must be an absolute URI, a missing one is noted and defaulted.
+    let schema_url = if matches!(obj.get("schemaURL"), None | Some(Value::Null)) {
+        warnings.push("/schemaURL", "schemaURL is missing; the event is read as OpenLineage 2-0-2");
+        Some(DEFAULT_SCHEMA_URL.to_string())
+    } else {
+        absolute_uri(obj, "schemaURL", &mut errors)
+    };
 
     let mut run_id = None;
     let mut event_type = None;
@@ -283,6 +290,8 @@ fn parse_rfc3339(s: &str) -> Result<DateTime<FixedOffset>, String> {
     }
     DateTime::parse_from_rfc3339(s).map_err(|e| format!("is not a valid date-time ({e})"))
 }
+
+const DEFAULT_SCHEMA_URL: &str = "https://openlineage.io/spec/2-0-2/OpenLineage.json";
 
 fn absolute_uri(obj: &Map<String, Value>, name: &str, errors: &mut Issues) -> Option<String> {
     let ptr = key("", name);

@@ -1,0 +1,274 @@
+//! The OpenLineage REST endpoints. All four run the same ingest (`Lineage::ingest_openlineage`);
+//! only the answer's shape differs: seed 000's per-event report on `/api/v1/lineage` and
+//! `/api/lineage/openlineage`, seed 002's summary on `/api/v1/openlineage/lineage[/batch]`.
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::{json, Value};
+
+use super::AppState;
+use crate::ingest::openlineage::{self as ol, BodyError, Limits};
+use crate::service::openlineage::{unresolved_json, EventReport, IngestReport};
+use crate::service::Caller;
+
+/// Body limit of the ingest routes: the seed's 50 MiB, checked again after decompression.
+pub const INGEST_BODY_LIMIT: usize = 50 * 1024 * 1024;
+
+fn detail(status: StatusCode, message: impl Into<String>) -> Response {
+    (status, Json(json!({ "detail": message.into() }))).into_response()
+}
+
+fn body_error(e: BodyError) -> Response {
+    match e {
+        BodyError::TooLarge(m) => detail(StatusCode::PAYLOAD_TOO_LARGE, m),
+        BodyError::BadRequest(m) => detail(StatusCode::BAD_REQUEST, m),
+    }
+}
+
+fn is_gzip(headers: &HeaderMap) -> bool {
+    headers
+        .get(axum::http::header::CONTENT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|p| p.trim().eq_ignore_ascii_case("gzip")))
+}
+
+fn decode(headers: &HeaderMap, body: &Bytes, limits: &Limits) -> Result<Vec<u8>, Box<Response>> {
+    ol::decode_body(body, is_gzip(headers), limits).map_err(|e| Box::new(body_error(e)))
+}
+
+/// The seed 000 report of one event.
+pub fn event_json(e: &EventReport) -> Value {
+    json!({
+        "index": e.index,
+        "id": e.id,
+        "status": public_status(e.status),
+        "event_kind": e.kind,
+        "errors": e.errors.iter().map(|(l, m)| json!({"location": l, "message": m})).collect::<Vec<_>>(),
+        "summary": e.summary,
+    })
+}
+
+/// A denied event is reported as rejected: seed 000 lists four statuses.
+pub fn public_status(status: &str) -> &str {
+    if status == "denied" {
+        "rejected"
+    } else {
+        status
+    }
+}
+
+pub fn report_json(r: &IngestReport) -> Value {
+    json!({
+        "received": r.events.len(),
+        "applied": r.count("applied"),
+        "ignored": r.count("ignored"),
+        "rejected": r.count("rejected") + r.count("denied"),
+        "failed": r.count("failed"),
+        "events": r.events.iter().map(event_json).collect::<Vec<_>>(),
+    })
+}
+
+/// `POST /api/v1/lineage` and `POST /api/lineage/openlineage`.
+pub async fn ingest(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+    let limits = Limits::default();
+    let bytes = match decode(&headers, &body, &limits) {
+        Ok(b) => b,
+        Err(r) => return *r,
+    };
+    let parsed = match ol::parse_body(&bytes, &limits) {
+        Ok(p) => p,
+        Err(e) => return body_error(e),
+    };
+    let caller = Caller::system();
+    let report = match state.lineage.ingest_openlineage(&caller, parsed.events).await {
+        Ok(r) => r,
+        Err(e) => return detail(StatusCode::INTERNAL_SERVER_ERROR, e.client_message()),
+    };
+    let body = report_json(&report);
+    if parsed.is_list {
+        return (StatusCode::CREATED, Json(body)).into_response();
+    }
+    let status = match report.events.first().map(|e| e.status) {
+        Some("applied") | Some("ignored") => return (StatusCode::CREATED, Json(body)).into_response(),
+        Some("denied") => StatusCode::FORBIDDEN,
+        Some("rejected") => StatusCode::UNPROCESSABLE_ENTITY,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    (status, Json(json!({ "detail": body }))).into_response()
+}
+
+/// Seed 002's outcome of one event: written edges, unresolved datasets.
+fn collate_status(e: &EventReport) -> &'static str {
+    let wrote = e.edges_created > 0 || e.summary.get("edges_asserted").and_then(Value::as_i64).unwrap_or(0) > 0;
+    match (e.status, wrote, e.unresolved.is_empty()) {
+        ("rejected" | "failed" | "denied", _, _) => "failed",
+        (_, true, true) => "successful",
+        (_, true, false) => "partial",
+        (_, false, false) => "failed",
+        (_, false, true) => "skipped",
+    }
+}
+
+fn edges_written(e: &EventReport) -> i64 {
+    e.summary.get("edges_asserted").and_then(Value::as_i64).unwrap_or(0)
+}
+
+fn failure_reason(e: &EventReport) -> String {
+    if !e.errors.is_empty() {
+        return e
+            .errors
+            .iter()
+            .map(|(l, m)| if l.is_empty() { m.clone() } else { format!("{l}: {m}") })
+            .collect::<Vec<_>>()
+            .join("; ");
+    }
+    format!("{} dataset(s) could not be resolved and no edge was written", e.unresolved.len())
+}
+
+/// `POST /api/v1/openlineage/lineage`: one event, seed 002's answer.
+pub async fn collate_single(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+    let limits = Limits::default();
+    let bytes = match decode(&headers, &body, &limits) {
+        Ok(b) => b,
+        Err(r) => return *r,
+    };
+    let parsed = match ol::parse_body(&bytes, &limits) {
+        Ok(p) => p,
+        Err(e) => return collate_error(body_error_message(e)),
+    };
+    if parsed.is_list {
+        return collate_error((
+            StatusCode::BAD_REQUEST,
+            "this endpoint takes one event object; send a list to /api/v1/openlineage/lineage/batch as {\"events\": [...]}"
+                .into(),
+        ));
+    }
+    let caller = Caller::system();
+    let report = match state.lineage.ingest_openlineage(&caller, parsed.events).await {
+        Ok(r) => r,
+        Err(e) => return detail(StatusCode::INTERNAL_SERVER_ERROR, e.client_message()),
+    };
+    let Some(e) = report.events.first() else {
+        return collate_error((StatusCode::BAD_REQUEST, "no event in the body".into()));
+    };
+    let outcome = collate_status(e);
+    let written = edges_written(e);
+    let unresolved: Vec<Value> = e.unresolved.iter().map(|u| unresolved_json(u, None)).collect();
+    let (status, http, message) = match outcome {
+        "successful" | "skipped" => ("success", StatusCode::OK, format!("Created {written} lineage edge(s)")),
+        "partial" => (
+            "partial_success",
+            StatusCode::OK,
+            format!("Created {written} lineage edge(s); {} dataset(s) could not be resolved", unresolved.len()),
+        ),
+        _ => ("failure", StatusCode::BAD_REQUEST, failure_reason(e)),
+    };
+    let failed: Vec<Value> = if outcome == "failed" {
+        vec![json!({"index": 0, "reason": failure_reason(e), "retriable": false})]
+    } else {
+        Vec::new()
+    };
+    (
+        http,
+        Json(json!({
+            "status": status,
+            "message": message,
+            "lineageEdgesCreated": written,
+            "unresolvedDatasets": unresolved,
+            "unresolvedJobs": [],
+            "failedEvents": failed,
+            "eventId": e.id,
+            "errors": e.errors.iter().map(|(l, m)| json!({"location": l, "message": m})).collect::<Vec<_>>(),
+        })),
+    )
+        .into_response()
+}
+
+fn body_error_message(e: BodyError) -> (StatusCode, String) {
+    match e {
+        BodyError::TooLarge(m) => (StatusCode::PAYLOAD_TOO_LARGE, m),
+        BodyError::BadRequest(m) => (StatusCode::BAD_REQUEST, m),
+    }
+}
+
+fn collate_error((http, message): (StatusCode, String)) -> Response {
+    (
+        http,
+        Json(json!({
+            "status": "failure",
+            "message": message,
+            "lineageEdgesCreated": 0,
+            "unresolvedDatasets": [],
+            "unresolvedJobs": [],
+            "failedEvents": [],
+        })),
+    )
+        .into_response()
+}
+
+/// `POST /api/v1/openlineage/lineage/batch`: `{"events": [...]}`, seed 002's summary.
+pub async fn collate_batch(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+    let limits = Limits::default();
+    let bytes = match decode(&headers, &body, &limits) {
+        Ok(b) => b,
+        Err(r) => return *r,
+    };
+    let events = match ol::parse_batch_body(&bytes, &limits) {
+        Ok(p) => p.events,
+        Err(e) => return collate_error(body_error_message(e)),
+    };
+    let caller = Caller::system();
+    let report = match state.lineage.ingest_openlineage(&caller, events).await {
+        Ok(r) => r,
+        Err(e) => return detail(StatusCode::INTERNAL_SERVER_ERROR, e.client_message()),
+    };
+    let mut counts =
+        std::collections::BTreeMap::from([("successful", 0), ("failed", 0), ("skipped", 0), ("partial", 0)]);
+    let mut unresolved = Vec::new();
+    let mut failed = Vec::new();
+    let mut written = 0;
+    for e in &report.events {
+        let outcome = collate_status(e);
+        *counts.entry(outcome).or_default() += 1;
+        written += edges_written(e);
+        unresolved.extend(e.unresolved.iter().map(|u| unresolved_json(u, Some(e.index))));
+        if outcome == "failed" {
+            failed.push(json!({"index": e.index, "reason": failure_reason(e), "retriable": false}));
+        }
+    }
+    let received = report.events.len();
+    let all_failed = received > 0 && counts["failed"] == received;
+    let status = if all_failed {
+        "failure"
+    } else if counts["failed"] > 0 || counts["partial"] > 0 {
+        "partial_success"
+    } else {
+        "success"
+    };
+    let http = if all_failed { StatusCode::BAD_REQUEST } else { StatusCode::OK };
+    (
+        http,
+        Json(json!({
+            "status": status,
+            "message": format!(
+                "Processed {received} events: {} successful, {} failed, {} skipped. Created {written} lineage edges.",
+                counts["successful"] + counts["partial"], counts["failed"], counts["skipped"]
+            ),
+            "summary": {
+                "received": received,
+                "successful": counts["successful"],
+                "failed": counts["failed"],
+                "skipped": counts["skipped"],
+                "partial": counts["partial"],
+            },
+            "lineageEdgesCreated": written,
+            "unresolvedDatasets": unresolved,
+            "unresolvedJobs": [],
+            "failedEvents": failed,
+        })),
+    )
+        .into_response()
+}

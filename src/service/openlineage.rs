@@ -1,0 +1,647 @@
+//! Applying OpenLineage events: one code path behind the four ingest endpoints and the GraphQL
+//! mutation. Each event is stored before it is applied, resolved against the catalog, turned
+//! into an `AssertionBatch` by the run-state rules, and applied in one transaction.
+//!
+//! Run states (seed 000 "Run States"): START, RUNNING and OTHER add; COMPLETE reconciles the
+//! job's runtime lineage with everything its run reported (this event and earlier events of the
+//! same run), retiring what the job asserted before and no longer does; FAIL and ABORT retire
+//! what their run alone asserted; a JobEvent replaces the job's design-time lineage. Evidence is
+//! one row per (edge, job and kind), so an edge retires only when no job asserts it any more.
+//! Empty inputs or outputs mean "not reported": a run that reported no edge retires nothing.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use serde_json::{json, Value};
+
+use super::{Caller, Lineage};
+use crate::domain::{
+    Assertion, AssertionBatch, AssertionSummary, Container, Datastore, End, Evidence, Id, NewEdge, PageRequest,
+    StoredEvent,
+};
+use crate::error::{Error, Result};
+use crate::ingest::openlineage::{self as ol, Event, EventKind, Limits, RunState};
+
+pub const SOURCE_TYPE: &str = "openlineage";
+
+/// What happened to one event.
+#[derive(Debug, Clone)]
+pub struct EventReport {
+    pub index: usize,
+    pub id: Option<Id>,
+    /// `applied`, `ignored`, `rejected`, `failed` or `denied`.
+    pub status: &'static str,
+    pub kind: Option<&'static str>,
+    /// `[{location, message}]`.
+    pub errors: Vec<(String, String)>,
+    pub summary: Value,
+    pub unresolved: Vec<Unresolved>,
+    pub edges_created: i64,
+}
+
+/// A dataset that did not resolve to a catalog container (seed 002's reason codes).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Unresolved {
+    pub namespace: String,
+    pub name: String,
+    pub reason: &'static str,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct IngestReport {
+    pub events: Vec<EventReport>,
+}
+
+impl IngestReport {
+    pub fn count(&self, status: &str) -> usize {
+        self.events.iter().filter(|e| e.status == status).count()
+    }
+}
+
+fn kind_name(kind: EventKind) -> &'static str {
+    kind.as_str()
+}
+
+/// The event type that set the evidence; an event without one counts as OTHER.
+fn state_name(state: Option<RunState>) -> &'static str {
+    state.map(RunState::as_str).unwrap_or("OTHER")
+}
+
+/// The namespace as written, with the spellings of one scheme folded together.
+fn normalize_namespace(ns: &str) -> String {
+    let ns = ns.trim().trim_end_matches('/').to_lowercase();
+    for (alias, canonical) in [("postgresql://", "postgres://"), ("s3a://", "s3://"), ("s3n://", "s3://")] {
+        if let Some(rest) = ns.strip_prefix(alias) {
+            return format!("{canonical}{rest}");
+        }
+    }
+    ns
+}
+
+/// An asset that is not in the catalog keeps its OpenLineage identity as its fqn.
+pub fn external_fqn(namespace: &str, name: &str) -> String {
+    if namespace.ends_with('/') || name.starts_with('/') {
+        format!("{namespace}{name}")
+    } else {
+        format!("{namespace}/{name}")
+    }
+}
+
+const FILE_SCHEMES: [&str; 7] = ["s3://", "gs://", "gcs://", "file://", "hdfs://", "abfss://", "wasbs://"];
+
+/// Resolves OpenLineage datasets to containers, caching per event.
+struct Resolver<'a> {
+    lineage: &'a Lineage,
+    datastores: Vec<Datastore>,
+    cache: HashMap<(String, String), std::result::Result<Container, Unresolved>>,
+}
+
+impl<'a> Resolver<'a> {
+    async fn new(lineage: &'a Lineage) -> Result<Resolver<'a>> {
+        Ok(Resolver { lineage, datastores: lineage.store.list_datastores().await?, cache: HashMap::new() })
+    }
+
+    async fn find(&mut self, namespace: &str, name: &str) -> Result<std::result::Result<Container, Unresolved>> {
+        let key = (namespace.to_string(), name.to_string());
+        if let Some(hit) = self.cache.get(&key) {
+            return Ok(hit.clone());
+        }
+        let ns = normalize_namespace(namespace);
+        let matching: Vec<Id> = self
+            .datastores
+            .iter()
+            .filter(|d| d.namespaces.iter().any(|n| normalize_namespace(n) == ns))
+            .map(|d| d.id)
+            .collect();
+        let unresolved = |reason: &'static str, message: String| Unresolved {
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+            reason,
+            message,
+        };
+        let result = if matching.is_empty() {
+            Err(unresolved("namespaceNotMapped", format!("no datastore lists the namespace {namespace:?}")))
+        } else {
+            match self.lookup(&matching, name).await? {
+                Some(c) => Ok(c),
+                None if FILE_SCHEMES.iter().any(|s| ns.starts_with(s)) => {
+                    Err(unresolved("notFound", format!("no container matches the path {name:?}")))
+                }
+                None if !name.contains('.') => Err(unresolved(
+                    "unparsableName",
+                    format!("{name:?} has no schema and table to match or create a container with"),
+                )),
+                None => Err(unresolved(
+                    "creationDisabled",
+                    format!("no container {name:?} in the datastore; auto-creation is off"),
+                )),
+            }
+        };
+        self.cache.insert(key, result.clone());
+        Ok(result)
+    }
+
+    /// A container whose `database.schema.name` equals the dataset name, or one of them ends
+    /// the other at a dot (a name without the database, or a catalog entry without it).
+    /// Case-insensitive: warehouses fold unquoted names, producers spell them either way.
+    async fn lookup(&self, datastores: &[Id], name: &str) -> Result<Option<Container>> {
+        let wanted = name.to_lowercase();
+        let last = wanted.rsplit(['.', '/']).next().unwrap_or(&wanted).to_string();
+        let mut best: Option<(u8, Container)> = None;
+        for ds in datastores {
+            let page =
+                self.lineage.store.list_containers(Some(*ds), Some(&last), PageRequest { page: 1, size: 1000 }).await?;
+            for c in page.items {
+                let key =
+                    crate::domain::container_key(c.database.as_deref(), c.schema.as_deref(), &c.name).to_lowercase();
+                let rank = if key == wanted {
+                    3
+                } else if wanted.ends_with(&format!(".{key}")) || key.ends_with(&format!(".{wanted}")) {
+                    2
+                } else if wanted.ends_with(&format!("/{key}")) {
+                    1
+                } else {
+                    0
+                };
+                if rank > 0 && best.as_ref().is_none_or(|(r, _)| rank > *r) {
+                    best = Some((rank, c));
+                }
+            }
+        }
+        Ok(best.map(|(_, c)| c))
+    }
+
+    /// The dataset's end: its container, else through a symlink, else an external asset.
+    async fn end(&mut self, d: &ol::Dataset, unresolved: &mut BTreeSet<Unresolved>) -> Result<(End, Option<Id>)> {
+        match self.find(&d.namespace, &d.name).await? {
+            Ok(c) => return Ok((End::Container { id: c.id }, Some(c.id))),
+            Err(first) => {
+                for link in &d.symlinks {
+                    if let Ok(c) = self.find(&link.namespace, &link.name).await? {
+                        return Ok((End::Container { id: c.id }, Some(c.id)));
+                    }
+                }
+                unresolved.insert(first);
+            }
+        }
+        Ok((End::External { fqn: external_fqn(&d.namespace, &d.name) }, None))
+    }
+}
+
+fn job_key(kind: EventKind, namespace: &str, name: &str) -> String {
+    let k = if kind == EventKind::Job { "job" } else { "run" };
+    json!(["openlineage", k, namespace, name]).to_string()
+}
+
+impl Lineage {
+    /// Stores, validates and applies each event in turn; one event's failure does not stop the rest.
+    pub async fn ingest_openlineage(&self, caller: &Caller, events: Vec<Value>) -> Result<IngestReport> {
+        let limits = Limits::default();
+        let mut report = IngestReport::default();
+        for (index, raw) in events.into_iter().enumerate() {
+            report.events.push(self.ingest_one(caller, index, raw, &limits).await);
+        }
+        Ok(report)
+    }
+
+    async fn ingest_one(&self, caller: &Caller, index: usize, raw: Value, limits: &Limits) -> EventReport {
+        let mut rep = EventReport {
+            index,
+            id: None,
+            status: "failed",
+            kind: None,
+            errors: Vec::new(),
+            summary: json!({}),
+            unresolved: Vec::new(),
+            edges_created: 0,
+        };
+        let now = crate::domain::now();
+        let validated = ol::validate(&raw, now, limits);
+        let (kind, job, run_id, event_type, event_time) = match &validated {
+            Ok(e) => (
+                Some(kind_name(e.kind)),
+                e.job.clone(),
+                e.run_id.clone(),
+                e.event_type.map(|s| state_name(Some(s)).to_string()),
+                Some(e.event_time),
+            ),
+            Err(_) => (None, None, None, None, None),
+        };
+        rep.kind = kind;
+        let stored = StoredEvent {
+            id: 0,
+            fingerprint: ol::event_fingerprint(&raw),
+            kind: kind.unwrap_or("unknown").to_string(),
+            job_namespace: job.as_ref().map(|j| j.namespace.clone()),
+            job_name: job.as_ref().map(|j| j.name.clone()),
+            run_id,
+            event_type,
+            event_time,
+            received_at: now,
+            submitted_by: Some(caller.user.clone()),
+            status: "pending".into(),
+            errors: json!([]),
+            summary: json!({}),
+            body: raw,
+        };
+        let (stored, duplicate) = match self.store.insert_event(stored).await {
+            Ok(x) => x,
+            Err(e) => {
+                tracing::error!(error = %e, index, "storing an OpenLineage event failed");
+                rep.errors.push((String::new(), "the event could not be stored; retry".into()));
+                return rep;
+            }
+        };
+        rep.id = Some(stored.id);
+        if duplicate && stored.status != "pending" && stored.status != "failed" {
+            rep.status = "ignored";
+            rep.summary = json!({"duplicate_of": stored.id, "original_status": stored.status});
+            return rep;
+        }
+        let event = match validated {
+            Ok(e) => e,
+            Err(issues) => {
+                rep.status = "rejected";
+                rep.errors = issues.into_iter().map(|i| (i.pointer, i.message)).collect();
+                self.finish(&mut rep).await;
+                return rep;
+            }
+        };
+        match self.apply_event(caller, stored.id, &event).await {
+            Ok((summary, unresolved)) => {
+                let changed = summary.edges_asserted + summary.edges_retired + summary.evidence_retired > 0;
+                rep.status = if changed { "applied" } else { "ignored" };
+                rep.edges_created = summary.edges_created;
+                rep.summary = json!({
+                    "edges_created": summary.edges_created,
+                    "edges_revived": summary.edges_revived,
+                    "edges_asserted": summary.edges_asserted,
+                    "evidence_created": summary.evidence_created,
+                    "evidence_retired": summary.evidence_retired,
+                    "edges_retired": summary.edges_retired,
+                    "unresolved_datasets": unresolved.iter().map(|u| json!({"namespace": u.namespace, "name": u.name, "reason": u.reason})).collect::<Vec<_>>(),
+                    "warnings": event.warnings.iter().map(|w| json!({"location": w.pointer, "message": w.message})).collect::<Vec<_>>(),
+                });
+                rep.unresolved = unresolved;
+            }
+            Err(Error::BadInput(m)) => {
+                rep.status = "rejected";
+                rep.errors.push((String::new(), m));
+            }
+            Err(Error::Forbidden(m)) => {
+                rep.status = "denied";
+                rep.errors.push((String::new(), m));
+            }
+            Err(e) => {
+                tracing::error!(error = e.message(), index, "applying an OpenLineage event failed");
+                rep.status = "failed";
+                rep.errors.push((String::new(), e.client_message()));
+            }
+        }
+        self.finish(&mut rep).await;
+        rep
+    }
+
+    async fn finish(&self, rep: &mut EventReport) {
+        let Some(id) = rep.id else { return };
+        let errors: Vec<Value> = rep.errors.iter().map(|(l, m)| json!({"location": l, "message": m})).collect();
+        if let Err(e) = self.store.finish_event(id, rep.status, Value::Array(errors), rep.summary.clone()).await {
+            tracing::error!(error = %e, event_id = id, "recording an event's outcome failed");
+        }
+    }
+
+    /// Resolves the event and applies its assertions and retirements in one transaction.
+    async fn apply_event(
+        &self,
+        caller: &Caller,
+        event_id: Id,
+        event: &Event,
+    ) -> Result<(AssertionSummary, Vec<Unresolved>)> {
+        let mut resolver = Resolver::new(self).await?;
+        let mut unresolved = BTreeSet::new();
+        let mut batch = AssertionBatch::default();
+
+        // Lifecycle changes first: a DROP retires every OpenLineage edge touching the dataset.
+        let mut dropped: Vec<End> = Vec::new();
+        for d in event.inputs.iter().chain(&event.outputs).chain(event.dataset.iter()) {
+            if d.lifecycle.as_ref().is_some_and(|l| l.change == ol::LifecycleChange::Drop) {
+                dropped.push(resolver.end(d, &mut unresolved).await?.0);
+            }
+        }
+        if !dropped.is_empty() {
+            let edges = self.store.live_edges_touching_ends(&dropped, SOURCE_TYPE).await?;
+            let ids: Vec<Id> = edges.iter().map(|e| e.id).collect();
+            for ev in self.store.evidence_for_edges(&ids).await? {
+                if ev.retired_at.is_none() {
+                    batch.retire_evidence.push((ev.edge_id, ev.key));
+                }
+            }
+            batch.retire_candidates.extend(ids);
+        }
+
+        let Some(job) = &event.job else {
+            // A DatasetEvent carries no lineage of its own.
+            let sum = self.store.apply_assertions(batch, crate::domain::now()).await?;
+            return Ok((sum, unresolved.into_iter().collect()));
+        };
+        let key = job_key(event.kind, &job.namespace, &job.name);
+        let run_id = event.run_id.clone().unwrap_or_default();
+        let state = event.event_type;
+        let is_run = event.kind == EventKind::Run;
+
+        // A run that already failed or aborted is not undone by a late START or RUNNING.
+        if is_run && matches!(state, Some(RunState::Start) | Some(RunState::Running) | Some(RunState::Other) | None) {
+            let page = self
+                .store
+                .list_events(
+                    &crate::domain::EventFilter {
+                        run_id: Some(run_id.clone()),
+                        status: Some("applied".into()),
+                        ..Default::default()
+                    },
+                    PageRequest { page: 1, size: 1000 },
+                )
+                .await?;
+            if page
+                .items
+                .iter()
+                .any(|e| e.id != event_id && matches!(e.event_type.as_deref(), Some("FAIL") | Some("ABORT")))
+            {
+                return Ok((AssertionSummary::default(), unresolved.into_iter().collect()));
+            }
+        }
+
+        let assertions = self.assertions_of(&mut resolver, &mut unresolved, event, event_id, caller).await?;
+        let prior: Vec<Evidence> = self
+            .store
+            .evidence_by_keys(std::slice::from_ref(&key))
+            .await?
+            .into_iter()
+            .filter(|e| e.retired_at.is_none())
+            .collect();
+        let run_of =
+            |e: &Evidence| e.details.as_ref().and_then(|d| d.get("runId")).and_then(Value::as_str).map(str::to_string);
+        let first_run_of = |e: &Evidence| {
+            e.details.as_ref().and_then(|d| d.get("firstRunId")).and_then(Value::as_str).map(str::to_string)
+        };
+        let asserted_ukeys: BTreeSet<(String, String)> =
+            assertions.iter().map(|a| (a.edge.source.key(), a.edge.target.key())).collect();
+        let prior_edges: BTreeMap<Id, crate::domain::Edge> = self
+            .store
+            .edges_by_ids(&prior.iter().map(|e| e.edge_id).collect::<Vec<_>>())
+            .await?
+            .into_iter()
+            .map(|e| (e.id, e))
+            .collect();
+        let ends_of = |id: &Id| prior_edges.get(id).map(|e| (e.source.key(), e.target.key()));
+
+        match (event.kind, state) {
+            (EventKind::Run, Some(RunState::Fail) | Some(RunState::Abort)) => {
+                // Retire what this run alone asserted; lineage an earlier run also asserted stays.
+                for ev in &prior {
+                    if first_run_of(ev).as_deref() == Some(run_id.as_str()) {
+                        batch.retire_evidence.push((ev.edge_id, ev.key.clone()));
+                        batch.retire_candidates.push(ev.edge_id);
+                    }
+                }
+            }
+            (EventKind::Run, Some(RunState::Complete)) => {
+                let mut combined = asserted_ukeys.clone();
+                for ev in prior.iter().filter(|e| run_of(e).as_deref() == Some(run_id.as_str())) {
+                    if let Some(k) = ends_of(&ev.edge_id) {
+                        combined.insert(k);
+                    }
+                }
+                if !combined.is_empty() {
+                    for ev in &prior {
+                        let still = ends_of(&ev.edge_id).is_some_and(|k| combined.contains(&k));
+                        if !still {
+                            batch.retire_evidence.push((ev.edge_id, ev.key.clone()));
+                            batch.retire_candidates.push(ev.edge_id);
+                        }
+                    }
+                }
+                batch.assert = assertions;
+            }
+            (EventKind::Job, _) => {
+                if !asserted_ukeys.is_empty() {
+                    for ev in &prior {
+                        if !ends_of(&ev.edge_id).is_some_and(|k| asserted_ukeys.contains(&k)) {
+                            batch.retire_evidence.push((ev.edge_id, ev.key.clone()));
+                            batch.retire_candidates.push(ev.edge_id);
+                        }
+                    }
+                }
+                batch.assert = assertions;
+            }
+            _ => batch.assert = assertions,
+        }
+        // Keep the first run that asserted each edge, so FAIL/ABORT can tell what was theirs.
+        let first_runs: HashMap<(String, String), String> =
+            prior.iter().filter_map(|e| Some((ends_of(&e.edge_id)?, first_run_of(e)?))).collect();
+        for a in &mut batch.assert {
+            let k = (a.edge.source.key(), a.edge.target.key());
+            if let (Some(first), Some(details)) = (first_runs.get(&k), a.evidence.details.as_mut()) {
+                details["firstRunId"] = json!(first);
+            }
+        }
+        let sum = self.store.apply_assertions(batch, crate::domain::now()).await?;
+        Ok((sum, unresolved.into_iter().collect()))
+    }
+
+    /// Table-level edges from inputs × outputs and field-level edges from the column lineage.
+    async fn assertions_of(
+        &self,
+        resolver: &mut Resolver<'_>,
+        unresolved: &mut BTreeSet<Unresolved>,
+        event: &Event,
+        event_id: Id,
+        caller: &Caller,
+    ) -> Result<Vec<Assertion>> {
+        let Some(job) = &event.job else { return Ok(Vec::new()) };
+        let key = job_key(event.kind, &job.namespace, &job.name);
+        let run_id = event.run_id.clone();
+        let operation = if event.kind == EventKind::Job { "job_event" } else { "run_event" };
+        let evidence = |details: Value| Evidence {
+            edge_id: 0,
+            key: key.clone(),
+            provider: event.producer.clone(),
+            evidence_type: operation.to_string(),
+            authorship: "asserted".to_string(),
+            source_relation: Some(json!([job.namespace, job.name]).to_string()),
+            observed_at: Some(event.event_time),
+            first_observed_operation_id: None,
+            last_observed_operation_id: None,
+            details: Some(details),
+            retired_at: None,
+        };
+        let base = |source: &ol::Dataset, target: &ol::Dataset| {
+            json!({
+                "runId": run_id,
+                "firstRunId": run_id,
+                "runState": state_name(event.event_type),
+                "job": {"namespace": job.namespace, "name": job.name},
+                "source": {"namespace": source.namespace, "name": source.name},
+                "target": {"namespace": target.namespace, "name": target.name},
+                "eventId": event_id,
+                "submittedBy": caller.user,
+                "parent": event.parent.as_ref().map(|p| json!({"runId": p.run_id, "job": {"namespace": p.job.namespace, "name": p.job.name}})),
+            })
+        };
+        let mut inputs = Vec::new();
+        for d in &event.inputs {
+            inputs.push((d, resolver.end(d, unresolved).await?));
+        }
+        let mut outputs = Vec::new();
+        for d in &event.outputs {
+            outputs.push((d, resolver.end(d, unresolved).await?));
+        }
+        let mut out = Vec::new();
+        for (i, (ie, ic)) in &inputs {
+            for (o, (oe, oc)) in &outputs {
+                if ie == oe || (ic.is_none() && oc.is_none()) {
+                    // A dataset reading itself is no edge; two unknown ends make no relationship
+                    // (the event stays stored for replay).
+                    continue;
+                }
+                let mut details = base(i, o);
+                details["sql"] = json!(event.job_sql);
+                details["sourceCode"] = json!(event
+                    .job_source_code
+                    .as_ref()
+                    .map(|c| json!({"language": c.language, "sourceCode": c.code})));
+                out.push(Assertion {
+                    edge: NewEdge {
+                        source: ie.clone(),
+                        target: oe.clone(),
+                        description: None,
+                        source_type: SOURCE_TYPE.into(),
+                        operation: Some(operation.into()),
+                        derived: None,
+                        transformations: None,
+                        last_asserted_at: Some(event.event_time),
+                    },
+                    evidence: evidence(details),
+                });
+            }
+        }
+        // Column lineage: both ends must be catalogued fields.
+        let mut container_fields: HashMap<Id, HashMap<String, Id>> = HashMap::new();
+        for (o, (_, oc)) in &outputs {
+            if o.column_lineage.is_empty() {
+                continue;
+            }
+            let Some(oc) = oc else { continue };
+            for edge in &o.column_lineage {
+                let target = self.field_id(&mut container_fields, *oc, &edge.output_field).await?;
+                let source_ds = ol::Dataset {
+                    namespace: edge.input.namespace.clone(),
+                    name: edge.input.name.clone(),
+                    ..Default::default()
+                };
+                let (_, sc) = resolver.end(&source_ds, unresolved).await?;
+                let source = match sc {
+                    Some(sc) => self.field_id(&mut container_fields, sc, &edge.input.field).await?.map(|f| (sc, f)),
+                    None => None,
+                };
+                let (Some(t), Some((sc, s))) = (target, source) else {
+                    unresolved.insert(Unresolved {
+                        namespace: edge.input.namespace.clone(),
+                        name: format!("{}.{}", edge.input.name, edge.input.field),
+                        reason: "missingColumns",
+                        message: format!(
+                            "column lineage {} -> {} does not resolve to catalogued fields (at {})",
+                            edge.input.field, edge.output_field, edge.pointer
+                        ),
+                    });
+                    continue;
+                };
+                if s == t {
+                    continue;
+                }
+                let transformations: Vec<Value> = edge
+                    .input
+                    .transformations
+                    .iter()
+                    .map(|t| json!({"type": t.kind.as_str(), "subtype": t.subtype, "description": t.description, "masking": t.masking}))
+                    .collect();
+                let mut details = base(&source_ds, o);
+                details["transformations"] = Value::Array(transformations.clone());
+                out.push(Assertion {
+                    edge: NewEdge {
+                        source: End::Field { id: s, container_id: sc },
+                        target: End::Field { id: t, container_id: *oc },
+                        description: None,
+                        source_type: SOURCE_TYPE.into(),
+                        operation: Some(operation.into()),
+                        derived: Some(ol::derived(&edge.input.transformations)),
+                        transformations: Some(Value::Array(transformations)),
+                        last_asserted_at: Some(event.event_time),
+                    },
+                    evidence: evidence(details),
+                });
+            }
+        }
+        // One assertion per edge: the same pair reported twice in one event is one edge.
+        let mut seen = BTreeSet::new();
+        out.retain(|a| seen.insert((a.edge.source.key(), a.edge.target.key())));
+        Ok(out)
+    }
+
+    async fn field_id(
+        &self,
+        cache: &mut HashMap<Id, HashMap<String, Id>>,
+        container: Id,
+        name: &str,
+    ) -> Result<Option<Id>> {
+        if let std::collections::hash_map::Entry::Vacant(slot) = cache.entry(container) {
+            let mut names = HashMap::new();
+            let mut page = 1;
+            loop {
+                let p = self.store.container_fields(container, None, PageRequest { page, size: 1000 }).await?;
+                let n = p.items.len();
+                for f in p.items {
+                    names.insert(f.name.to_lowercase(), f.id);
+                }
+                if n < 1000 {
+                    break;
+                }
+                page += 1;
+            }
+            slot.insert(names);
+        }
+        Ok(cache.get(&container).and_then(|m| m.get(&name.to_lowercase())).copied())
+    }
+}
+
+/// Exposed for the transports' unresolved lists.
+pub fn unresolved_json(u: &Unresolved, event_index: Option<usize>) -> Value {
+    let mut v = json!({"namespace": u.namespace, "name": u.name, "reason": u.reason, "message": u.message});
+    if let Some(i) = event_index {
+        v["eventIndex"] = json!(i);
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn namespaces_fold_scheme_spellings() {
+        assert_eq!(normalize_namespace("postgresql://Warehouse:5432/"), "postgres://warehouse:5432");
+        assert_eq!(normalize_namespace("s3a://bucket"), "s3://bucket");
+    }
+
+    #[test]
+    fn external_names_join_namespace_and_name() {
+        assert_eq!(external_fqn("s3://bucket", "raw/orders"), "s3://bucket/raw/orders");
+        assert_eq!(external_fqn("file:///", "tmp/x"), "file:///tmp/x");
+    }
+
+    #[test]
+    fn job_keys_are_unambiguous() {
+        assert_ne!(job_key(EventKind::Run, "a|b", "c"), job_key(EventKind::Run, "a", "b|c"));
+        assert_ne!(job_key(EventKind::Run, "a", "b"), job_key(EventKind::Job, "a", "b"));
+    }
+}
