@@ -169,7 +169,41 @@ impl Lineage {
         if input.active_anomaly_count.is_some_and(|n| n < 0) {
             return Err(Error::BadInput("activeAnomalyCount must not be negative".into()));
         }
-        Ok(self.store.upsert_container(input).await?.0)
+        let user_values = [
+            ("description", input.description.clone().map(|d| serde_json::json!(d))),
+            ("tags", input.tags.clone().map(|t| serde_json::json!(t))),
+            ("owners", input.owners.clone().map(|o| serde_json::json!(o))),
+        ];
+        let container = self.store.upsert_container(input).await?.0;
+        let now = crate::domain::now();
+        let rows: Vec<crate::domain::MetadataAssertion> = user_values
+            .into_iter()
+            .filter_map(|(attribute, value)| {
+                Some(crate::domain::MetadataAssertion {
+                    container_id: container.id,
+                    field_id: None,
+                    attribute: attribute.to_string(),
+                    source: "user".into(),
+                    provider: _caller.user.clone(),
+                    value: value?,
+                    asserted_at: now,
+                    observed_at: now,
+                    details: None,
+                })
+            })
+            .collect();
+        if !rows.is_empty() {
+            self.store.put_metadata(rows).await?;
+        }
+        Ok(container)
+    }
+
+    /// Each source's value of a container's and its fields' metadata, the shown one flagged.
+    pub async fn metadata_assertions(&self, container_id: Id) -> Result<Vec<(crate::domain::MetadataAssertion, bool)>> {
+        self.require_container(container_id).await?;
+        let rows = self.store.metadata_for_container(container_id).await?;
+        let flags = crate::domain::effective_flags(&rows);
+        Ok(rows.into_iter().zip(flags).collect())
     }
 
     /// Retires the provider-maintained edges and deletes the others, as `deleteEdge` would.

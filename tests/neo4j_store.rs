@@ -770,6 +770,7 @@ async fn export_then_import_into_an_empty_store_round_trips() {
             Record::Edge(_) => "edge",
             Record::Evidence(_) => "evidence",
             Record::Event(_) => "event",
+            Record::Metadata(_) => "metadata",
         })
         .collect();
     let mut sorted = kinds.clone();

@@ -556,6 +556,48 @@ async fn prefetch_edges(ctx: &Context<'_>, sel: async_graphql::Lookahead<'_>, ed
     Ok(())
 }
 
+/// One source's current value of a container's or field's metadata.
+pub struct MetadataAssertion(pub domain::MetadataAssertion, pub bool);
+
+#[Object]
+impl MetadataAssertion {
+    /// Set when the value belongs to the container.
+    async fn container_id(&self) -> Option<Id> {
+        self.0.field_id.is_none().then_some(self.0.container_id)
+    }
+    /// Set when the value belongs to one of its fields.
+    async fn field_id(&self) -> Option<Id> {
+        self.0.field_id
+    }
+    /// `description`, `tags`, `owners` or `type`.
+    async fn attribute(&self) -> &str {
+        &self.0.attribute
+    }
+    /// `user`, `sync`, `openlineage` or a data catalog's name.
+    async fn source(&self) -> &str {
+        &self.0.source
+    }
+    async fn provider(&self) -> &str {
+        &self.0.provider
+    }
+    async fn value(&self) -> Json<serde_json::Value> {
+        Json(self.0.value.clone())
+    }
+    async fn asserted_at(&self) -> DateTime {
+        dt(self.0.asserted_at)
+    }
+    async fn observed_at(&self) -> DateTime {
+        dt(self.0.observed_at)
+    }
+    async fn details(&self) -> Option<Json<serde_json::Value>> {
+        self.0.details.clone().map(Json)
+    }
+    /// Whether this is the value shown: a user's own wins, otherwise the latest asserted.
+    async fn effective(&self) -> bool {
+        self.1
+    }
+}
+
 // ---------------------------------------------------------------- OpenLineage
 
 #[derive(SimpleObject)]
@@ -707,6 +749,12 @@ pub struct ContainerInput {
     pub active_anomaly_count: Option<i64>,
     #[graphql(default)]
     pub fields: Vec<FieldInput>,
+    /// Your own description; it wins over any source's (see `metadataAssertions`).
+    pub description: Option<String>,
+    /// Your own tags; they win over any source's.
+    pub tags: Option<Vec<String>>,
+    /// Your own owners; they win over any source's.
+    pub owners: Option<Vec<String>>,
 }
 
 #[derive(InputObject)]
@@ -916,6 +964,13 @@ impl QueryRoot {
         load_field(ctx, id).await
     }
 
+    /// Each source's current value of a container's and its fields' description, tags, owners
+    /// and types, with the one shown flagged `effective`.
+    async fn metadata_assertions(&self, ctx: &Context<'_>, container_id: Id) -> GqlResult<Vec<MetadataAssertion>> {
+        let rows = lineage(ctx).metadata_assertions(container_id).await?;
+        Ok(rows.into_iter().map(|(m, e)| MetadataAssertion(m, e)).collect())
+    }
+
     /// Stored OpenLineage events, newest first, with their outcome and errors.
     #[allow(clippy::too_many_arguments)]
     async fn open_lineage_events(
@@ -1010,6 +1065,9 @@ impl MutationRoot {
                     display_name: input.display_name,
                     purpose: input.purpose,
                     active_anomaly_count: input.active_anomaly_count,
+                    description: input.description,
+                    tags: input.tags,
+                    owners: input.owners,
                     fields: input
                         .fields
                         .into_iter()

@@ -71,6 +71,10 @@ pub struct ContainerInput {
     pub purpose: Option<String>,
     pub active_anomaly_count: Option<i64>,
     pub fields: Vec<FieldInput>,
+    /// A user's own metadata values (recorded as assertions with source `user`, which win).
+    pub description: Option<String>,
+    pub tags: Option<Vec<String>>,
+    pub owners: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -220,9 +224,54 @@ pub struct Assertion {
     pub evidence: Evidence,
 }
 
+/// One source's current value of an asset's attribute (`description`, `tags`, `owners`,
+/// `type`). One row per (container, field, attribute, source): independent OpenLineage
+/// producers share one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetadataAssertion {
+    pub container_id: Id,
+    /// Set when the value belongs to one of the container's fields.
+    pub field_id: Option<Id>,
+    pub attribute: String,
+    /// `user`, `sync`, `openlineage` or a data catalog's name.
+    pub source: String,
+    /// The producer, the catalog, or the user.
+    pub provider: String,
+    pub value: serde_json::Value,
+    /// When the source's value last changed.
+    pub asserted_at: Timestamp,
+    /// When the source last reported it.
+    pub observed_at: Timestamp,
+    pub details: Option<serde_json::Value>,
+}
+
+/// Which assertion is shown for each (container, field, attribute): a user's own value wins
+/// over any source; otherwise the most recently asserted. Returns one flag per input row.
+pub fn effective_flags(rows: &[MetadataAssertion]) -> Vec<bool> {
+    let mut best: std::collections::HashMap<(Id, Option<Id>, &str), usize> = std::collections::HashMap::new();
+    for (i, r) in rows.iter().enumerate() {
+        let key = (r.container_id, r.field_id, r.attribute.as_str());
+        let better = match best.get(&key) {
+            None => true,
+            Some(&j) => {
+                let cur = &rows[j];
+                let rank = |m: &MetadataAssertion| (m.source == "user", m.asserted_at, m.observed_at);
+                rank(r) > rank(cur)
+            }
+        };
+        if better {
+            best.insert(key, i);
+        }
+    }
+    let chosen: std::collections::HashSet<usize> = best.into_values().collect();
+    (0..rows.len()).map(|i| chosen.contains(&i)).collect()
+}
+
 /// What one provider event changes, applied in one transaction.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct AssertionBatch {
+    /// Metadata values the event reports (upserted by (container, field, attribute, source)).
+    pub metadata: Vec<MetadataAssertion>,
     pub assert: Vec<Assertion>,
     /// Evidence rows (edge id, key) that no longer assert their edge.
     pub retire_evidence: Vec<(Id, String)>,
@@ -323,6 +372,37 @@ pub struct ContainerStats {
     pub container_id: Id,
     pub field_count: i64,
     pub linked_field_count: i64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(source: &str, at: i64) -> MetadataAssertion {
+        MetadataAssertion {
+            container_id: 1,
+            field_id: None,
+            attribute: "description".into(),
+            source: source.into(),
+            provider: "p".into(),
+            value: serde_json::json!(source),
+            asserted_at: chrono::DateTime::from_timestamp(at, 0).unwrap_or_default(),
+            observed_at: chrono::DateTime::from_timestamp(at, 0).unwrap_or_default(),
+            details: None,
+        }
+    }
+
+    #[test]
+    fn a_users_value_wins_else_the_latest() {
+        assert_eq!(
+            effective_flags(&[row("openlineage", 10), row("user", 5), row("alation", 20)]),
+            [false, true, false]
+        );
+        assert_eq!(effective_flags(&[row("openlineage", 10), row("alation", 20)]), [false, true]);
+        let mut other_field = row("openlineage", 1);
+        other_field.field_id = Some(9);
+        assert_eq!(effective_flags(&[row("openlineage", 10), other_field]), [true, true]);
+    }
 }
 
 /// The current time at the precision both stores keep (microseconds), so what a write returns

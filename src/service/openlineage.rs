@@ -268,8 +268,8 @@ impl Lineage {
             }
         };
         match self.apply_event(caller, stored.id, &event).await {
-            Ok((summary, unresolved)) => {
-                let changed = summary.edges_asserted + summary.edges_retired + summary.evidence_retired > 0;
+            Ok((summary, metadata, unresolved)) => {
+                let changed = summary.edges_asserted + summary.edges_retired + summary.evidence_retired + metadata > 0;
                 rep.status = if changed { "applied" } else { "ignored" };
                 rep.edges_created = summary.edges_created;
                 rep.summary = json!({
@@ -279,6 +279,7 @@ impl Lineage {
                     "evidence_created": summary.evidence_created,
                     "evidence_retired": summary.evidence_retired,
                     "edges_retired": summary.edges_retired,
+                    "metadata_asserted": metadata,
                     "unresolved_datasets": unresolved.iter().map(|u| json!({"namespace": u.namespace, "name": u.name, "reason": u.reason})).collect::<Vec<_>>(),
                     "warnings": event.warnings.iter().map(|w| json!({"location": w.pointer, "message": w.message})).collect::<Vec<_>>(),
                 });
@@ -316,7 +317,7 @@ impl Lineage {
         caller: &Caller,
         event_id: Id,
         event: &Event,
-    ) -> Result<(AssertionSummary, Vec<Unresolved>)> {
+    ) -> Result<(AssertionSummary, i64, Vec<Unresolved>)> {
         let mut resolver = Resolver::new(self).await?;
         let mut unresolved = BTreeSet::new();
         let mut batch = AssertionBatch::default();
@@ -339,10 +340,13 @@ impl Lineage {
             batch.retire_candidates.extend(ids);
         }
 
+        batch.metadata = self.metadata_of(&mut resolver, event, event_id).await?;
+
         let Some(job) = &event.job else {
             // A DatasetEvent carries no lineage of its own.
+            let metadata = batch.metadata.len() as i64;
             let sum = self.store.apply_assertions(batch, crate::domain::now()).await?;
-            return Ok((sum, unresolved.into_iter().collect()));
+            return Ok((sum, metadata, unresolved.into_iter().collect()));
         };
         let key = job_key(event.kind, &job.namespace, &job.name);
         let run_id = event.run_id.clone().unwrap_or_default();
@@ -367,7 +371,7 @@ impl Lineage {
                 .iter()
                 .any(|e| e.id != event_id && matches!(e.event_type.as_deref(), Some("FAIL") | Some("ABORT")))
             {
-                return Ok((AssertionSummary::default(), unresolved.into_iter().collect()));
+                return Ok((AssertionSummary::default(), 0, unresolved.into_iter().collect()));
             }
         }
 
@@ -445,8 +449,86 @@ impl Lineage {
                 details["firstRunId"] = json!(first);
             }
         }
+        let metadata = batch.metadata.len() as i64;
         let sum = self.store.apply_assertions(batch, crate::domain::now()).await?;
-        Ok((sum, unresolved.into_iter().collect()))
+        Ok((sum, metadata, unresolved.into_iter().collect()))
+    }
+
+    /// Description, tags, owners and field types of the datasets that resolve to containers.
+    async fn metadata_of(
+        &self,
+        resolver: &mut Resolver<'_>,
+        event: &Event,
+        event_id: Id,
+    ) -> Result<Vec<crate::domain::MetadataAssertion>> {
+        let observed = crate::domain::now();
+        let mut rows = Vec::new();
+        let mut fields: HashMap<Id, HashMap<String, Id>> = HashMap::new();
+        for d in event.inputs.iter().chain(&event.outputs).chain(event.dataset.iter()) {
+            let has_metadata =
+                d.description.is_some() || d.tags.is_some() || d.owners.is_some() || !d.schema.is_empty();
+            if !has_metadata {
+                continue;
+            }
+            let mut container = resolver.find(&d.namespace, &d.name).await?.ok();
+            if container.is_none() {
+                for link in &d.symlinks {
+                    if let Ok(c) = resolver.find(&link.namespace, &link.name).await? {
+                        container = Some(c);
+                        break;
+                    }
+                }
+            }
+            let Some(c) = container else { continue };
+            let details = json!({"event_id": event_id, "dataset": {"namespace": d.namespace, "name": d.name}});
+            let row = |field_id: Option<Id>, attribute: &str, value: Value| crate::domain::MetadataAssertion {
+                container_id: c.id,
+                field_id,
+                attribute: attribute.to_string(),
+                source: SOURCE_TYPE.to_string(),
+                provider: event.producer.clone(),
+                value,
+                asserted_at: event.event_time,
+                observed_at: observed,
+                details: Some(details.clone()),
+            };
+            if let Some(text) = &d.description {
+                rows.push(row(None, "description", json!(text)));
+            }
+            if let Some(owners) = &d.owners {
+                let v: Vec<Value> = owners.iter().map(|o| json!({"name": o.name, "type": o.kind})).collect();
+                rows.push(row(None, "owners", Value::Array(v)));
+            }
+            if let Some(tags) = &d.tags {
+                let mut by_field: BTreeMap<Option<String>, Vec<Value>> = BTreeMap::new();
+                for t in tags {
+                    by_field
+                        .entry(t.field.clone())
+                        .or_default()
+                        .push(json!({"key": t.key, "value": t.value, "source": t.source}));
+                }
+                for (field, list) in by_field {
+                    let field_id = match field {
+                        None => None,
+                        Some(f) => match self.field_id(&mut fields, c.id, &f).await? {
+                            Some(id) => Some(id),
+                            None => continue,
+                        },
+                    };
+                    rows.push(row(field_id, "tags", Value::Array(list)));
+                }
+            }
+            for f in &d.schema {
+                let (Some(t), Some(id)) = (&f.data_type, self.field_id(&mut fields, c.id, &f.name).await?) else {
+                    continue;
+                };
+                rows.push(row(Some(id), "type", json!(t)));
+                if let Some(text) = &f.description {
+                    rows.push(row(Some(id), "description", json!(text)));
+                }
+            }
+        }
+        Ok(rows)
     }
 
     /// Table-level edges from inputs × outputs and field-level edges from the column lineage.

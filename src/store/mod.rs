@@ -48,6 +48,7 @@ pub enum Record {
     Edge(Edge),
     Evidence(Evidence),
     Event(StoredEvent),
+    Metadata(crate::domain::MetadataAssertion),
 }
 
 #[async_trait]
@@ -136,6 +137,16 @@ pub trait Store: Send + Sync + 'static {
     /// retired; then each candidate edge with no live evidence left is retired (its interval
     /// closed). Any failure changes nothing.
     async fn apply_assertions(&self, _batch: AssertionBatch, _now: Timestamp) -> StoreResult<AssertionSummary> {
+        Err(not_supported(self.kind()))
+    }
+    /// Upserts metadata values by (container, field, attribute, source) in one transaction:
+    /// `asserted_at` moves only when the value changes; `observed_at`, provider and details
+    /// always take the new row's.
+    async fn put_metadata(&self, _rows: Vec<crate::domain::MetadataAssertion>) -> StoreResult<()> {
+        Err(not_supported(self.kind()))
+    }
+    /// Every metadata row of a container and of its fields.
+    async fn metadata_for_container(&self, _container_id: Id) -> StoreResult<Vec<crate::domain::MetadataAssertion>> {
         Err(not_supported(self.kind()))
     }
     /// Evidence rows (live or retired) with one of these keys.

@@ -582,7 +582,7 @@ async fn import_in(txn: &mut Txn, records: Vec<Record>) -> StoreResult<usize> {
     for record in &records {
         match record {
             // Interim: the event log arrives with the provider-assertion methods.
-            Record::Event(_) => {}
+            Record::Event(_) | Record::Metadata(_) => {}
             Record::Datastore(d) => {
                 see(DATASTORE_COUNTER, d.id);
                 datastores.push(datastore_row(d));

@@ -126,6 +126,18 @@ CREATE TABLE IF NOT EXISTS events (
 CREATE INDEX IF NOT EXISTS events_job ON events(job_namespace, job_name);
 CREATE INDEX IF NOT EXISTS events_run ON events(run_id);
 CREATE INDEX IF NOT EXISTS events_received ON events(received_at);
+CREATE TABLE IF NOT EXISTS metadata (
+  container_id INTEGER NOT NULL,
+  field_id INTEGER NOT NULL DEFAULT 0,
+  attribute TEXT NOT NULL,
+  source TEXT NOT NULL,
+  provider TEXT NOT NULL,
+  value TEXT NOT NULL,
+  asserted_at TEXT NOT NULL,
+  observed_at TEXT NOT NULL,
+  details TEXT,
+  PRIMARY KEY (container_id, field_id, attribute, source)
+);
 "#;
 
 pub struct SqliteStore {
@@ -307,6 +319,47 @@ fn insert_event_row(tx: &Connection, e: &StoredEvent, keep_id: bool) -> rusqlite
         ],
     )?;
     Ok(tx.last_insert_rowid())
+}
+
+const METADATA_COLS: &str =
+    "container_id, field_id, attribute, source, provider, value, asserted_at, observed_at, details";
+fn metadata_row(r: &Row) -> rusqlite::Result<crate::domain::MetadataAssertion> {
+    let field: Id = r.get(1)?;
+    Ok(crate::domain::MetadataAssertion {
+        container_id: r.get(0)?,
+        field_id: (field != 0).then_some(field),
+        attribute: r.get(2)?,
+        source: r.get(3)?,
+        provider: r.get(4)?,
+        value: json_col(r.get(5)?)?.unwrap_or(serde_json::Value::Null),
+        asserted_at: parse_ts(r.get(6)?)?.unwrap_or_default(),
+        observed_at: parse_ts(r.get(7)?)?.unwrap_or_default(),
+        details: json_col(r.get(8)?)?,
+    })
+}
+
+fn put_metadata_tx(tx: &Connection, rows: &[crate::domain::MetadataAssertion]) -> rusqlite::Result<()> {
+    let mut stmt = tx.prepare_cached(&format!(
+        "INSERT INTO metadata ({METADATA_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+         ON CONFLICT(container_id, field_id, attribute, source) DO UPDATE SET
+           asserted_at = CASE WHEN metadata.value = excluded.value THEN metadata.asserted_at ELSE excluded.asserted_at END,
+           value = excluded.value, provider = excluded.provider, observed_at = excluded.observed_at, details = excluded.details"
+    ))?;
+    for m in rows {
+        store_query(STORE, "put_metadata");
+        stmt.execute(params![
+            m.container_id,
+            m.field_id.unwrap_or(0),
+            m.attribute,
+            m.source,
+            m.provider,
+            m.value.to_string(),
+            ts(&m.asserted_at),
+            ts(&m.observed_at),
+            m.details.as_ref().map(|d| d.to_string())
+        ])?;
+    }
+    Ok(())
 }
 
 fn put_evidence_tx(tx: &Connection, evidence: &[Evidence]) -> rusqlite::Result<()> {
@@ -950,6 +1003,7 @@ impl Store for SqliteStore {
     async fn apply_assertions(&self, batch: AssertionBatch, now: Timestamp) -> StoreResult<AssertionSummary> {
         self.write(move |tx| {
             let mut sum = AssertionSummary::default();
+            put_metadata_tx(tx, &batch.metadata).map_err(sql_err)?;
             for a in &batch.assert {
                 let ukey = edge_ukey(&a.edge.source, &a.edge.target, &a.edge.source_type);
                 store_query(STORE, "edge_by_ukey");
@@ -1050,6 +1104,22 @@ impl Store for SqliteStore {
                 }
             }
             Ok(sum)
+        })
+        .await
+    }
+
+    async fn put_metadata(&self, rows: Vec<crate::domain::MetadataAssertion>) -> StoreResult<()> {
+        self.write(move |tx| put_metadata_tx(tx, &rows).map_err(sql_err)).await
+    }
+
+    async fn metadata_for_container(&self, container_id: Id) -> StoreResult<Vec<crate::domain::MetadataAssertion>> {
+        self.read(move |c| {
+            store_query(STORE, "metadata_for_container");
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {METADATA_COLS} FROM metadata WHERE container_id = ?1 ORDER BY field_id, attribute, source"
+            ))?;
+            let rows = stmt.query_map(params![container_id], metadata_row)?;
+            rows.collect()
         })
         .await
     }
@@ -1207,6 +1277,12 @@ impl Store for SqliteStore {
             for x in s.query_map([], evidence_row)? {
                 out.push(Record::Evidence(x?));
             }
+            let mut s = c.prepare(&format!(
+                "SELECT {METADATA_COLS} FROM metadata ORDER BY container_id, field_id, attribute, source"
+            ))?;
+            for x in s.query_map([], metadata_row)? {
+                out.push(Record::Metadata(x?));
+            }
             let mut s = c.prepare(&format!("SELECT {EVENT_COLS} FROM events ORDER BY id"))?;
             for x in s.query_map([], event_row)? {
                 out.push(Record::Event(x?));
@@ -1258,6 +1334,7 @@ impl Store for SqliteStore {
                         )
                     }
                     Record::Event(e) => insert_event_row(tx, e, true).map(|_| 1),
+                    Record::Metadata(m) => put_metadata_tx(tx, std::slice::from_ref(m)).map(|_| 1),
                     Record::Evidence(e) => tx.execute(
                         &format!("INSERT INTO evidence ({EVIDENCE_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"),
                         params![

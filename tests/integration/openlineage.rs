@@ -20,6 +20,7 @@ both_stores!(
     drop_retires_the_dataset_lineage,
     seed_002_single_and_batch_answers,
     graphql_mutation_and_stored_events,
+    facets_become_metadata_assertions_and_user_values_win,
 );
 
 const WH: &str = "postgres://warehouse.example.com:5432";
@@ -571,4 +572,75 @@ async fn graphql_mutation_and_stored_events(app: TestApp) {
     assert_eq!(items[0]["id"], r["events"][1]["id"]);
     let by_job = app.ok("{ openLineageEvents(jobName: \"load\", status: \"applied\") { total } }", json!({})).await;
     assert_eq!(by_job["openLineageEvents"]["total"], 1);
+}
+
+async fn facets_become_metadata_assertions_and_user_values_win(app: TestApp) {
+    let (ds_id, _, orders) = app.warehouse().await;
+    let mut out = ds("orders");
+    out["facets"] = json!({
+        "documentation": {"_producer": PRODUCER, "_schemaURL": "https://openlineage.io/spec/facets/1-0-1/DocumentationDatasetFacet.json", "description": "One row per order"},
+        "ownership": {"_producer": PRODUCER, "_schemaURL": "https://openlineage.io/spec/facets/1-0-1/OwnershipDatasetFacet.json", "owners": [{"name": "team:billing", "type": "MAINTAINER"}]},
+        "tags": {"_producer": PRODUCER, "_schemaURL": "https://openlineage.io/spec/facets/1-0-0/TagsDatasetFacet.json", "tags": [{"key": "pii", "value": "true", "source": "USER", "field": "email"}]},
+        "schema": {"_producer": PRODUCER, "_schemaURL": "https://openlineage.io/spec/facets/1-1-1/SchemaDatasetFacet.json", "fields": [{"name": "order_total", "type": "DECIMAL(10,2)"}, {"name": "not_catalogued", "type": "INT"}]}
+    });
+    let mut ev = run_event("COMPLETE", "m1", "load", vec![ds("raw_orders")], vec![out]);
+    ev["eventTime"] = json!("2026-10-09T12:00:00Z");
+    let (s, b) = app.post("/api/v1/lineage", &ev).await;
+    assert_eq!(s, 201, "{b}");
+    let event_id = b["events"][0]["id"].clone();
+    let q = "query($c: Int!) { metadataAssertions(containerId: $c) { containerId fieldId attribute source provider value assertedAt observedAt details effective } }";
+    let rows = app.ok(q, json!({"c": orders})).await["metadataAssertions"].as_array().unwrap().clone();
+    let find = |attr: &str, field: bool| {
+        rows.iter().find(|r| r["attribute"] == attr && r["fieldId"].is_null() != field).cloned()
+    };
+    let d = find("description", false).expect("description row");
+    assert_eq!(d["containerId"], orders);
+    assert_eq!(d["source"], "openlineage");
+    assert_eq!(d["provider"], PRODUCER);
+    assert_eq!(d["value"], "One row per order");
+    assert_eq!(d["assertedAt"], "2026-10-09T12:00:00.000000Z");
+    assert!(d["observedAt"].is_string());
+    assert_eq!(
+        d["details"],
+        json!({"event_id": event_id, "dataset": {"namespace": WH, "name": "analytics.public.orders"}})
+    );
+    assert_eq!(d["effective"], true);
+    assert_eq!(find("owners", false).unwrap()["value"], json!([{"name": "team:billing", "type": "MAINTAINER"}]));
+    let tag = find("tags", true).expect("a field-level tag");
+    assert_eq!(tag["containerId"], json!(null));
+    assert_eq!(tag["value"][0]["key"], "pii");
+    let ty = find("type", true).expect("a field type");
+    assert_eq!(ty["value"], "DECIMAL(10,2)");
+    assert_eq!(rows.iter().filter(|r| r["attribute"] == "type").count(), 1, "an uncatalogued field has no row");
+    // The same value reported again moves observedAt, not assertedAt; a new value moves both.
+    let mut again = ev.clone();
+    again["run"]["runId"] = json!("m2");
+    app.post("/api/v1/lineage", &again).await;
+    let d2 = app.ok(q, json!({"c": orders})).await["metadataAssertions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["attribute"] == "description")
+        .cloned()
+        .unwrap();
+    assert_eq!(d2["assertedAt"], "2026-10-09T12:00:00.000000Z");
+    // A user's own value wins over the source's.
+    app.ok(
+        "mutation($d: Int!) { upsertContainer(input: {datastoreId: $d, database: \"analytics\", schema: \"public\", name: \"orders\", description: \"Curated by hand\"}) { id } }",
+        json!({"d": ds_id}),
+    )
+    .await;
+    let rows = app.ok(q, json!({"c": orders})).await["metadataAssertions"].as_array().unwrap().clone();
+    let descs: Vec<(String, bool)> = rows
+        .iter()
+        .filter(|r| r["attribute"] == "description" && r["fieldId"].is_null())
+        .map(|r| (r["source"].as_str().unwrap().to_string(), r["effective"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(descs.len(), 2);
+    assert!(
+        descs.contains(&("user".to_string(), true)) && descs.contains(&("openlineage".to_string(), false)),
+        "{descs:?}"
+    );
+    let (code, _) = app.err(q, json!({"c": 987654})).await;
+    assert_eq!(code, "NOT_FOUND");
 }
