@@ -374,6 +374,13 @@ pub struct ContainerStats {
     pub linked_field_count: i64,
 }
 
+/// The current time at the precision both stores keep (microseconds), so what a write returns
+/// equals what a later read returns.
+pub fn now() -> Timestamp {
+    use chrono::SubsecRound;
+    Utc::now().trunc_subsecs(6)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -403,11 +410,4 @@ mod tests {
         other_field.field_id = Some(9);
         assert_eq!(effective_flags(&[row("openlineage", 10), other_field]), [true, true]);
     }
-}
-
-/// The current time at the precision both stores keep (microseconds), so what a write returns
-/// equals what a later read returns.
-pub fn now() -> Timestamp {
-    use chrono::SubsecRound;
-    Utc::now().trunc_subsecs(6)
 }
