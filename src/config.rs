@@ -29,6 +29,19 @@ pub enum Command {
         #[arg(long, short)]
         output: Option<PathBuf>,
     },
+    /// Re-apply stored OpenLineage events, oldest first (for example after registering the
+    /// datastores their datasets belong to). Safe to run twice: applying an event again
+    /// changes nothing.
+    Replay {
+        #[command(flatten)]
+        store: StoreArgs,
+        /// Only events with a larger id.
+        #[arg(long, default_value_t = 0)]
+        after_id: i64,
+        /// Only events whose last outcome is one of these (applied, ignored, rejected, failed).
+        #[arg(long, value_delimiter = ',')]
+        status: Vec<String>,
+    },
     /// Load a JSON-lines export into an empty store.
     Import {
         #[command(flatten)]
@@ -86,4 +99,11 @@ pub struct ServeArgs {
     /// Origins allowed by CORS (repeat, or comma-separated; `*` for any). None: no CORS headers.
     #[arg(long, env = "TRIBUTARY_CORS_ORIGIN", value_delimiter = ',')]
     pub cors_origin: Vec<String>,
+    /// Also send every accepted OpenLineage event to this OpenLineage endpoint (for example
+    /// http://marquez:5000/api/v1/lineage), without slowing or failing ingest.
+    #[arg(long, env = "TRIBUTARY_EMIT_OPENLINEAGE_URL")]
+    pub emit_openlineage_url: Option<String>,
+    /// Days stored OpenLineage events are kept; 0 keeps them forever.
+    #[arg(long, env = "TRIBUTARY_EVENT_RETENTION_DAYS", default_value_t = 90)]
+    pub event_retention_days: u32,
 }

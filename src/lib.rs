@@ -4,6 +4,7 @@ pub mod api;
 pub mod config;
 pub mod domain;
 pub mod error;
+pub mod forward;
 pub mod ingest;
 pub mod metrics;
 pub mod server;

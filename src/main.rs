@@ -31,7 +31,14 @@ async fn main() -> anyhow::Result<()> {
                 .with_context(|| format!("cannot listen on {} (is the port in use? set --listen)", args.listen))?;
             let addr = listener.local_addr()?;
             tracing::info!(address = %addr, store = store.kind(), "tributary listening; GraphiQL at http://{addr}/graphql");
-            tributary::server::run(listener, store, &args.cors_origin, tributary::server::shutdown_signal()).await?;
+            let forwarder = args.emit_openlineage_url.clone().filter(|u| !u.trim().is_empty()).map(|url| {
+                tracing::info!(url = %url, "accepted OpenLineage events are forwarded");
+                tributary::forward::Forwarder::start(url)
+            });
+            tributary::server::spawn_retention(store.clone(), args.event_retention_days);
+            let lineage = tributary::service::Lineage::new(store).with_forwarder(forwarder);
+            tributary::server::run_lineage(listener, lineage, &args.cors_origin, tributary::server::shutdown_signal())
+                .await?;
             tracing::info!("stopped");
         }
         Command::Export { store, output } => {
@@ -50,6 +57,34 @@ async fn main() -> anyhow::Result<()> {
             }
             w.flush()?;
             tracing::info!(records = records.len(), "export written");
+        }
+        Command::Replay { store, after_id, status } => {
+            let store = tributary::server::open_store(&store.kind()).await.context("cannot open the store")?;
+            let lineage = tributary::service::Lineage::new(store);
+            let started = std::time::Instant::now();
+            let mut seen = 0u64;
+            let report = lineage
+                .replay_openlineage(after_id, &status, |e| {
+                    seen += 1;
+                    if seen % 500 == 0 {
+                        let rate = seen as f64 / started.elapsed().as_secs_f64().max(1e-3);
+                        tracing::info!(replayed = seen, last_id = e.id, rate = format!("{rate:.0}/s"), "replaying");
+                    }
+                })
+                .await
+                .map_err(|e| anyhow::anyhow!("replay failed: {}", e.message()))?;
+            let n = |s: &str| report.events.iter().filter(|e| e.status == s).count();
+            let mut out = std::io::stdout().lock();
+            writeln!(
+                out,
+                "replayed {} events in {:.1}s: {} applied, {} ignored, {} rejected, {} failed",
+                report.events.len(),
+                started.elapsed().as_secs_f64(),
+                n("applied"),
+                n("ignored"),
+                n("rejected") + n("denied"),
+                n("failed")
+            )?;
         }
         Command::Import { store, file } => {
             let store = tributary::server::open_store(&store.kind()).await.context("cannot open the store")?;

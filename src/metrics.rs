@@ -10,6 +10,10 @@ pub struct Metrics {
     pub store_queries: IntCounterVec,
     pub http_requests: IntCounterVec,
     pub http_latency: HistogramVec,
+    /// OpenLineage events forwarded to another backend, by outcome (`sent`, `failed`, `dropped`).
+    pub forwarded: IntCounterVec,
+    /// Stored events deleted by the retention task.
+    pub events_purged: prometheus::IntCounter,
 }
 
 fn build() -> Metrics {
@@ -29,14 +33,24 @@ fn build() -> Metrics {
         &["method", "path"],
     )
     .expect("valid metric definition");
+    let forwarded = IntCounterVec::new(
+        Opts::new("tributary_openlineage_forwarded_total", "OpenLineage events forwarded, by outcome"),
+        &["outcome"],
+    )
+    .expect("valid metric definition");
+    let events_purged =
+        prometheus::IntCounter::new("tributary_events_purged_total", "Stored events deleted by retention")
+            .expect("valid metric definition");
     for c in [
         Box::new(store_queries.clone()) as Box<dyn prometheus::core::Collector>,
         Box::new(http_requests.clone()),
         Box::new(http_latency.clone()),
+        Box::new(forwarded.clone()),
+        Box::new(events_purged.clone()),
     ] {
         registry.register(c).expect("metric registered once");
     }
-    Metrics { registry, store_queries, http_requests, http_latency }
+    Metrics { registry, store_queries, http_requests, http_latency, forwarded, events_purged }
 }
 
 pub fn metrics() -> &'static Metrics {

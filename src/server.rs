@@ -32,19 +32,52 @@ pub async fn open_store(kind: &StoreKind) -> Result<Arc<dyn Store>, StoreError> 
     }
 }
 
-pub fn app(store: Arc<dyn Store>, cors_origins: &[String]) -> axum::Router {
-    let state = AppState { schema: build_schema(), lineage: Lineage::new(store) };
+pub fn app(lineage: Lineage, cors_origins: &[String]) -> axum::Router {
+    let state = AppState { schema: build_schema(), lineage };
     api::router(state, cors_origins)
 }
 
+/// Serves the store with default options (what tests and embedders want).
 pub async fn run(
     listener: TcpListener,
     store: Arc<dyn Store>,
     cors_origins: &[String],
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let app = app(store, cors_origins);
+    run_lineage(listener, Lineage::new(store), cors_origins, shutdown).await
+}
+
+pub async fn run_lineage(
+    listener: TcpListener,
+    lineage: Lineage,
+    cors_origins: &[String],
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let app = app(lineage, cors_origins);
     axum::serve(listener, app).with_graceful_shutdown(shutdown).await
+}
+
+/// Deletes stored events older than `days`, now and every hour, while the service runs.
+pub fn spawn_retention(store: Arc<dyn Store>, days: u32) {
+    if days == 0 {
+        return;
+    }
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(std::time::Duration::from_secs(3600));
+        loop {
+            tick.tick().await;
+            let before = crate::domain::now() - chrono::Duration::days(i64::from(days));
+            match store.purge_events(before).await {
+                Ok(n) => {
+                    crate::metrics::metrics().events_purged.inc_by(n);
+                    if n > 0 {
+                        tracing::info!(purged = n, days, "stored events past retention deleted");
+                    }
+                }
+                Err(e) => tracing::warn!(error = %e, "event retention failed; retrying in an hour"),
+            }
+        }
+    });
 }
 
 /// Resolves on SIGTERM or Ctrl-C.

@@ -39,6 +39,8 @@ impl Caller {
 #[derive(Clone)]
 pub struct Lineage {
     pub store: Arc<dyn Store>,
+    /// Where accepted OpenLineage events are also sent, when configured.
+    pub forwarder: Option<crate::forward::Forwarder>,
 }
 
 pub struct CreateEdge {
@@ -144,7 +146,12 @@ fn far_end(edge: &Edge, direction: Direction) -> &End {
 
 impl Lineage {
     pub fn new(store: Arc<dyn Store>) -> Self {
-        Self { store }
+        Self { store, forwarder: None }
+    }
+
+    pub fn with_forwarder(mut self, forwarder: Option<crate::forward::Forwarder>) -> Self {
+        self.forwarder = forwarder;
+        self
     }
 
     // ---------------- catalog ----------------

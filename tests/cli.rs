@@ -189,3 +189,75 @@ fn schema_command_prints_the_sdl() {
     let sdl = String::from_utf8(out.stdout).unwrap();
     assert_eq!(sdl, tributary::api::schema::build_schema().sdl());
 }
+
+fn ol_event(run: &str, ns: &str) -> Value {
+    json!({
+        "eventType": "COMPLETE",
+        "eventTime": "2026-10-09T12:00:00Z",
+        "producer": "https://example.com/producer",
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+        "run": {"runId": run},
+        "job": {"namespace": "nightly", "name": "load"},
+        "inputs": [{"namespace": ns, "name": "db.public.src"}],
+        "outputs": [{"namespace": ns, "name": "db.public.dst"}],
+    })
+}
+
+async fn post_event(url: &str, event: &Value) -> Value {
+    let r = reqwest::Client::new().post(format!("{url}/api/v1/lineage")).json(event).send().await.unwrap();
+    assert_eq!(r.status(), 201);
+    r.json().await.unwrap()
+}
+
+#[tokio::test]
+async fn replay_applies_stored_events_after_the_catalog_grows() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().to_str().unwrap();
+    let s = Server::start(&["--data-dir", data]);
+    let ns = "postgres://replay.example.com:5432";
+    // Nothing is catalogued yet: both ends unknown, no relationship, the event is kept.
+    let r = post_event(&s.url, &ol_event("r1", ns)).await;
+    assert_eq!(r["events"][0]["status"], "ignored");
+    gql(&s.url, &format!("mutation {{ upsertDatastore(input: {{name: \"pg\", type: \"postgresql\", namespaces: [\"{ns}\"]}}) {{ id }} }}")).await;
+    gql(&s.url, "mutation { a: upsertContainer(input: {datastoreId: 1, database: \"db\", schema: \"public\", name: \"src\"}) { id } b: upsertContainer(input: {datastoreId: 1, database: \"db\", schema: \"public\", name: \"dst\"}) { id } }").await;
+    assert_eq!(gql(&s.url, "{ edges { total } }").await["edges"]["total"], 0);
+    // Replay while serve runs on the same store.
+    let out = run(&["replay", "--data-dir", data], &[]);
+    let summary = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(summary.contains("replayed 1 events") && summary.contains("1 applied"), "{summary}");
+    let edges =
+        gql(&s.url, "{ edges { items { sourceContainer { name } targetContainer { name } sourceType } } }").await;
+    assert_eq!(
+        edges["edges"]["items"],
+        json!([{"sourceContainer": {"name": "src"}, "targetContainer": {"name": "dst"}, "sourceType": "openlineage"}])
+    );
+    let stored = gql(&s.url, "{ openLineageEvents { items { status } } }").await;
+    assert_eq!(stored["openLineageEvents"]["items"][0]["status"], "applied", "the outcome is updated");
+    // Running it twice changes nothing.
+    run(&["replay", "--data-dir", data], &[]);
+    assert_eq!(gql(&s.url, "{ edges(includeRetired: true) { total } }").await["edges"]["total"], 1);
+}
+
+#[tokio::test]
+async fn accepted_events_are_forwarded_to_another_backend() {
+    let target_dir = tempfile::tempdir().unwrap();
+    let target = Server::start(&["--data-dir", target_dir.path().to_str().unwrap()]);
+    let src_dir = tempfile::tempdir().unwrap();
+    let endpoint = format!("{}/api/v1/lineage", target.url);
+    let source = Server::start(&["--data-dir", src_dir.path().to_str().unwrap(), "--emit-openlineage-url", &endpoint]);
+    post_event(&source.url, &ol_event("fwd-1", "postgres://fwd.example.com:5432")).await;
+    let mut bad = ol_event("fwd-2", "postgres://fwd.example.com:5432");
+    bad["eventTime"] = json!("not a time");
+    let r = reqwest::Client::new().post(format!("{}/api/v1/lineage", source.url)).json(&bad).send().await.unwrap();
+    assert_eq!(r.status(), 422);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let v = gql(&target.url, "{ openLineageEvents { total items { runId } } }").await;
+        if v["openLineageEvents"]["total"] == 1 {
+            assert_eq!(v["openLineageEvents"]["items"][0]["runId"], "fwd-1", "only the accepted event is forwarded");
+            break;
+        }
+        assert!(Instant::now() < deadline, "the event never reached the target: {v}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

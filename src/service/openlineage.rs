@@ -258,16 +258,32 @@ impl Lineage {
             rep.summary = json!({"duplicate_of": stored.id, "original_status": stored.status});
             return rep;
         }
+        let raw = stored.body.clone();
+        self.apply_stored(caller, &mut rep, stored.id, validated).await;
+        if let (Some(f), "applied" | "ignored") = (&self.forwarder, rep.status) {
+            f.forward(&raw);
+        }
+        rep
+    }
+
+    /// Applies a stored event's validation result and records the outcome on it.
+    async fn apply_stored(
+        &self,
+        caller: &Caller,
+        rep: &mut EventReport,
+        event_id: Id,
+        validated: std::result::Result<Event, Vec<ol::ValidationIssue>>,
+    ) {
         let event = match validated {
             Ok(e) => e,
             Err(issues) => {
                 rep.status = "rejected";
                 rep.errors = issues.into_iter().map(|i| (i.pointer, i.message)).collect();
-                self.finish(&mut rep).await;
-                return rep;
+                self.finish(rep).await;
+                return;
             }
         };
-        match self.apply_event(caller, stored.id, &event).await {
+        match self.apply_event(caller, event_id, &event).await {
             Ok((summary, metadata, unresolved)) => {
                 let changed = summary.edges_asserted + summary.edges_retired + summary.evidence_retired + metadata > 0;
                 rep.status = if changed { "applied" } else { "ignored" };
@@ -294,13 +310,56 @@ impl Lineage {
                 rep.errors.push((String::new(), m));
             }
             Err(e) => {
-                tracing::error!(error = e.message(), index, "applying an OpenLineage event failed");
+                tracing::error!(error = e.message(), event_id, "applying an OpenLineage event failed");
                 rep.status = "failed";
                 rep.errors.push((String::new(), e.client_message()));
             }
         }
-        self.finish(&mut rep).await;
-        rep
+        self.finish(rep).await;
+    }
+
+    /// Re-applies stored events with ids above `after`, oldest first (for example after new
+    /// datastores are registered, so datasets that were external now resolve). `statuses`
+    /// limits it to events whose last outcome is one of them. `progress` hears each event.
+    pub async fn replay_openlineage(
+        &self,
+        after: Id,
+        statuses: &[String],
+        mut progress: impl FnMut(&EventReport),
+    ) -> Result<IngestReport> {
+        let limits = Limits::default();
+        let mut report = IngestReport::default();
+        let mut cursor = after;
+        loop {
+            let batch = self.store.events_after(cursor, 500).await?;
+            let Some(last) = batch.last() else { break };
+            cursor = last.id;
+            for stored in batch {
+                if !statuses.is_empty() && !statuses.iter().any(|s| s == &stored.status) {
+                    continue;
+                }
+                let caller = Caller {
+                    user: stored.submitted_by.clone().unwrap_or_else(|| "replay".into()),
+                    unrestricted_admin: true,
+                };
+                // Validated as of its arrival, so "at most five minutes in the future" holds.
+                let validated = ol::validate(&stored.body, stored.received_at, &limits);
+                let mut rep = EventReport {
+                    index: report.events.len(),
+                    id: Some(stored.id),
+                    status: "failed",
+                    kind: validated.as_ref().ok().map(|e| kind_name(e.kind)),
+                    errors: Vec::new(),
+                    summary: json!({}),
+                    unresolved: Vec::new(),
+                    edges_created: 0,
+                };
+                self.apply_stored(&caller, &mut rep, stored.id, validated).await;
+                progress(&rep);
+                report.events.push(rep);
+            }
+        }
+        Ok(report)
     }
 
     async fn finish(&self, rep: &mut EventReport) {

@@ -1,0 +1,73 @@
+//! Forwarding accepted OpenLineage events to another OpenLineage backend
+//! (`--emit-openlineage-url`), as seed 004's emission does.
+//!
+//! Ingest never waits on it: events go into a bounded queue that one background task drains,
+//! posting each to the target with a few retries. A full queue or a target that keeps failing
+//! drops the event with a warning and a metric, never an ingest error.
+
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+/// Events waiting to be forwarded; past this, new ones are dropped (and counted).
+pub const QUEUE: usize = 10_000;
+const ATTEMPTS: u32 = 4;
+
+#[derive(Clone)]
+pub struct Forwarder {
+    tx: mpsc::Sender<Value>,
+}
+
+impl Forwarder {
+    /// Starts the background task posting to `url` (the target's endpoint, for example
+    /// `http://marquez:5000/api/v1/lineage`).
+    pub fn start(url: String) -> Forwarder {
+        let (tx, mut rx) = mpsc::channel::<Value>(QUEUE);
+        tokio::spawn(async move {
+            let client = match reqwest::Client::builder().timeout(Duration::from_secs(10)).build() {
+                Ok(c) => c,
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot build the forwarding HTTP client; forwarding is off");
+                    return;
+                }
+            };
+            while let Some(event) = rx.recv().await {
+                send(&client, &url, &event).await;
+            }
+        });
+        Forwarder { tx }
+    }
+
+    /// Queues an event; never blocks ingest.
+    pub fn forward(&self, event: &Value) {
+        if self.tx.try_send(event.clone()).is_err() {
+            crate::metrics::metrics().forwarded.with_label_values(&["dropped"]).inc();
+            tracing::warn!("forwarding queue is full; an OpenLineage event was not forwarded");
+        }
+    }
+}
+
+async fn send(client: &reqwest::Client, url: &str, event: &Value) {
+    let mut delay = Duration::from_millis(200);
+    for attempt in 1..=ATTEMPTS {
+        match client.post(url).json(event).send().await {
+            Ok(r) if r.status().is_success() => {
+                crate::metrics::metrics().forwarded.with_label_values(&["sent"]).inc();
+                return;
+            }
+            // A client error will not get better by retrying.
+            Ok(r) if r.status().is_client_error() => {
+                tracing::warn!(status = r.status().as_u16(), url, "forwarding target refused an event");
+                break;
+            }
+            Ok(r) => tracing::warn!(status = r.status().as_u16(), attempt, url, "forwarding target failed"),
+            Err(e) => tracing::warn!(error = %e, attempt, url, "forwarding target unreachable"),
+        }
+        if attempt < ATTEMPTS {
+            tokio::time::sleep(delay).await;
+            delay *= 4;
+        }
+    }
+    crate::metrics::metrics().forwarded.with_label_values(&["failed"]).inc();
+}
