@@ -66,7 +66,7 @@ async fn main() -> anyhow::Result<()> {
             let report = lineage
                 .replay_openlineage(after_id, &status, |e| {
                     seen += 1;
-                    if seen % 500 == 0 {
+                    if seen.is_multiple_of(500) {
                         let rate = seen as f64 / started.elapsed().as_secs_f64().max(1e-3);
                         tracing::info!(replayed = seen, last_id = e.id, rate = format!("{rate:.0}/s"), "replaying");
                     }
