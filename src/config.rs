@@ -103,6 +103,11 @@ pub struct ServeArgs {
     /// http://marquez:5000/api/v1/lineage), without slowing or failing ingest.
     #[arg(long, env = "TRIBUTARY_EMIT_OPENLINEAGE_URL")]
     pub emit_openlineage_url: Option<String>,
+    /// Create a container (with the `schema` facet's fields) for an OpenLineage dataset whose
+    /// namespace a datastore lists but whose table is not catalogued (seed 002's
+    /// autoCreateEntities).
+    #[arg(long, env = "TRIBUTARY_OPENLINEAGE_AUTO_CREATE")]
+    pub openlineage_auto_create: bool,
     /// Days stored OpenLineage events are kept; 0 keeps them forever.
     #[arg(long, env = "TRIBUTARY_EVENT_RETENTION_DAYS", default_value_t = 90)]
     pub event_retention_days: u32,

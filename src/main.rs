@@ -36,7 +36,9 @@ async fn main() -> anyhow::Result<()> {
                 tributary::forward::Forwarder::start(url)
             });
             tributary::server::spawn_retention(store.clone(), args.event_retention_days);
-            let lineage = tributary::service::Lineage::new(store).with_forwarder(forwarder);
+            let lineage = tributary::service::Lineage::new(store)
+                .with_forwarder(forwarder)
+                .with_auto_create(args.openlineage_auto_create);
             tributary::server::run_lineage(listener, lineage, &args.cors_origin, tributary::server::shutdown_signal())
                 .await?;
             tracing::info!("stopped");

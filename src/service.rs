@@ -41,6 +41,9 @@ pub struct Lineage {
     pub store: Arc<dyn Store>,
     /// Where accepted OpenLineage events are also sent, when configured.
     pub forwarder: Option<crate::forward::Forwarder>,
+    /// Create containers for OpenLineage datasets of mapped namespaces (seed 002's
+    /// `autoCreateEntities`); off by default.
+    pub auto_create: bool,
 }
 
 pub struct CreateEdge {
@@ -146,7 +149,12 @@ fn far_end(edge: &Edge, direction: Direction) -> &End {
 
 impl Lineage {
     pub fn new(store: Arc<dyn Store>) -> Self {
-        Self { store, forwarder: None }
+        Self { store, forwarder: None, auto_create: false }
+    }
+
+    pub fn with_auto_create(mut self, on: bool) -> Self {
+        self.auto_create = on;
+        self
     }
 
     pub fn with_forwarder(mut self, forwarder: Option<crate::forward::Forwarder>) -> Self {

@@ -181,10 +181,66 @@ impl<'a> Resolver<'a> {
                         return Ok((End::Container { id: c.id }, Some(c.id)));
                     }
                 }
-                unresolved.insert(first);
+                match self.auto_create(d, first).await? {
+                    Ok(c) => return Ok((End::Container { id: c.id }, Some(c.id))),
+                    Err(why) => {
+                        unresolved.insert(why);
+                    }
+                }
             }
         }
         Ok((End::External { fqn: external_fqn(&d.namespace, &d.name) }, None))
+    }
+
+    /// Seed 002's auto-creation: when enabled, a dataset whose namespace a datastore lists but
+    /// whose table is missing becomes a container with the `schema` facet's fields. Otherwise,
+    /// or when that is impossible, the reason it stays unresolved.
+    async fn auto_create(
+        &mut self,
+        d: &ol::Dataset,
+        why: Unresolved,
+    ) -> Result<std::result::Result<Container, Unresolved>> {
+        if why.reason != "creationDisabled" || !self.lineage.auto_create {
+            return Ok(Err(why));
+        }
+        if d.schema.is_empty() {
+            return Ok(Err(Unresolved {
+                reason: "missingColumns",
+                message: "the table is missing and the event's schema facet carries no columns".into(),
+                ..why
+            }));
+        }
+        let ns = normalize_namespace(&d.namespace);
+        let Some(ds) = self.datastores.iter().find(|x| x.namespaces.iter().any(|n| normalize_namespace(n) == ns))
+        else {
+            return Ok(Err(why));
+        };
+        let parts: Vec<&str> = d.name.split('.').collect();
+        let (database, schema, name) = match parts.as_slice() {
+            [schema, table] => (None, Some(schema.to_string()), table.to_string()),
+            [db, schema, rest @ ..] => (Some(db.to_string()), Some(schema.to_string()), rest.join(".")),
+            _ => return Ok(Err(why)),
+        };
+        let input = crate::domain::ContainerInput {
+            datastore_id: ds.id,
+            name,
+            database,
+            schema,
+            fields: d
+                .schema
+                .iter()
+                .map(|f| crate::domain::FieldInput {
+                    name: f.name.clone(),
+                    data_type: f.data_type.clone(),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        };
+        let (container, _) = self.lineage.store.upsert_container(input).await?;
+        tracing::info!(container = container.id, dataset = %d.name, "container created from an OpenLineage dataset");
+        self.cache.insert((d.namespace.clone(), d.name.clone()), Ok(container.clone()));
+        Ok(Ok(container))
     }
 }
 

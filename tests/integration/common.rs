@@ -44,12 +44,31 @@ impl TestApp {
         dir: Option<tempfile::TempDir>,
         guard: Option<MutexGuard<'static, ()>>,
     ) -> Self {
+        Self::start_with(tributary::service::Lineage::new(store), dir, guard).await
+    }
+
+    /// The same app with OpenLineage auto-creation on (`--openlineage-auto-create`).
+    pub async fn with_auto_create(mut self) -> Self {
+        let lineage = tributary::service::Lineage::new(self.store.clone()).with_auto_create(true);
+        let dir = self._dir.take();
+        let guard = self._guard.take();
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        Self::start_with(lineage, dir, guard).await
+    }
+
+    pub async fn start_with(
+        lineage: tributary::service::Lineage,
+        dir: Option<tempfile::TempDir>,
+        guard: Option<MutexGuard<'static, ()>>,
+    ) -> Self {
+        let store = lineage.store.clone();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind port 0");
         let url = format!("http://{}", listener.local_addr().expect("local addr"));
         let (tx, rx) = oneshot::channel::<()>();
-        let s = store.clone();
         tokio::spawn(async move {
-            let _ = tributary::server::run(listener, s, &[], async {
+            let _ = tributary::server::run_lineage(listener, lineage, &[], async {
                 let _ = rx.await;
             })
             .await;

@@ -21,6 +21,7 @@ both_stores!(
     seed_002_single_and_batch_answers,
     graphql_mutation_and_stored_events,
     facets_become_metadata_assertions_and_user_values_win,
+    auto_creation_makes_containers_from_the_schema_facet,
 );
 
 const WH: &str = "postgres://warehouse.example.com:5432";
@@ -643,4 +644,54 @@ async fn facets_become_metadata_assertions_and_user_values_win(app: TestApp) {
     );
     let (code, _) = app.err(q, json!({"c": 987654})).await;
     assert_eq!(code, "NOT_FOUND");
+}
+
+async fn auto_creation_makes_containers_from_the_schema_facet(app: TestApp) {
+    let (ds_id, _, _) = app.warehouse().await;
+    let app = app.with_auto_create().await;
+    let schema = |cols: &[&str]| {
+        json!({"schema": {"_producer": PRODUCER, "_schemaURL": "https://openlineage.io/spec/facets/1-1-1/SchemaDatasetFacet.json",
+                          "fields": cols.iter().map(|c| json!({"name": c, "type": "VARCHAR"})).collect::<Vec<_>>()}})
+    };
+    let mut new_table = ds("daily_sales");
+    new_table["facets"] = schema(&["day", "total"]);
+    let mut no_columns = ds("no_columns");
+    no_columns["facets"] = json!({});
+    let mut bare = json!({"namespace": WH, "name": "bare_table"});
+    bare["facets"] = schema(&["x"]);
+    let unmapped = json!({"namespace": "postgres://elsewhere:5432", "name": "db.public.t", "facets": schema(&["x"])});
+    let (s, b) = app
+        .post(
+            "/api/v1/openlineage/lineage",
+            &run_event("COMPLETE", "ac1", "build", vec![ds("orders")], vec![new_table, no_columns, bare, unmapped]),
+        )
+        .await;
+    assert_eq!(s, 200, "{b}");
+    let mut reasons: Vec<(String, String)> = b["unresolvedDatasets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| (u["name"].as_str().unwrap().to_string(), u["reason"].as_str().unwrap().to_string()))
+        .collect();
+    reasons.sort();
+    assert_eq!(
+        reasons,
+        vec![
+            ("analytics.public.no_columns".to_string(), "missingColumns".to_string()),
+            ("bare_table".to_string(), "unparsableName".to_string()),
+            ("db.public.t".to_string(), "namespaceNotMapped".to_string()),
+        ]
+    );
+    let created = app
+        .ok("query($d: Int!) { containers(datastoreId: $d, name: \"daily_sales\") { items { database schema name fieldCount fields { items { name type } } } } }", json!({"d": ds_id}))
+        .await;
+    assert_eq!(
+        created["containers"]["items"],
+        json!([{"database": "analytics", "schema": "public", "name": "daily_sales", "fieldCount": 2,
+                "fields": {"items": [{"name": "day", "type": "VARCHAR"}, {"name": "total", "type": "VARCHAR"}]}}])
+    );
+    let edges = app.live_edges().await;
+    assert!(edges.iter().any(|e| e["targetExternalFqn"].is_null()
+        && e["targetContainerId"].is_i64()
+        && e["sourceContainerId"].is_i64()));
 }
