@@ -211,6 +211,67 @@ pub struct Evidence {
     pub retired_at: Option<Timestamp>,
 }
 
+/// One edge a provider asserts, with the evidence row (keyed by `evidence.key`, e.g. the
+/// asserting job) that backs it. Applying it creates the edge or revives a retired one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Assertion {
+    pub edge: NewEdge,
+    /// `edge_id` is ignored: the store fills it in.
+    pub evidence: Evidence,
+}
+
+/// What one provider event changes, applied in one transaction.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AssertionBatch {
+    pub assert: Vec<Assertion>,
+    /// Evidence rows (edge id, key) that no longer assert their edge.
+    pub retire_evidence: Vec<(Id, String)>,
+    /// Edges to retire if, after the above, no live evidence backs them.
+    pub retire_candidates: Vec<Id>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AssertionSummary {
+    pub edges_created: i64,
+    pub edges_revived: i64,
+    pub edges_asserted: i64,
+    pub evidence_created: i64,
+    pub evidence_retired: i64,
+    pub edges_retired: i64,
+}
+
+/// An event as received: kept whole so it can be replayed and audited.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredEvent {
+    pub id: Id,
+    /// Hash of the canonical body: the same event sent twice has the same fingerprint.
+    pub fingerprint: String,
+    /// `run_event`, `job_event` or `dataset_event`.
+    pub kind: String,
+    pub job_namespace: Option<String>,
+    pub job_name: Option<String>,
+    pub run_id: Option<String>,
+    pub event_type: Option<String>,
+    pub event_time: Option<Timestamp>,
+    pub received_at: Timestamp,
+    pub submitted_by: Option<String>,
+    /// `pending` until applied, then `applied`, `ignored`, `rejected` or `failed`.
+    pub status: String,
+    pub errors: serde_json::Value,
+    pub summary: serde_json::Value,
+    pub body: serde_json::Value,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct EventFilter {
+    pub status: Option<String>,
+    pub job_namespace: Option<String>,
+    pub job_name: Option<String>,
+    pub run_id: Option<String>,
+    pub since: Option<Timestamp>,
+    pub until: Option<Timestamp>,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Direction {
     /// Towards sources: edges whose target is the node.

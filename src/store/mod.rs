@@ -12,8 +12,8 @@ pub mod sqlite;
 use async_trait::async_trait;
 
 use crate::domain::{
-    Container, ContainerInput, ContainerStats, Datastore, DatastoreInput, Direction, Edge, EdgeFilter, EdgePatch,
-    Evidence, Field, Id, NewEdge, Page, PageRequest, Timestamp,
+    AssertionBatch, AssertionSummary, Container, ContainerInput, ContainerStats, Datastore, DatastoreInput, Direction,
+    Edge, EdgeFilter, EdgePatch, EventFilter, Evidence, Field, Id, NewEdge, Page, PageRequest, StoredEvent, Timestamp,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -32,6 +32,12 @@ pub enum StoreError {
 
 pub type StoreResult<T> = Result<T, StoreError>;
 
+/// The answer of a store that does not offer an operation yet (the provider-assertion and
+/// event-log methods have defaults so a store can adopt them one at a time).
+fn not_supported(store: &str) -> StoreError {
+    StoreError::Internal(format!("the {store} store does not support this operation yet"))
+}
+
 /// One line of `tributary export`: the whole store as records, in an order `import` can replay.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "record", rename_all = "snake_case")]
@@ -41,6 +47,7 @@ pub enum Record {
     Field(Field),
     Edge(Edge),
     Evidence(Evidence),
+    Event(StoredEvent),
 }
 
 #[async_trait]
@@ -121,6 +128,53 @@ pub trait Store: Send + Sync + 'static {
     async fn container_edges_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>>;
     /// Live field-level edges whose target (`Upstream`) or source (`Downstream`) is one of `ids`.
     async fn field_edges_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>>;
+
+    // ---- provider assertions (OpenLineage, SQL capture) ----
+    /// Applies a batch in one transaction: each assertion creates its edge (keyed by source,
+    /// target, sourceType) or revives it when retired (a new live interval), raises
+    /// `last_asserted_at`, and upserts its evidence row live; then the listed evidence rows are
+    /// retired; then each candidate edge with no live evidence left is retired (its interval
+    /// closed). Any failure changes nothing.
+    async fn apply_assertions(&self, _batch: AssertionBatch, _now: Timestamp) -> StoreResult<AssertionSummary> {
+        Err(not_supported(self.kind()))
+    }
+    /// Evidence rows (live or retired) with one of these keys.
+    async fn evidence_by_keys(&self, _keys: &[String]) -> StoreResult<Vec<Evidence>> {
+        Err(not_supported(self.kind()))
+    }
+    /// Live edges of this source type with an end on one of these ends (for DROP and RENAME).
+    async fn live_edges_touching_ends(&self, _ends: &[crate::domain::End], _source_type: &str) -> StoreResult<Vec<Edge>> {
+        Err(not_supported(self.kind()))
+    }
+
+    // ---- the event log ----
+    /// Stores an event as received. When an event with the same fingerprint exists, nothing is
+    /// written and the existing one is returned with `true`.
+    async fn insert_event(&self, _event: StoredEvent) -> StoreResult<(StoredEvent, bool)> {
+        Err(not_supported(self.kind()))
+    }
+    /// Records the outcome of applying a stored event.
+    async fn finish_event(
+        &self,
+        _id: Id,
+        _status: &str,
+        _errors: serde_json::Value,
+        _summary: serde_json::Value,
+    ) -> StoreResult<()> {
+        Err(not_supported(self.kind()))
+    }
+    /// Newest first.
+    async fn list_events(&self, _filter: &EventFilter, _page: PageRequest) -> StoreResult<Page<StoredEvent>> {
+        Err(not_supported(self.kind()))
+    }
+    /// Oldest first, ids above `after`, for replay.
+    async fn events_after(&self, _after: Id, _limit: i64) -> StoreResult<Vec<StoredEvent>> {
+        Err(not_supported(self.kind()))
+    }
+    /// Deletes events received before `before`; returns how many.
+    async fn purge_events(&self, _before: Timestamp) -> StoreResult<u64> {
+        Err(not_supported(self.kind()))
+    }
 
     // ---- whole store ----
     async fn export(&self) -> StoreResult<Vec<Record>>;

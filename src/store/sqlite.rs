@@ -19,8 +19,9 @@ use rusqlite::{params, Connection, OptionalExtension, Row, Transaction};
 
 use super::{Record, Store, StoreError, StoreResult};
 use crate::domain::{
-    container_key, Container, ContainerInput, ContainerStats, Datastore, DatastoreInput, Direction, Edge, EdgeFilter,
-    EdgePatch, End, Evidence, Field, Id, Interval, NewEdge, Page, PageRequest, Timestamp,
+    container_key, AssertionBatch, AssertionSummary, Container, ContainerInput, ContainerStats, Datastore,
+    DatastoreInput, Direction, Edge, EdgeFilter, EdgePatch, End, EventFilter, Evidence, Field, Id, Interval, NewEdge,
+    Page, PageRequest, StoredEvent, Timestamp,
 };
 use crate::metrics::store_query;
 
@@ -105,6 +106,26 @@ CREATE TABLE IF NOT EXISTS evidence (
   retired_at TEXT,
   PRIMARY KEY (edge_id, key)
 );
+CREATE INDEX IF NOT EXISTS evidence_key ON evidence(key);
+CREATE TABLE IF NOT EXISTS events (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  fingerprint TEXT NOT NULL UNIQUE,
+  kind TEXT NOT NULL,
+  job_namespace TEXT,
+  job_name TEXT,
+  run_id TEXT,
+  event_type TEXT,
+  event_time TEXT,
+  received_at TEXT NOT NULL,
+  submitted_by TEXT,
+  status TEXT NOT NULL,
+  errors TEXT NOT NULL DEFAULT '[]',
+  summary TEXT NOT NULL DEFAULT '{}',
+  body TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_job ON events(job_namespace, job_name);
+CREATE INDEX IF NOT EXISTS events_run ON events(run_id);
+CREATE INDEX IF NOT EXISTS events_received ON events(received_at);
 "#;
 
 pub struct SqliteStore {
@@ -240,6 +261,75 @@ fn edge_row(r: &Row) -> rusqlite::Result<Edge> {
         retired_at: parse_ts(r.get(16)?)?,
         intervals: serde_json::from_str(&intervals).unwrap_or_default(),
     })
+}
+
+const EVENT_COLS: &str = "id, fingerprint, kind, job_namespace, job_name, run_id, event_type, event_time, received_at, submitted_by, status, errors, summary, body";
+fn event_row(r: &Row) -> rusqlite::Result<StoredEvent> {
+    Ok(StoredEvent {
+        id: r.get(0)?,
+        fingerprint: r.get(1)?,
+        kind: r.get(2)?,
+        job_namespace: r.get(3)?,
+        job_name: r.get(4)?,
+        run_id: r.get(5)?,
+        event_type: r.get(6)?,
+        event_time: parse_ts(r.get(7)?)?,
+        received_at: parse_ts(r.get(8)?)?.unwrap_or_default(),
+        submitted_by: r.get(9)?,
+        status: r.get(10)?,
+        errors: json_col(r.get(11)?)?.unwrap_or(serde_json::Value::Null),
+        summary: json_col(r.get(12)?)?.unwrap_or(serde_json::Value::Null),
+        body: json_col(r.get(13)?)?.unwrap_or(serde_json::Value::Null),
+    })
+}
+
+fn insert_event_row(tx: &Connection, e: &StoredEvent, keep_id: bool) -> rusqlite::Result<Id> {
+    store_query(STORE, "insert_event");
+    tx.execute(
+        &format!(
+            "INSERT INTO events ({EVENT_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+        ),
+        params![
+            if keep_id { Some(e.id) } else { None },
+            e.fingerprint,
+            e.kind,
+            e.job_namespace,
+            e.job_name,
+            e.run_id,
+            e.event_type,
+            e.event_time.as_ref().map(ts),
+            ts(&e.received_at),
+            e.submitted_by,
+            e.status,
+            e.errors.to_string(),
+            e.summary.to_string(),
+            e.body.to_string()
+        ],
+    )?;
+    Ok(tx.last_insert_rowid())
+}
+
+fn put_evidence_tx(tx: &Connection, evidence: &[Evidence]) -> rusqlite::Result<()> {
+    let mut stmt = tx.prepare_cached(&format!(
+        "INSERT OR REPLACE INTO evidence ({EVIDENCE_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+    ))?;
+    for e in evidence {
+        store_query(STORE, "put_evidence");
+        stmt.execute(params![
+            e.edge_id,
+            e.key,
+            e.provider,
+            e.evidence_type,
+            e.authorship,
+            e.source_relation,
+            e.observed_at.as_ref().map(ts),
+            e.first_observed_operation_id,
+            e.last_observed_operation_id,
+            e.details.as_ref().map(|d| d.to_string()),
+            e.retired_at.as_ref().map(ts)
+        ])?;
+    }
+    Ok(())
 }
 
 pub fn edge_ukey(source: &End, target: &End, source_type: &str) -> String {
@@ -820,24 +910,7 @@ impl Store for SqliteStore {
     }
 
     async fn put_evidence(&self, evidence: Vec<Evidence>) -> StoreResult<()> {
-        self.write(move |tx| {
-            let mut stmt = tx
-                .prepare_cached(&format!(
-                    "INSERT OR REPLACE INTO evidence ({EVIDENCE_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
-                ))
-                .map_err(sql_err)?;
-            for e in &evidence {
-                store_query(STORE, "put_evidence");
-                stmt.execute(params![
-                    e.edge_id, e.key, e.provider, e.evidence_type, e.authorship, e.source_relation,
-                    e.observed_at.as_ref().map(ts), e.first_observed_operation_id, e.last_observed_operation_id,
-                    e.details.as_ref().map(|d| d.to_string()), e.retired_at.as_ref().map(ts)
-                ])
-                .map_err(sql_err)?;
-            }
-            Ok(())
-        })
-        .await
+        self.write(move |tx| put_evidence_tx(tx, &evidence).map_err(sql_err)).await
     }
 
     async fn container_edges_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>> {
@@ -874,6 +947,240 @@ impl Store for SqliteStore {
         .await
     }
 
+    async fn apply_assertions(&self, batch: AssertionBatch, now: Timestamp) -> StoreResult<AssertionSummary> {
+        self.write(move |tx| {
+            let mut sum = AssertionSummary::default();
+            for a in &batch.assert {
+                let ukey = edge_ukey(&a.edge.source, &a.edge.target, &a.edge.source_type);
+                store_query(STORE, "edge_by_ukey");
+                let existing: Option<Edge> = tx
+                    .query_row(&format!("SELECT {EDGE_COLS} FROM edges WHERE ukey = ?1"), params![ukey], edge_row)
+                    .optional()
+                    .map_err(sql_err)?;
+                let edge_id = match existing {
+                    None => {
+                        let created = insert_edge(tx, &a.edge, &now)?
+                            .ok_or_else(|| StoreError::Internal("edge vanished inside a transaction".into()))?;
+                        sum.edges_created += 1;
+                        created.id
+                    }
+                    Some(mut e) => {
+                        if e.retired_at.is_some() {
+                            e.intervals.push(Interval { from: now, to: None });
+                            sum.edges_revived += 1;
+                        }
+                        let last = match (e.last_asserted_at, a.edge.last_asserted_at) {
+                            (Some(x), Some(y)) => Some(x.max(y)),
+                            (x, y) => x.or(y),
+                        };
+                        store_query(STORE, "assert_edge");
+                        tx.execute(
+                            "UPDATE edges SET retired_at = NULL, intervals = ?2, last_asserted_at = ?3,
+                               operation = coalesce(operation, ?4), derived = coalesce(?5, derived),
+                               transformations = coalesce(?6, transformations) WHERE id = ?1",
+                            params![
+                                e.id,
+                                serde_json::to_string(&e.intervals).map_err(internal)?,
+                                last.as_ref().map(ts),
+                                a.edge.operation,
+                                a.edge.derived,
+                                a.edge.transformations.as_ref().map(|t| t.to_string())
+                            ],
+                        )
+                        .map_err(sql_err)?;
+                        e.id
+                    }
+                };
+                sum.edges_asserted += 1;
+                store_query(STORE, "evidence_exists");
+                let had: Option<Option<String>> = tx
+                    .query_row(
+                        "SELECT retired_at FROM evidence WHERE edge_id = ?1 AND key = ?2",
+                        params![edge_id, a.evidence.key],
+                        |r| r.get(0),
+                    )
+                    .optional()
+                    .map_err(sql_err)?;
+                if !matches!(had, Some(None)) {
+                    sum.evidence_created += 1;
+                }
+                let mut ev = a.evidence.clone();
+                ev.edge_id = edge_id;
+                ev.retired_at = None;
+                put_evidence_tx(tx, std::slice::from_ref(&ev)).map_err(sql_err)?;
+            }
+            {
+                let mut stmt = tx
+                    .prepare_cached(
+                        "UPDATE evidence SET retired_at = ?3 WHERE edge_id = ?1 AND key = ?2 AND retired_at IS NULL",
+                    )
+                    .map_err(sql_err)?;
+                for (edge_id, key) in &batch.retire_evidence {
+                    store_query(STORE, "retire_evidence");
+                    sum.evidence_retired += stmt.execute(params![edge_id, key, ts(&now)]).map_err(sql_err)? as i64;
+                }
+            }
+            if !batch.retire_candidates.is_empty() {
+                store_query(STORE, "unbacked_edges");
+                let unbacked: Vec<Id> = {
+                    let mut stmt = tx
+                        .prepare_cached(
+                            "SELECT id FROM edges e WHERE e.id IN rarray(?1) AND e.retired_at IS NULL
+                             AND NOT EXISTS (SELECT 1 FROM evidence v WHERE v.edge_id = e.id AND v.retired_at IS NULL)",
+                        )
+                        .map_err(sql_err)?;
+                    let rows =
+                        stmt.query_map(params![id_array(&batch.retire_candidates)], |r| r.get(0)).map_err(sql_err)?;
+                    rows.collect::<rusqlite::Result<_>>().map_err(sql_err)?
+                };
+                let edges = edges_by_ids_tx(tx, &unbacked).map_err(sql_err)?;
+                let mut stmt = tx
+                    .prepare_cached("UPDATE edges SET retired_at = ?2, intervals = ?3 WHERE id = ?1")
+                    .map_err(sql_err)?;
+                for mut e in edges {
+                    if let Some(last) = e.intervals.last_mut() {
+                        if last.to.is_none() {
+                            last.to = Some(now);
+                        }
+                    }
+                    store_query(STORE, "retire_edge");
+                    stmt.execute(params![e.id, ts(&now), serde_json::to_string(&e.intervals).map_err(internal)?])
+                        .map_err(sql_err)?;
+                    sum.edges_retired += 1;
+                }
+            }
+            Ok(sum)
+        })
+        .await
+    }
+
+    async fn evidence_by_keys(&self, keys: &[String]) -> StoreResult<Vec<Evidence>> {
+        let keys = str_array(keys).to_vec();
+        self.read(move |c| {
+            store_query(STORE, "evidence_by_keys");
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {EVIDENCE_COLS} FROM evidence WHERE key IN rarray(?1) ORDER BY edge_id, key"
+            ))?;
+            let rows = stmt.query_map(params![Rc::new(keys)], evidence_row)?;
+            rows.collect()
+        })
+        .await
+    }
+
+    async fn live_edges_touching_ends(&self, ends: &[End], source_type: &str) -> StoreResult<Vec<Edge>> {
+        let keys: Vec<String> = ends.iter().map(|e| e.key()).collect();
+        let source_type = source_type.to_string();
+        self.read(move |c| {
+            // An end's key is `c:<id>`, `f:<id>` or `x:<fqn>`; the ukey starts with the source's.
+            query_edges(
+                c,
+                "live_edges_touching_ends",
+                "retired_at IS NULL AND source_type = ?2 AND (
+                   (source_kind || ':' || coalesce(CAST(source_id AS TEXT), source_fqn)) IN rarray(?1)
+                   OR (target_kind || ':' || coalesce(CAST(target_id AS TEXT), target_fqn)) IN rarray(?1))",
+                params![str_array(&keys), source_type],
+            )
+        })
+        .await
+    }
+
+    async fn insert_event(&self, event: StoredEvent) -> StoreResult<(StoredEvent, bool)> {
+        self.write(move |tx| {
+            store_query(STORE, "event_by_fingerprint");
+            let existing = tx
+                .query_row(
+                    &format!("SELECT {EVENT_COLS} FROM events WHERE fingerprint = ?1"),
+                    params![event.fingerprint],
+                    event_row,
+                )
+                .optional()
+                .map_err(sql_err)?;
+            if let Some(e) = existing {
+                return Ok((e, true));
+            }
+            let id = insert_event_row(tx, &event, false).map_err(sql_err)?;
+            Ok((StoredEvent { id, ..event }, false))
+        })
+        .await
+    }
+
+    async fn finish_event(
+        &self,
+        id: Id,
+        status: &str,
+        errors: serde_json::Value,
+        summary: serde_json::Value,
+    ) -> StoreResult<()> {
+        let status = status.to_string();
+        self.write(move |tx| {
+            store_query(STORE, "finish_event");
+            tx.execute(
+                "UPDATE events SET status = ?2, errors = ?3, summary = ?4 WHERE id = ?1",
+                params![id, status, errors.to_string(), summary.to_string()],
+            )
+            .map_err(sql_err)?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn list_events(&self, filter: &EventFilter, page: PageRequest) -> StoreResult<Page<StoredEvent>> {
+        let f = filter.clone();
+        self.read(move |c| {
+            let where_sql = "(?1 IS NULL OR status = ?1) AND (?2 IS NULL OR job_namespace = ?2) AND (?3 IS NULL OR job_name = ?3)
+                AND (?4 IS NULL OR run_id = ?4) AND (?5 IS NULL OR received_at >= ?5) AND (?6 IS NULL OR received_at <= ?6)";
+            let p = params![
+                f.status,
+                f.job_namespace,
+                f.job_name,
+                f.run_id,
+                f.since.as_ref().map(ts),
+                f.until.as_ref().map(ts)
+            ];
+            store_query(STORE, "count_events");
+            let total: i64 = c.query_row(&format!("SELECT count(*) FROM events WHERE {where_sql}"), p, |r| r.get(0))?;
+            store_query(STORE, "list_events");
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {EVENT_COLS} FROM events WHERE {where_sql} ORDER BY id DESC LIMIT ?7 OFFSET ?8"
+            ))?;
+            let rows = stmt.query_map(
+                params![
+                    f.status,
+                    f.job_namespace,
+                    f.job_name,
+                    f.run_id,
+                    f.since.as_ref().map(ts),
+                    f.until.as_ref().map(ts),
+                    page.size,
+                    page.offset()
+                ],
+                event_row,
+            )?;
+            Ok(page_of(rows.collect::<rusqlite::Result<_>>()?, total, page))
+        })
+        .await
+    }
+
+    async fn events_after(&self, after: Id, limit: i64) -> StoreResult<Vec<StoredEvent>> {
+        self.read(move |c| {
+            store_query(STORE, "events_after");
+            let mut stmt =
+                c.prepare_cached(&format!("SELECT {EVENT_COLS} FROM events WHERE id > ?1 ORDER BY id LIMIT ?2"))?;
+            let rows = stmt.query_map(params![after, limit], event_row)?;
+            rows.collect()
+        })
+        .await
+    }
+
+    async fn purge_events(&self, before: Timestamp) -> StoreResult<u64> {
+        self.write(move |tx| {
+            store_query(STORE, "purge_events");
+            let n = tx.execute("DELETE FROM events WHERE received_at < ?1", params![ts(&before)]).map_err(sql_err)?;
+            Ok(n as u64)
+        })
+        .await
+    }
+
     async fn export(&self) -> StoreResult<Vec<Record>> {
         self.read(|c| {
             let mut out = Vec::new();
@@ -899,6 +1206,10 @@ impl Store for SqliteStore {
             let mut s = c.prepare(&format!("SELECT {EVIDENCE_COLS} FROM evidence ORDER BY edge_id, key"))?;
             for x in s.query_map([], evidence_row)? {
                 out.push(Record::Evidence(x?));
+            }
+            let mut s = c.prepare(&format!("SELECT {EVENT_COLS} FROM events ORDER BY id"))?;
+            for x in s.query_map([], event_row)? {
+                out.push(Record::Event(x?));
             }
             Ok(out)
         })
@@ -946,6 +1257,7 @@ impl Store for SqliteStore {
                             ],
                         )
                     }
+                    Record::Event(e) => insert_event_row(tx, e, true).map(|_| 1),
                     Record::Evidence(e) => tx.execute(
                         &format!("INSERT INTO evidence ({EVIDENCE_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"),
                         params![
@@ -961,9 +1273,4 @@ impl Store for SqliteStore {
         })
         .await
     }
-}
-
-#[allow(dead_code)]
-fn unused(_: &[String]) -> Rc<Vec<SqlValue>> {
-    str_array(&[])
 }
