@@ -769,6 +769,7 @@ async fn export_then_import_into_an_empty_store_round_trips() {
             Record::Field(_) => "field",
             Record::Edge(_) => "edge",
             Record::Evidence(_) => "evidence",
+            Record::Event(_) => "event",
         })
         .collect();
     let mut sorted = kinds.clone();
