@@ -56,11 +56,6 @@ const FIELD_COUNTER: &str = "field";
 const EDGE_COUNTER: &str = "edge";
 const EVENT_COUNTER: &str = "event";
 
-/// How many times `apply_assertions` runs its transaction when it fails on a uniqueness
-/// constraint: a concurrent batch created one of its new edges first, and a new attempt asserts
-/// that edge instead.
-const ASSERT_ATTEMPTS: usize = 3;
-
 /// One statement of `cypher/`, with its parameters; `name` (the file name) is its operation label
 /// in metrics and logs.
 struct Cmd {
@@ -899,22 +894,12 @@ impl Store for Neo4jStore {
     // ---- provider assertions ----
 
     /// One transaction of at most nine statements whatever the batch size (see `assertions`).
-    /// When a concurrent batch creates one of the same new edges first, the uniqueness constraint
-    /// fails this transaction; it is rolled back and run again (up to `ASSERT_ATTEMPTS` times),
-    /// so the edge is asserted instead, as if the two batches had run one after the other.
+    /// Batches naming the same edge serialize on its uniqueness key (see `assert_edges_lookup`),
+    /// so a concurrent batch creating it first makes this one assert it, as in the embedded store.
     async fn apply_assertions(&self, batch: AssertionBatch, now: Timestamp) -> StoreResult<AssertionSummary> {
-        let mut attempt = 1;
-        loop {
-            let mut txn = self.begin().await?;
-            let result = assertions::apply_assertions_in(&mut txn, &batch, now).await;
-            match finish(txn, result).await {
-                Err(StoreError::Conflict(message)) if attempt < ASSERT_ATTEMPTS => {
-                    tracing::debug!(attempt, %message, "apply_assertions raced a concurrent writer; retrying");
-                    attempt += 1;
-                }
-                other => return other,
-            }
-        }
+        let mut txn = self.begin().await?;
+        let result = assertions::apply_assertions_in(&mut txn, &batch, now).await;
+        finish(txn, result).await
     }
 
     async fn evidence_by_keys(&self, keys: &[String]) -> StoreResult<Vec<Evidence>> {
