@@ -5,8 +5,9 @@
 //! - timestamps are RFC 3339 strings in UTC with microseconds (`2024-05-01T12:00:00.123456Z`):
 //!   they sort as text and parse back to the same instant; the store truncates what it is given
 //!   to microseconds before writing, so a value read back equals the value written;
-//! - JSON values (`transformations`, `details`, `intervals`) are JSON strings, since a Neo4j
-//!   property cannot hold a map or a list containing null;
+//! - JSON values (`transformations`, `details`, `intervals`, and an event's `errors`, `summary`
+//!   and `body`) are JSON strings, since a Neo4j property cannot hold a map or a list containing
+//!   null;
 //! - an absent optional value is an absent property (Neo4j stores no nulls).
 
 use chrono::{DateTime, SecondsFormat, SubsecRound, Utc};
