@@ -11,11 +11,13 @@ use std::path::Path;
 use chrono::{Duration, TimeZone, Utc};
 use serde_json::json;
 use tributary::domain::{
-    Container, ContainerInput, ContainerStats, DatastoreInput, Direction, Edge, EdgeFilter, EdgePatch, End, Evidence,
-    FieldInput, Id, Interval, NewEdge, PageRequest, Timestamp,
+    Assertion, AssertionBatch, AssertionSummary, Container, ContainerInput, ContainerStats, DatastoreInput, Direction,
+    Edge, EdgeFilter, EdgePatch, End, EventFilter, Evidence, FieldInput, Id, Interval, NewEdge, PageRequest,
+    StoredEvent, Timestamp,
 };
 use tributary::metrics::store_queries_total;
 use tributary::store::neo4j::{Neo4jStore, EDGE_EXISTS};
+use tributary::store::sqlite::SqliteStore;
 use tributary::store::{Record, Store, StoreError};
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -414,7 +416,7 @@ struct Catalog {
     fields: Vec<Vec<tributary::domain::Field>>,
 }
 
-async fn catalog(store: &Neo4jStore) -> Catalog {
+async fn catalog(store: &impl Store) -> Catalog {
     let ds = store.upsert_datastore(datastore_input("warehouse")).await.expect("ds");
     let mut containers = Vec::new();
     let mut fields = Vec::new();
@@ -878,4 +880,840 @@ async fn a_failed_import_leaves_the_store_empty() {
     }
     assert!(store.export().await.expect("export").is_empty(), "nothing was imported");
     assert!(store.list_datastores().await.expect("datastores").is_empty());
+}
+
+// ---- provider assertions ----
+
+fn x(fqn: &str) -> End {
+    End::External { fqn: fqn.to_string() }
+}
+
+fn assertion(source: End, target: End, source_type: &str, key: &str) -> Assertion {
+    Assertion { edge: new_edge(source, target, source_type), evidence: evidence(0, key) }
+}
+
+fn asserting(assert: Vec<Assertion>) -> AssertionBatch {
+    AssertionBatch { assert, ..AssertionBatch::default() }
+}
+
+/// Created, revived, asserted edges; created and retired evidence; retired edges.
+fn summary(counts: [i64; 6]) -> AssertionSummary {
+    let [edges_created, edges_revived, edges_asserted, evidence_created, evidence_retired, edges_retired] = counts;
+    AssertionSummary { edges_created, edges_revived, edges_asserted, evidence_created, evidence_retired, edges_retired }
+}
+
+async fn all_edges(store: &impl Store) -> Vec<Edge> {
+    let everything = EdgeFilter { include_retired: true, ..EdgeFilter::default() };
+    store.list_edges(&everything, page(1, 1000)).await.expect("all edges").items
+}
+
+fn find(edges: &[Edge], source: &End, target: &End, source_type: &str) -> Edge {
+    edges
+        .iter()
+        .find(|e| &e.source == source && &e.target == target && e.source_type == source_type)
+        .cloned()
+        .unwrap_or_else(|| panic!("no {source_type} edge {source:?} -> {target:?}"))
+}
+
+/// (edge id, key, retired_at) of evidence rows.
+fn evidence_state(rows: &[Evidence]) -> Vec<(Id, String, Option<Timestamp>)> {
+    rows.iter().map(|e| (e.edge_id, e.key.clone(), e.retired_at)).collect()
+}
+
+#[tokio::test]
+async fn assertions_create_revive_and_retire_edges_with_their_intervals() {
+    let _serial = SERIAL.lock().await;
+    let Some(store) = store().await else { return };
+    let cat = catalog(&store).await;
+    let (a, b) = (c(cat.containers[0].id), c(cat.containers[1].id));
+    let (ax, bx) = (f(&cat.fields[0][0]), f(&cat.fields[1][0]));
+    let raw = x("s3://bucket/raw");
+
+    // Three new edges; a -> b is asserted twice (by two jobs): created by the first assertion,
+    // asserted again by the second.
+    let mut first = assertion(a.clone(), b.clone(), "openlineage", "job-1");
+    first.edge.description = Some("nightly".into());
+    first.edge.operation = Some("INSERT".into());
+    first.edge.last_asserted_at = Some(t(5));
+    let mut again = assertion(a.clone(), b.clone(), "openlineage", "job-2");
+    again.edge.operation = Some("UPDATE".into());
+    again.edge.derived = Some(true);
+    again.edge.last_asserted_at = Some(t(3));
+    let mut column = assertion(ax.clone(), bx.clone(), "openlineage", "job-1");
+    column.edge.transformations = Some(json!([{"type": "DIRECT", "subtype": "IDENTITY"}]));
+    let from_raw = assertion(raw.clone(), a.clone(), "openlineage", "job-1");
+    let sum = store.apply_assertions(asserting(vec![first, column, from_raw, again]), t(0)).await.expect("batch 1");
+    assert_eq!(sum, summary([3, 0, 4, 4, 0, 0]));
+
+    let edges = all_edges(&store).await;
+    assert_eq!(edges.len(), 3);
+    let ab = find(&edges, &a, &b, "openlineage");
+    let axbx = find(&edges, &ax, &bx, "openlineage");
+    let rawa = find(&edges, &raw, &a, "openlineage");
+    assert!(ab.id < axbx.id && axbx.id < rawa.id, "new edges get ids in batch order");
+    assert_eq!(ab.created, t(0));
+    assert_eq!(ab.retired_at, None);
+    assert_eq!(ab.intervals, vec![Interval { from: t(0), to: None }]);
+    assert_eq!(ab.description.as_deref(), Some("nightly"));
+    assert_eq!(ab.operation.as_deref(), Some("INSERT"), "an operation once set is kept");
+    assert_eq!(ab.derived, Some(true), "derived is replaced when an assertion gives it");
+    assert_eq!(ab.last_asserted_at, Some(t(5)), "last_asserted_at only moves forward");
+    assert_eq!(axbx.transformations, Some(json!([{"type": "DIRECT", "subtype": "IDENTITY"}])));
+    assert_eq!(axbx.last_asserted_at, None);
+    let ev = store.evidence_for_edges(&[ab.id, axbx.id, rawa.id]).await.expect("evidence");
+    assert_eq!(
+        evidence_state(&ev),
+        vec![
+            (ab.id, "job-1".to_string(), None),
+            (ab.id, "job-2".to_string(), None),
+            (axbx.id, "job-1".to_string(), None),
+            (rawa.id, "job-1".to_string(), None),
+        ]
+    );
+    assert_eq!(ev[0], evidence(ab.id, "job-1"), "the evidence is stored as asserted");
+
+    // a -> b loses both jobs and a.x -> b.x its only one: both retire; raw -> a keeps its job.
+    // Repeats, unknown evidence and unknown candidates change nothing.
+    let batch = AssertionBatch {
+        metadata: vec![],
+        assert: vec![],
+        retire_evidence: vec![
+            (ab.id, "job-1".into()),
+            (ab.id, "job-2".into()),
+            (axbx.id, "job-1".into()),
+            (ab.id, "job-1".into()),
+            (9999, "job-1".into()),
+        ],
+        retire_candidates: vec![ab.id, axbx.id, rawa.id, ab.id, 9999],
+    };
+    assert_eq!(store.apply_assertions(batch, t(10)).await.expect("batch 2"), summary([0, 0, 0, 0, 3, 2]));
+    for retired in store.edges_by_ids(&[ab.id, axbx.id]).await.expect("retired") {
+        assert_eq!(retired.retired_at, Some(t(10)));
+        assert_eq!(retired.intervals, vec![Interval { from: t(0), to: Some(t(10)) }]);
+    }
+    assert_eq!(store.edges_by_ids(&[rawa.id]).await.expect("live")[0], rawa, "still backed: untouched");
+    let ev = store.evidence_for_edges(&[ab.id, axbx.id, rawa.id]).await.expect("evidence");
+    assert_eq!(
+        evidence_state(&ev),
+        vec![
+            (ab.id, "job-1".to_string(), Some(t(10))),
+            (ab.id, "job-2".to_string(), Some(t(10))),
+            (axbx.id, "job-1".to_string(), Some(t(10))),
+            (rawa.id, "job-1".to_string(), None),
+        ]
+    );
+    assert!(store.container_edges_of(&[cat.containers[1].id], Direction::Upstream).await.expect("up").is_empty());
+
+    // Asserted again, a -> b is revived with a new interval; its evidence row is live again. A
+    // retired candidate stays as it is.
+    let mut revive = assertion(a.clone(), b.clone(), "openlineage", "job-1");
+    revive.edge.operation = Some("MERGE".into());
+    revive.edge.last_asserted_at = Some(t(1));
+    let batch = AssertionBatch {
+        metadata: vec![],
+        assert: vec![revive],
+        retire_evidence: vec![],
+        retire_candidates: vec![axbx.id],
+    };
+    assert_eq!(store.apply_assertions(batch, t(20)).await.expect("batch 3"), summary([0, 1, 1, 1, 0, 0]));
+    let revived = &store.edges_by_ids(&[ab.id]).await.expect("ab")[0];
+    assert_eq!(revived.retired_at, None);
+    assert_eq!(revived.intervals, vec![Interval { from: t(0), to: Some(t(10)) }, Interval { from: t(20), to: None }]);
+    assert_eq!(revived.created, t(0));
+    assert_eq!(revived.operation.as_deref(), Some("INSERT"));
+    assert_eq!(revived.derived, Some(true), "an assertion without derived keeps it");
+    assert_eq!(revived.last_asserted_at, Some(t(5)));
+    let ev = store.evidence_for_edges(&[ab.id]).await.expect("evidence");
+    assert_eq!(
+        evidence_state(&ev),
+        vec![(ab.id, "job-1".to_string(), None), (ab.id, "job-2".to_string(), Some(t(10)))]
+    );
+    assert_eq!(store.edges_by_ids(&[axbx.id]).await.expect("axbx")[0].retired_at, Some(t(10)));
+
+    // A live edge asserted again with live evidence: nothing is created or revived.
+    let sum = store.apply_assertions(asserting(vec![assertion(a.clone(), b.clone(), "openlineage", "job-1")]), t(30));
+    assert_eq!(sum.await.expect("batch 4"), summary([0, 0, 1, 0, 0, 0]));
+    assert_eq!(store.edges_by_ids(&[ab.id]).await.expect("ab")[0].intervals.len(), 2);
+
+    // A missing container or field end fails the whole batch: nothing changes.
+    let before = all_edges(&store).await;
+    let before_evidence = store.evidence_for_edges(&[ab.id, axbx.id, rawa.id]).await.expect("evidence");
+    let cc = c(cat.containers[2].id);
+    for (missing, message) in [
+        (c(9999), "Container 9999 not found"),
+        (End::Field { id: 8888, container_id: cat.containers[0].id }, "Field 8888 not found"),
+    ] {
+        let batch = AssertionBatch {
+            metadata: vec![],
+            assert: vec![
+                assertion(b.clone(), cc.clone(), "openlineage", "job-9"),
+                assertion(a.clone(), b.clone(), "openlineage", "job-9"),
+                assertion(a.clone(), missing, "openlineage", "job-9"),
+            ],
+            retire_evidence: vec![(rawa.id, "job-1".into())],
+            retire_candidates: vec![rawa.id],
+        };
+        match store.apply_assertions(batch, t(40)).await {
+            Err(StoreError::NotFound(m)) => assert_eq!(m, message),
+            other => panic!("expected NotFound, got {other:?}"),
+        }
+    }
+    assert_eq!(all_edges(&store).await, before, "a failed batch changes no edge");
+    assert_eq!(
+        store.evidence_for_edges(&[ab.id, axbx.id, rawa.id]).await.expect("evidence"),
+        before_evidence,
+        "nor any evidence"
+    );
+}
+
+#[tokio::test]
+async fn an_edge_stays_live_while_evidence_of_another_key_backs_it() {
+    let _serial = SERIAL.lock().await;
+    let Some(store) = store().await else { return };
+    let cat = catalog(&store).await;
+    let (a, b, cc) = (c(cat.containers[0].id), c(cat.containers[1].id), c(cat.containers[2].id));
+    let (ax, by, bx, cx) = (f(&cat.fields[0][0]), f(&cat.fields[1][1]), f(&cat.fields[1][0]), f(&cat.fields[2][0]));
+    let raw = x("s3://raw");
+    let batch = asserting(vec![
+        assertion(a.clone(), b.clone(), "openlineage", "job-1"),
+        assertion(a.clone(), b.clone(), "openlineage", "job-2"),
+        assertion(bx.clone(), cx.clone(), "openlineage", "job-1"),
+        assertion(raw.clone(), a.clone(), "openlineage", "job-2"),
+        assertion(ax.clone(), by.clone(), "openlineage", "job-3"),
+        assertion(raw.clone(), cc.clone(), "openlineage", "job-3"),
+    ]);
+    assert_eq!(store.apply_assertions(batch, t(0)).await.expect("assert"), summary([5, 0, 6, 6, 0, 0]));
+    let edges = all_edges(&store).await;
+    let ab = find(&edges, &a, &b, "openlineage");
+    let bxcx = find(&edges, &bx, &cx, "openlineage");
+    let rawa = find(&edges, &raw, &a, "openlineage");
+    let axby = find(&edges, &ax, &by, "openlineage");
+    let rawc = find(&edges, &raw, &cc, "openlineage");
+
+    // job-1 stops asserting a -> b; job-2 still does.
+    let batch = AssertionBatch {
+        metadata: vec![],
+        assert: vec![],
+        retire_evidence: vec![(ab.id, "job-1".into())],
+        retire_candidates: vec![ab.id],
+    };
+    assert_eq!(store.apply_assertions(batch, t(10)).await.expect("retire job-1"), summary([0, 0, 0, 0, 1, 0]));
+    assert_eq!(store.edges_by_ids(&[ab.id]).await.expect("ab")[0], ab, "still live, interval still open");
+
+    let by_key = store.evidence_by_keys(&["job-1".into(), "job-1".into(), "nobody".into()]).await.expect("by keys");
+    assert_eq!(
+        evidence_state(&by_key),
+        vec![(ab.id, "job-1".to_string(), Some(t(10))), (bxcx.id, "job-1".to_string(), None)],
+        "live and retired rows, each once"
+    );
+    let by_keys = store.evidence_by_keys(&["job-2".into(), "job-1".into()]).await.expect("by keys");
+    assert_eq!(
+        evidence_state(&by_keys),
+        vec![
+            (ab.id, "job-1".to_string(), Some(t(10))),
+            (ab.id, "job-2".to_string(), None),
+            (bxcx.id, "job-1".to_string(), None),
+            (rawa.id, "job-2".to_string(), None),
+        ],
+        "ordered by edge id, then key"
+    );
+    assert!(store.evidence_by_keys(&[]).await.expect("none").is_empty());
+
+    // Now job-2 stops too: the edge retires.
+    let batch = AssertionBatch {
+        metadata: vec![],
+        assert: vec![],
+        retire_evidence: vec![(ab.id, "job-2".into())],
+        retire_candidates: vec![ab.id],
+    };
+    assert_eq!(store.apply_assertions(batch, t(20)).await.expect("retire job-2"), summary([0, 0, 0, 0, 1, 1]));
+    let retired = &store.edges_by_ids(&[ab.id]).await.expect("ab")[0];
+    assert_eq!(retired.retired_at, Some(t(20)));
+    assert_eq!(retired.intervals, vec![Interval { from: t(0), to: Some(t(20)) }]);
+
+    // Live edges of a source type touching given ends: a container end is the container itself,
+    // not its fields; retired edges and other source types are left out.
+    let touching = |ends: Vec<End>, source_type: &'static str| {
+        let store = &store;
+        async move { ids(&store.live_edges_touching_ends(&ends, source_type).await.expect("touching"), |e| e.id) }
+    };
+    assert_eq!(touching(vec![a.clone()], "openlineage").await, vec![rawa.id]);
+    assert_eq!(touching(vec![ax.clone()], "openlineage").await, vec![axby.id]);
+    assert_eq!(touching(vec![raw.clone()], "openlineage").await, vec![rawa.id, rawc.id]);
+    assert_eq!(
+        touching(vec![raw.clone(), a.clone(), cx.clone()], "openlineage").await,
+        vec![bxcx.id, rawa.id, rawc.id]
+    );
+    assert_eq!(touching(vec![b.clone(), cc.clone()], "openlineage").await, vec![rawc.id]);
+    assert!(touching(vec![raw.clone()], "manual").await.is_empty());
+    assert!(touching(vec![x("s3://elsewhere")], "openlineage").await.is_empty());
+    assert!(touching(vec![], "openlineage").await.is_empty());
+}
+
+#[tokio::test]
+async fn assertion_batches_cost_the_same_statements_whatever_their_size() {
+    let _serial = SERIAL.lock().await;
+    let Some(store) = store().await else { return };
+    let cat = catalog(&store).await;
+    let a = c(cat.containers[0].id);
+    let store = &store;
+    let cost = |batch: AssertionBatch, now: Timestamp| async move {
+        let before = store_queries_total("neo4j");
+        let sum = store.apply_assertions(batch, now).await.expect("apply");
+        (store_queries_total("neo4j") - before, sum)
+    };
+    let mut costs = Vec::new();
+    for n in [1_i64, 50] {
+        let prefix = format!("s3://batch-{n}");
+        let sources: Vec<End> = (0..n).map(|i| x(&format!("{prefix}/old/{i}"))).collect();
+        let assert_all =
+            |key: &str| sources.iter().map(|s| assertion(s.clone(), a.clone(), "openlineage", key)).collect();
+
+        // Create n edges.
+        let (created_cost, sum) = cost(asserting(assert_all("job")), t(0)).await;
+        assert_eq!(sum, summary([n, 0, n, n, 0, 0]));
+        let edge_ids: Vec<Id> = all_edges(store)
+            .await
+            .into_iter()
+            .filter(|e| e.source.external_fqn().is_some_and(|fqn| fqn.starts_with(&prefix)))
+            .map(|e| e.id)
+            .collect();
+        assert_eq!(edge_ids.len(), n as usize);
+
+        // Retire them all.
+        let batch = AssertionBatch {
+            metadata: vec![],
+            assert: vec![],
+            retire_evidence: edge_ids.iter().map(|id| (*id, "job".to_string())).collect(),
+            retire_candidates: edge_ids.clone(),
+        };
+        let (retire_cost, sum) = cost(batch, t(10)).await;
+        assert_eq!(sum, summary([0, 0, 0, 0, n, n]));
+
+        // Revive them under another key, create n more, retire the old evidence again and offer
+        // the revived edges as candidates (they stay: the new key backs them).
+        let mut assert: Vec<Assertion> = assert_all("job-2");
+        assert.extend((0..n).map(|i| assertion(x(&format!("{prefix}/new/{i}")), a.clone(), "openlineage", "job-2")));
+        let batch = AssertionBatch {
+            metadata: vec![],
+            assert,
+            retire_evidence: edge_ids.iter().map(|id| (*id, "job".to_string())).collect(),
+            retire_candidates: edge_ids.clone(),
+        };
+        let (mixed_cost, sum) = cost(batch, t(20)).await;
+        assert_eq!(sum, summary([n, n, 2 * n, 2 * n, 0, 0]));
+        costs.push((created_cost, retire_cost, mixed_cost));
+    }
+    assert_eq!(costs[0], costs[1], "1 and 50 assertions per batch: the same statements");
+    assert_eq!(costs[0], (5, 3, 8), "(create, retire, mixed) statement counts");
+}
+
+// ---- the event log ----
+
+fn event(fingerprint: &str, job: (&str, &str), run: &str, received: Timestamp) -> StoredEvent {
+    StoredEvent {
+        id: 0,
+        fingerprint: fingerprint.to_string(),
+        kind: "run_event".to_string(),
+        job_namespace: Some(job.0.to_string()),
+        job_name: Some(job.1.to_string()),
+        run_id: Some(run.to_string()),
+        event_type: Some("COMPLETE".to_string()),
+        event_time: Some(received - Duration::seconds(1)),
+        received_at: received,
+        submitted_by: Some("tester".to_string()),
+        status: "pending".to_string(),
+        errors: json!([]),
+        summary: json!({}),
+        body: json!({
+            "eventType": "COMPLETE",
+            "run": {"runId": run},
+            "job": {"namespace": job.0, "name": job.1},
+            "inputs": [{"namespace": "postgres://db:5432", "name": "db.public.a", "facets": {"x": null}}],
+            "ratio": 0.25
+        }),
+    }
+}
+
+fn event_ids(events: &[StoredEvent]) -> Vec<Id> {
+    ids(events, |e| e.id)
+}
+
+#[tokio::test]
+async fn the_event_log_dedupes_lists_replays_and_purges() {
+    let _serial = SERIAL.lock().await;
+    let Some(store) = store().await else { return };
+    let e1 = event("fp-1", ("ns", "a"), "run-1", t(0));
+    let e2 = event("fp-2", ("ns", "b"), "run-2", t(10));
+    let e3 = event("fp-3", ("ns", "a"), "run-1", t(20));
+    let (s1, dup) = store.insert_event(e1.clone()).await.expect("e1");
+    assert!(!dup);
+    assert_eq!(s1, StoredEvent { id: s1.id, ..e1.clone() }, "stored as given, with its id");
+    let (s2, _) = store.insert_event(e2.clone()).await.expect("e2");
+    let (s3, _) = store.insert_event(e3.clone()).await.expect("e3");
+    assert!(s1.id < s2.id && s2.id < s3.id);
+
+    // The same fingerprint again: nothing written, the stored event comes back.
+    let mut again = e1.clone();
+    again.body = json!({"different": true});
+    again.received_at = t(30);
+    let (existing, dup) = store.insert_event(again).await.expect("duplicate");
+    assert!(dup);
+    assert_eq!(existing, s1);
+
+    store.finish_event(s1.id, "applied", json!([]), json!({"edgesCreated": 2})).await.expect("finish");
+    store.finish_event(s2.id, "rejected", json!([{"message": "bad"}]), json!(null)).await.expect("finish");
+    store.finish_event(9999, "applied", json!([]), json!({})).await.expect("unknown id: nothing");
+    let s1 = StoredEvent { status: "applied".into(), summary: json!({"edgesCreated": 2}), ..s1 };
+    let s2 = StoredEvent { status: "rejected".into(), errors: json!([{"message": "bad"}]), summary: json!(null), ..s2 };
+
+    let list = |filter: EventFilter, p: PageRequest| {
+        let store = &store;
+        async move {
+            let page = store.list_events(&filter, p).await.expect("list");
+            (event_ids(&page.items), page.total)
+        }
+    };
+    let all = store.list_events(&EventFilter::default(), page(1, 50)).await.expect("all");
+    assert_eq!(all.items, vec![s3.clone(), s2.clone(), s1.clone()], "newest first");
+    assert_eq!(all.total, 3);
+    assert_eq!(list(EventFilter::default(), page(2, 2)).await, (vec![s1.id], 3));
+    let applied = EventFilter { status: Some("applied".into()), ..EventFilter::default() };
+    assert_eq!(list(applied, page(1, 50)).await, (vec![s1.id], 1));
+    let job_a = EventFilter { job_namespace: Some("ns".into()), job_name: Some("a".into()), ..EventFilter::default() };
+    assert_eq!(list(job_a, page(1, 50)).await, (vec![s3.id, s1.id], 2));
+    let other_ns = EventFilter { job_namespace: Some("other".into()), ..EventFilter::default() };
+    assert_eq!(list(other_ns, page(1, 50)).await, (vec![], 0));
+    let run_2 = EventFilter { run_id: Some("run-2".into()), ..EventFilter::default() };
+    assert_eq!(list(run_2, page(1, 50)).await, (vec![s2.id], 1));
+    let since = EventFilter { since: Some(t(10)), ..EventFilter::default() };
+    assert_eq!(list(since, page(1, 50)).await, (vec![s3.id, s2.id], 2), "since is inclusive");
+    let until = EventFilter { until: Some(t(10)), ..EventFilter::default() };
+    assert_eq!(list(until, page(1, 50)).await, (vec![s2.id, s1.id], 2), "until is inclusive");
+    let window = EventFilter { since: Some(t(5)), until: Some(t(15)), ..EventFilter::default() };
+    assert_eq!(list(window, page(1, 50)).await, (vec![s2.id], 1));
+
+    assert_eq!(store.events_after(0, 10).await.expect("after 0"), vec![s1.clone(), s2.clone(), s3.clone()]);
+    assert_eq!(event_ids(&store.events_after(s1.id, 1).await.expect("after 1")), vec![s2.id]);
+    assert!(store.events_after(s3.id, 10).await.expect("after last").is_empty());
+    assert!(store.events_after(0, 0).await.expect("limit 0").is_empty());
+    assert_eq!(event_ids(&store.events_after(0, -1).await.expect("no limit")), vec![s1.id, s2.id, s3.id]);
+
+    // An event with nothing optional set round-trips too.
+    let bare = StoredEvent {
+        job_namespace: None,
+        job_name: None,
+        run_id: None,
+        event_type: None,
+        event_time: None,
+        submitted_by: None,
+        errors: json!(null),
+        summary: json!(null),
+        body: json!(null),
+        kind: "dataset_event".into(),
+        ..event("fp-bare", ("", ""), "", t(25))
+    };
+    let (bare, _) = store.insert_event(bare).await.expect("bare");
+    assert_eq!(store.events_after(s3.id, 10).await.expect("bare back"), vec![bare.clone()]);
+
+    // Purge: strictly before.
+    assert_eq!(store.purge_events(t(10)).await.expect("purge"), 1);
+    assert_eq!(store.purge_events(t(10)).await.expect("purge again"), 0);
+    assert_eq!(list(EventFilter::default(), page(1, 50)).await, (vec![bare.id, s3.id, s2.id], 3));
+    let (fresh, dup) = store.insert_event(e1.clone()).await.expect("purged fingerprint is free");
+    assert!(!dup);
+    assert!(fresh.id > bare.id, "ids are never reused");
+}
+
+#[tokio::test]
+async fn concurrent_inserts_of_the_same_event_store_it_once() {
+    let _serial = SERIAL.lock().await;
+    let Some(store) = store().await else { return };
+    for round in 0..5 {
+        let e = event(&format!("fp-{round}"), ("ns", "job"), "run", t(round));
+        let (r1, r2, r3, r4) = tokio::join!(
+            store.insert_event(e.clone()),
+            store.insert_event(e.clone()),
+            store.insert_event(e.clone()),
+            store.insert_event(e.clone()),
+        );
+        let results: Vec<(StoredEvent, bool)> =
+            [r1, r2, r3, r4].into_iter().map(|r| r.expect("a duplicate is not an error")).collect();
+        assert_eq!(results.iter().filter(|(_, dup)| !dup).count(), 1, "round {round}: one insert wins");
+        let id = results[0].0.id;
+        assert!(results.iter().all(|(stored, _)| stored.id == id && stored.fingerprint == e.fingerprint));
+    }
+    assert_eq!(store.list_events(&EventFilter::default(), page(1, 50)).await.expect("list").total, 5);
+
+    // Another transaction creates the same fingerprint and commits only after insert_event has
+    // looked it up and found nothing: the create waits on the constraint, then matches that event.
+    let graph = neo4rs::Graph::new(
+        std::env::var("NEO4J_URI").expect("NEO4J_URI"),
+        std::env::var("NEO4J_USER").unwrap_or_else(|_| "neo4j".into()),
+        std::env::var("NEO4J_PASSWORD").unwrap_or_else(|_| "neo4j".into()),
+    )
+    .await
+    .expect("connect");
+    let mut txn = graph.start_txn().await.expect("begin");
+    let create = "CREATE (e:Event {id: 100000, fingerprint: 'fp-race', kind: 'run_event', \
+                  received_at: '2024-05-01T12:00:00.000000Z', status: 'pending', body: '{\"by\":\"other\"}'})";
+    txn.run(neo4rs::query(create)).await.expect("uncommitted create");
+    let store = std::sync::Arc::new(store);
+    let racer = {
+        let store = store.clone();
+        tokio::spawn(async move { store.insert_event(event("fp-race", ("ns", "job"), "run", t(0))).await })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(!racer.is_finished(), "the insert waits for the other writer");
+    txn.commit().await.expect("commit");
+    let (existing, dup) = racer.await.expect("join").expect("a duplicate is not an error");
+    assert!(dup);
+    assert_eq!((existing.id, existing.body), (100_000, json!({"by": "other"})));
+    assert_eq!((existing.errors, existing.event_time), (json!(null), None), "absent properties read back empty");
+}
+
+#[tokio::test]
+async fn concurrent_batches_asserting_the_same_new_edge_both_apply() {
+    let _serial = SERIAL.lock().await;
+    let Some(store) = store().await else { return };
+    let cat = catalog(&store).await;
+    let (a, b) = (c(cat.containers[0].id), c(cat.containers[1].id));
+    for round in 0..5 {
+        let source = x(&format!("s3://race/{round}"));
+        let one = asserting(vec![assertion(source.clone(), a.clone(), "openlineage", "job-1")]);
+        let two = asserting(vec![
+            assertion(source.clone(), a.clone(), "openlineage", "job-2"),
+            assertion(source.clone(), b.clone(), "openlineage", "job-2"),
+        ]);
+        let (r1, r2) = tokio::join!(store.apply_assertions(one, t(round)), store.apply_assertions(two, t(round)));
+        let (s1, s2) = (r1.expect("first batch"), r2.expect("second batch"));
+        assert_eq!(s1.edges_created + s2.edges_created, 2, "round {round}: {s1:?} / {s2:?}");
+        assert_eq!(s1.edges_asserted + s2.edges_asserted, 3);
+        assert_eq!(s1.evidence_created + s2.evidence_created, 3);
+        let touching = store.live_edges_touching_ends(&[source], "openlineage").await.expect("touching");
+        assert_eq!(touching.len(), 2);
+        let ev = store.evidence_for_edges(&ids(&touching, |e| e.id)).await.expect("evidence");
+        assert_eq!(ev.len(), 3);
+    }
+}
+
+/// The LINEAGE properties of an edge `fqn -> container` as the store writes them.
+fn raw_edge_row(id: Id, fqn: &str, container: Id) -> neo4rs::BoltType {
+    let row: std::collections::HashMap<String, neo4rs::BoltType> = [
+        ("id", id.into()),
+        ("ukey", format!("x:{fqn}|c:{container}|openlineage").into()),
+        ("created", "2024-05-01T12:00:00.000000Z".into()),
+        ("source_type", "openlineage".into()),
+        ("intervals", r#"[{"from":"2024-05-01T12:00:00.000000Z","to":null}]"#.into()),
+        ("source_kind", "external".into()),
+        ("source_fqn", fqn.into()),
+        ("target_kind", "container".into()),
+        ("target_id", container.into()),
+        ("target_container_id", container.into()),
+    ]
+    .into_iter()
+    .map(|(k, v): (&str, neo4rs::BoltType)| (k.to_string(), v))
+    .collect();
+    row.into()
+}
+
+/// Another writer's transaction holds an edge's uniqueness key (it created the edge, or looked it
+/// up with the store's own statement, then created it) while a batch asserts the same edge: the
+/// batch waits for it to commit, then asserts the edge instead of creating it or failing.
+#[tokio::test]
+async fn a_batch_waits_for_a_concurrent_writer_of_the_same_edge_and_asserts_it() {
+    let _serial = SERIAL.lock().await;
+    let Some(store) = store().await else { return };
+    let cat = catalog(&store).await;
+    let a_id = cat.containers[0].id;
+    let store = std::sync::Arc::new(store);
+    let graph = neo4rs::Graph::new(
+        std::env::var("NEO4J_URI").expect("NEO4J_URI"),
+        std::env::var("NEO4J_USER").unwrap_or_else(|_| "neo4j".into()),
+        std::env::var("NEO4J_PASSWORD").unwrap_or_else(|_| "neo4j".into()),
+    )
+    .await
+    .expect("connect");
+    let create = "MATCH (t:Container {id: $container}) MERGE (s:External {fqn: $fqn}) \
+                  CREATE (s)-[r:LINEAGE]->(t) SET r = $row";
+    let lookup = include_str!("../cypher/assert_edges_lookup.cypher");
+    for (round, look_up_first) in [(0_i64, false), (1, true)] {
+        let fqn = format!("s3://race/{round}");
+        let mut txn = graph.start_txn().await.expect("begin");
+        let ukey = format!("x:{fqn}|c:{a_id}|openlineage");
+        if look_up_first {
+            txn.run(neo4rs::query(lookup).param("ukeys", vec![ukey])).await.expect("lookup");
+        } else {
+            let row = raw_edge_row(100_000 + round, &fqn, a_id);
+            let query = neo4rs::query(create).param("container", a_id).param("fqn", fqn.clone()).param("row", row);
+            txn.run(query).await.expect("uncommitted create");
+        }
+        let racer = {
+            let (store, source, target) = (store.clone(), x(&fqn), c(a_id));
+            tokio::spawn(async move {
+                let batch = asserting(vec![assertion(source, target, "openlineage", "job")]);
+                store.apply_assertions(batch, t(0)).await
+            })
+        };
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        assert!(!racer.is_finished(), "round {round}: the batch waits for the other writer");
+        if look_up_first {
+            let row = raw_edge_row(100_000 + round, &fqn, a_id);
+            let query = neo4rs::query(create).param("container", a_id).param("fqn", fqn.clone()).param("row", row);
+            txn.run(query).await.expect("create after the lookup");
+        }
+        txn.commit().await.expect("commit");
+        let sum = racer.await.expect("join").expect("the batch applies");
+        assert_eq!(sum, summary([0, 0, 1, 1, 0, 0]), "round {round}: asserted, not created");
+        let touching = store.live_edges_touching_ends(&[x(&fqn)], "openlineage").await.expect("touching");
+        assert_eq!(ids(&touching, |e| e.id), vec![100_000 + round], "one edge, the other writer's");
+    }
+}
+
+#[tokio::test]
+async fn export_then_import_round_trips_asserted_edges_and_events() {
+    let _serial = SERIAL.lock().await;
+    let Some(store) = store().await else { return };
+    let cat = catalog(&store).await;
+    let (a, b) = (c(cat.containers[0].id), c(cat.containers[1].id));
+    let raw = x("s3://raw");
+    let batch = asserting(vec![
+        assertion(a.clone(), b.clone(), "openlineage", "job-1"),
+        assertion(raw.clone(), a.clone(), "openlineage", "job-1"),
+    ]);
+    store.apply_assertions(batch, t(0)).await.expect("assert");
+    let ab = find(&all_edges(&store).await, &a, &b, "openlineage");
+    let retire = AssertionBatch {
+        metadata: vec![],
+        assert: vec![],
+        retire_evidence: vec![(ab.id, "job-1".into())],
+        retire_candidates: vec![ab.id],
+    };
+    store.apply_assertions(retire, t(10)).await.expect("retire");
+    store
+        .apply_assertions(asserting(vec![assertion(a.clone(), b.clone(), "openlineage", "job-2")]), t(20))
+        .await
+        .expect("revive");
+    let mut events = Vec::new();
+    for (i, received) in [t(0), t(5), t(9)].into_iter().enumerate() {
+        events
+            .push(store.insert_event(event(&format!("fp-{i}"), ("ns", "a"), "run", received)).await.expect("event").0);
+    }
+    store.finish_event(events[0].id, "applied", json!([]), json!({"edgesCreated": 2})).await.expect("finish");
+
+    let exported = store.export().await.expect("export");
+    let order = ["datastore", "container", "field", "edge", "evidence", "event"];
+    let kinds: Vec<&str> = exported
+        .iter()
+        .map(|r| match r {
+            Record::Datastore(_) => "datastore",
+            Record::Container(_) => "container",
+            Record::Field(_) => "field",
+            Record::Edge(_) => "edge",
+            Record::Evidence(_) => "evidence",
+            Record::Event(_) => "event",
+            Record::Metadata(_) => "metadata",
+        })
+        .collect();
+    let mut sorted = kinds.clone();
+    sorted.sort_by_key(|k| order.iter().position(|x| x == k));
+    assert_eq!(kinds, sorted, "records come in replayable order, events last");
+    let exported_events: Vec<StoredEvent> =
+        exported.iter().filter_map(|r| if let Record::Event(e) = r { Some(e.clone()) } else { None }).collect();
+    assert_eq!(event_ids(&exported_events), event_ids(&events), "every event, by id");
+    assert_eq!(exported_events[0].status, "applied");
+    let exported_edge = exported.iter().find_map(|r| match r {
+        Record::Edge(e) if e.id == ab.id => Some(e.clone()),
+        _ => None,
+    });
+    assert_eq!(
+        exported_edge.map(|e| e.intervals),
+        Some(vec![Interval { from: t(0), to: Some(t(10)) }, Interval { from: t(20), to: None }])
+    );
+
+    store.wipe().await.expect("wipe");
+    assert_eq!(store.import(exported.clone()).await.expect("import"), exported.len());
+    assert_eq!(store.export().await.expect("export again"), exported);
+
+    // Fingerprints are still known, and event ids continue past the imported ones.
+    let (known, dup) = store.insert_event(event("fp-1", ("ns", "a"), "run", t(50))).await.expect("known");
+    assert!(dup);
+    assert_eq!(known, exported_events[1]);
+    let (fresh, dup) = store.insert_event(event("fp-new", ("ns", "a"), "run", t(50))).await.expect("new");
+    assert!(!dup);
+    assert!(fresh.id > events[2].id);
+    // The revived edge is asserted again, not created.
+    let sum = store
+        .apply_assertions(asserting(vec![assertion(a.clone(), b.clone(), "openlineage", "job-2")]), t(60))
+        .await
+        .expect("assert after import");
+    assert_eq!(sum, summary([0, 0, 1, 0, 0, 0]));
+
+    // Events repeating a fingerprint are refused as a whole.
+    store.wipe().await.expect("wipe");
+    let mut twice = exported_events.clone();
+    twice.push(StoredEvent { id: 9999, ..exported_events[0].clone() });
+    match store.import(twice.into_iter().map(Record::Event).collect()).await {
+        Err(StoreError::Invalid(_)) => {}
+        other => panic!("expected Invalid, got {other:?}"),
+    }
+    assert!(store.export().await.expect("export").is_empty(), "nothing was imported");
+}
+
+// ---- the same behaviour as the embedded store ----
+
+/// Applies one batch to both stores and checks they answer and end up the same.
+async fn apply_both(neo: &Neo4jStore, lite: &SqliteStore, batch: AssertionBatch, now: Timestamp) -> AssertionSummary {
+    let from_neo = neo.apply_assertions(batch.clone(), now).await.expect("neo4j");
+    let from_lite = lite.apply_assertions(batch, now).await.expect("embedded");
+    assert_eq!(from_neo, from_lite, "summaries at {now}");
+    let (neo_edges, lite_edges) = (all_edges(neo).await, all_edges(lite).await);
+    assert_eq!(neo_edges, lite_edges, "edges at {now}");
+    let edge_ids = ids(&neo_edges, |e| e.id);
+    assert_eq!(
+        neo.evidence_for_edges(&edge_ids).await.expect("neo4j evidence"),
+        lite.evidence_for_edges(&edge_ids).await.expect("embedded evidence"),
+        "evidence at {now}"
+    );
+    from_neo
+}
+
+#[tokio::test]
+async fn assertions_and_the_event_log_behave_as_in_the_embedded_store() {
+    let _serial = SERIAL.lock().await;
+    let Some(neo) = store().await else { return };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let lite = SqliteStore::open(dir.path()).expect("embedded store");
+    let cat = catalog(&neo).await;
+    let lite_cat = catalog(&lite).await;
+    assert_eq!(cat.containers, lite_cat.containers, "the same catalog ids in both stores");
+    assert_eq!(cat.fields, lite_cat.fields);
+    let (a, b, cc) = (c(cat.containers[0].id), c(cat.containers[1].id), c(cat.containers[2].id));
+    let (ax, ay, bx, by) = (f(&cat.fields[0][0]), f(&cat.fields[0][1]), f(&cat.fields[1][0]), f(&cat.fields[1][1]));
+    let (raw, out) = (x("s3://raw"), x("kafka://topic"));
+
+    // New edges, one asserted twice with other attributes, one (edge, key) twice.
+    let mut ab1 = assertion(a.clone(), b.clone(), "openlineage", "job-1");
+    ab1.edge.operation = Some("INSERT".into());
+    ab1.edge.description = Some("load".into());
+    ab1.edge.last_asserted_at = Some(t(5));
+    let mut ab2 = assertion(a.clone(), b.clone(), "openlineage", "job-2");
+    ab2.edge.derived = Some(false);
+    ab2.edge.transformations = Some(json!(null));
+    ab2.edge.last_asserted_at = Some(t(7));
+    ab2.evidence.details = None;
+    let mut axbx = assertion(ax.clone(), bx.clone(), "openlineage", "job-1");
+    axbx.edge.transformations = Some(json!([{"type": "INDIRECT", "subtype": "JOIN"}]));
+    let rawa = assertion(raw.clone(), a.clone(), "openlineage", "job-1");
+    let mut rawa_again = rawa.clone();
+    rawa_again.evidence.source_relation = Some("raw".into());
+    let bc = assertion(b.clone(), cc.clone(), "postgresql", "query-1");
+    let sum = apply_both(&neo, &lite, asserting(vec![ab1, ab2, axbx, rawa, bc, rawa_again]), t(0)).await;
+    assert_eq!(sum, summary([4, 0, 6, 5, 0, 0]));
+    let edges = all_edges(&neo).await;
+    let ab_id = find(&edges, &a, &b, "openlineage").id;
+    let axbx_id = find(&edges, &ax, &bx, "openlineage").id;
+    let rawa_id = find(&edges, &raw, &a, "openlineage").id;
+
+    // Retire evidence (with repeats and unknown rows) and the edges left without any.
+    let batch = AssertionBatch {
+        metadata: vec![],
+        assert: vec![],
+        retire_evidence: vec![
+            (ab_id, "job-1".into()),
+            (ab_id, "job-1".into()),
+            (axbx_id, "job-1".into()),
+            (9999, "job-1".into()),
+        ],
+        retire_candidates: vec![ab_id, axbx_id, 9999, axbx_id],
+    };
+    assert_eq!(apply_both(&neo, &lite, batch, t(10)).await, summary([0, 0, 0, 0, 2, 1]));
+
+    // Revive one edge, create another, retire a third in the same batch.
+    let mut revive = assertion(ax.clone(), bx.clone(), "openlineage", "job-1");
+    revive.edge.derived = Some(true);
+    revive.edge.operation = Some("UPDATE".into());
+    let batch = AssertionBatch {
+        metadata: vec![],
+        assert: vec![revive, assertion(ay.clone(), by.clone(), "openlineage", "job-3")],
+        retire_evidence: vec![(ab_id, "job-2".into())],
+        retire_candidates: vec![ab_id],
+    };
+    assert_eq!(apply_both(&neo, &lite, batch, t(20)).await, summary([1, 1, 2, 2, 1, 1]));
+
+    // Revived and retired again within one batch; a new edge to an external asset.
+    let mut back = assertion(a.clone(), b.clone(), "openlineage", "job-4");
+    back.edge.last_asserted_at = Some(t(40));
+    let batch = AssertionBatch {
+        metadata: vec![],
+        assert: vec![back, assertion(cc.clone(), out.clone(), "openlineage", "job-4")],
+        retire_evidence: vec![(ab_id, "job-4".into())],
+        retire_candidates: vec![ab_id, rawa_id],
+    };
+    assert_eq!(apply_both(&neo, &lite, batch, t(30)).await, summary([1, 1, 2, 2, 1, 1]));
+    let ab = &neo.edges_by_ids(&[ab_id]).await.expect("ab")[0];
+    assert_eq!(ab.intervals.last(), Some(&Interval { from: t(30), to: Some(t(30)) }));
+
+    // Nothing to do, and candidates that are still backed.
+    assert_eq!(apply_both(&neo, &lite, AssertionBatch::default(), t(40)).await, summary([0; 6]));
+    let batch = AssertionBatch { retire_candidates: vec![rawa_id, axbx_id], ..AssertionBatch::default() };
+    assert_eq!(apply_both(&neo, &lite, batch, t(50)).await, summary([0; 6]));
+
+    let keys: Vec<String> = ["job-1", "job-2", "job-3", "job-4", "query-1", "nobody"].map(String::from).to_vec();
+    assert_eq!(
+        neo.evidence_by_keys(&keys).await.expect("neo4j"),
+        lite.evidence_by_keys(&keys).await.expect("embedded")
+    );
+    for (ends, source_type) in [
+        (vec![a.clone(), bx.clone(), raw.clone()], "openlineage"),
+        (vec![b.clone()], "postgresql"),
+        (vec![b.clone()], "openlineage"),
+        (vec![cc.clone(), out.clone(), ay.clone()], "openlineage"),
+        (vec![x("s3://elsewhere")], "openlineage"),
+    ] {
+        assert_eq!(
+            neo.live_edges_touching_ends(&ends, source_type).await.expect("neo4j"),
+            lite.live_edges_touching_ends(&ends, source_type).await.expect("embedded"),
+            "live edges touching {ends:?} ({source_type})"
+        );
+    }
+
+    // The event log.
+    for e in [
+        event("fp-1", ("ns", "a"), "run-1", t(0)),
+        event("fp-2", ("ns", "b"), "run-2", t(10)),
+        event("fp-1", ("ns", "a"), "run-1", t(15)),
+        event("fp-3", ("ns", "a"), "run-1", t(20)),
+    ] {
+        assert_eq!(neo.insert_event(e.clone()).await.expect("neo4j"), lite.insert_event(e).await.expect("embedded"));
+    }
+    for store in [&neo as &dyn Store, &lite as &dyn Store] {
+        store.finish_event(1, "applied", json!([]), json!({"edgesCreated": 4})).await.expect("finish");
+        store.finish_event(2, "failed", json!(["boom"]), json!(null)).await.expect("finish");
+    }
+    let filters = [
+        EventFilter::default(),
+        EventFilter { status: Some("applied".into()), ..EventFilter::default() },
+        EventFilter { job_namespace: Some("ns".into()), job_name: Some("a".into()), ..EventFilter::default() },
+        EventFilter { run_id: Some("run-1".into()), since: Some(t(10)), ..EventFilter::default() },
+        EventFilter { until: Some(t(10)), ..EventFilter::default() },
+    ];
+    for filter in &filters {
+        for p in [page(1, 50), page(2, 1)] {
+            let from_neo = neo.list_events(filter, p).await.expect("neo4j");
+            let from_lite = lite.list_events(filter, p).await.expect("embedded");
+            assert_eq!((from_neo.items, from_neo.total), (from_lite.items, from_lite.total), "{filter:?} {p:?}");
+        }
+    }
+    for (after, limit) in [(0, 10), (1, 1), (3, 10), (0, -1)] {
+        assert_eq!(
+            neo.events_after(after, limit).await.expect("neo4j"),
+            lite.events_after(after, limit).await.expect("embedded"),
+            "events after {after}, limit {limit}"
+        );
+    }
+    assert_eq!(neo.purge_events(t(10)).await.expect("neo4j"), lite.purge_events(t(10)).await.expect("embedded"));
+
+    // And the whole store exports the same records.
+    assert_eq!(neo.export().await.expect("neo4j export"), lite.export().await.expect("embedded export"));
 }

@@ -1,8 +1,9 @@
 //! The Neo4j store: the `Store` trait over a Neo4j 5 database through `neo4rs`.
 //!
 //! Model (see `cypher/` for every statement, one per file, loaded with `include_str!`):
-//! - nodes `:Datastore`, `:Container`, `:Field`, `:External {fqn}`, `:Evidence {edge_id, key}`
-//!   and `:Counter {name, value}` (one id counter per kind, advanced in blocks inside the writing
+//! - nodes `:Datastore`, `:Container`, `:Field`, `:External {fqn}`, `:Evidence {edge_id, key}`,
+//!   `:Event` (the event log, unique by `id` and `fingerprint`; JSON values as text) and
+//!   `:Counter {name, value}` (one id counter per kind, advanced in blocks inside the writing
 //!   transaction, so several service replicas never hand out the same id);
 //! - one `:LINEAGE` relationship per edge, between its two end nodes, so one lineage hop is one
 //!   relationship hop. It carries the edge's attributes plus `ukey` (source key, target key and
@@ -26,14 +27,15 @@ use neo4rs::{BoltType, ConfigBuilder, Graph, Query, Row, Txn};
 use serde::de::DeserializeOwned;
 
 use self::rows::{
-    catalog_end, container_node_key, container_row, datastore_row, edge_row, edge_ukey, evidence_row, field_row,
-    intervals_text, list, map, micros, missing_end_message, parse_intervals, ts, ContainerProps, DatastoreProps,
-    Decode, EdgeProps, EvidenceProps, FieldProps,
+    catalog_end, container_node_key, container_row, datastore_row, edge_row, edge_ukey, event_row, evidence_row,
+    field_row, intervals_text, json_string, list, map, micros, missing_end_message, parse_intervals, ts,
+    ContainerProps, DatastoreProps, Decode, EdgeProps, EventProps, EvidenceProps, FieldProps,
 };
 use super::{Record, Store, StoreError, StoreResult};
 use crate::domain::{
-    Container, ContainerInput, ContainerStats, Datastore, DatastoreInput, Direction, Edge, EdgeFilter, EdgePatch, End,
-    Evidence, Field, Id, Interval, NewEdge, Page, PageRequest, Timestamp,
+    AssertionBatch, AssertionSummary, Container, ContainerInput, ContainerStats, Datastore, DatastoreInput, Direction,
+    Edge, EdgeFilter, EdgePatch, End, EventFilter, Evidence, Field, Id, Interval, NewEdge, Page, PageRequest,
+    StoredEvent, Timestamp,
 };
 use crate::metrics;
 
@@ -52,6 +54,7 @@ const DATASTORE_COUNTER: &str = "datastore";
 const CONTAINER_COUNTER: &str = "container";
 const FIELD_COUNTER: &str = "field";
 const EDGE_COUNTER: &str = "edge";
+const EVENT_COUNTER: &str = "event";
 
 /// One statement of `cypher/`, with its parameters; `name` (the file name) is its operation label
 /// in metrics and logs.
@@ -79,6 +82,9 @@ macro_rules! cypher {
     };
 }
 
+mod assertions;
+mod events;
+
 /// Constraints and indexes, created idempotently at start-up.
 fn schema_statements() -> Vec<Cmd> {
     vec![
@@ -94,9 +100,14 @@ fn schema_statements() -> Vec<Cmd> {
         cypher!("schema_external_fqn_unique"),
         cypher!("schema_evidence_edge_key_unique"),
         cypher!("schema_evidence_edge_id_index"),
+        cypher!("schema_evidence_key_index"),
         cypher!("schema_lineage_id_unique"),
         cypher!("schema_lineage_ukey_unique"),
         cypher!("schema_lineage_source_type_index"),
+        cypher!("schema_event_id_unique"),
+        cypher!("schema_event_fingerprint_unique"),
+        cypher!("schema_event_run_id_index"),
+        cypher!("schema_event_received_at_index"),
     ]
 }
 
@@ -405,6 +416,31 @@ async fn upsert_container_in(txn: &mut Txn, input: ContainerInput) -> StoreResul
     Ok((container, fields))
 }
 
+/// `NotFound` for the first container or field end without a node (a deleted one still has its
+/// node); external ends are merged when the edge is written. One statement, none without
+/// catalog ends.
+async fn ensure_ends_exist<'a>(txn: &mut Txn, ends: impl IntoIterator<Item = &'a End>) -> StoreResult<()> {
+    let mut params = Vec::new();
+    let mut seen = HashSet::new();
+    for end in ends {
+        if let Some(param) = catalog_end(end) {
+            if seen.insert(end.key()) {
+                params.push(param);
+            }
+        }
+    }
+    if params.is_empty() {
+        return Ok(());
+    }
+    let missing = exec(txn, cypher!("missing_edge_ends").param("ends", list(params))).await?;
+    if let Some(row) = missing.rows.first() {
+        let kind: String = missing.get(row, "kind")?;
+        let id: Id = missing.get(row, "id")?;
+        return Err(StoreError::NotFound(missing_end_message(&kind, id)));
+    }
+    Ok(())
+}
+
 async fn create_edges_in(
     txn: &mut Txn,
     edges: Vec<NewEdge>,
@@ -434,25 +470,7 @@ async fn create_edges_in(
         return Ok(Vec::new());
     }
 
-    let mut ends = Vec::new();
-    let mut seen_ends = HashSet::new();
-    for edge in &keep {
-        for end in [&edge.source, &edge.target] {
-            if let Some(param) = catalog_end(end) {
-                if seen_ends.insert(end.key()) {
-                    ends.push(param);
-                }
-            }
-        }
-    }
-    if !ends.is_empty() {
-        let missing = exec(txn, cypher!("missing_edge_ends").param("ends", list(ends))).await?;
-        if let Some(row) = missing.rows.first() {
-            let kind: String = missing.get(row, "kind")?;
-            let id: Id = missing.get(row, "id")?;
-            return Err(StoreError::NotFound(missing_end_message(&kind, id)));
-        }
-    }
+    ensure_ends_exist(txn, keep.iter().flat_map(|e| [&e.source, &e.target])).await?;
 
     let n = keep.len();
     let first = first_id(&allocate(txn, &[(EDGE_COUNTER, n)]).await?, EDGE_COUNTER)?;
@@ -552,6 +570,8 @@ async fn export_in(txn: &mut Txn) -> StoreResult<Vec<Record>> {
     records.extend(edges.decode::<EdgeProps>("edge")?.into_iter().map(Record::Edge));
     let evidence = exec(txn, cypher!("export_evidence")).await?;
     records.extend(evidence.decode::<EvidenceProps>("evidence")?.into_iter().map(Record::Evidence));
+    let events = exec(txn, cypher!("export_events")).await?;
+    records.extend(events.decode::<EventProps>("event")?.into_iter().map(Record::Event));
     Ok(records)
 }
 
@@ -570,8 +590,8 @@ async fn import_in(txn: &mut Txn, records: Vec<Record>) -> StoreResult<usize> {
         return Err(StoreError::Invalid("Import needs an empty store; this one already holds data".to_string()));
     }
     let total = records.len();
-    let (mut datastores, mut containers, mut fields, mut edges, mut evidence) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut datastores, mut containers, mut fields, mut edges, mut evidence, mut events) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     // The highest id of each kind, edge ends included (an end may name a deleted container or
     // field that is not among the records), so the counters continue past them.
     let mut max: HashMap<&'static str, Id> = HashMap::new();
@@ -582,7 +602,7 @@ async fn import_in(txn: &mut Txn, records: Vec<Record>) -> StoreResult<usize> {
     for record in &records {
         match record {
             // Interim: the event log arrives with the provider-assertion methods.
-            Record::Event(_) | Record::Metadata(_) => {}
+            Record::Metadata(_) => {}
             Record::Datastore(d) => {
                 see(DATASTORE_COUNTER, d.id);
                 datastores.push(datastore_row(d));
@@ -610,6 +630,10 @@ async fn import_in(txn: &mut Txn, records: Vec<Record>) -> StoreResult<usize> {
                 edges.push(edge_row(e)?);
             }
             Record::Evidence(e) => evidence.push(evidence_row(e)?),
+            Record::Event(e) => {
+                see(EVENT_COUNTER, e.id);
+                events.push(event_row(e)?);
+            }
         }
     }
     import_batches(txn, datastores, || cypher!("import_datastores")).await?;
@@ -617,6 +641,7 @@ async fn import_in(txn: &mut Txn, records: Vec<Record>) -> StoreResult<usize> {
     import_batches(txn, fields, || cypher!("import_fields")).await?;
     import_batches(txn, edges, || cypher!("import_edges")).await?;
     import_batches(txn, evidence, || cypher!("put_evidence")).await?;
+    import_batches(txn, events, || cypher!("import_events")).await?;
     let counters: Vec<BoltType> =
         max.into_iter().map(|(name, value)| map([("name", name.into()), ("value", value.into())])).collect();
     if !counters.is_empty() {
@@ -868,9 +893,122 @@ impl Store for Neo4jStore {
         self.single(cmd.param("ids", distinct(ids))).await?.decode::<EdgeProps>("edge")
     }
 
+    // ---- provider assertions ----
+
+    /// One transaction of at most nine statements whatever the batch size (see `assertions`).
+    /// Batches naming the same edge serialize on its uniqueness key (see `assert_edges_lookup`),
+    /// so a concurrent batch creating it first makes this one assert it, as in the embedded store.
+    async fn apply_assertions(&self, batch: AssertionBatch, now: Timestamp) -> StoreResult<AssertionSummary> {
+        let mut txn = self.begin().await?;
+        let result = assertions::apply_assertions_in(&mut txn, &batch, now).await;
+        finish(txn, result).await
+    }
+
+    async fn evidence_by_keys(&self, keys: &[String]) -> StoreResult<Vec<Evidence>> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let keys: Vec<String> = keys.iter().cloned().collect::<BTreeSet<_>>().into_iter().collect();
+        self.single(cypher!("evidence_by_keys").param("keys", keys)).await?.decode::<EvidenceProps>("evidence")
+    }
+
+    async fn live_edges_touching_ends(&self, ends: &[End], source_type: &str) -> StoreResult<Vec<Edge>> {
+        if ends.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (mut container_ids, mut field_ids, mut fqns) = (BTreeSet::new(), BTreeSet::new(), BTreeSet::new());
+        for end in ends {
+            match end {
+                End::Container { id } => container_ids.insert(*id),
+                End::Field { id, .. } => field_ids.insert(*id),
+                End::External { fqn } => fqns.insert(fqn.clone()),
+            };
+        }
+        let vec = |set: BTreeSet<Id>| set.into_iter().collect::<Vec<_>>();
+        self.single(
+            cypher!("live_edges_touching_ends")
+                .param("container_ids", vec(container_ids))
+                .param("field_ids", vec(field_ids))
+                .param("fqns", fqns.into_iter().collect::<Vec<_>>())
+                .param("source_type", source_type.to_string()),
+        )
+        .await?
+        .decode::<EdgeProps>("edge")
+    }
+
+    // ---- the event log ----
+
+    /// The lookup and the create run in one transaction; a concurrent insert of the same
+    /// fingerprint is matched by the create's MERGE, and should the constraint still refuse the
+    /// create, the event that won is read and returned as the existing one.
+    async fn insert_event(&self, event: StoredEvent) -> StoreResult<(StoredEvent, bool)> {
+        let fingerprint = event.fingerprint.clone();
+        let mut txn = self.begin().await?;
+        let result = events::insert_event_in(&mut txn, event).await;
+        match finish(txn, result).await {
+            Err(StoreError::Conflict(message)) => {
+                let mut txn = self.begin().await?;
+                let found = events::event_by_fingerprint(&mut txn, &fingerprint).await;
+                match finish(txn, found).await? {
+                    Some(existing) => Ok((existing, true)),
+                    None => Err(StoreError::Conflict(message)),
+                }
+            }
+            other => other,
+        }
+    }
+
+    async fn finish_event(
+        &self,
+        id: Id,
+        status: &str,
+        errors: serde_json::Value,
+        summary: serde_json::Value,
+    ) -> StoreResult<()> {
+        self.single(
+            cypher!("finish_event")
+                .param("id", id)
+                .param("status", status.to_string())
+                .param("errors", json_string(&errors)?)
+                .param("summary", json_string(&summary)?),
+        )
+        .await
+        .map(|_| ())
+    }
+
+    async fn list_events(&self, filter: &EventFilter, page: PageRequest) -> StoreResult<Page<StoredEvent>> {
+        self.single(
+            cypher!("list_events")
+                .param("status", filter.status.clone())
+                .param("job_namespace", filter.job_namespace.clone())
+                .param("job_name", filter.job_name.clone())
+                .param("run_id", filter.run_id.clone())
+                .param("since", filter.since.as_ref().map(ts))
+                .param("until", filter.until.as_ref().map(ts))
+                .param("skip", page.offset())
+                .param("limit", page.size),
+        )
+        .await?
+        .page::<EventProps>(page)
+    }
+
+    /// A negative `limit` means no limit (SQLite's `LIMIT -1`).
+    async fn events_after(&self, after: Id, limit: i64) -> StoreResult<Vec<StoredEvent>> {
+        let limit = if limit < 0 { i64::MAX } else { limit };
+        self.single(cypher!("events_after").param("after", after).param("limit", limit))
+            .await?
+            .decode::<EventProps>("event")
+    }
+
+    async fn purge_events(&self, before: Timestamp) -> StoreResult<u64> {
+        let deleted: i64 = self.single(cypher!("purge_events").param("before", ts(&before))).await?.value("deleted")?;
+        u64::try_from(deleted).map_err(|_| internal("purge_events", format!("negative count {deleted}")))
+    }
+
     // ---- whole store ----
 
-    /// Datastores, live containers, live fields, every edge (retired ones included), evidence.
+    /// Datastores, live containers, live fields, every edge (retired ones included), evidence,
+    /// events.
     ///
     /// Deleted containers and fields are not exported: `Record` has no way to say "deleted", and
     /// exporting them would bring them back to life on import. The edges that still reference

@@ -5,8 +5,9 @@
 //! - timestamps are RFC 3339 strings in UTC with microseconds (`2024-05-01T12:00:00.123456Z`):
 //!   they sort as text and parse back to the same instant; the store truncates what it is given
 //!   to microseconds before writing, so a value read back equals the value written;
-//! - JSON values (`transformations`, `details`, `intervals`) are JSON strings, since a Neo4j
-//!   property cannot hold a map or a list containing null;
+//! - JSON values (`transformations`, `details`, `intervals`, and an event's `errors`, `summary`
+//!   and `body`) are JSON strings, since a Neo4j property cannot hold a map or a list containing
+//!   null;
 //! - an absent optional value is an absent property (Neo4j stores no nulls).
 
 use chrono::{DateTime, SecondsFormat, SubsecRound, Utc};
@@ -14,7 +15,9 @@ use neo4rs::{BoltMap, BoltString, BoltType};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::domain::{container_key, Container, Datastore, Edge, End, Evidence, Field, Id, Interval, Timestamp};
+use crate::domain::{
+    container_key, Container, Datastore, Edge, End, Evidence, Field, Id, Interval, StoredEvent, Timestamp,
+};
 use crate::store::{StoreError, StoreResult};
 
 /// A property map read back from Neo4j, turned into its domain type.
@@ -44,7 +47,7 @@ pub(super) fn ts(t: &Timestamp) -> String {
     t.to_rfc3339_opts(SecondsFormat::Micros, true)
 }
 
-fn opt_ts(t: Option<&Timestamp>) -> BoltType {
+pub(super) fn opt_ts(t: Option<&Timestamp>) -> BoltType {
     t.map(ts).into()
 }
 
@@ -58,7 +61,7 @@ fn parse_opt_ts(text: Option<String>) -> StoreResult<Option<Timestamp>> {
     text.as_deref().map(parse_ts).transpose()
 }
 
-fn json_text(value: Option<&serde_json::Value>) -> StoreResult<BoltType> {
+pub(super) fn json_text(value: Option<&serde_json::Value>) -> StoreResult<BoltType> {
     value
         .map(serde_json::to_string)
         .transpose()
@@ -421,6 +424,77 @@ impl Decode for EvidenceProps {
             last_observed_operation_id: p.last_observed_operation_id,
             details: parse_json(p.details)?,
             retired_at: parse_opt_ts(p.retired_at)?,
+        })
+    }
+}
+
+// ---- events ----
+
+/// Every property of an Event node, for `insert_event` and `import_events` (`SET e = row`). The
+/// JSON values are always stored (as text), `null` included, as the embedded store does.
+pub(super) fn event_row(e: &StoredEvent) -> StoreResult<BoltType> {
+    Ok(map([
+        ("id", e.id.into()),
+        ("fingerprint", e.fingerprint.clone().into()),
+        ("kind", e.kind.clone().into()),
+        ("job_namespace", e.job_namespace.clone().into()),
+        ("job_name", e.job_name.clone().into()),
+        ("run_id", e.run_id.clone().into()),
+        ("event_type", e.event_type.clone().into()),
+        ("event_time", opt_ts(e.event_time.as_ref())),
+        ("received_at", ts(&e.received_at).into()),
+        ("submitted_by", e.submitted_by.clone().into()),
+        ("status", e.status.clone().into()),
+        ("errors", json_text(Some(&e.errors))?),
+        ("summary", json_text(Some(&e.summary))?),
+        ("body", json_text(Some(&e.body))?),
+    ]))
+}
+
+/// A JSON value as the text `finish_event` stores.
+pub(super) fn json_string(value: &serde_json::Value) -> StoreResult<String> {
+    serde_json::to_string(value).map_err(|e| StoreError::Internal(format!("cannot encode JSON for neo4j: {e}")))
+}
+
+#[derive(Deserialize)]
+pub(super) struct EventProps {
+    id: Id,
+    fingerprint: String,
+    kind: String,
+    job_namespace: Option<String>,
+    job_name: Option<String>,
+    run_id: Option<String>,
+    event_type: Option<String>,
+    event_time: Option<String>,
+    received_at: String,
+    submitted_by: Option<String>,
+    status: String,
+    errors: Option<String>,
+    summary: Option<String>,
+    body: Option<String>,
+}
+
+impl Decode for EventProps {
+    type Out = StoredEvent;
+
+    fn decode(self) -> StoreResult<StoredEvent> {
+        let p = self;
+        let json = |text: Option<String>| parse_json(text).map(Option::unwrap_or_default);
+        Ok(StoredEvent {
+            id: p.id,
+            fingerprint: p.fingerprint,
+            kind: p.kind,
+            job_namespace: p.job_namespace,
+            job_name: p.job_name,
+            run_id: p.run_id,
+            event_type: p.event_type,
+            event_time: parse_opt_ts(p.event_time)?,
+            received_at: parse_ts(&p.received_at)?,
+            submitted_by: p.submitted_by,
+            status: p.status,
+            errors: json(p.errors)?,
+            summary: json(p.summary)?,
+            body: json(p.body)?,
         })
     }
 }

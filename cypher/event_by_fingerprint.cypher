@@ -1,0 +1,3 @@
+// Parameters: $fingerprint (string).
+MATCH (e:Event {fingerprint: $fingerprint})
+RETURN e {.*} AS event

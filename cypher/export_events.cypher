@@ -1,0 +1,4 @@
+// Parameters: none. Every event by id.
+MATCH (e:Event)
+RETURN e {.*} AS event
+ORDER BY e.id

@@ -1,0 +1,217 @@
+//! `apply_assertions` on Neo4j: a provider batch in one transaction and a bounded number of
+//! statements (at most nine), whatever the size of the batch.
+//!
+//! The stored edges the batch names are read, write-locked, in one statement; the batch is folded
+//! over them in memory with the embedded store's rules, in order (so an edge asserted twice is
+//! created by the first assertion and asserted again by the second); then each kind of change is
+//! one `UNWIND $rows` statement: create the new edges, update the asserted ones, upsert the
+//! evidence, retire the listed evidence, retire the candidates left without live evidence and
+//! close their last interval.
+
+use std::collections::{BTreeSet, HashMap};
+
+use neo4rs::{BoltType, Txn};
+
+use super::rows::{
+    edge_row, edge_ukey, evidence_row, intervals_text, json_text, list, map, micros, opt_ts, parse_intervals, ts,
+    EdgeProps,
+};
+use super::{allocate, count, distinct, ensure_ends_exist, exec, first_id, internal, Cmd, EDGE_COUNTER};
+use crate::domain::{AssertionBatch, AssertionSummary, Edge, Evidence, Id, Interval, NewEdge, Timestamp};
+use crate::store::StoreResult;
+
+/// Where the edge of an assertion is while the batch is folded.
+#[derive(Debug, Clone, Copy)]
+enum Slot {
+    /// The n-th edge to create.
+    New(usize),
+    /// The n-th stored edge asserted again.
+    Stored(usize),
+}
+
+/// A new edge as the first assertion of its (source, target, sourceType) creates it; its id is
+/// given once the new edges are counted.
+fn new_edge(new: &NewEdge, now: Timestamp) -> Edge {
+    Edge {
+        id: 0,
+        created: now,
+        source: new.source.clone(),
+        target: new.target.clone(),
+        description: new.description.clone(),
+        source_type: new.source_type.clone(),
+        operation: new.operation.clone(),
+        derived: new.derived,
+        transformations: new.transformations.clone(),
+        last_asserted_at: new.last_asserted_at.map(micros),
+        retired_at: None,
+        intervals: vec![Interval { from: now, to: None }],
+    }
+}
+
+/// An assertion of an edge that exists (stored, or created earlier in the batch): a retired edge
+/// is revived with a new open interval; `last_asserted_at` only moves forward; `operation` is
+/// kept once set; `derived` and `transformations` are replaced when the assertion gives them.
+fn assert_again(edge: &mut Edge, new: &NewEdge, now: Timestamp, summary: &mut AssertionSummary) {
+    if edge.retired_at.is_some() {
+        edge.intervals.push(Interval { from: now, to: None });
+        summary.edges_revived += 1;
+    }
+    edge.retired_at = None;
+    edge.last_asserted_at = match (edge.last_asserted_at, new.last_asserted_at.map(micros)) {
+        (Some(stored), Some(asserted)) => Some(stored.max(asserted)),
+        (stored, asserted) => stored.or(asserted),
+    };
+    if edge.operation.is_none() {
+        edge.operation = new.operation.clone();
+    }
+    if new.derived.is_some() {
+        edge.derived = new.derived;
+    }
+    if new.transformations.is_some() {
+        edge.transformations = new.transformations.clone();
+    }
+}
+
+/// The row of `assert_edges_update` for an edge asserted again.
+fn asserted_row(e: &Edge) -> StoreResult<BoltType> {
+    Ok(map([
+        ("id", e.id.into()),
+        ("intervals", intervals_text(&e.intervals)?.into()),
+        ("last_asserted_at", opt_ts(e.last_asserted_at.as_ref())),
+        ("operation", e.operation.clone().into()),
+        ("derived", e.derived.into()),
+        ("transformations", json_text(e.transformations.as_ref())?),
+    ]))
+}
+
+pub(super) async fn apply_assertions_in(
+    txn: &mut Txn,
+    batch: &AssertionBatch,
+    now: Timestamp,
+) -> StoreResult<AssertionSummary> {
+    let now = micros(now);
+    let now_text = ts(&now);
+    let mut summary = AssertionSummary { edges_asserted: count(batch.assert.len())?, ..AssertionSummary::default() };
+
+    // ---- 1. edges: create or assert again, in batch order ----
+    let ukeys: Vec<String> =
+        batch.assert.iter().map(|a| edge_ukey(&a.edge.source, &a.edge.target, &a.edge.source_type)).collect();
+    let mut stored: HashMap<String, Edge> = HashMap::new();
+    if !ukeys.is_empty() {
+        let wanted: Vec<String> = ukeys.iter().cloned().collect::<BTreeSet<_>>().into_iter().collect();
+        let found =
+            exec(txn, cypher!("assert_edges_lookup").param("ukeys", wanted)).await?.decode::<EdgeProps>("edge")?;
+        stored = found.into_iter().map(|e| (edge_ukey(&e.source, &e.target, &e.source_type), e)).collect();
+    }
+    let mut created: Vec<Edge> = Vec::new();
+    let mut asserted: Vec<Edge> = Vec::new();
+    let mut slots: HashMap<&str, Slot> = HashMap::new();
+    let mut slot_of_assertion = Vec::with_capacity(batch.assert.len());
+    for (assertion, ukey) in batch.assert.iter().zip(&ukeys) {
+        let slot = match slots.get(ukey.as_str()) {
+            Some(&slot) => {
+                let edge = match slot {
+                    Slot::New(i) => &mut created[i],
+                    Slot::Stored(i) => &mut asserted[i],
+                };
+                assert_again(edge, &assertion.edge, now, &mut summary);
+                slot
+            }
+            None => {
+                let slot = match stored.remove(ukey) {
+                    Some(mut edge) => {
+                        assert_again(&mut edge, &assertion.edge, now, &mut summary);
+                        asserted.push(edge);
+                        Slot::Stored(asserted.len() - 1)
+                    }
+                    None => {
+                        summary.edges_created += 1;
+                        created.push(new_edge(&assertion.edge, now));
+                        Slot::New(created.len() - 1)
+                    }
+                };
+                slots.insert(ukey, slot);
+                slot
+            }
+        };
+        slot_of_assertion.push(slot);
+    }
+
+    if !created.is_empty() {
+        ensure_ends_exist(txn, created.iter().flat_map(|e| [&e.source, &e.target])).await?;
+        let first = first_id(&allocate(txn, &[(EDGE_COUNTER, created.len())]).await?, EDGE_COUNTER)?;
+        for (id, edge) in (first..).zip(created.iter_mut()) {
+            edge.id = id;
+        }
+        let rows = created.iter().map(edge_row).collect::<StoreResult<Vec<_>>>()?;
+        let written = exec(txn, cypher!("create_edges").param("rows", list(rows))).await?.rows.len();
+        if written != created.len() {
+            return Err(internal(
+                "create_edges",
+                format!("created {written} of {} edges: an end node is missing", created.len()),
+            ));
+        }
+    }
+    if !asserted.is_empty() {
+        let rows = asserted.iter().map(asserted_row).collect::<StoreResult<Vec<_>>>()?;
+        exec(txn, cypher!("assert_edges_update").param("rows", list(rows))).await?;
+    }
+
+    // ---- 2. evidence of the assertions, live; one row per (edge, key), the last one wins ----
+    let mut evidence: Vec<Evidence> = Vec::new();
+    let mut position: HashMap<(Id, String), usize> = HashMap::new();
+    for (assertion, slot) in batch.assert.iter().zip(&slot_of_assertion) {
+        let edge_id = match *slot {
+            Slot::New(i) => created[i].id,
+            Slot::Stored(i) => asserted[i].id,
+        };
+        let row = Evidence { edge_id, retired_at: None, ..assertion.evidence.clone() };
+        match position.get(&(edge_id, row.key.clone())) {
+            Some(&i) => evidence[i] = row,
+            None => {
+                position.insert((edge_id, row.key.clone()), evidence.len());
+                evidence.push(row);
+            }
+        }
+    }
+    if !evidence.is_empty() {
+        let rows = evidence.iter().map(evidence_row).collect::<StoreResult<Vec<_>>>()?;
+        summary.evidence_created =
+            exec(txn, cypher!("assert_evidence").param("rows", list(rows))).await?.value("created")?;
+    }
+
+    // ---- 3. evidence that no longer asserts its edge ----
+    let retire: BTreeSet<(Id, &str)> = batch.retire_evidence.iter().map(|(id, key)| (*id, key.as_str())).collect();
+    if !retire.is_empty() {
+        let rows: Vec<BoltType> =
+            retire.into_iter().map(|(edge_id, key)| map([("edge_id", edge_id.into()), ("key", key.into())])).collect();
+        summary.evidence_retired =
+            exec(txn, cypher!("retire_evidence_keys").param("rows", list(rows)).param("now", now_text.clone()))
+                .await?
+                .value("retired")?;
+    }
+
+    // ---- 4. candidates left without live evidence retire; their last interval closes ----
+    if !batch.retire_candidates.is_empty() {
+        let retired = exec(
+            txn,
+            cypher!("retire_unbacked_edges").param("ids", distinct(&batch.retire_candidates)).param("now", now_text),
+        )
+        .await?;
+        let ids: Vec<Id> = retired.column("id")?;
+        let texts: Vec<Option<String>> = retired.column("intervals")?;
+        summary.edges_retired = count(ids.len())?;
+        let mut rows = Vec::new();
+        for (id, text) in ids.into_iter().zip(texts) {
+            let mut intervals = parse_intervals(text.as_deref())?;
+            if let Some(last) = intervals.last_mut().filter(|last| last.to.is_none()) {
+                last.to = Some(now);
+                rows.push(map([("id", id.into()), ("intervals", intervals_text(&intervals)?.into())]));
+            }
+        }
+        if !rows.is_empty() {
+            exec(txn, cypher!("set_edge_intervals").param("rows", list(rows))).await?;
+        }
+    }
+    Ok(summary)
+}
