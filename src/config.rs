@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -42,6 +42,11 @@ pub enum Command {
         #[arg(long, value_delimiter = ',')]
         status: Vec<String>,
     },
+    /// Manage API tokens: create (or update) a user with a new token, list, revoke.
+    Token {
+        #[command(subcommand)]
+        action: TokenAction,
+    },
     /// Load a JSON-lines export into an empty store.
     Import {
         #[command(flatten)]
@@ -49,6 +54,43 @@ pub enum Command {
         /// The export file to load.
         file: PathBuf,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TokenAction {
+    /// Create or update the user and print a new token as the last line (shown once).
+    Create {
+        #[command(flatten)]
+        store: StoreArgs,
+        #[arg(long)]
+        user: String,
+        /// ADMIN, MANAGER or MEMBER.
+        #[arg(long, default_value = "MEMBER")]
+        role: String,
+        /// With ADMIN: an admin restricted to this team's permissions.
+        #[arg(long)]
+        team: Option<String>,
+    },
+    /// Revoke every token of a user at once.
+    Revoke {
+        #[command(flatten)]
+        store: StoreArgs,
+        #[arg(long)]
+        user: String,
+    },
+    /// List tokens (their first characters, never the secret) with users, roles and use.
+    List {
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+}
+
+/// Whether requests must carry a token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AuthMode {
+    On,
+    /// A local trial only: every request acts as an unrestricted admin.
+    Off,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -108,6 +150,9 @@ pub struct ServeArgs {
     /// autoCreateEntities).
     #[arg(long, env = "TRIBUTARY_OPENLINEAGE_AUTO_CREATE")]
     pub openlineage_auto_create: bool,
+    /// `off` only for a local trial: every request then acts as an unrestricted admin.
+    #[arg(long, env = "TRIBUTARY_AUTH", value_enum, default_value = "on", ignore_case = true)]
+    pub auth: AuthMode,
     /// Days stored OpenLineage events are kept; 0 keeps them forever.
     #[arg(long, env = "TRIBUTARY_EVENT_RETENTION_DAYS", default_value_t = 90)]
     pub event_retention_days: u32,

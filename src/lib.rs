@@ -1,6 +1,7 @@
 //! Tributary: a data-lineage service. See ARCHITECTURE.md for the map of this crate.
 
 pub mod api;
+pub mod auth;
 pub mod config;
 pub mod domain;
 pub mod error;

@@ -6,8 +6,49 @@ use anyhow::Context;
 use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
-use tributary::config::{Cli, Command};
+use tributary::config::{AuthMode, Cli, Command, TokenAction};
 use tributary::store::Record;
+
+async fn token(action: TokenAction) -> anyhow::Result<()> {
+    let store_args = match &action {
+        TokenAction::Create { store, .. } | TokenAction::Revoke { store, .. } | TokenAction::List { store } => store,
+    };
+    let store = tributary::server::open_store(&store_args.kind()).await.context("cannot open the store")?;
+    let auth = tributary::auth::Auth::new(store, true);
+    let fail = |e: tributary::error::Error| anyhow::anyhow!("{}", e.message());
+    let mut out = std::io::stdout().lock();
+    match action {
+        TokenAction::Create { user, role, team, .. } => {
+            let role = tributary::auth::Role::parse(&role)
+                .ok_or_else(|| anyhow::anyhow!("--role must be ADMIN, MANAGER or MEMBER, not {role:?}"))?;
+            let token = auth.create_token(&user, role, team).await.map_err(fail)?;
+            writeln!(out, "Token for {user} ({}), shown once:", role.as_str())?;
+            writeln!(out, "{token}")?;
+        }
+        TokenAction::Revoke { user, .. } => {
+            let n = auth.revoke(&user).await.map_err(fail)?;
+            writeln!(out, "revoked {n} token(s) of {user}")?;
+        }
+        TokenAction::List { .. } => {
+            let users = auth.users().await.map_err(fail)?;
+            for t in auth.tokens().await.map_err(fail)? {
+                let u = users.iter().find(|u| u.name == t.user);
+                writeln!(
+                    out,
+                    "{}…\t{}\t{}{}\tcreated {}\tlast used {}\t{}",
+                    t.prefix,
+                    t.user,
+                    u.map(|u| u.role.as_str()).unwrap_or("?"),
+                    u.and_then(|u| u.team.as_deref()).map(|t| format!(" (team {t})")).unwrap_or_default(),
+                    t.created.to_rfc3339(),
+                    t.last_used.map(|x| x.to_rfc3339()).unwrap_or_else(|| "never".into()),
+                    if t.revoked_at.is_some() { "revoked" } else { "active" }
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
@@ -36,11 +77,36 @@ async fn main() -> anyhow::Result<()> {
                 tributary::forward::Forwarder::start(url)
             });
             tributary::server::spawn_retention(store.clone(), args.event_retention_days);
+            let auth_on = args.auth == AuthMode::On;
+            if auth_on {
+                let auth = tributary::auth::Auth::new(store.clone(), true);
+                if let Some(token) = auth
+                    .ensure_first_admin()
+                    .await
+                    .map_err(|e| anyhow::anyhow!("cannot create the first admin: {}", e.message()))?
+                {
+                    let mut out = std::io::stdout().lock();
+                    writeln!(out, "No users yet: created the admin user `admin`. Its API token (shown once):")?;
+                    writeln!(out, "{token}")?;
+                    writeln!(
+                        out,
+                        "Send it as `Authorization: Bearer {token}`; make more with `tributary token create`."
+                    )?;
+                }
+            } else {
+                tracing::warn!("AUTHENTICATION IS OFF (TRIBUTARY_AUTH=off): every request acts as an unrestricted admin; use this for a local trial only");
+            }
             let lineage = tributary::service::Lineage::new(store)
                 .with_forwarder(forwarder)
                 .with_auto_create(args.openlineage_auto_create);
-            tributary::server::run_lineage(listener, lineage, &args.cors_origin, tributary::server::shutdown_signal())
-                .await?;
+            tributary::server::run_lineage(
+                listener,
+                lineage,
+                auth_on,
+                &args.cors_origin,
+                tributary::server::shutdown_signal(),
+            )
+            .await?;
             tracing::info!("stopped");
         }
         Command::Export { store, output } => {
@@ -88,6 +154,7 @@ async fn main() -> anyhow::Result<()> {
                 n("failed")
             )?;
         }
+        Command::Token { action } => token(action).await?,
         Command::Import { store, file } => {
             let store = tributary::server::open_store(&store.kind()).await.context("cannot open the store")?;
             let f = std::fs::File::open(&file).with_context(|| format!("cannot read {}", file.display()))?;

@@ -32,28 +32,31 @@ pub async fn open_store(kind: &StoreKind) -> Result<Arc<dyn Store>, StoreError> 
     }
 }
 
-pub fn app(lineage: Lineage, cors_origins: &[String]) -> axum::Router {
-    let state = AppState { schema: build_schema(), lineage };
+pub fn app(lineage: Lineage, auth_enabled: bool, cors_origins: &[String]) -> axum::Router {
+    let auth = crate::auth::Auth::new(lineage.store.clone(), auth_enabled);
+    let state = AppState { schema: build_schema(), lineage, auth };
     api::router(state, cors_origins)
 }
 
-/// Serves the store with default options (what tests and embedders want).
+/// Serves the store with authentication off (for embedding and tests that are not about
+/// identity; `serve` turns it on).
 pub async fn run(
     listener: TcpListener,
     store: Arc<dyn Store>,
     cors_origins: &[String],
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    run_lineage(listener, Lineage::new(store), cors_origins, shutdown).await
+    run_lineage(listener, Lineage::new(store), false, cors_origins, shutdown).await
 }
 
 pub async fn run_lineage(
     listener: TcpListener,
     lineage: Lineage,
+    auth_enabled: bool,
     cors_origins: &[String],
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let app = app(lineage, cors_origins);
+    let app = app(lineage, auth_enabled, cors_origins);
     axum::serve(listener, app).with_graceful_shutdown(shutdown).await
 }
 

@@ -23,18 +23,8 @@ pub const MAX_PAGE_SIZE: i64 = 1000;
 /// Hard cap on a transitive answer, whatever `limit` asks.
 pub const MAX_RESULT_LIMIT: i64 = 100_000;
 
-/// Who is asking. Resolvers receive it so the permission table slots in without new plumbing.
-#[derive(Debug, Clone)]
-pub struct Caller {
-    pub user: String,
-    pub unrestricted_admin: bool,
-}
-
-impl Caller {
-    pub fn system() -> Self {
-        Caller { user: "system".into(), unrestricted_admin: true }
-    }
-}
+pub use crate::auth::Caller;
+use crate::auth::Permission;
 
 #[derive(Clone)]
 pub struct Lineage {
@@ -148,6 +138,27 @@ fn far_end(edge: &Edge, direction: Direction) -> &End {
 }
 
 impl Lineage {
+    /// The datastores of the catalogued ends (containers, fields' containers) of edges;
+    /// external ends and deleted containers have none.
+    pub async fn datastores_of_ends<'e>(&self, ends: impl IntoIterator<Item = &'e End>) -> Result<Vec<Id>> {
+        let containers: BTreeSet<Id> = ends.into_iter().filter_map(End::container_id).collect();
+        if containers.is_empty() {
+            return Ok(Vec::new());
+        }
+        let found = self.store.containers_by_ids(&containers.into_iter().collect::<Vec<_>>()).await?;
+        let mut ds: Vec<Id> = found.iter().map(|c| c.datastore_id).collect();
+        ds.sort_unstable();
+        ds.dedup();
+        Ok(ds)
+    }
+
+    async fn container_datastore(&self, id: Id) -> Result<Id> {
+        match self.store.containers_by_ids(&[id]).await?.pop() {
+            Some(c) => Ok(c.datastore_id),
+            None => Err(Error::NotFound(format!("Container {id} not found"))),
+        }
+    }
+
     pub fn new(store: Arc<dyn Store>) -> Self {
         Self { store, forwarder: None, auto_create: false }
     }
@@ -164,7 +175,8 @@ impl Lineage {
 
     // ---------------- catalog ----------------
 
-    pub async fn upsert_datastore(&self, _caller: &Caller, input: DatastoreInput) -> Result<Datastore> {
+    pub async fn upsert_datastore(&self, caller: &Caller, input: DatastoreInput) -> Result<Datastore> {
+        caller.require_unrestricted_admin("upsertDatastore")?;
         require_name("name", &input.name)?;
         require_name("type", &input.kind)?;
         let mut input = input;
@@ -172,8 +184,12 @@ impl Lineage {
         Ok(self.store.upsert_datastore(input).await?)
     }
 
-    pub async fn upsert_container(&self, _caller: &Caller, input: ContainerInput) -> Result<Container> {
+    pub async fn upsert_container(&self, caller: &Caller, input: ContainerInput) -> Result<Container> {
         require_name("name", &input.name)?;
+        if self.store.datastores_by_ids(&[input.datastore_id]).await?.is_empty() {
+            return Err(Error::NotFound(format!("Datastore {} not found", input.datastore_id)));
+        }
+        caller.require([input.datastore_id], Permission::Editor, "upsertContainer")?;
         let mut seen = HashSet::new();
         for (i, f) in input.fields.iter().enumerate() {
             require_name(&format!("fields[{i}].name"), &f.name)?;
@@ -199,7 +215,7 @@ impl Lineage {
                     field_id: None,
                     attribute: attribute.to_string(),
                     source: "user".into(),
-                    provider: _caller.user.clone(),
+                    provider: caller.user.clone(),
                     value: value?,
                     asserted_at: now,
                     observed_at: now,
@@ -214,8 +230,13 @@ impl Lineage {
     }
 
     /// Each source's value of a container's and its fields' metadata, the shown one flagged.
-    pub async fn metadata_assertions(&self, container_id: Id) -> Result<Vec<(crate::domain::MetadataAssertion, bool)>> {
-        self.require_container(container_id).await?;
+    pub async fn metadata_assertions(
+        &self,
+        caller: &Caller,
+        container_id: Id,
+    ) -> Result<Vec<(crate::domain::MetadataAssertion, bool)>> {
+        let ds = self.container_datastore(container_id).await?;
+        caller.require([ds], Permission::Reporter, "metadataAssertions")?;
         let rows = self.store.metadata_for_container(container_id).await?;
         let flags = crate::domain::effective_flags(&rows);
         Ok(rows.into_iter().zip(flags).collect())
@@ -236,25 +257,27 @@ impl Lineage {
         Ok(())
     }
 
-    pub async fn delete_container(&self, _caller: &Caller, id: Id) -> Result<bool> {
-        if self.store.containers_by_ids(&[id]).await?.is_empty() {
-            return Err(Error::NotFound(format!("Container {id} not found")));
-        }
+    pub async fn delete_container(&self, caller: &Caller, id: Id) -> Result<bool> {
+        let ds = self.container_datastore(id).await?;
+        caller.require([ds], Permission::Editor, "deleteContainer")?;
         let edges = self.store.edges_touching_containers(&[id]).await?;
         self.remove_edges(edges).await?;
         Ok(self.store.delete_container(id).await?)
     }
 
-    pub async fn delete_field(&self, _caller: &Caller, id: Id) -> Result<bool> {
-        if self.store.fields_by_ids(&[id]).await?.is_empty() {
+    pub async fn delete_field(&self, caller: &Caller, id: Id) -> Result<bool> {
+        let Some(field) = self.store.fields_by_ids(&[id]).await?.pop() else {
             return Err(Error::NotFound(format!("Field {id} not found")));
-        }
+        };
+        let ds = self.container_datastore(field.container_id).await?;
+        caller.require([ds], Permission::Editor, "deleteField")?;
         let edges = self.store.edges_touching_fields(&[id]).await?;
         self.remove_edges(edges).await?;
         Ok(self.store.delete_field(id).await?)
     }
 
-    pub async fn delete_datastore(&self, _caller: &Caller, id: Id) -> Result<bool> {
+    pub async fn delete_datastore(&self, caller: &Caller, id: Id) -> Result<bool> {
+        caller.require_unrestricted_admin("deleteDatastore")?;
         if self.store.datastores_by_ids(&[id]).await?.is_empty() {
             return Err(Error::NotFound(format!("Datastore {id} not found")));
         }
@@ -304,7 +327,7 @@ impl Lineage {
         }
     }
 
-    pub async fn create_edge(&self, _caller: &Caller, input: CreateEdge) -> Result<Edge> {
+    pub async fn create_edge(&self, caller: &Caller, input: CreateEdge) -> Result<Edge> {
         let is_field = check_granularity(
             input.source_container_id,
             input.source_field_id,
@@ -332,6 +355,7 @@ impl Lineage {
         if source == target {
             return Err(Error::BadInput("source and target must be different".into()));
         }
+        caller.require(self.datastores_of_ends([&source, &target]).await?, Permission::Editor, "createEdge")?;
         let mut edges = vec![NewEdge {
             source: source.clone(),
             target: target.clone(),
@@ -362,8 +386,13 @@ impl Lineage {
         created.into_iter().next().ok_or_else(|| Error::Internal("edge creation returned nothing".into()))
     }
 
-    pub async fn update_edge(&self, _caller: &Caller, id: Id, patch: EdgePatch) -> Result<Edge> {
+    pub async fn update_edge(&self, caller: &Caller, id: Id, patch: EdgePatch) -> Result<Edge> {
         let edge = self.store.edges_by_ids(&[id]).await?.pop().ok_or_else(|| edge_not_found(id))?;
+        caller.require(
+            self.datastores_of_ends([&edge.source, &edge.target]).await?,
+            Permission::Editor,
+            "updateEdge",
+        )?;
         if let Some(st) = &patch.source_type {
             if !is_user_source_type(st) {
                 return Err(Error::BadInput(format!(
@@ -380,8 +409,13 @@ impl Lineage {
         self.store.update_edge(id, patch).await?.ok_or_else(|| edge_not_found(id))
     }
 
-    pub async fn delete_edge(&self, _caller: &Caller, id: Id) -> Result<bool> {
+    pub async fn delete_edge(&self, caller: &Caller, id: Id) -> Result<bool> {
         let edge = self.store.edges_by_ids(&[id]).await?.pop().ok_or_else(|| edge_not_found(id))?;
+        caller.require(
+            self.datastores_of_ends([&edge.source, &edge.target]).await?,
+            Permission::Editor,
+            "deleteEdge",
+        )?;
         self.remove_edges(vec![edge]).await?;
         Ok(true)
     }

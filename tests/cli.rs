@@ -30,6 +30,8 @@ impl Server {
             .args(["--listen", &listen])
             .args(args)
             .env_remove("NEO4J_URI")
+            // These tests are about the store and the commands; tests/integration covers auth.
+            .env("TRIBUTARY_AUTH", "off")
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()

@@ -773,6 +773,7 @@ async fn export_then_import_into_an_empty_store_round_trips() {
             Record::Evidence(_) => "evidence",
             Record::Event(_) => "event",
             Record::Metadata(_) => "metadata",
+            Record::Doc { .. } => "doc",
         })
         .collect();
     let mut sorted = kinds.clone();
@@ -1513,6 +1514,7 @@ async fn export_then_import_round_trips_asserted_edges_and_events() {
             Record::Evidence(_) => "evidence",
             Record::Event(_) => "event",
             Record::Metadata(_) => "metadata",
+            Record::Doc { .. } => "doc",
         })
         .collect();
     let mut sorted = kinds.clone();

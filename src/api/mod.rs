@@ -21,7 +21,7 @@ use tower_http::trace::TraceLayer;
 
 use self::loaders::Loaders;
 use self::schema::TributarySchema;
-use crate::service::{Caller, Lineage};
+use crate::service::Lineage;
 
 /// Bodies over this size on `/graphql` answer 413 (the contract's 2 MiB).
 pub const GRAPHQL_BODY_LIMIT: usize = 2 * 1024 * 1024;
@@ -32,6 +32,12 @@ pub const MAX_ALIASES: usize = 50;
 pub struct AppState {
     pub schema: TributarySchema,
     pub lineage: Lineage,
+    pub auth: crate::auth::Auth,
+}
+
+/// The `Authorization` header as text, if any.
+pub fn authorization(headers: &axum::http::HeaderMap) -> Option<&str> {
+    headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok())
 }
 
 pub fn router(state: AppState, cors_origins: &[String]) -> Router {
@@ -137,7 +143,11 @@ fn alias_count(query: &str) -> usize {
     n
 }
 
-async fn graphql_handler(State(state): State<AppState>, body: Bytes) -> Response {
+async fn graphql_handler(State(state): State<AppState>, headers: axum::http::HeaderMap, body: Bytes) -> Response {
+    let caller = match state.auth.authenticate(authorization(&headers)).await {
+        Ok(c) => c,
+        Err(e) => return error_response(StatusCode::OK, e.code(), e.client_message()),
+    };
     let request: async_graphql::Request = match serde_json::from_slice(&body) {
         Ok(r) => r,
         Err(e) => {
@@ -156,8 +166,11 @@ async fn graphql_handler(State(state): State<AppState>, body: Bytes) -> Response
             format!("the query uses {aliases} aliases; at most {MAX_ALIASES} are allowed"),
         );
     }
-    let caller = Caller::system();
-    let request = request.data(Loaders::new(state.lineage.store.clone())).data(state.lineage.clone()).data(caller);
+    let request = request
+        .data(Loaders::new(state.lineage.store.clone()))
+        .data(state.lineage.clone())
+        .data(state.auth.clone())
+        .data(caller);
     let mut response = state.schema.execute(request).await;
     // Parse, validation and limit errors come from the executor without a code: they are the
     // client's to fix.

@@ -14,6 +14,13 @@ use crate::ingest::openlineage::{self as ol, BodyError, Limits};
 use crate::service::openlineage::{unresolved_json, EventReport, IngestReport};
 use crate::service::Caller;
 
+/// The caller of a REST request, or its 401 (`{"detail": ...}`).
+async fn caller(state: &AppState, headers: &HeaderMap) -> Result<Caller, Box<Response>> {
+    state.auth.authenticate(super::authorization(headers)).await.map_err(|e| {
+        Box::new(detail(StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::UNAUTHORIZED), e.client_message()))
+    })
+}
+
 /// Body limit of the ingest routes: the seed's 50 MiB, checked again after decompression.
 pub const INGEST_BODY_LIMIT: usize = 50 * 1024 * 1024;
 
@@ -82,7 +89,10 @@ pub async fn ingest(State(state): State<AppState>, headers: HeaderMap, body: Byt
         Ok(p) => p,
         Err(e) => return body_error(e),
     };
-    let caller = Caller::system();
+    let caller = match caller(&state, &headers).await {
+        Ok(c) => c,
+        Err(r) => return *r,
+    };
     let report = match state.lineage.ingest_openlineage(&caller, parsed.events).await {
         Ok(r) => r,
         Err(e) => return detail(StatusCode::INTERNAL_SERVER_ERROR, e.client_message()),
@@ -146,7 +156,10 @@ pub async fn collate_single(State(state): State<AppState>, headers: HeaderMap, b
                 .into(),
         ));
     }
-    let caller = Caller::system();
+    let caller = match caller(&state, &headers).await {
+        Ok(c) => c,
+        Err(r) => return *r,
+    };
     let report = match state.lineage.ingest_openlineage(&caller, parsed.events).await {
         Ok(r) => r,
         Err(e) => return detail(StatusCode::INTERNAL_SERVER_ERROR, e.client_message()),
@@ -220,7 +233,10 @@ pub async fn collate_batch(State(state): State<AppState>, headers: HeaderMap, bo
         Ok(p) => p.events,
         Err(e) => return collate_error(body_error_message(e)),
     };
-    let caller = Caller::system();
+    let caller = match caller(&state, &headers).await {
+        Ok(c) => c,
+        Err(r) => return *r,
+    };
     let report = match state.lineage.ingest_openlineage(&caller, events).await {
         Ok(r) => r,
         Err(e) => return detail(StatusCode::INTERNAL_SERVER_ERROR, e.client_message()),

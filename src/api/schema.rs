@@ -53,6 +53,9 @@ fn loaders<'a>(ctx: &Context<'a>) -> &'a Loaders {
 fn caller<'a>(ctx: &Context<'a>) -> &'a Caller {
     ctx.data_unchecked::<Caller>()
 }
+fn auth<'a>(ctx: &Context<'a>) -> &'a crate::auth::Auth {
+    ctx.data_unchecked::<crate::auth::Auth>()
+}
 
 #[derive(Enum, Copy, Clone, Eq, PartialEq, Debug)]
 pub enum Side {
@@ -221,7 +224,9 @@ pub struct Interval {
     pub to: Option<DateTime>,
 }
 
-pub struct Evidence(pub domain::Evidence);
+/// Evidence, with `details` and `sourceRelation` only for callers with VIEWER on every
+/// managed endpoint of its edge (the bool).
+pub struct Evidence(pub domain::Evidence, pub bool);
 
 #[Object]
 impl Evidence {
@@ -234,7 +239,11 @@ impl Evidence {
     async fn authorship(&self) -> &str {
         &self.0.authorship
     }
+    /// Empty without VIEWER on every managed endpoint of the edge.
     async fn source_relation(&self) -> String {
+        if !self.1 {
+            return String::new();
+        }
         self.0.source_relation.clone().unwrap_or_default()
     }
     async fn observed_at(&self) -> Option<DateTime> {
@@ -246,7 +255,11 @@ impl Evidence {
     async fn last_observed_operation_id(&self) -> Option<i64> {
         self.0.last_observed_operation_id
     }
+    /// Null without VIEWER on every managed endpoint of the edge.
     async fn details(&self) -> Option<Json<serde_json::Value>> {
+        if !self.1 {
+            return None;
+        }
         self.0.details.clone().map(Json)
     }
     async fn retired_at(&self) -> Option<DateTime> {
@@ -255,6 +268,25 @@ impl Evidence {
 }
 
 pub struct LineageEdge(pub domain::Edge);
+
+/// VIEWER on the datastore of every managed endpoint (containers through the loader, so a
+/// page of edges costs one batch); unrestricted admins always see the details.
+async fn evidence_visible(ctx: &Context<'_>, edge: &domain::Edge) -> GqlResult<bool> {
+    let caller = caller(ctx);
+    if caller.unrestricted_admin {
+        return Ok(true);
+    }
+    for end in [&edge.source, &edge.target] {
+        let Some(cid) = end.container_id() else { continue };
+        match loaders(ctx).containers.load_one(cid).await.map_err(Error::from)? {
+            Some(c) if caller.has(c.datastore_id, crate::auth::Permission::Viewer) => {}
+            Some(_) => return Ok(false),
+            // A deleted container has no datastore left to grant access.
+            None => return Ok(false),
+        }
+    }
+    Ok(true)
+}
 
 fn container_end(end: &End) -> Option<Id> {
     match end {
@@ -323,7 +355,8 @@ impl LineageEdge {
     }
     async fn evidence(&self, ctx: &Context<'_>) -> GqlResult<Vec<Evidence>> {
         let ev = loaders(ctx).evidence.load_one(self.0.id).await.map_err(Error::from)?;
-        Ok(ev.unwrap_or_default().into_iter().map(Evidence).collect())
+        let visible = evidence_visible(ctx, &self.0).await?;
+        Ok(ev.unwrap_or_default().into_iter().map(|e| Evidence(e, visible)).collect())
     }
     async fn last_asserted_at(&self) -> Option<DateTime> {
         odt(self.0.last_asserted_at)
@@ -596,6 +629,101 @@ impl MetadataAssertion {
     async fn effective(&self) -> bool {
         self.1
     }
+}
+
+// ---------------------------------------------------------------- identity
+
+#[derive(Enum, Copy, Clone, Eq, PartialEq, Debug)]
+#[graphql(name = "Permission")]
+pub enum PermissionLevel {
+    Reporter,
+    Viewer,
+    Editor,
+}
+
+impl From<PermissionLevel> for crate::auth::Permission {
+    fn from(p: PermissionLevel) -> Self {
+        match p {
+            PermissionLevel::Reporter => crate::auth::Permission::Reporter,
+            PermissionLevel::Viewer => crate::auth::Permission::Viewer,
+            PermissionLevel::Editor => crate::auth::Permission::Editor,
+        }
+    }
+}
+
+impl From<crate::auth::Permission> for PermissionLevel {
+    fn from(p: crate::auth::Permission) -> Self {
+        match p {
+            crate::auth::Permission::Reporter => PermissionLevel::Reporter,
+            crate::auth::Permission::Viewer => PermissionLevel::Viewer,
+            crate::auth::Permission::Editor => PermissionLevel::Editor,
+        }
+    }
+}
+
+#[derive(Enum, Copy, Clone, Eq, PartialEq, Debug)]
+pub enum Role {
+    Admin,
+    Manager,
+    Member,
+}
+
+impl From<crate::auth::Role> for Role {
+    fn from(r: crate::auth::Role) -> Self {
+        match r {
+            crate::auth::Role::Admin => Role::Admin,
+            crate::auth::Role::Manager => Role::Manager,
+            crate::auth::Role::Member => Role::Member,
+        }
+    }
+}
+
+#[derive(SimpleObject, InputObject, Clone)]
+#[graphql(input_name = "DatastorePermissionInput")]
+pub struct DatastorePermission {
+    pub datastore_id: Id,
+    pub permission: PermissionLevel,
+}
+
+#[derive(SimpleObject)]
+pub struct Team {
+    pub name: String,
+    pub members: Vec<String>,
+    pub permissions: Vec<DatastorePermission>,
+}
+
+impl From<crate::auth::Team> for Team {
+    fn from(t: crate::auth::Team) -> Self {
+        Team {
+            name: t.name,
+            members: t.members,
+            permissions: t
+                .permissions
+                .into_iter()
+                .map(|p| DatastorePermission { datastore_id: p.datastore_id, permission: p.permission.into() })
+                .collect(),
+        }
+    }
+}
+
+#[derive(InputObject)]
+pub struct TeamInput {
+    /// The key: an existing team of this name is replaced.
+    pub name: String,
+    #[graphql(default)]
+    pub members: Vec<String>,
+    #[graphql(default)]
+    pub permissions: Vec<DatastorePermission>,
+}
+
+/// The caller's own identity and rights.
+#[derive(SimpleObject)]
+pub struct Me {
+    pub user: String,
+    pub role: Role,
+    pub unrestricted_admin: bool,
+    /// The caller's permission per datastore (empty for an unrestricted admin, who has all).
+    pub permissions: Vec<DatastorePermission>,
 }
 
 // ---------------------------------------------------------------- OpenLineage
@@ -967,8 +1095,25 @@ impl QueryRoot {
     /// Each source's current value of a container's and its fields' description, tags, owners
     /// and types, with the one shown flagged `effective`.
     async fn metadata_assertions(&self, ctx: &Context<'_>, container_id: Id) -> GqlResult<Vec<MetadataAssertion>> {
-        let rows = lineage(ctx).metadata_assertions(container_id).await?;
+        let rows = lineage(ctx).metadata_assertions(caller(ctx), container_id).await?;
         Ok(rows.into_iter().map(|(m, e)| MetadataAssertion(m, e)).collect())
+    }
+
+    /// Who the token belongs to and what it may do.
+    async fn me(&self, ctx: &Context<'_>) -> Me {
+        let c = caller(ctx);
+        let mut permissions: Vec<DatastorePermission> = c
+            .permissions
+            .iter()
+            .map(|(d, p)| DatastorePermission { datastore_id: *d, permission: (*p).into() })
+            .collect();
+        permissions.sort_by_key(|p| p.datastore_id);
+        Me { user: c.user.clone(), role: c.role.into(), unrestricted_admin: c.unrestricted_admin, permissions }
+    }
+
+    /// Teams with their members and per-datastore permissions.
+    async fn teams(&self, ctx: &Context<'_>) -> GqlResult<Vec<Team>> {
+        Ok(auth(ctx).teams().await?.into_iter().map(Team::from).collect())
     }
 
     /// Stored OpenLineage events, newest first, with their outcome and errors.
@@ -1097,6 +1242,20 @@ impl MutationRoot {
 
     async fn delete_datastore(&self, ctx: &Context<'_>, id: Id) -> GqlResult<bool> {
         Ok(lineage(ctx).delete_datastore(caller(ctx), id).await?)
+    }
+
+    /// Creates or replaces a team: members (user names) and per-datastore permissions. ADMIN only.
+    async fn upsert_team(&self, ctx: &Context<'_>, input: TeamInput) -> GqlResult<Team> {
+        let team = crate::auth::Team {
+            name: input.name,
+            members: input.members,
+            permissions: input
+                .permissions
+                .into_iter()
+                .map(|p| crate::auth::TeamPermission { datastore_id: p.datastore_id, permission: p.permission.into() })
+                .collect(),
+        };
+        Ok(Team::from(auth(ctx).upsert_team(caller(ctx), team).await?))
     }
 
     /// Applies OpenLineage events (at most 1,000), as `POST /api/v1/lineage` does.

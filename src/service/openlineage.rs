@@ -309,7 +309,27 @@ impl Lineage {
             }
         };
         rep.id = Some(stored.id);
-        if duplicate && stored.status != "pending" && stored.status != "failed" {
+        if duplicate && stored.status == "rejected" {
+            // The same invalid event is the same rejection, with its errors; nothing is stored twice.
+            rep.status = "rejected";
+            rep.errors = stored
+                .errors
+                .as_array()
+                .map(|errs| {
+                    errs.iter()
+                        .map(|e| {
+                            let text = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+                            (text("location"), text("message"))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            rep.summary = json!({"duplicate_of": stored.id});
+            return rep;
+        }
+        // Applied or ignored before: nothing to do. A failed or denied event is tried again (the
+        // store may be back, the caller may have the rights).
+        if duplicate && matches!(stored.status.as_str(), "applied" | "ignored") {
             rep.status = "ignored";
             rep.summary = json!({"duplicate_of": stored.id, "original_status": stored.status});
             return rep;
@@ -394,10 +414,9 @@ impl Lineage {
                 if !statuses.is_empty() && !statuses.iter().any(|s| s == &stored.status) {
                     continue;
                 }
-                let caller = Caller {
-                    user: stored.submitted_by.clone().unwrap_or_else(|| "replay".into()),
-                    unrestricted_admin: true,
-                };
+                // Replay acts with full rights; who sent the event stays on its evidence.
+                let caller =
+                    Caller { user: stored.submitted_by.clone().unwrap_or_else(|| "replay".into()), ..Caller::system() };
                 // Validated as of its arrival, so "at most five minutes in the future" holds.
                 let validated = ol::validate(&stored.body, stored.received_at, &limits);
                 let mut rep = EventReport {
@@ -459,6 +478,7 @@ impl Lineage {
 
         let Some(job) = &event.job else {
             // A DatasetEvent carries no lineage of its own.
+            self.check_batch(caller, &batch).await?;
             let metadata = batch.metadata.len() as i64;
             let sum = self.store.apply_assertions(batch, crate::domain::now()).await?;
             return Ok((sum, metadata, unresolved.into_iter().collect()));
@@ -564,9 +584,31 @@ impl Lineage {
                 details["firstRunId"] = json!(first);
             }
         }
+        self.check_batch(caller, &batch).await?;
         let metadata = batch.metadata.len() as i64;
         let sum = self.store.apply_assertions(batch, crate::domain::now()).await?;
         Ok((sum, metadata, unresolved.into_iter().collect()))
+    }
+
+    /// Seed 000: EDITOR on the datastore of every container a connection touches, the
+    /// connections the event retires included; metadata changes need it on their container's.
+    async fn check_batch(&self, caller: &Caller, batch: &AssertionBatch) -> Result<()> {
+        if caller.unrestricted_admin {
+            return Ok(());
+        }
+        let mut ends: Vec<End> =
+            batch.assert.iter().flat_map(|a| [a.edge.source.clone(), a.edge.target.clone()]).collect();
+        let retiring: Vec<Id> =
+            batch.retire_candidates.iter().chain(batch.retire_evidence.iter().map(|(id, _)| id)).copied().collect();
+        if !retiring.is_empty() {
+            for e in self.store.edges_by_ids(&retiring).await? {
+                ends.push(e.source);
+                ends.push(e.target);
+            }
+        }
+        ends.extend(batch.metadata.iter().map(|m| End::Container { id: m.container_id }));
+        let datastores = self.datastores_of_ends(ends.iter()).await?;
+        caller.require(datastores, crate::auth::Permission::Editor, "this OpenLineage event")
     }
 
     /// Description, tags, owners and field types of the datasets that resolve to containers.

@@ -49,6 +49,12 @@ pub enum Record {
     Evidence(Evidence),
     Event(StoredEvent),
     Metadata(crate::domain::MetadataAssertion),
+    /// Users, API tokens (hashed) and teams: small documents keyed by kind and key.
+    Doc {
+        kind: String,
+        key: String,
+        value: serde_json::Value,
+    },
 }
 
 #[async_trait]
@@ -188,6 +194,19 @@ pub trait Store: Send + Sync + 'static {
     }
     /// Deletes events received before `before`; returns how many.
     async fn purge_events(&self, _before: Timestamp) -> StoreResult<u64> {
+        Err(not_supported(self.kind()))
+    }
+
+    // ---- small documents: users, tokens, teams ----
+    /// Creates or replaces the document (kind, key).
+    async fn put_doc(&self, _kind: &str, _key: &str, _value: serde_json::Value) -> StoreResult<()> {
+        Err(not_supported(self.kind()))
+    }
+    async fn get_doc(&self, _kind: &str, _key: &str) -> StoreResult<Option<serde_json::Value>> {
+        Err(not_supported(self.kind()))
+    }
+    /// Every document of a kind, ordered by key.
+    async fn list_docs(&self, _kind: &str) -> StoreResult<Vec<(String, serde_json::Value)>> {
         Err(not_supported(self.kind()))
     }
 

@@ -108,6 +108,7 @@ fn schema_statements() -> Vec<Cmd> {
         cypher!("schema_event_fingerprint_unique"),
         cypher!("schema_event_run_id_index"),
         cypher!("schema_event_received_at_index"),
+        cypher!("schema_doc_kind_key_unique"),
     ]
 }
 
@@ -570,6 +571,13 @@ async fn export_in(txn: &mut Txn) -> StoreResult<Vec<Record>> {
     records.extend(edges.decode::<EdgeProps>("edge")?.into_iter().map(Record::Edge));
     let evidence = exec(txn, cypher!("export_evidence")).await?;
     records.extend(evidence.decode::<EvidenceProps>("evidence")?.into_iter().map(Record::Evidence));
+    let docs = exec(txn, cypher!("export_docs")).await?;
+    let (kinds, keys, values): (Vec<String>, Vec<String>, Vec<String>) =
+        (docs.column("kind")?, docs.column("key")?, docs.column("value")?);
+    for ((kind, key), value) in kinds.into_iter().zip(keys).zip(values) {
+        let value = serde_json::from_str(&value).map_err(|e| internal("export_docs", e.to_string()))?;
+        records.push(Record::Doc { kind, key, value });
+    }
     let events = exec(txn, cypher!("export_events")).await?;
     records.extend(events.decode::<EventProps>("event")?.into_iter().map(Record::Event));
     Ok(records)
@@ -592,6 +600,7 @@ async fn import_in(txn: &mut Txn, records: Vec<Record>) -> StoreResult<usize> {
     let total = records.len();
     let (mut datastores, mut containers, mut fields, mut edges, mut evidence, mut events) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut docs = Vec::new();
     // The highest id of each kind, edge ends included (an end may name a deleted container or
     // field that is not among the records), so the counters continue past them.
     let mut max: HashMap<&'static str, Id> = HashMap::new();
@@ -603,6 +612,11 @@ async fn import_in(txn: &mut Txn, records: Vec<Record>) -> StoreResult<usize> {
         match record {
             // Interim: the event log arrives with the provider-assertion methods.
             Record::Metadata(_) => {}
+            Record::Doc { kind, key, value } => docs.push(map([
+                ("kind", kind.clone().into()),
+                ("key", key.clone().into()),
+                ("value", value.to_string().into()),
+            ])),
             Record::Datastore(d) => {
                 see(DATASTORE_COUNTER, d.id);
                 datastores.push(datastore_row(d));
@@ -641,6 +655,7 @@ async fn import_in(txn: &mut Txn, records: Vec<Record>) -> StoreResult<usize> {
     import_batches(txn, fields, || cypher!("import_fields")).await?;
     import_batches(txn, edges, || cypher!("import_edges")).await?;
     import_batches(txn, evidence, || cypher!("put_evidence")).await?;
+    import_batches(txn, docs, || cypher!("import_docs")).await?;
     import_batches(txn, events, || cypher!("import_events")).await?;
     let counters: Vec<BoltType> =
         max.into_iter().map(|(name, value)| map([("name", name.into()), ("value", value.into())])).collect();
@@ -902,6 +917,30 @@ impl Store for Neo4jStore {
         let mut txn = self.begin().await?;
         let result = assertions::apply_assertions_in(&mut txn, &batch, now).await;
         finish(txn, result).await
+    }
+
+    async fn put_doc(&self, kind: &str, key: &str, value: serde_json::Value) -> StoreResult<()> {
+        let cmd = cypher!("put_doc").param("kind", kind).param("key", key).param("value", value.to_string());
+        self.single(cmd).await.map(|_| ())
+    }
+
+    async fn get_doc(&self, kind: &str, key: &str) -> StoreResult<Option<serde_json::Value>> {
+        let rows = self.single(cypher!("get_doc").param("kind", kind).param("key", key)).await?;
+        let values: Vec<String> = rows.column("value")?;
+        values
+            .into_iter()
+            .next()
+            .map(|v| serde_json::from_str(&v).map_err(|e| internal("get_doc", e.to_string())))
+            .transpose()
+    }
+
+    async fn list_docs(&self, kind: &str) -> StoreResult<Vec<(String, serde_json::Value)>> {
+        let rows = self.single(cypher!("list_docs").param("kind", kind)).await?;
+        let (keys, values): (Vec<String>, Vec<String>) = (rows.column("key")?, rows.column("value")?);
+        keys.into_iter()
+            .zip(values)
+            .map(|(k, v)| Ok((k, serde_json::from_str(&v).map_err(|e| internal("list_docs", e.to_string()))?)))
+            .collect()
     }
 
     async fn evidence_by_keys(&self, keys: &[String]) -> StoreResult<Vec<Evidence>> {

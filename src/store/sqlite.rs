@@ -138,6 +138,12 @@ CREATE TABLE IF NOT EXISTS metadata (
   details TEXT,
   PRIMARY KEY (container_id, field_id, attribute, source)
 );
+CREATE TABLE IF NOT EXISTS docs (
+  kind TEXT NOT NULL,
+  key TEXT NOT NULL,
+  value TEXT NOT NULL,
+  PRIMARY KEY (kind, key)
+);
 "#;
 
 pub struct SqliteStore {
@@ -1108,6 +1114,45 @@ impl Store for SqliteStore {
         .await
     }
 
+    async fn put_doc(&self, kind: &str, key: &str, value: serde_json::Value) -> StoreResult<()> {
+        let (kind, key) = (kind.to_string(), key.to_string());
+        self.write(move |tx| {
+            store_query(STORE, "put_doc");
+            tx.execute(
+                "INSERT INTO docs (kind, key, value) VALUES (?1, ?2, ?3) ON CONFLICT(kind, key) DO UPDATE SET value = excluded.value",
+                params![kind, key, value.to_string()],
+            )
+            .map_err(sql_err)?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn get_doc(&self, kind: &str, key: &str) -> StoreResult<Option<serde_json::Value>> {
+        let (kind, key) = (kind.to_string(), key.to_string());
+        self.read(move |c| {
+            store_query(STORE, "get_doc");
+            let v: Option<Option<String>> = c
+                .query_row("SELECT value FROM docs WHERE kind = ?1 AND key = ?2", params![kind, key], |r| r.get(0))
+                .optional()?;
+            json_col(v.flatten())
+        })
+        .await
+    }
+
+    async fn list_docs(&self, kind: &str) -> StoreResult<Vec<(String, serde_json::Value)>> {
+        let kind = kind.to_string();
+        self.read(move |c| {
+            store_query(STORE, "list_docs");
+            let mut stmt = c.prepare_cached("SELECT key, value FROM docs WHERE kind = ?1 ORDER BY key")?;
+            let rows = stmt.query_map(params![kind], |r| {
+                Ok((r.get::<_, String>(0)?, json_col(r.get(1)?)?.unwrap_or(serde_json::Value::Null)))
+            })?;
+            rows.collect()
+        })
+        .await
+    }
+
     async fn put_metadata(&self, rows: Vec<crate::domain::MetadataAssertion>) -> StoreResult<()> {
         self.write(move |tx| put_metadata_tx(tx, &rows).map_err(sql_err)).await
     }
@@ -1283,6 +1328,16 @@ impl Store for SqliteStore {
             for x in s.query_map([], metadata_row)? {
                 out.push(Record::Metadata(x?));
             }
+            let mut s = c.prepare("SELECT kind, key, value FROM docs ORDER BY kind, key")?;
+            for x in s.query_map([], |r| {
+                Ok(Record::Doc {
+                    kind: r.get(0)?,
+                    key: r.get(1)?,
+                    value: json_col(r.get(2)?)?.unwrap_or(serde_json::Value::Null),
+                })
+            })? {
+                out.push(x?);
+            }
             let mut s = c.prepare(&format!("SELECT {EVENT_COLS} FROM events ORDER BY id"))?;
             for x in s.query_map([], event_row)? {
                 out.push(Record::Event(x?));
@@ -1335,6 +1390,11 @@ impl Store for SqliteStore {
                     }
                     Record::Event(e) => insert_event_row(tx, e, true).map(|_| 1),
                     Record::Metadata(m) => put_metadata_tx(tx, std::slice::from_ref(m)).map(|_| 1),
+                    // A first-start admin may already exist: the imported documents replace it.
+                    Record::Doc { kind, key, value } => tx.execute(
+                        "INSERT OR REPLACE INTO docs (kind, key, value) VALUES (?1, ?2, ?3)",
+                        params![kind, key, value.to_string()],
+                    ),
                     Record::Evidence(e) => tx.execute(
                         &format!("INSERT INTO evidence ({EVIDENCE_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"),
                         params![

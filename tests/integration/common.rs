@@ -64,16 +64,24 @@ impl TestApp {
         guard: Option<MutexGuard<'static, ()>>,
     ) -> Self {
         let store = lineage.store.clone();
+        // Auth is on, as `serve` runs it: the suite acts as an unrestricted admin by default.
+        let admin = tributary::auth::Auth::new(store.clone(), true)
+            .create_token("test-admin", tributary::auth::Role::Admin, None)
+            .await
+            .expect("create the admin token");
+        let mut headers = reqwest::header::HeaderMap::new();
+        headers.insert(reqwest::header::AUTHORIZATION, format!("Bearer {admin}").parse().expect("header value"));
+        let client = reqwest::Client::builder().default_headers(headers).build().expect("client");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind port 0");
         let url = format!("http://{}", listener.local_addr().expect("local addr"));
         let (tx, rx) = oneshot::channel::<()>();
         tokio::spawn(async move {
-            let _ = tributary::server::run_lineage(listener, lineage, &[], async {
+            let _ = tributary::server::run_lineage(listener, lineage, true, &[], async {
                 let _ = rx.await;
             })
             .await;
         });
-        TestApp { url, store, client: reqwest::Client::new(), shutdown: Some(tx), _dir: dir, _guard: guard }
+        TestApp { url, store, client, shutdown: Some(tx), _dir: dir, _guard: guard }
     }
 
     pub async fn embedded() -> Self {
@@ -91,6 +99,37 @@ impl TestApp {
 
     pub fn client(&self) -> &reqwest::Client {
         &self.client
+    }
+
+    /// A token for another user (created or updated with this role and admin team).
+    pub async fn token_for(&self, user: &str, role: &str, team: Option<&str>) -> String {
+        let role = tributary::auth::Role::parse(role).expect("role");
+        tributary::auth::Auth::new(self.store.clone(), true)
+            .create_token(user, role, team.map(str::to_string))
+            .await
+            .expect("token")
+    }
+
+    /// A GraphQL request with the given token (or none).
+    pub async fn gql_as(&self, token: Option<&str>, query: &str, variables: Value) -> Value {
+        let mut req = reqwest::Client::new()
+            .post(format!("{}/graphql", self.url))
+            .json(&json!({ "query": query, "variables": variables }));
+        if let Some(t) = token {
+            req = req.header("authorization", format!("Bearer {t}"));
+        }
+        req.send().await.expect("request sent").json().await.expect("JSON response")
+    }
+
+    /// A REST POST with the given token (or none): (status, body).
+    pub async fn post_as(&self, token: Option<&str>, path: &str, body: &Value) -> (u16, Value) {
+        let mut req = reqwest::Client::new().post(format!("{}{path}", self.url)).json(body);
+        if let Some(t) = token {
+            req = req.header("authorization", format!("Token {t}"));
+        }
+        let r = req.send().await.expect("sent");
+        let status = r.status().as_u16();
+        (status, r.json().await.unwrap_or(Value::Null))
     }
 
     /// Sends a GraphQL request and returns the whole JSON response.

@@ -8,4 +8,5 @@ mod catalog;
 mod edges;
 mod graph;
 mod openlineage;
+mod permissions;
 mod seed_examples;

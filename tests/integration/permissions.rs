@@ -1,0 +1,229 @@
+//! Who may see and change what (contract "Identity and permissions", seed 000 "Permissions"),
+//! through GraphQL and the REST endpoints, allowed and denied.
+
+use serde_json::{json, Value};
+
+use crate::both_stores;
+use crate::common::TestApp;
+use crate::openlineage::run_event;
+
+both_stores!(
+    tokens_are_required_and_revocable,
+    roles_gate_catalog_and_team_management,
+    edges_need_editor_on_every_affected_datastore,
+    evidence_details_need_viewer_on_every_endpoint,
+    metadata_assertions_need_reporter,
+    openlineage_events_need_editor_and_deny_alone,
+    restricted_admin_follows_its_team,
+);
+
+fn code(v: &Value) -> &str {
+    v["errors"][0]["extensions"]["code"].as_str().unwrap_or("")
+}
+
+/// Two datastores with one container each, namespaces for OpenLineage.
+async fn two_datastores(app: &TestApp) -> (i64, i64, i64, i64) {
+    let mut out = Vec::new();
+    for (ds, table) in [("one", "a"), ("two", "b")] {
+        let d = app
+            .ok(
+                "mutation($i: DatastoreInput!) { upsertDatastore(input: $i) { id } }",
+                json!({"i": {"name": ds, "type": "postgresql", "namespaces": [format!("postgres://{ds}:5432")]}}),
+            )
+            .await["upsertDatastore"]["id"]
+            .as_i64()
+            .unwrap();
+        let c = app
+            .ok(
+                "mutation($i: ContainerInput!) { upsertContainer(input: $i) { id } }",
+                json!({"i": {"datastoreId": d, "database": "db", "schema": "public", "name": table, "fields": [{"name": "x"}]}}),
+            )
+            .await["upsertContainer"]["id"]
+            .as_i64()
+            .unwrap();
+        out.push(d);
+        out.push(c);
+    }
+    (out[0], out[1], out[2], out[3])
+}
+
+async fn team(app: &TestApp, name: &str, members: &[&str], perms: &[(i64, &str)]) {
+    let permissions: Vec<Value> = perms.iter().map(|(d, p)| json!({"datastoreId": d, "permission": p})).collect();
+    app.ok(
+        "mutation($i: TeamInput!) { upsertTeam(input: $i) { name } }",
+        json!({"i": {"name": name, "members": members, "permissions": permissions}}),
+    )
+    .await;
+}
+
+async fn tokens_are_required_and_revocable(app: TestApp) {
+    let q = "{ datastores { id } }";
+    let none = app.gql_as(None, q, json!({})).await;
+    assert_eq!(code(&none), "UNAUTHENTICATED", "{none}");
+    assert_eq!(none["data"], json!(null));
+    let bad = app.gql_as(Some("trb_not_a_real_token"), q, json!({})).await;
+    assert_eq!(code(&bad), "UNAUTHENTICATED");
+    let (status, body) = app.post_as(None, "/api/v1/lineage", &json!({})).await;
+    assert_eq!(status, 401, "{body}");
+    let (status, _) = app.post_as(None, "/api/v1/openlineage/lineage", &json!({})).await;
+    assert_eq!(status, 401);
+    let token = app.token_for("reader", "MEMBER", None).await;
+    let ok = app.gql_as(Some(&token), "{ datastores { id } me { user role unrestrictedAdmin } }", json!({})).await;
+    assert!(ok.get("errors").is_none(), "{ok}");
+    assert_eq!(ok["data"]["me"], json!({"user": "reader", "role": "MEMBER", "unrestrictedAdmin": false}));
+    // `Token <t>` works like `Bearer <t>` (post_as sends the Token form).
+    let (status, _) = app.post_as(Some(&token), "/api/v1/lineage", &json!([])).await;
+    assert_eq!(status, 201);
+    tributary::auth::Auth::new(app.store.clone(), true).revoke("reader").await.unwrap();
+    let revoked = app.gql_as(Some(&token), q, json!({})).await;
+    assert_eq!(code(&revoked), "UNAUTHENTICATED", "a revoked token stops at once");
+}
+
+async fn roles_gate_catalog_and_team_management(app: TestApp) {
+    let (ds1, _, _, _) = two_datastores(&app).await;
+    let member = app.token_for("m", "MEMBER", None).await;
+    let upsert_ds = "mutation { upsertDatastore(input: {name: \"x\", type: \"snowflake\"}) { id } }";
+    assert_eq!(code(&app.gql_as(Some(&member), upsert_ds, json!({})).await), "FORBIDDEN");
+    let upsert_c = "mutation($d: Int!) { upsertContainer(input: {datastoreId: $d, name: \"new\"}) { id } }";
+    assert_eq!(code(&app.gql_as(Some(&member), upsert_c, json!({"d": ds1})).await), "FORBIDDEN");
+    let team_q = "mutation { upsertTeam(input: {name: \"t\", members: [\"m\"]}) { name } }";
+    assert_eq!(code(&app.gql_as(Some(&member), team_q, json!({})).await), "FORBIDDEN");
+    team(&app, "editors", &["m"], &[(ds1, "EDITOR")]).await;
+    let v = app.gql_as(Some(&member), upsert_c, json!({"d": ds1})).await;
+    assert!(v.get("errors").is_none(), "EDITOR may upsert containers: {v}");
+    let me = app
+        .gql_as(Some(&member), "{ me { permissions { datastoreId permission } } teams { name members } }", json!({}))
+        .await;
+    assert_eq!(me["data"]["me"]["permissions"], json!([{"datastoreId": ds1, "permission": "EDITOR"}]));
+    assert_eq!(me["data"]["teams"], json!([{"name": "editors", "members": ["m"]}]));
+    let queried = app.gql_as(Some(&member), "{ containers { total } }", json!({})).await;
+    assert_eq!(queried["data"]["containers"]["total"], 3, "any valid token may query");
+}
+
+async fn edges_need_editor_on_every_affected_datastore(app: TestApp) {
+    let (ds1, a, ds2, b) = two_datastores(&app).await;
+    let (_, fa) = app.container(ds1, "a2", &["y"]).await;
+    let a2 = app.ok("{ containers(name: \"a2\") { items { id } } }", json!({})).await["containers"]["items"][0]["id"]
+        .as_i64()
+        .unwrap();
+    let user = app.token_for("e", "MANAGER", None).await;
+    team(&app, "t", &["e"], &[(ds1, "EDITOR"), (ds2, "VIEWER")]).await;
+    let create =
+        "mutation($s: Int, $t: Int) { createEdge(input: {sourceContainerId: $s, targetContainerId: $t}) { id } }";
+    let cross = app.gql_as(Some(&user), create, json!({"s": a, "t": b})).await;
+    assert_eq!(code(&cross), "FORBIDDEN", "both sides of a cross-datastore edge: {cross}");
+    assert!(cross["errors"][0]["message"].as_str().unwrap().contains(&ds2.to_string()));
+    let inside = app.gql_as(Some(&user), create, json!({"s": a, "t": a2})).await;
+    assert!(inside.get("errors").is_none(), "{inside}");
+    let _ = fa;
+    let admin_edge = app.edge(b, a).await;
+    let upd = "mutation($id: Int!) { updateEdge(id: $id, input: {description: \"x\"}) { id } }";
+    assert_eq!(code(&app.gql_as(Some(&user), upd, json!({"id": admin_edge})).await), "FORBIDDEN");
+    let del = "mutation($id: Int!) { deleteEdge(id: $id) }";
+    assert_eq!(code(&app.gql_as(Some(&user), del, json!({"id": admin_edge})).await), "FORBIDDEN");
+    assert_eq!(app.ok("{ edges { total } }", json!({})).await["edges"]["total"], 2, "denied calls changed nothing");
+    team(&app, "t", &["e"], &[(ds1, "EDITOR"), (ds2, "EDITOR")]).await;
+    let v = app.gql_as(Some(&user), del, json!({"id": admin_edge})).await;
+    assert_eq!(v["data"]["deleteEdge"], true, "{v}");
+}
+
+async fn evidence_details_need_viewer_on_every_endpoint(app: TestApp) {
+    let (ds1, _, ds2, _) = two_datastores(&app).await;
+    let ev = run_event(
+        "COMPLETE",
+        "r1",
+        "job",
+        vec![json!({"namespace": "postgres://one:5432", "name": "db.public.a"})],
+        vec![json!({"namespace": "postgres://two:5432", "name": "db.public.b"})],
+    );
+    let (s, b) = app.post("/api/v1/lineage", &ev).await;
+    assert_eq!(s, 201, "{b}");
+    let q = "{ edges { items { evidence { provider sourceRelation details } } } }";
+    let admin = app.ok(q, json!({})).await;
+    assert!(admin["edges"]["items"][0]["evidence"][0]["details"].is_object(), "unrestricted admins always see details");
+    let viewer = app.token_for("v", "MEMBER", None).await;
+    team(&app, "half", &["v"], &[(ds1, "VIEWER")]).await;
+    let half = app.gql_as(Some(&viewer), q, json!({})).await;
+    let e = &half["data"]["edges"]["items"][0]["evidence"][0];
+    assert_eq!(e["details"], json!(null), "{half}");
+    assert_eq!(e["sourceRelation"], "");
+    assert!(e["provider"].is_string(), "the rest of the evidence stays visible");
+    team(&app, "half", &["v"], &[(ds1, "VIEWER"), (ds2, "REPORTER")]).await;
+    let still = app.gql_as(Some(&viewer), q, json!({})).await;
+    assert_eq!(still["data"]["edges"]["items"][0]["evidence"][0]["details"], json!(null), "REPORTER is not VIEWER");
+    team(&app, "half", &["v"], &[(ds1, "VIEWER"), (ds2, "EDITOR")]).await;
+    let full = app.gql_as(Some(&viewer), q, json!({})).await;
+    let e = &full["data"]["edges"]["items"][0]["evidence"][0];
+    assert!(e["details"].is_object(), "{full}");
+    assert_eq!(e["sourceRelation"], json!(["nightly", "job"]).to_string());
+}
+
+async fn metadata_assertions_need_reporter(app: TestApp) {
+    let (ds1, a, _, _) = two_datastores(&app).await;
+    let q = "query($c: Int!) { metadataAssertions(containerId: $c) { attribute } }";
+    let user = app.token_for("r", "MEMBER", None).await;
+    assert_eq!(code(&app.gql_as(Some(&user), q, json!({"c": a})).await), "FORBIDDEN");
+    team(&app, "reporters", &["r"], &[(ds1, "REPORTER")]).await;
+    let v = app.gql_as(Some(&user), q, json!({"c": a})).await;
+    assert!(v.get("errors").is_none(), "{v}");
+}
+
+async fn openlineage_events_need_editor_and_deny_alone(app: TestApp) {
+    let (ds1, _, _, _) = two_datastores(&app).await;
+    let user = app.token_for("producer", "MEMBER", None).await;
+    team(&app, "etl", &["producer"], &[(ds1, "EDITOR")]).await;
+    let one = |name: &str| json!({"namespace": "postgres://one:5432", "name": format!("db.public.{name}")});
+    let cross = run_event(
+        "COMPLETE",
+        "x1",
+        "cross",
+        vec![one("a")],
+        vec![json!({"namespace": "postgres://two:5432", "name": "db.public.b"})],
+    );
+    let (status, body) = app.post_as(Some(&user), "/api/v1/lineage", &cross).await;
+    assert_eq!(status, 403, "{body}");
+    assert_eq!(body["detail"]["events"][0]["status"], "rejected");
+    assert_eq!(
+        app.ok("{ edges(includeRetired: true) { total } }", json!({})).await["edges"]["total"],
+        0,
+        "a denied event applies nothing"
+    );
+    // In a list, the denied event gets its own status while the rest go on.
+    let allowed = run_event(
+        "COMPLETE",
+        "x2",
+        "inside",
+        vec![one("a")],
+        vec![json!({"namespace": "s3://landing", "name": "out"})],
+    );
+    let (status, body) = app.post_as(Some(&user), "/api/v1/lineage", &json!([allowed, cross])).await;
+    assert_eq!(status, 201);
+    let statuses: Vec<&str> =
+        body["events"].as_array().unwrap().iter().map(|e| e["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, vec!["applied", "rejected"], "{body}");
+    assert_eq!(app.ok("{ edges { total } }", json!({})).await["edges"]["total"], 1);
+    // An unknown dataset may stay an external end without any permission on it.
+    let (status, body) = app.post_as(Some(&user), "/api/v1/openlineage/lineage", &cross).await;
+    assert_eq!(status, 400, "seed 002's endpoint reports the denied event as a failure: {body}");
+}
+
+async fn restricted_admin_follows_its_team(app: TestApp) {
+    let (ds1, a, ds2, b) = two_datastores(&app).await;
+    team(&app, "ops", &[], &[(ds1, "EDITOR")]).await;
+    let admin = app.token_for("ops-admin", "ADMIN", Some("ops")).await;
+    let me = app.gql_as(Some(&admin), "{ me { role unrestrictedAdmin permissions { datastoreId } } }", json!({})).await;
+    assert_eq!(me["data"]["me"]["unrestrictedAdmin"], false);
+    assert_eq!(me["data"]["me"]["permissions"], json!([{"datastoreId": ds1}]));
+    let create =
+        "mutation($s: Int, $t: Int) { createEdge(input: {sourceContainerId: $s, targetContainerId: $t}) { id } }";
+    assert_eq!(code(&app.gql_as(Some(&admin), create, json!({"s": a, "t": b})).await), "FORBIDDEN");
+    let ds = "mutation { upsertDatastore(input: {name: \"z\", type: \"x\"}) { id } }";
+    assert_eq!(code(&app.gql_as(Some(&admin), ds, json!({})).await), "FORBIDDEN");
+    // ...but manages teams.
+    let t = app
+        .gql_as(Some(&admin), "mutation($d: Int!) { upsertTeam(input: {name: \"ops\", permissions: [{datastoreId: $d, permission: EDITOR}]}) { name } }", json!({"d": ds2}))
+        .await;
+    assert!(t.get("errors").is_none(), "{t}");
+    let (_, fb) = (ds2, b);
+    let _ = fb;
+}
