@@ -2,7 +2,10 @@
 //!
 //! Model (see `cypher/` for every statement, one per file, loaded with `include_str!`):
 //! - nodes `:Datastore`, `:Container`, `:Field`, `:External {fqn}`, `:Evidence {edge_id, key}`,
-//!   `:Event` (the event log, unique by `id` and `fingerprint`; JSON values as text) and
+//!   `:Event` (the event log, unique by `id` and `fingerprint`; JSON values as text),
+//!   `:Metadata {container_id, field_id, attribute, source}` (one source's value of an asset's
+//!   attribute, unique by those four, `field_id` 0 for the container's own; not linked to the
+//!   container node, and kept when the container is deleted, as in the embedded store) and
 //!   `:Counter {name, value}` (one id counter per kind, advanced in blocks inside the writing
 //!   transaction, so several service replicas never hand out the same id);
 //! - one `:LINEAGE` relationship per edge, between its two end nodes, so one lineage hop is one
@@ -28,14 +31,14 @@ use serde::de::DeserializeOwned;
 
 use self::rows::{
     catalog_end, container_node_key, container_row, datastore_row, edge_row, edge_ukey, event_row, evidence_row,
-    field_row, intervals_text, json_string, list, map, micros, missing_end_message, parse_intervals, ts,
-    ContainerProps, DatastoreProps, Decode, EdgeProps, EventProps, EvidenceProps, FieldProps,
+    field_row, intervals_text, json_string, list, map, metadata_row, micros, missing_end_message, parse_intervals, ts,
+    ContainerProps, DatastoreProps, Decode, EdgeProps, EventProps, EvidenceProps, FieldProps, MetadataProps,
 };
 use super::{Record, Store, StoreError, StoreResult};
 use crate::domain::{
     AssertionBatch, AssertionSummary, Container, ContainerInput, ContainerStats, Datastore, DatastoreInput, Direction,
-    Edge, EdgeFilter, EdgePatch, End, EventFilter, Evidence, Field, Id, Interval, NewEdge, Page, PageRequest,
-    StoredEvent, Timestamp,
+    Edge, EdgeFilter, EdgePatch, End, EventFilter, Evidence, Field, Id, Interval, MetadataAssertion, NewEdge, Page,
+    PageRequest, StoredEvent, Timestamp,
 };
 use crate::metrics;
 
@@ -108,6 +111,8 @@ fn schema_statements() -> Vec<Cmd> {
         cypher!("schema_event_fingerprint_unique"),
         cypher!("schema_event_run_id_index"),
         cypher!("schema_event_received_at_index"),
+        cypher!("schema_metadata_key_unique"),
+        cypher!("schema_metadata_container_id_index"),
     ]
 }
 
@@ -558,6 +563,26 @@ async fn retire_edges_in(txn: &mut Txn, ids: Vec<Id>, now: Timestamp) -> StoreRe
     Ok(())
 }
 
+/// Upserts metadata rows in one statement (none for no rows), in the caller's transaction. The
+/// rows are sorted by key first, stably (a later row for the same key still applies last), so
+/// concurrent writers lock the keys they share in the same order.
+async fn put_metadata_in(txn: &mut Txn, rows: &[MetadataAssertion]) -> StoreResult<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let mut sorted: Vec<&MetadataAssertion> = rows.iter().collect();
+    sorted.sort_by(|a, b| {
+        (a.container_id, a.field_id.unwrap_or(0), &a.attribute, &a.source).cmp(&(
+            b.container_id,
+            b.field_id.unwrap_or(0),
+            &b.attribute,
+            &b.source,
+        ))
+    });
+    let rows = sorted.into_iter().map(metadata_row).collect::<StoreResult<Vec<_>>>()?;
+    exec(txn, cypher!("put_metadata").param("rows", list(rows))).await.map(|_| ())
+}
+
 async fn export_in(txn: &mut Txn) -> StoreResult<Vec<Record>> {
     let mut records = Vec::new();
     let datastores = exec(txn, cypher!("list_datastores")).await?;
@@ -570,6 +595,8 @@ async fn export_in(txn: &mut Txn) -> StoreResult<Vec<Record>> {
     records.extend(edges.decode::<EdgeProps>("edge")?.into_iter().map(Record::Edge));
     let evidence = exec(txn, cypher!("export_evidence")).await?;
     records.extend(evidence.decode::<EvidenceProps>("evidence")?.into_iter().map(Record::Evidence));
+    let metadata = exec(txn, cypher!("export_metadata")).await?;
+    records.extend(metadata.decode::<MetadataProps>("metadata")?.into_iter().map(Record::Metadata));
     let events = exec(txn, cypher!("export_events")).await?;
     records.extend(events.decode::<EventProps>("event")?.into_iter().map(Record::Event));
     Ok(records)
@@ -590,8 +617,8 @@ async fn import_in(txn: &mut Txn, records: Vec<Record>) -> StoreResult<usize> {
         return Err(StoreError::Invalid("Import needs an empty store; this one already holds data".to_string()));
     }
     let total = records.len();
-    let (mut datastores, mut containers, mut fields, mut edges, mut evidence, mut events) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut datastores, mut containers, mut fields, mut edges, mut evidence, mut metadata, mut events) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     // The highest id of each kind, edge ends included (an end may name a deleted container or
     // field that is not among the records), so the counters continue past them.
     let mut max: HashMap<&'static str, Id> = HashMap::new();
@@ -601,8 +628,6 @@ async fn import_in(txn: &mut Txn, records: Vec<Record>) -> StoreResult<usize> {
     };
     for record in &records {
         match record {
-            // Interim: the event log arrives with the provider-assertion methods.
-            Record::Metadata(_) => {}
             Record::Datastore(d) => {
                 see(DATASTORE_COUNTER, d.id);
                 datastores.push(datastore_row(d));
@@ -630,6 +655,7 @@ async fn import_in(txn: &mut Txn, records: Vec<Record>) -> StoreResult<usize> {
                 edges.push(edge_row(e)?);
             }
             Record::Evidence(e) => evidence.push(evidence_row(e)?),
+            Record::Metadata(m) => metadata.push(metadata_row(m)?),
             Record::Event(e) => {
                 see(EVENT_COUNTER, e.id);
                 events.push(event_row(e)?);
@@ -641,6 +667,8 @@ async fn import_in(txn: &mut Txn, records: Vec<Record>) -> StoreResult<usize> {
     import_batches(txn, fields, || cypher!("import_fields")).await?;
     import_batches(txn, edges, || cypher!("import_edges")).await?;
     import_batches(txn, evidence, || cypher!("put_evidence")).await?;
+    // Upserted as `put_metadata` does, in record order, as the embedded store imports them.
+    import_batches(txn, metadata, || cypher!("put_metadata")).await?;
     import_batches(txn, events, || cypher!("import_events")).await?;
     let counters: Vec<BoltType> =
         max.into_iter().map(|(name, value)| map([("name", name.into()), ("value", value.into())])).collect();
@@ -895,13 +923,31 @@ impl Store for Neo4jStore {
 
     // ---- provider assertions ----
 
-    /// One transaction of at most nine statements whatever the batch size (see `assertions`).
+    /// One transaction of at most ten statements whatever the batch size (see `assertions`).
     /// Batches naming the same edge serialize on its uniqueness key (see `assert_edges_lookup`),
     /// so a concurrent batch creating it first makes this one assert it, as in the embedded store.
     async fn apply_assertions(&self, batch: AssertionBatch, now: Timestamp) -> StoreResult<AssertionSummary> {
         let mut txn = self.begin().await?;
         let result = assertions::apply_assertions_in(&mut txn, &batch, now).await;
         finish(txn, result).await
+    }
+
+    /// One statement in one transaction (none for no rows).
+    async fn put_metadata(&self, rows: Vec<MetadataAssertion>) -> StoreResult<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let mut txn = self.begin().await?;
+        let result = put_metadata_in(&mut txn, &rows).await;
+        finish(txn, result).await
+    }
+
+    /// Ordered as the embedded store orders them: by field (the container's own values first),
+    /// attribute, source.
+    async fn metadata_for_container(&self, container_id: Id) -> StoreResult<Vec<MetadataAssertion>> {
+        self.single(cypher!("metadata_for_container").param("container_id", container_id))
+            .await?
+            .decode::<MetadataProps>("metadata")
     }
 
     async fn evidence_by_keys(&self, keys: &[String]) -> StoreResult<Vec<Evidence>> {
@@ -1008,7 +1054,7 @@ impl Store for Neo4jStore {
     // ---- whole store ----
 
     /// Datastores, live containers, live fields, every edge (retired ones included), evidence,
-    /// events.
+    /// metadata, events: the embedded store's records in its order.
     ///
     /// Deleted containers and fields are not exported: `Record` has no way to say "deleted", and
     /// exporting them would bring them back to life on import. The edges that still reference
