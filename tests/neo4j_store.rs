@@ -12,8 +12,8 @@ use chrono::{Duration, TimeZone, Utc};
 use serde_json::json;
 use tributary::domain::{
     Assertion, AssertionBatch, AssertionSummary, Container, ContainerInput, ContainerStats, DatastoreInput, Direction,
-    Edge, EdgeFilter, EdgePatch, End, EventFilter, Evidence, FieldInput, Id, Interval, NewEdge, PageRequest,
-    StoredEvent, Timestamp,
+    Edge, EdgeFilter, EdgePatch, End, EventFilter, Evidence, FieldInput, Id, Interval, MetadataAssertion, NewEdge,
+    PageRequest, StoredEvent, Timestamp,
 };
 use tributary::metrics::store_queries_total;
 use tributary::store::neo4j::{Neo4jStore, EDGE_EXISTS};
@@ -777,7 +777,9 @@ async fn export_then_import_into_an_empty_store_round_trips() {
         })
         .collect();
     let mut sorted = kinds.clone();
-    sorted.sort_by_key(|k| ["datastore", "container", "field", "edge", "evidence"].iter().position(|x| x == k));
+    sorted.sort_by_key(|k| {
+        ["datastore", "container", "field", "edge", "evidence", "metadata", "event"].iter().position(|x| x == k)
+    });
     assert_eq!(kinds, sorted, "records come in replayable order");
     assert_eq!(kinds.iter().filter(|k| **k == "container").count(), 2, "live containers only");
     assert_eq!(kinds.iter().filter(|k| **k == "field").count(), 4, "live fields only");
@@ -1209,6 +1211,229 @@ async fn assertion_batches_cost_the_same_statements_whatever_their_size() {
     assert_eq!(costs[0], (5, 3, 8), "(create, retire, mixed) statement counts");
 }
 
+// ---- metadata assertions ----
+
+/// One source's value of an attribute, asserted and observed at `at`.
+fn meta(
+    container_id: Id,
+    field_id: Option<Id>,
+    attribute: &str,
+    source: &str,
+    value: serde_json::Value,
+    at: Timestamp,
+) -> MetadataAssertion {
+    MetadataAssertion {
+        container_id,
+        field_id,
+        attribute: attribute.to_string(),
+        source: source.to_string(),
+        provider: format!("{source}-provider"),
+        value,
+        asserted_at: at,
+        observed_at: at,
+        details: Some(json!({"event_id": 1, "dataset": {"namespace": "ns", "name": attribute}})),
+    }
+}
+
+/// (attribute, source, value, asserted_at, observed_at) of metadata rows.
+fn metadata_state(rows: &[MetadataAssertion]) -> Vec<(String, String, serde_json::Value, Timestamp, Timestamp)> {
+    rows.iter()
+        .map(|m| (m.attribute.clone(), m.source.clone(), m.value.clone(), m.asserted_at, m.observed_at))
+        .collect()
+}
+
+/// Puts the rows into both stores and checks both then hold the same metadata for `containers`.
+async fn put_both(neo: &Neo4jStore, lite: &SqliteStore, rows: Vec<MetadataAssertion>, containers: &[Id]) {
+    neo.put_metadata(rows.clone()).await.expect("neo4j put_metadata");
+    lite.put_metadata(rows).await.expect("embedded put_metadata");
+    for id in containers {
+        assert_eq!(
+            neo.metadata_for_container(*id).await.expect("neo4j metadata"),
+            lite.metadata_for_container(*id).await.expect("embedded metadata"),
+            "metadata of container {id}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn metadata_upserts_move_asserted_at_only_when_the_value_changes() {
+    let _serial = SERIAL.lock().await;
+    let Some(neo) = store().await else { return };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let lite = SqliteStore::open(dir.path()).expect("embedded store");
+    let cat = catalog(&neo).await;
+    catalog(&lite).await;
+    let (a, b) = (cat.containers[0].id, cat.containers[1].id);
+    let (ax, ay) = (cat.fields[0][0].id, cat.fields[0][1].id);
+    let both = [a, b, 987_654];
+
+    // New rows, unordered, container- and field-level, a null value, two sources of one attribute.
+    let rows = vec![
+        meta(a, Some(ay), "type", "openlineage", json!("INT"), t(0)),
+        meta(a, None, "tags", "openlineage", json!([{"key": "pii", "value": "true"}]), t(0)),
+        MetadataAssertion { details: None, ..meta(a, None, "description", "user", json!("Mine"), t(0)) },
+        meta(a, Some(ax), "type", "openlineage", json!("DECIMAL(10,2)"), t(0)),
+        meta(b, None, "description", "openlineage", json!("Bee"), t(0)),
+        meta(a, None, "owners", "openlineage", json!(null), t(0)),
+        meta(a, None, "description", "openlineage", json!("One row per order"), t(0)),
+    ];
+    let before = store_queries_total("neo4j");
+    neo.put_metadata(rows.clone()).await.expect("put");
+    assert_eq!(store_queries_total("neo4j") - before, 1, "one statement for every row");
+    lite.put_metadata(rows.clone()).await.expect("embedded put");
+    let stored = neo.metadata_for_container(a).await.expect("metadata of a");
+    let keys: Vec<(Option<Id>, &str, &str)> =
+        stored.iter().map(|m| (m.field_id, m.attribute.as_str(), m.source.as_str())).collect();
+    assert_eq!(
+        keys,
+        vec![
+            (None, "description", "openlineage"),
+            (None, "description", "user"),
+            (None, "owners", "openlineage"),
+            (None, "tags", "openlineage"),
+            (Some(ax), "type", "openlineage"),
+            (Some(ay), "type", "openlineage"),
+        ],
+        "the container's own values first, then by field, attribute, source"
+    );
+    assert_eq!(stored[5], rows[0], "a row reads back as written");
+    assert_eq!(stored[2].value, json!(null), "a null value is kept");
+    assert_eq!(stored[1].details, None);
+    assert_eq!(neo.metadata_for_container(b).await.expect("b").len(), 1);
+    assert!(neo.metadata_for_container(987_654).await.expect("unknown").is_empty());
+    assert_eq!(stored, lite.metadata_for_container(a).await.expect("embedded"));
+
+    // The same values again, later, by another provider without details: observed_at, provider
+    // and details move, asserted_at stays.
+    let again: Vec<MetadataAssertion> = rows
+        .iter()
+        .map(|m| MetadataAssertion {
+            provider: "another".into(),
+            details: None,
+            asserted_at: t(10),
+            observed_at: t(10),
+            ..m.clone()
+        })
+        .collect();
+    put_both(&neo, &lite, again, &both).await;
+    let stored = neo.metadata_for_container(a).await.expect("metadata of a");
+    assert_eq!(stored.len(), 6, "upserted, not added");
+    for m in &stored {
+        assert_eq!((m.asserted_at, m.observed_at), (t(0), t(10)), "{m:?}");
+        assert_eq!((m.provider.as_str(), &m.details), ("another", &None));
+    }
+
+    // A changed value moves asserted_at; null to a value and a value to null count as changes.
+    // The same key twice in one call applies in order: changed first, then the same again.
+    put_both(
+        &neo,
+        &lite,
+        vec![
+            meta(a, None, "description", "openlineage", json!("Orders, one per row"), t(20)),
+            meta(a, None, "owners", "openlineage", json!(["team:billing"]), t(20)),
+            meta(a, Some(ax), "type", "openlineage", json!(null), t(20)),
+            meta(a, None, "description", "openlineage", json!("Orders, one per row"), t(30)),
+        ],
+        &both,
+    )
+    .await;
+    let stored = neo.metadata_for_container(a).await.expect("metadata of a");
+    assert_eq!(
+        metadata_state(&stored),
+        vec![
+            ("description".into(), "openlineage".into(), json!("Orders, one per row"), t(20), t(30)),
+            ("description".into(), "user".into(), json!("Mine"), t(0), t(10)),
+            ("owners".into(), "openlineage".into(), json!(["team:billing"]), t(20), t(20)),
+            ("tags".into(), "openlineage".into(), json!([{"key": "pii", "value": "true"}]), t(0), t(10)),
+            ("type".into(), "openlineage".into(), json!(null), t(20), t(20)),
+            ("type".into(), "openlineage".into(), json!("INT"), t(0), t(10)),
+        ]
+    );
+    // Back to an earlier value is a change too.
+    put_both(&neo, &lite, vec![meta(a, None, "description", "openlineage", json!("One row per order"), t(40))], &both)
+        .await;
+    let description = &neo.metadata_for_container(a).await.expect("a")[0];
+    assert_eq!((description.asserted_at, description.observed_at), (t(40), t(40)));
+
+    // Nothing to put costs nothing.
+    let before = store_queries_total("neo4j");
+    neo.put_metadata(Vec::new()).await.expect("empty put");
+    assert_eq!(store_queries_total("neo4j") - before, 0);
+    assert_eq!(neo.export().await.expect("neo4j export"), lite.export().await.expect("embedded export"));
+}
+
+#[tokio::test]
+async fn metadata_of_a_failed_batch_is_rolled_back_with_it() {
+    let _serial = SERIAL.lock().await;
+    let Some(store) = store().await else { return };
+    let cat = catalog(&store).await;
+    let (a, b) = (cat.containers[0].id, cat.containers[1].id);
+    let old = meta(a, None, "description", "openlineage", json!("Old"), t(0));
+    store.put_metadata(vec![old.clone()]).await.expect("put");
+
+    let metadata = vec![
+        meta(a, None, "description", "openlineage", json!("New"), t(10)),
+        meta(b, Some(cat.fields[1][0].id), "tags", "openlineage", json!(["pii"]), t(10)),
+    ];
+    // The second assertion names a container that does not exist: nothing of the batch stays.
+    let batch = AssertionBatch {
+        metadata: metadata.clone(),
+        assert: vec![assertion(c(a), c(b), "openlineage", "job"), assertion(c(b), c(987_654), "openlineage", "job")],
+        ..AssertionBatch::default()
+    };
+    match store.apply_assertions(batch, t(10)).await {
+        Err(StoreError::NotFound(message)) => assert!(message.contains("987654"), "{message}"),
+        other => panic!("expected NotFound, got {other:?}"),
+    }
+    assert_eq!(store.metadata_for_container(a).await.expect("a"), vec![old]);
+    assert!(store.metadata_for_container(b).await.expect("b").is_empty());
+    assert!(all_edges(&store).await.is_empty());
+
+    // Without the bad assertion the batch applies, metadata included; metadata alone costs one
+    // statement and changes no edge.
+    let batch = AssertionBatch {
+        metadata: metadata.clone(),
+        assert: vec![assertion(c(a), c(b), "openlineage", "job")],
+        ..AssertionBatch::default()
+    };
+    assert_eq!(store.apply_assertions(batch, t(10)).await.expect("apply"), summary([1, 0, 1, 1, 0, 0]));
+    assert_eq!(store.metadata_for_container(a).await.expect("a"), vec![metadata[0].clone()]);
+    assert_eq!(store.metadata_for_container(b).await.expect("b"), vec![metadata[1].clone()]);
+    let later = vec![meta(a, None, "description", "openlineage", json!("New"), t(20))];
+    let before = store_queries_total("neo4j");
+    let sum = store
+        .apply_assertions(AssertionBatch { metadata: later, ..AssertionBatch::default() }, t(20))
+        .await
+        .expect("metadata only");
+    assert_eq!(store_queries_total("neo4j") - before, 1);
+    assert_eq!(sum, summary([0; 6]));
+    let description = &store.metadata_for_container(a).await.expect("a")[0];
+    assert_eq!((description.asserted_at, description.observed_at), (t(10), t(20)));
+}
+
+#[tokio::test]
+async fn concurrent_upserts_of_the_same_metadata_key_keep_one_row() {
+    let _serial = SERIAL.lock().await;
+    let Some(store) = store().await else { return };
+    let a = catalog(&store).await.containers[0].id;
+    for round in 0..5 {
+        let one = vec![
+            meta(a, None, "description", "openlineage", json!(format!("one {round}")), t(round)),
+            meta(a, None, "tags", "openlineage", json!(["x"]), t(round)),
+        ];
+        // The same keys in the other order: sorted before writing, so no deadlock either.
+        let two = vec![
+            meta(a, None, "tags", "openlineage", json!(["x"]), t(round)),
+            meta(a, None, "description", "openlineage", json!(format!("two {round}")), t(round)),
+        ];
+        let (r1, r2) = tokio::join!(store.put_metadata(one), store.put_metadata(two));
+        r1.expect("first writer");
+        r2.expect("second writer");
+    }
+    let rows = store.metadata_for_container(a).await.expect("metadata");
+    assert_eq!(rows.len(), 2, "one row per key: {rows:?}");
+}
+
 // ---- the event log ----
 
 fn event(fingerprint: &str, job: (&str, &str), run: &str, received: Timestamp) -> StoredEvent {
@@ -1477,12 +1702,31 @@ async fn export_then_import_round_trips_asserted_edges_and_events() {
     let Some(store) = store().await else { return };
     let cat = catalog(&store).await;
     let (a, b) = (c(cat.containers[0].id), c(cat.containers[1].id));
+    let (a_id, b_id, ax_id) = (cat.containers[0].id, cat.containers[1].id, cat.fields[0][0].id);
     let raw = x("s3://raw");
-    let batch = asserting(vec![
+    let mut batch = asserting(vec![
         assertion(a.clone(), b.clone(), "openlineage", "job-1"),
         assertion(raw.clone(), a.clone(), "openlineage", "job-1"),
     ]);
+    batch.metadata = vec![
+        meta(a_id, Some(ax_id), "tags", "openlineage", json!([{"key": "pii", "value": "true"}]), t(0)),
+        meta(a_id, None, "description", "openlineage", json!("One row per order"), t(0)),
+    ];
     store.apply_assertions(batch, t(0)).await.expect("assert");
+    let user = MetadataAssertion { details: None, ..meta(b_id, None, "description", "user", json!("Mine"), t(15)) };
+    store.put_metadata(vec![user]).await.expect("user metadata");
+    // Reported again later with the same value: only observed_at moves, and the round trip keeps
+    // both instants.
+    store
+        .put_metadata(vec![meta(a_id, None, "description", "openlineage", json!("One row per order"), t(25))])
+        .await
+        .expect("same value");
+    let metadata_before = (
+        store.metadata_for_container(a_id).await.expect("a metadata"),
+        store.metadata_for_container(b_id).await.expect("b metadata"),
+    );
+    assert_eq!(metadata_before.0.len(), 2);
+    assert_eq!((metadata_before.0[0].asserted_at, metadata_before.0[0].observed_at), (t(0), t(25)));
     let ab = find(&all_edges(&store).await, &a, &b, "openlineage");
     let retire = AssertionBatch {
         metadata: vec![],
@@ -1503,7 +1747,7 @@ async fn export_then_import_round_trips_asserted_edges_and_events() {
     store.finish_event(events[0].id, "applied", json!([]), json!({"edgesCreated": 2})).await.expect("finish");
 
     let exported = store.export().await.expect("export");
-    let order = ["datastore", "container", "field", "edge", "evidence", "event"];
+    let order = ["datastore", "container", "field", "edge", "evidence", "metadata", "event"];
     let kinds: Vec<&str> = exported
         .iter()
         .map(|r| match r {
@@ -1519,7 +1763,12 @@ async fn export_then_import_round_trips_asserted_edges_and_events() {
         .collect();
     let mut sorted = kinds.clone();
     sorted.sort_by_key(|k| order.iter().position(|x| x == k));
-    assert_eq!(kinds, sorted, "records come in replayable order, events last");
+    assert_eq!(kinds, sorted, "records come in replayable order, metadata before events");
+    let exported_metadata: Vec<MetadataAssertion> =
+        exported.iter().filter_map(|r| if let Record::Metadata(m) = r { Some(m.clone()) } else { None }).collect();
+    let mut all_metadata = metadata_before.0.clone();
+    all_metadata.extend(metadata_before.1.clone());
+    assert_eq!(exported_metadata, all_metadata, "every metadata row, by container, field, attribute, source");
     let exported_events: Vec<StoredEvent> =
         exported.iter().filter_map(|r| if let Record::Event(e) = r { Some(e.clone()) } else { None }).collect();
     assert_eq!(event_ids(&exported_events), event_ids(&events), "every event, by id");
@@ -1536,6 +1785,21 @@ async fn export_then_import_round_trips_asserted_edges_and_events() {
     store.wipe().await.expect("wipe");
     assert_eq!(store.import(exported.clone()).await.expect("import"), exported.len());
     assert_eq!(store.export().await.expect("export again"), exported);
+    assert_eq!(
+        (
+            store.metadata_for_container(a_id).await.expect("a metadata"),
+            store.metadata_for_container(b_id).await.expect("b metadata"),
+        ),
+        metadata_before
+    );
+    // Imported rows are upserted onto, not duplicated: the same value keeps its asserted_at.
+    store
+        .put_metadata(vec![meta(a_id, None, "description", "openlineage", json!("One row per order"), t(70))])
+        .await
+        .expect("same value after import");
+    let after = store.metadata_for_container(a_id).await.expect("a metadata");
+    assert_eq!(after.len(), 2);
+    assert_eq!((after[0].asserted_at, after[0].observed_at), (t(0), t(70)));
 
     // Fingerprints are still known, and event ids continue past the imported ones.
     let (known, dup) = store.insert_event(event("fp-1", ("ns", "a"), "run", t(50))).await.expect("known");
@@ -1566,6 +1830,7 @@ async fn export_then_import_round_trips_asserted_edges_and_events() {
 
 /// Applies one batch to both stores and checks they answer and end up the same.
 async fn apply_both(neo: &Neo4jStore, lite: &SqliteStore, batch: AssertionBatch, now: Timestamp) -> AssertionSummary {
+    let containers: BTreeSet<Id> = batch.metadata.iter().map(|m| m.container_id).collect();
     let from_neo = neo.apply_assertions(batch.clone(), now).await.expect("neo4j");
     let from_lite = lite.apply_assertions(batch, now).await.expect("embedded");
     assert_eq!(from_neo, from_lite, "summaries at {now}");
@@ -1577,6 +1842,13 @@ async fn apply_both(neo: &Neo4jStore, lite: &SqliteStore, batch: AssertionBatch,
         lite.evidence_for_edges(&edge_ids).await.expect("embedded evidence"),
         "evidence at {now}"
     );
+    for id in containers {
+        assert_eq!(
+            neo.metadata_for_container(id).await.expect("neo4j metadata"),
+            lite.metadata_for_container(id).await.expect("embedded metadata"),
+            "metadata of container {id} at {now}"
+        );
+    }
     from_neo
 }
 
@@ -1610,7 +1882,15 @@ async fn assertions_and_the_event_log_behave_as_in_the_embedded_store() {
     let mut rawa_again = rawa.clone();
     rawa_again.evidence.source_relation = Some("raw".into());
     let bc = assertion(b.clone(), cc.clone(), "postgresql", "query-1");
-    let sum = apply_both(&neo, &lite, asserting(vec![ab1, ab2, axbx, rawa, bc, rawa_again]), t(0)).await;
+    let (a_id, b_id, ax_id) = (cat.containers[0].id, cat.containers[1].id, cat.fields[0][0].id);
+    let mut batch = asserting(vec![ab1, ab2, axbx, rawa, bc, rawa_again]);
+    batch.metadata = vec![
+        meta(b_id, None, "owners", "openlineage", json!([{"name": "team:billing"}]), t(0)),
+        meta(a_id, Some(ax_id), "type", "openlineage", json!("INT"), t(0)),
+        meta(a_id, None, "description", "openlineage", json!("Orders"), t(0)),
+        meta(a_id, None, "description", "catalog", json!(null), t(0)),
+    ];
+    let sum = apply_both(&neo, &lite, batch, t(0)).await;
     assert_eq!(sum, summary([4, 0, 6, 5, 0, 0]));
     let edges = all_edges(&neo).await;
     let ab_id = find(&edges, &a, &b, "openlineage").id;
@@ -1629,7 +1909,28 @@ async fn assertions_and_the_event_log_behave_as_in_the_embedded_store() {
         ],
         retire_candidates: vec![ab_id, axbx_id, 9999, axbx_id],
     };
+    let batch = AssertionBatch {
+        metadata: vec![
+            meta(a_id, None, "description", "openlineage", json!("Orders"), t(10)),
+            meta(a_id, Some(ax_id), "type", "openlineage", json!("BIGINT"), t(10)),
+            meta(b_id, None, "owners", "openlineage", json!([]), t(10)),
+            meta(b_id, None, "owners", "openlineage", json!([]), t(11)),
+        ],
+        ..batch
+    };
     assert_eq!(apply_both(&neo, &lite, batch, t(10)).await, summary([0, 0, 0, 0, 2, 1]));
+    // A user's own value; then a batch that fails in Neo4j (a missing end; the embedded store
+    // does not check ends, so it is not sent there) leaves the two stores' metadata the same.
+    put_both(&neo, &lite, vec![meta(a_id, None, "description", "user", json!("Mine"), t(12))], &[a_id]).await;
+    let failing = AssertionBatch {
+        metadata: vec![meta(a_id, None, "description", "openlineage", json!("Lost"), t(15))],
+        assert: vec![assertion(a.clone(), c(987_654), "openlineage", "job-9")],
+        ..AssertionBatch::default()
+    };
+    assert!(matches!(neo.apply_assertions(failing, t(15)).await, Err(StoreError::NotFound(_))));
+    let a_metadata = neo.metadata_for_container(a_id).await.expect("neo4j metadata");
+    assert_eq!(a_metadata, lite.metadata_for_container(a_id).await.expect("embedded metadata"));
+    assert!(a_metadata.iter().all(|m| m.value != json!("Lost")));
 
     // Revive one edge, create another, retire a third in the same batch.
     let mut revive = assertion(ax.clone(), bx.clone(), "openlineage", "job-1");
@@ -1716,6 +2017,15 @@ async fn assertions_and_the_event_log_behave_as_in_the_embedded_store() {
     }
     assert_eq!(neo.purge_events(t(10)).await.expect("neo4j"), lite.purge_events(t(10)).await.expect("embedded"));
 
-    // And the whole store exports the same records.
-    assert_eq!(neo.export().await.expect("neo4j export"), lite.export().await.expect("embedded export"));
+    // And the whole store exports the same records, which each store imports from the other.
+    let exported = neo.export().await.expect("neo4j export");
+    assert_eq!(exported, lite.export().await.expect("embedded export"));
+    assert!(exported.iter().filter(|r| matches!(r, Record::Metadata(_))).count() >= 4);
+    let other_dir = tempfile::tempdir().expect("temp dir");
+    let other = SqliteStore::open(other_dir.path()).expect("another embedded store");
+    other.import(exported.clone()).await.expect("embedded import of the neo4j export");
+    assert_eq!(other.export().await.expect("embedded export"), exported);
+    neo.wipe().await.expect("wipe");
+    neo.import(lite.export().await.expect("embedded export")).await.expect("neo4j import of the embedded export");
+    assert_eq!(neo.export().await.expect("neo4j export"), exported);
 }

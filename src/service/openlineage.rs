@@ -676,10 +676,11 @@ impl Lineage {
                 }
             }
             for f in &d.schema {
-                let (Some(t), Some(id)) = (&f.data_type, self.field_id(&mut fields, c.id, &f.name).await?) else {
-                    continue;
-                };
-                rows.push(row(Some(id), "type", json!(t)));
+                // dbt sends descriptions without types: each is recorded when it is sent.
+                let Some(id) = self.field_id(&mut fields, c.id, &f.name).await? else { continue };
+                if let Some(t) = &f.data_type {
+                    rows.push(row(Some(id), "type", json!(t)));
+                }
                 if let Some(text) = &f.description {
                     rows.push(row(Some(id), "description", json!(text)));
                 }

@@ -2,7 +2,10 @@
 //!
 //! Model (see `cypher/` for every statement, one per file, loaded with `include_str!`):
 //! - nodes `:Datastore`, `:Container`, `:Field`, `:External {fqn}`, `:Evidence {edge_id, key}`,
-//!   `:Event` (the event log, unique by `id` and `fingerprint`; JSON values as text) and
+//!   `:Event` (the event log, unique by `id` and `fingerprint`; JSON values as text),
+//!   `:Metadata {container_id, field_id, attribute, source}` (one source's value of an asset's
+//!   attribute, unique by those four, `field_id` 0 for the container's own; not linked to the
+//!   container node, and kept when the container is deleted, as in the embedded store) and
 //!   `:Counter {name, value}` (one id counter per kind, advanced in blocks inside the writing
 //!   transaction, so several service replicas never hand out the same id);
 //! - one `:LINEAGE` relationship per edge, between its two end nodes, so one lineage hop is one
@@ -28,14 +31,14 @@ use serde::de::DeserializeOwned;
 
 use self::rows::{
     catalog_end, container_node_key, container_row, datastore_row, edge_row, edge_ukey, event_row, evidence_row,
-    field_row, intervals_text, json_string, list, map, micros, missing_end_message, parse_intervals, ts,
-    ContainerProps, DatastoreProps, Decode, EdgeProps, EventProps, EvidenceProps, FieldProps,
+    field_row, intervals_text, json_string, list, map, metadata_row, micros, missing_end_message, parse_intervals, ts,
+    ContainerProps, DatastoreProps, Decode, EdgeProps, EventProps, EvidenceProps, FieldProps, MetadataProps,
 };
 use super::{Record, Store, StoreError, StoreResult};
 use crate::domain::{
     AssertionBatch, AssertionSummary, Container, ContainerInput, ContainerStats, Datastore, DatastoreInput, Direction,
-    Edge, EdgeFilter, EdgePatch, End, EventFilter, Evidence, Field, Id, Interval, NewEdge, Page, PageRequest,
-    StoredEvent, Timestamp,
+    Edge, EdgeFilter, EdgePatch, End, EventFilter, Evidence, Field, Id, Interval, MetadataAssertion, NewEdge, Page,
+    PageRequest, StoredEvent, Timestamp,
 };
 use crate::metrics;
 
@@ -109,6 +112,8 @@ fn schema_statements() -> Vec<Cmd> {
         cypher!("schema_event_run_id_index"),
         cypher!("schema_event_received_at_index"),
         cypher!("schema_doc_kind_key_unique"),
+        cypher!("schema_metadata_key_unique"),
+        cypher!("schema_metadata_container_id_index"),
     ]
 }
 
@@ -559,6 +564,26 @@ async fn retire_edges_in(txn: &mut Txn, ids: Vec<Id>, now: Timestamp) -> StoreRe
     Ok(())
 }
 
+/// Upserts metadata rows in one statement (none for no rows), in the caller's transaction. The
+/// rows are sorted by key first, stably (a later row for the same key still applies last), so
+/// concurrent writers lock the keys they share in the same order.
+async fn put_metadata_in(txn: &mut Txn, rows: &[MetadataAssertion]) -> StoreResult<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let mut sorted: Vec<&MetadataAssertion> = rows.iter().collect();
+    sorted.sort_by(|a, b| {
+        (a.container_id, a.field_id.unwrap_or(0), &a.attribute, &a.source).cmp(&(
+            b.container_id,
+            b.field_id.unwrap_or(0),
+            &b.attribute,
+            &b.source,
+        ))
+    });
+    let rows = sorted.into_iter().map(metadata_row).collect::<StoreResult<Vec<_>>>()?;
+    exec(txn, cypher!("put_metadata").param("rows", list(rows))).await.map(|_| ())
+}
+
 async fn export_in(txn: &mut Txn) -> StoreResult<Vec<Record>> {
     let mut records = Vec::new();
     let datastores = exec(txn, cypher!("list_datastores")).await?;
@@ -571,6 +596,8 @@ async fn export_in(txn: &mut Txn) -> StoreResult<Vec<Record>> {
     records.extend(edges.decode::<EdgeProps>("edge")?.into_iter().map(Record::Edge));
     let evidence = exec(txn, cypher!("export_evidence")).await?;
     records.extend(evidence.decode::<EvidenceProps>("evidence")?.into_iter().map(Record::Evidence));
+    let metadata = exec(txn, cypher!("export_metadata")).await?;
+    records.extend(metadata.decode::<MetadataProps>("metadata")?.into_iter().map(Record::Metadata));
     let docs = exec(txn, cypher!("export_docs")).await?;
     let (kinds, keys, values): (Vec<String>, Vec<String>, Vec<String>) =
         (docs.column("kind")?, docs.column("key")?, docs.column("value")?);
@@ -598,8 +625,8 @@ async fn import_in(txn: &mut Txn, records: Vec<Record>) -> StoreResult<usize> {
         return Err(StoreError::Invalid("Import needs an empty store; this one already holds data".to_string()));
     }
     let total = records.len();
-    let (mut datastores, mut containers, mut fields, mut edges, mut evidence, mut events) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut datastores, mut containers, mut fields, mut edges, mut evidence, mut metadata, mut events) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut docs = Vec::new();
     // The highest id of each kind, edge ends included (an end may name a deleted container or
     // field that is not among the records), so the counters continue past them.
@@ -610,8 +637,6 @@ async fn import_in(txn: &mut Txn, records: Vec<Record>) -> StoreResult<usize> {
     };
     for record in &records {
         match record {
-            // Interim: the event log arrives with the provider-assertion methods.
-            Record::Metadata(_) => {}
             Record::Doc { kind, key, value } => docs.push(map([
                 ("kind", kind.clone().into()),
                 ("key", key.clone().into()),
@@ -644,6 +669,7 @@ async fn import_in(txn: &mut Txn, records: Vec<Record>) -> StoreResult<usize> {
                 edges.push(edge_row(e)?);
             }
             Record::Evidence(e) => evidence.push(evidence_row(e)?),
+            Record::Metadata(m) => metadata.push(metadata_row(m)?),
             Record::Event(e) => {
                 see(EVENT_COUNTER, e.id);
                 events.push(event_row(e)?);
@@ -655,6 +681,8 @@ async fn import_in(txn: &mut Txn, records: Vec<Record>) -> StoreResult<usize> {
     import_batches(txn, fields, || cypher!("import_fields")).await?;
     import_batches(txn, edges, || cypher!("import_edges")).await?;
     import_batches(txn, evidence, || cypher!("put_evidence")).await?;
+    // Upserted as `put_metadata` does, in record order, as the embedded store imports them.
+    import_batches(txn, metadata, || cypher!("put_metadata")).await?;
     import_batches(txn, docs, || cypher!("import_docs")).await?;
     import_batches(txn, events, || cypher!("import_events")).await?;
     let counters: Vec<BoltType> =
@@ -910,7 +938,7 @@ impl Store for Neo4jStore {
 
     // ---- provider assertions ----
 
-    /// One transaction of at most nine statements whatever the batch size (see `assertions`).
+    /// One transaction of at most ten statements whatever the batch size (see `assertions`).
     /// Batches naming the same edge serialize on its uniqueness key (see `assert_edges_lookup`),
     /// so a concurrent batch creating it first makes this one assert it, as in the embedded store.
     async fn apply_assertions(&self, batch: AssertionBatch, now: Timestamp) -> StoreResult<AssertionSummary> {
@@ -941,6 +969,24 @@ impl Store for Neo4jStore {
             .zip(values)
             .map(|(k, v)| Ok((k, serde_json::from_str(&v).map_err(|e| internal("list_docs", e.to_string()))?)))
             .collect()
+    }
+
+    /// One statement in one transaction (none for no rows).
+    async fn put_metadata(&self, rows: Vec<MetadataAssertion>) -> StoreResult<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let mut txn = self.begin().await?;
+        let result = put_metadata_in(&mut txn, &rows).await;
+        finish(txn, result).await
+    }
+
+    /// Ordered as the embedded store orders them: by field (the container's own values first),
+    /// attribute, source.
+    async fn metadata_for_container(&self, container_id: Id) -> StoreResult<Vec<MetadataAssertion>> {
+        self.single(cypher!("metadata_for_container").param("container_id", container_id))
+            .await?
+            .decode::<MetadataProps>("metadata")
     }
 
     async fn evidence_by_keys(&self, keys: &[String]) -> StoreResult<Vec<Evidence>> {
@@ -1047,7 +1093,7 @@ impl Store for Neo4jStore {
     // ---- whole store ----
 
     /// Datastores, live containers, live fields, every edge (retired ones included), evidence,
-    /// events.
+    /// metadata, events: the embedded store's records in its order.
     ///
     /// Deleted containers and fields are not exported: `Record` has no way to say "deleted", and
     /// exporting them would bring them back to life on import. The edges that still reference

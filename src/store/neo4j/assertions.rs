@@ -1,5 +1,8 @@
 //! `apply_assertions` on Neo4j: a provider batch in one transaction and a bounded number of
-//! statements (at most nine), whatever the size of the batch.
+//! statements (at most ten), whatever the size of the batch.
+//!
+//! The batch's metadata values are upserted first (one `put_metadata` statement, none when it
+//! has none), so a failure later in the batch rolls them back with the rest.
 //!
 //! The stored edges the batch names are read, write-locked, in one statement; the batch is folded
 //! over them in memory with the embedded store's rules, in order (so an edge asserted twice is
@@ -16,7 +19,9 @@ use super::rows::{
     edge_row, edge_ukey, evidence_row, intervals_text, json_text, list, map, micros, opt_ts, parse_intervals, ts,
     EdgeProps,
 };
-use super::{allocate, count, distinct, ensure_ends_exist, exec, first_id, internal, Cmd, EDGE_COUNTER};
+use super::{
+    allocate, count, distinct, ensure_ends_exist, exec, first_id, internal, put_metadata_in, Cmd, EDGE_COUNTER,
+};
 use crate::domain::{AssertionBatch, AssertionSummary, Edge, Evidence, Id, Interval, NewEdge, Timestamp};
 use crate::store::StoreResult;
 
@@ -92,6 +97,9 @@ pub(super) async fn apply_assertions_in(
     let now = micros(now);
     let now_text = ts(&now);
     let mut summary = AssertionSummary { edges_asserted: count(batch.assert.len())?, ..AssertionSummary::default() };
+
+    // ---- 0. metadata values the event reports ----
+    put_metadata_in(txn, &batch.metadata).await?;
 
     // ---- 1. edges: create or assert again, in batch order ----
     let ukeys: Vec<String> =

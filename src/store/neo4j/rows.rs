@@ -5,9 +5,9 @@
 //! - timestamps are RFC 3339 strings in UTC with microseconds (`2024-05-01T12:00:00.123456Z`):
 //!   they sort as text and parse back to the same instant; the store truncates what it is given
 //!   to microseconds before writing, so a value read back equals the value written;
-//! - JSON values (`transformations`, `details`, `intervals`, and an event's `errors`, `summary`
-//!   and `body`) are JSON strings, since a Neo4j property cannot hold a map or a list containing
-//!   null;
+//! - JSON values (`transformations`, `details`, `intervals`, an event's `errors`, `summary` and
+//!   `body`, and a metadata assertion's `value` and `details`) are JSON strings, since a Neo4j
+//!   property cannot hold a map or a list containing null;
 //! - an absent optional value is an absent property (Neo4j stores no nulls).
 
 use chrono::{DateTime, SecondsFormat, SubsecRound, Utc};
@@ -16,7 +16,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::domain::{
-    container_key, Container, Datastore, Edge, End, Evidence, Field, Id, Interval, StoredEvent, Timestamp,
+    container_key, Container, Datastore, Edge, End, Evidence, Field, Id, Interval, MetadataAssertion, StoredEvent,
+    Timestamp,
 };
 use crate::store::{StoreError, StoreResult};
 
@@ -424,6 +425,58 @@ impl Decode for EvidenceProps {
             last_observed_operation_id: p.last_observed_operation_id,
             details: parse_json(p.details)?,
             retired_at: parse_opt_ts(p.retired_at)?,
+        })
+    }
+}
+
+// ---- metadata ----
+
+/// Every property of a Metadata node, for `put_metadata`. `field_id` is 0 for a container's own
+/// value (a uniqueness constraint cannot key on an absent property); `value` is always stored,
+/// `null` as the text `null`, as the embedded store does.
+pub(super) fn metadata_row(m: &MetadataAssertion) -> StoreResult<BoltType> {
+    Ok(map([
+        ("container_id", m.container_id.into()),
+        ("field_id", m.field_id.unwrap_or(0).into()),
+        ("attribute", m.attribute.clone().into()),
+        ("source", m.source.clone().into()),
+        ("provider", m.provider.clone().into()),
+        ("value", json_text(Some(&m.value))?),
+        ("asserted_at", ts(&m.asserted_at).into()),
+        ("observed_at", ts(&m.observed_at).into()),
+        ("details", json_text(m.details.as_ref())?),
+    ]))
+}
+
+#[derive(Deserialize)]
+pub(super) struct MetadataProps {
+    container_id: Id,
+    #[serde(default)]
+    field_id: Id,
+    attribute: String,
+    source: String,
+    provider: String,
+    value: Option<String>,
+    asserted_at: String,
+    observed_at: String,
+    details: Option<String>,
+}
+
+impl Decode for MetadataProps {
+    type Out = MetadataAssertion;
+
+    fn decode(self) -> StoreResult<MetadataAssertion> {
+        let p = self;
+        Ok(MetadataAssertion {
+            container_id: p.container_id,
+            field_id: (p.field_id != 0).then_some(p.field_id),
+            attribute: p.attribute,
+            source: p.source,
+            provider: p.provider,
+            value: parse_json(p.value)?.unwrap_or_default(),
+            asserted_at: parse_ts(&p.asserted_at)?,
+            observed_at: parse_ts(&p.observed_at)?,
+            details: parse_json(p.details)?,
         })
     }
 }

@@ -1,0 +1,3 @@
+// Parameters: none.
+CREATE INDEX metadata_container_id IF NOT EXISTS
+FOR (m:Metadata) ON (m.container_id)
