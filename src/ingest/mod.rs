@@ -9,3 +9,4 @@
 //!   validation, the facets Tributary applies, column lineage in every published shape).
 
 pub mod openlineage;
+pub mod sql;

@@ -1,0 +1,452 @@
+//! SQL lineage, the pure half: statement text in, what each statement reads and writes out, down
+//! to columns. This is the contract's `analyzeSql` (CONTRACT.md, Queries); `ingestSql` records what
+//! it returns. No I/O, no store, no clock, and no panics on any input.
+//!
+//! The steps, each in its own module:
+//!
+//! 1. [`split_statements`] ([`split`]): a script into statements, on the tokens of a small lexer
+//!    ([`lexer`]) that knows strings, comments, quoted identifiers and dollar-quoted bodies per
+//!    dialect. Stored procedures are taken apart by [`unwrap_procedure`] and their data-moving
+//!    statements analysed one by one, each reported with its [`StatementLineage::procedure`].
+//! 2. Caps before parsing: a statement over [`Options::max_statement_bytes`] or nested deeper than
+//!    [`Options::max_nesting`] parentheses is reported as an error and never parsed.
+//! 3. Parsing with `sqlparser` in the dialect asked for (GenericDialect as a fallback when the
+//!    dialect's parser refuses, seed 003's cascade). Every statement is parsed exactly once.
+//! 4. Lineage ([`lineage`]): one walk over each statement's tree. Column sources are found by
+//!    resolving each column reference of the expression that computes a target column through the
+//!    scopes of the query (CTEs, derived tables, lateral/table functions, outer queries for
+//!    correlated subqueries) down to base-table columns.
+//! 5. [`mask_literals`] ([`mask`]): the statement as stored, with every literal replaced by `?`.
+//!
+//! Rules chosen where the contract is silent (see also [`analyze`]):
+//!
+//! - **Names.** Table names are qualified with the defaults (a 1-part name gets `schema.` and then
+//!   `database.` in front, a 2-part name `database.`), folded as the dialect folds unquoted
+//!   identifiers, quotes removed. Column names fold the same way. A BigQuery back-quoted
+//!   `` `project.dataset.table` `` counts as three parts. T-SQL `#temp` and `@table` variables are
+//!   never qualified. `USE db` (and Snowflake's `USE SCHEMA`) changes the defaults for the rest of
+//!   the call. The catalog ([`Columns`]) is asked with the qualified, folded name.
+//! - **Intermediate tables** collapse: a table created in the call with `TEMP`/`TEMPORARY`/
+//!   `VOLATILE`, a T-SQL `#temp` or `@table`, a `CREATE TEMP VIEW`, or any table or view created in
+//!   the call and dropped later in the same call. Later statements that read one report its sources
+//!   instead of it, and its columns' sources instead of its columns; the statements that write it
+//!   are still reported, with [`StatementLineage::intermediate`] set. A persistent table created in
+//!   the call is a base table like any other: it is reported as a source, its columns are sources.
+//!   A persistent view created in the call is reported as a source, but column lineage goes
+//!   through it to the columns it reads (the contract: "through ... views of the same call").
+//! - **Self-reads.** A target is never a source of its own statement. A column whose only source
+//!   was itself (`SET total = total * 2`, `INSERT INTO t SELECT a FROM t`) is not reported at all,
+//!   so the statement leaves that column's earlier lineage alone; `t.a <- t.b` within one table is
+//!   kept.
+//! - **Ambiguity.** An unqualified column resolves to the only relation that has it (catalog
+//!   columns, CTE and subquery outputs, tables created earlier in the call); failing that, to the
+//!   only relation whose columns are unknown; failing that, to an earlier select-list alias
+//!   (lateral alias), then to an outer query. Otherwise it is reported in `unresolved` and
+//!   contributes no source.
+//! - **Every input index has at least one entry**, in input order; a script in one string, or a
+//!   procedure, may give several entries with the same index.
+
+mod lexer;
+mod lineage;
+mod mask;
+mod split;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashSet;
+
+use sqlparser::ast::Statement;
+use sqlparser::parser::Parser;
+
+pub use mask::mask_literals;
+pub use split::{split_statements, unwrap_procedure};
+
+/// The SQL dialects of seed 003's dialect mapping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Dialect {
+    Postgres,
+    Redshift,
+    MySql,
+    MariaDb,
+    Snowflake,
+    BigQuery,
+    TSql,
+    SparkSql,
+    Hive,
+    Oracle,
+    Trino,
+    Ansi,
+}
+
+impl Dialect {
+    /// The dialect named `name`, case-insensitive, with the contract's aliases.
+    pub fn parse(name: &str) -> Option<Dialect> {
+        let n = name.trim().to_ascii_lowercase();
+        Some(match n.as_str() {
+            "postgres" | "postgresql" | "pg" => Dialect::Postgres,
+            "redshift" => Dialect::Redshift,
+            "mysql" => Dialect::MySql,
+            "mariadb" => Dialect::MariaDb,
+            "snowflake" => Dialect::Snowflake,
+            "bigquery" => Dialect::BigQuery,
+            "tsql" | "mssql" | "sqlserver" => Dialect::TSql,
+            "sparksql" | "spark" | "databricks" => Dialect::SparkSql,
+            "hive" => Dialect::Hive,
+            "oracle" => Dialect::Oracle,
+            "trino" | "presto" => Dialect::Trino,
+            "ansi" | "generic" => Dialect::Ansi,
+            _ => return None,
+        })
+    }
+
+    /// The dialect of a datastore `type` (seed 003, "Dialect Mapping"): `postgresql`, `redshift`,
+    /// `sql server`, `azure sql`, `databricks`, ... Spaces, dashes and underscores are ignored.
+    pub fn for_datastore_type(t: &str) -> Option<Dialect> {
+        let n: String = t.chars().filter(|c| c.is_ascii_alphanumeric()).collect::<String>().to_ascii_lowercase();
+        Some(match n.as_str() {
+            "postgres" | "postgresql" | "aurorapostgres" | "aurorapostgresql" | "greenplum" | "timescale"
+            | "timescaledb" | "cockroachdb" => Dialect::Postgres,
+            "redshift" => Dialect::Redshift,
+            "mysql" | "auroramysql" | "singlestore" | "tidb" => Dialect::MySql,
+            "mariadb" => Dialect::MariaDb,
+            "snowflake" => Dialect::Snowflake,
+            "bigquery" => Dialect::BigQuery,
+            "sqlserver" | "mssql" | "tsql" | "azuresql" | "azuresqldatabase" | "synapse" | "azuresynapse" => {
+                Dialect::TSql
+            }
+            "hive" | "impala" => Dialect::Hive,
+            "spark" | "sparksql" | "databricks" | "deltalake" | "unitycatalog" => Dialect::SparkSql,
+            "oracle" => Dialect::Oracle,
+            "trino" | "presto" | "athena" | "starburst" => Dialect::Trino,
+            "ansi" | "generic" => Dialect::Ansi,
+            _ => return None,
+        })
+    }
+
+    /// Snowflake and Oracle fold unquoted identifiers to upper case.
+    pub fn folds_upper(&self) -> bool {
+        matches!(self, Dialect::Snowflake | Dialect::Oracle)
+    }
+
+    /// Postgres and Redshift fold unquoted identifiers to lower case; the others keep them.
+    pub fn folds_lower(&self) -> bool {
+        matches!(self, Dialect::Postgres | Dialect::Redshift)
+    }
+
+    fn parser_dialect(&self) -> Box<dyn sqlparser::dialect::Dialect> {
+        use sqlparser::dialect as d;
+        match self {
+            Dialect::Postgres => Box::new(d::PostgreSqlDialect {}),
+            Dialect::Redshift => Box::new(d::RedshiftSqlDialect {}),
+            Dialect::MySql | Dialect::MariaDb => Box::new(d::MySqlDialect {}),
+            Dialect::Snowflake => Box::new(d::SnowflakeDialect),
+            Dialect::BigQuery => Box::new(d::BigQueryDialect),
+            Dialect::TSql => Box::new(d::MsSqlDialect {}),
+            Dialect::SparkSql => Box::new(d::DatabricksDialect),
+            Dialect::Hive => Box::new(d::HiveDialect {}),
+            Dialect::Oracle => Box::new(d::OracleDialect),
+            Dialect::Trino | Dialect::Ansi => Box::new(d::GenericDialect),
+        }
+    }
+}
+
+/// What [`analyze`] assumes about the statements' context, and its caps.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Prepended to 2-part names, and after the schema to 1-part names.
+    pub default_database: Option<String>,
+    /// Prepended to 1-part names.
+    pub default_schema: Option<String>,
+    /// A statement longer than this (bytes) is reported as an error without being parsed.
+    pub max_statement_bytes: usize,
+    /// A statement with parentheses (and so subqueries) nested deeper than this is reported as an
+    /// error without being parsed; counted on the text.
+    pub max_nesting: usize,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options { default_database: None, default_schema: None, max_statement_bytes: 1 << 20, max_nesting: 200 }
+    }
+}
+
+/// A catalog view for `SELECT *` expansion and column resolution: the columns of a table, when
+/// known. `table` is the qualified, folded name, as it appears in [`StatementLineage::sources`].
+pub trait Columns {
+    fn columns(&self, table: &str) -> Option<Vec<String>>;
+}
+
+/// No catalog: every table's columns are unknown.
+pub struct NoColumns;
+
+impl Columns for NoColumns {
+    fn columns(&self, _table: &str) -> Option<Vec<String>> {
+        None
+    }
+}
+
+impl<S: std::hash::BuildHasher> Columns for std::collections::HashMap<String, Vec<String>, S> {
+    fn columns(&self, table: &str) -> Option<Vec<String>> {
+        self.get(table).or_else(|| self.iter().find(|(k, _)| k.eq_ignore_ascii_case(table)).map(|(_, v)| v)).cloned()
+    }
+}
+
+/// What one statement means.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct StatementLineage {
+    /// Index of the statement in the input.
+    pub index: usize,
+    /// `CTAS`, `INSERT_INTO`, `INSERT_OVERWRITE`, `MERGE_INTO`, `VIEW`, `UPDATE`, `DELETE`,
+    /// `SELECT`, `CREATE_TABLE`, `CREATE_EXTERNAL_TABLE`, `CLONE`, `COPY`, `UNLOAD`, `LOAD`, `USE`,
+    /// `DROP`, `CREATE_PROCEDURE`, `EMPTY`, `UNKNOWN` (did not parse), or the statement's first
+    /// keyword for the rest.
+    pub operation: String,
+    pub targets: Vec<String>,
+    /// Tables read, sorted; never a target of the same statement.
+    pub sources: Vec<String>,
+    pub columns: Vec<ColumnLineage>,
+    pub errors: Vec<String>,
+    /// What could not be resolved: `SELECT *` over a table of unknown columns, ambiguous or unknown
+    /// column references.
+    pub unresolved: Vec<String>,
+    /// The statement with every literal replaced by `?`.
+    pub masked_sql: String,
+    /// `LOCATION` of an external table, the stage or file of a `COPY`/`UNLOAD`/`LOAD`.
+    pub external_location: Option<String>,
+    /// The procedure whose body this statement came from.
+    pub procedure: Option<String>,
+    /// The target is an intermediate table of this call (see the module comment): later statements
+    /// already report its sources in its place, so a caller recording edges may skip this one.
+    pub intermediate: bool,
+}
+
+/// The lineage of one target column.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ColumnLineage {
+    /// `<table as in targets>.<column>`.
+    pub target: String,
+    /// `<table>.<column>`, sorted, deduplicated.
+    pub sources: Vec<String>,
+    /// False only for a bare column reference (through aliases, CTEs and subqueries).
+    pub derived: bool,
+}
+
+/// One piece of work: a statement to parse and analyse, or an entry decided without parsing.
+struct Unit {
+    index: usize,
+    text: String,
+    procedure: Option<String>,
+    /// Keep only entries that write something (procedure bodies, control-flow blocks).
+    lineage_only: bool,
+    parsed: Result<Vec<Statement>, String>,
+    /// Decided without parsing: (operation, errors, unresolved).
+    fixed: Option<(String, Vec<String>, Vec<String>)>,
+}
+
+const SQL_LANGUAGES: &[&str] = &["sql", "plpgsql", "plsql", "tsql", "transact-sql", "spl"];
+
+/// Statement keywords that make a piece procedural: its data-moving statements are extracted.
+fn procedural(text: &str, dialect: Dialect) -> Option<String> {
+    let mut toks = lexer::Lexer::new(text, dialect).filter(lexer::Token::significant);
+    let first = toks.next()?;
+    let second = toks.next();
+    let w = first.text(text).to_ascii_uppercase();
+    match w.as_str() {
+        "IF" | "WHILE" | "LOOP" | "FOR" | "REPEAT" | "ELSE" => Some(text.to_string()),
+        "DECLARE" if dialect != Dialect::TSql => Some(text.to_string()),
+        "BEGIN" => {
+            let s = second?;
+            let sw = s.text(text).to_ascii_uppercase();
+            if s.is_punct(text, b';') || matches!(sw.as_str(), "TRAN" | "TRANSACTION" | "WORK" | "ISOLATION" | "READ")
+            {
+                None
+            } else {
+                Some(text.to_string())
+            }
+        }
+        "DO" | "EXECUTE" => {
+            // `DO $$ ... $$`, Snowflake `EXECUTE IMMEDIATE $$ ... $$`.
+            let body = lexer::Lexer::new(text, Dialect::Postgres).find(|t| t.kind == lexer::Kind::Dollar)?;
+            let b = body.text(text);
+            let open = b.get(1..).and_then(|r| r.find('$')).map(|p| p + 2)?;
+            let inner = b.get(open..b.len().saturating_sub(open))?;
+            Some(inner.to_string())
+        }
+        _ => None,
+    }
+}
+
+fn parse(text: &str, dialect: &dyn sqlparser::dialect::Dialect, fallback: bool, limit: usize) -> Result<Vec<Statement>, String> {
+    let run = |d: &dyn sqlparser::dialect::Dialect| {
+        Parser::new(d).with_recursion_limit(limit).try_with_sql(text).and_then(|mut p| p.parse_statements())
+    };
+    match run(dialect) {
+        Ok(s) => Ok(s),
+        Err(e) if fallback => run(&sqlparser::dialect::GenericDialect).map_err(|_| e.to_string()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn first_word(text: &str, dialect: Dialect) -> String {
+    lexer::Lexer::new(text, dialect)
+        .find(lexer::Token::significant)
+        .map(|t| t.text(text).to_ascii_uppercase())
+        .filter(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_alphabetic() || b == b'_'))
+        .unwrap_or_else(|| "UNKNOWN".to_string())
+}
+
+/// What each statement means; see the module comment for the rules. `statements` are analysed in
+/// order as one call: tables created by one are known to the next.
+pub fn analyze(
+    statements: &[String],
+    dialect: Dialect,
+    options: &Options,
+    catalog: &dyn Columns,
+) -> Vec<StatementLineage> {
+    let parser_dialect = dialect.parser_dialect();
+    let fallback = !matches!(dialect, Dialect::Trino | Dialect::Ansi);
+    let limit = options.max_nesting.saturating_mul(4).max(64);
+    let mut units: Vec<Unit> = Vec::new();
+    let push = |units: &mut Vec<Unit>, index: usize, text: String, procedure: Option<String>, only: bool| {
+        let parsed = parse(&text, &*parser_dialect, fallback, limit);
+        units.push(Unit { index, text, procedure, lineage_only: only, parsed, fixed: None });
+    };
+    for (index, sql) in statements.iter().enumerate() {
+        let fixed = |op: &str, errors: Vec<String>, unresolved: Vec<String>, text: &str, procedure: Option<String>| Unit {
+            index,
+            text: text.to_string(),
+            procedure,
+            lineage_only: false,
+            parsed: Ok(Vec::new()),
+            fixed: Some((op.to_string(), errors, unresolved)),
+        };
+        if sql.len() > options.max_statement_bytes {
+            let e = format!(
+                "statement is {} bytes, over the limit of {} bytes; not parsed",
+                sql.len(),
+                options.max_statement_bytes
+            );
+            // Mask only a bounded prefix: the text is not parsed, and not kept whole either.
+            let mut cut = options.max_statement_bytes.min(sql.len()).min(4096);
+            while !sql.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            units.push(fixed("UNKNOWN", vec![e], vec![], sql.get(..cut).unwrap_or(""), None));
+            continue;
+        }
+        let depth = lexer::max_nesting(sql, dialect, options.max_nesting);
+        if depth > options.max_nesting {
+            let e = format!("parentheses nested deeper than {}; not parsed", options.max_nesting);
+            units.push(fixed("UNKNOWN", vec![e], vec![], sql, None));
+            continue;
+        }
+        let pieces = split_statements(sql, dialect);
+        if pieces.is_empty() {
+            units.push(fixed("EMPTY", vec![], vec![], sql, None));
+            continue;
+        }
+        for (_, piece) in pieces {
+            if let Some(routine) = split::procedure_parts(&piece, dialect) {
+                let lang_ok = routine.language.as_deref().is_none_or(|l| SQL_LANGUAGES.contains(&l));
+                if !lang_ok {
+                    let note = format!(
+                        "body of {} in language {} not analysed",
+                        routine.name,
+                        routine.language.as_deref().unwrap_or("")
+                    );
+                    units.push(fixed("CREATE_PROCEDURE", vec![], vec![note], &piece, Some(routine.name)));
+                    continue;
+                }
+                let body = split::body_statements(&routine.body, dialect);
+                if body.is_empty() {
+                    units.push(fixed("CREATE_PROCEDURE", vec![], vec![], &piece, Some(routine.name.clone())));
+                }
+                for (_, stmt) in body {
+                    push(&mut units, index, stmt, Some(routine.name.clone()), true);
+                }
+            } else if let Some(body) = procedural(&piece, dialect) {
+                for (_, stmt) in split::body_statements(&body, dialect) {
+                    push(&mut units, index, stmt, None, true);
+                }
+            } else {
+                push(&mut units, index, piece, None, false);
+            }
+        }
+    }
+
+    let intermediate = lineage::intermediate_tables(
+        units.iter().filter_map(|u| u.parsed.as_ref().ok()).flatten(),
+        dialect,
+        options,
+    );
+    let mut an = lineage::Analyzer::new(dialect, options, catalog, intermediate);
+    let mut out: Vec<StatementLineage> = Vec::with_capacity(units.len());
+    let mut seen: HashSet<usize> = HashSet::new();
+    for (n, u) in units.iter().enumerate() {
+        let base = StatementLineage {
+            index: u.index,
+            masked_sql: mask_literals(&u.text, dialect),
+            procedure: u.procedure.clone(),
+            ..StatementLineage::default()
+        };
+        if let Some((op, errors, unresolved)) = &u.fixed {
+            seen.insert(u.index);
+            out.push(StatementLineage { operation: op.clone(), errors: errors.clone(), unresolved: unresolved.clone(), ..base });
+            continue;
+        }
+        match &u.parsed {
+            Err(e) => {
+                seen.insert(u.index);
+                out.push(StatementLineage { operation: "UNKNOWN".into(), errors: vec![e.clone()], ..base });
+            }
+            Ok(stmts) => {
+                an.in_procedure = u.lineage_only;
+                let word = first_word(&u.text, dialect);
+                for st in stmts {
+                    let r = an.statement(st, &word);
+                    if u.lineage_only && r.targets.is_empty() {
+                        continue;
+                    }
+                    seen.insert(u.index);
+                    out.push(StatementLineage {
+                        operation: r.operation,
+                        targets: r.targets,
+                        sources: r.sources,
+                        columns: r.columns,
+                        unresolved: r.unresolved,
+                        external_location: r.external_location,
+                        intermediate: r.intermediate,
+                        ..base.clone()
+                    });
+                }
+            }
+        }
+        // Every input index gets an entry, even a procedure or block that moved no data.
+        let last_of_index = units.get(n + 1).is_none_or(|next| next.index != u.index);
+        if last_of_index && !seen.contains(&u.index) {
+            seen.insert(u.index);
+            let op = if u.procedure.is_some() { "CREATE_PROCEDURE".to_string() } else { first_word(&statements[u.index], dialect) };
+            out.push(StatementLineage {
+                index: u.index,
+                operation: op,
+                masked_sql: mask_literals(&statements[u.index], dialect),
+                procedure: u.procedure.clone(),
+                ..StatementLineage::default()
+            });
+        }
+    }
+    // Inputs that produced no unit at all (a block with nothing inside).
+    for (index, sql) in statements.iter().enumerate() {
+        if !seen.contains(&index) {
+            out.push(StatementLineage {
+                index,
+                operation: first_word(sql, dialect),
+                masked_sql: mask_literals(sql, dialect),
+                ..StatementLineage::default()
+            });
+        }
+    }
+    out.sort_by_key(|s| s.index);
+    out
+}

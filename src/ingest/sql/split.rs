@@ -1,0 +1,591 @@
+//! Scripts into statements, and stored-procedure bodies into the statements that move data.
+//!
+//! Query logs and procedure definitions arrive as text with several statements in it: `;`, T-SQL's
+//! `GO` batch separator, MySQL's `DELIMITER`, or no separator at all (T-SQL scripts often have
+//! none). [`split_statements`] cuts on the lexer's tokens so a `;` inside a string, comment or
+//! dollar-quoted body never splits. Without a separator a new statement starts at a keyword that
+//! cannot continue the current one (`INSERT` after a complete query, `SET` after an `UPDATE ... SET`
+//! already had its `SET`, ...); outside T-SQL, where semicolons are the norm, only a keyword that
+//! begins a line may start a statement that way, which keeps a valid statement from being cut.
+//!
+//! A `CREATE PROCEDURE/FUNCTION/TRIGGER` or an anonymous `BEGIN ... END` block stays whole (its
+//! body has semicolons of its own); in T-SQL a routine runs to the end of its batch, as T-SQL
+//! requires. [`unwrap_procedure`] takes such a statement apart into its name and body, and
+//! [`body_statements`] pulls the data-moving statements (seed 003, "Stored Procedure Lineage":
+//! extract the statements, keep the lineage-relevant ones) out of a body full of control flow:
+//! `IF ... THEN`, `BEGIN`/`END`, loops and exception handlers are cut away, and a fragment is kept
+//! from its first `INSERT`/`UPDATE`/`DELETE`/`MERGE`/`CREATE`/`SELECT`/`WITH`/... onwards.
+
+use super::lexer::{Kind, Lexer, Token};
+use super::Dialect;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Script,
+    Body,
+}
+
+/// Splits a script into statements: `(byte offset of the statement's first token, text)`, in order,
+/// without the terminating `;`, comment-only pieces dropped.
+pub fn split_statements(script: &str, dialect: Dialect) -> Vec<(usize, String)> {
+    split(script, dialect, Mode::Script)
+}
+
+/// The data-moving statements of a procedure body (see the module comment), offsets into `body`.
+pub(crate) fn body_statements(body: &str, dialect: Dialect) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (offset, text) in split(body, dialect, Mode::Body) {
+        if let Some(cut) = first_dml_keyword(&text, dialect) {
+            let piece = text.get(cut..).unwrap_or("").trim_end();
+            if !piece.is_empty() {
+                out.push((offset + cut, piece.to_string()));
+            }
+        }
+    }
+    out
+}
+
+const DML_START: &[&str] = &[
+    "INSERT", "UPDATE", "DELETE", "MERGE", "CREATE", "WITH", "SELECT", "TRUNCATE", "DROP", "ALTER", "COPY", "UNLOAD",
+    "REPLACE", "UPSERT",
+];
+
+/// Byte offset of the first statement keyword at parenthesis depth 0 of `text`.
+fn first_dml_keyword(text: &str, dialect: Dialect) -> Option<usize> {
+    let toks: Vec<Token> = Lexer::new(text, dialect).filter(Token::significant).collect();
+    let mut depth = 0i32;
+    for (i, t) in toks.iter().enumerate() {
+        if t.is_punct(text, b'(') {
+            depth += 1;
+        } else if t.is_punct(text, b')') {
+            depth -= 1;
+        } else if depth <= 0 && t.kind == Kind::Word {
+            let w = t.text(text);
+            if DML_START.iter().any(|k| w.eq_ignore_ascii_case(k)) {
+                let call = toks.get(i + 1).is_some_and(|n| n.is_punct(text, b'('));
+                if !call {
+                    return Some(t.start);
+                }
+            }
+        }
+    }
+    None
+}
+
+fn upper(s: &str) -> String {
+    s.to_ascii_uppercase()
+}
+
+fn one_of(w: &str, list: &[&str]) -> bool {
+    list.iter().any(|k| w.eq_ignore_ascii_case(k))
+}
+
+/// Previous tokens after which a statement keyword continues the statement.
+const CONTINUES_AFTER: &[&str] = &[
+    "THEN", "ON", "FOR", "DO", "KEY", "OR", "AFTER", "BEFORE", "OF", "INSTEAD", "AS", "ROW", "EACH", "STATEMENT", "NOT",
+    ",", "(", "EXPLAIN", "ANALYZE", "VERBOSE", "UNION", "ALL", "DISTINCT", "EXCEPT", "INTERSECT", "MINUS", "BY",
+    "IMMEDIATE", "WITH", "GRANT", "REVOKE", "CHARACTER", "=", "INTO", "TO", "ELSE", "IS", "TABLE",
+];
+
+/// First keywords of statements that take a query after them.
+const TAKES_QUERY: &[&str] =
+    &["INSERT", "REPLACE", "UPSERT", "CREATE", "WITH", "EXPLAIN", "DECLARE", "CACHE", "FROM", "PREPARE", "COPY", "UNLOAD"];
+
+const STARTS: &[&str] = &[
+    "CREATE", "DROP", "ALTER", "TRUNCATE", "GRANT", "REVOKE", "USE", "COPY", "UNLOAD", "CALL", "EXEC", "EXECUTE",
+    "DECLARE", "SET", "COMMIT", "ROLLBACK", "BEGIN", "MSCK", "VACUUM", "CACHE", "UNCACHE", "COMMENT", "SHOW",
+    "DESCRIBE", "LOAD",
+];
+
+const TSQL_STARTS: &[&str] =
+    &["IF", "WHILE", "RETURN", "PRINT", "RAISERROR", "THROW", "WAITFOR", "OPEN", "CLOSE", "DEALLOCATE", "FETCH"];
+
+struct Splitter<'s> {
+    src: &'s str,
+    toks: Vec<Token>,
+    dialect: Dialect,
+    mode: Mode,
+    out: Vec<(usize, String)>,
+    // The current statement.
+    start: Option<usize>,
+    end: usize,
+    first: String,
+    n_tok: usize,
+    depth: i32,
+    case_depth: usize,
+    block_depth: usize,
+    routine: bool,
+    batch: bool,
+    seen_query: bool,
+    pending_update: bool,
+    multi_insert: bool,
+    prev: String,
+}
+
+fn split(src: &str, dialect: Dialect, mode: Mode) -> Vec<(usize, String)> {
+    let toks: Vec<Token> = Lexer::new(src, dialect).collect();
+    let mut s = Splitter {
+        src,
+        toks,
+        dialect,
+        mode,
+        out: Vec::new(),
+        start: None,
+        end: 0,
+        first: String::new(),
+        n_tok: 0,
+        depth: 0,
+        case_depth: 0,
+        block_depth: 0,
+        routine: false,
+        batch: false,
+        seen_query: false,
+        pending_update: false,
+        multi_insert: false,
+        prev: String::new(),
+    };
+    s.run();
+    s.out
+}
+
+impl Splitter<'_> {
+    fn flush(&mut self) {
+        if let Some(start) = self.start.take() {
+            let text = self.src.get(start..self.end).unwrap_or("").trim();
+            if !text.is_empty() {
+                self.out.push((start, text.to_string()));
+            }
+        }
+        self.first.clear();
+        self.n_tok = 0;
+        self.depth = 0;
+        self.case_depth = 0;
+        self.block_depth = 0;
+        self.routine = false;
+        self.batch = false;
+        self.seen_query = false;
+        self.pending_update = false;
+        self.multi_insert = false;
+        self.prev.clear();
+    }
+
+    /// The next significant token after index `i`.
+    fn next_sig(&self, i: usize) -> Option<&Token> {
+        self.toks.get(i + 1..)?.iter().find(|t| t.significant())
+    }
+
+    fn next_is(&self, i: usize, words: &[&str]) -> bool {
+        self.next_sig(i).is_some_and(|t| t.kind == Kind::Word && one_of(t.text(self.src), words))
+    }
+
+    fn next_is_punct(&self, i: usize, c: u8) -> bool {
+        self.next_sig(i).is_some_and(|t| t.is_punct(self.src, c))
+    }
+
+    /// Whether only spaces and comments stand between the last newline and token `i`.
+    fn line_start(&self, i: usize) -> bool {
+        for t in self.toks.get(..i).unwrap_or(&[]).iter().rev() {
+            match t.kind {
+                Kind::Space => {
+                    if t.text(self.src).contains('\n') {
+                        return true;
+                    }
+                }
+                Kind::Comment => {
+                    if t.text(self.src).starts_with("--") || t.text(self.src).starts_with('#') {
+                        return true;
+                    }
+                }
+                _ => return false,
+            }
+        }
+        true
+    }
+
+    fn line_end(&self, from: usize) -> usize {
+        self.src.get(from..).and_then(|r| r.find('\n')).map(|p| p + from).unwrap_or(self.src.len())
+    }
+
+    /// `GO [n]` alone on its line (T-SQL).
+    fn is_go(&self, i: usize, t: &Token) -> bool {
+        if self.dialect != Dialect::TSql || !t.is_kw(self.src, "GO") || !self.line_start(i) {
+            return false;
+        }
+        let rest = self.src.get(t.end..self.line_end(t.end)).unwrap_or("");
+        let rest = rest.split("--").next().unwrap_or("").trim();
+        rest.is_empty() || rest.bytes().all(|b| b.is_ascii_digit())
+    }
+
+    fn begins_block(&self, i: usize) -> bool {
+        !self.next_is(i, &["TRAN", "TRANSACTION", "WORK", "ISOLATION", "READ", "DEFERRABLE", "NOT", "DISTRIBUTED"])
+            && !self.next_is_punct(i, b';')
+            && self.next_sig(i).is_some()
+    }
+
+    fn run(&mut self) {
+        let mut delimiter: Option<String> = None;
+        let mut skip_until = 0usize;
+        let n = self.toks.len();
+        let mut i = 0;
+        while i < n {
+            let t = self.toks[i];
+            i += 1;
+            if t.start < skip_until || !t.significant() {
+                continue;
+            }
+            let idx = i - 1;
+            // MySQL client commands: `DELIMITER //` and statements ended by the custom delimiter.
+            if matches!(self.dialect, Dialect::MySql | Dialect::MariaDb)
+                && t.is_kw(self.src, "DELIMITER")
+                && self.start.is_none()
+            {
+                let line_end = self.line_end(t.end);
+                let d = self.src.get(t.end..line_end).unwrap_or("").trim();
+                delimiter = (!d.is_empty() && d != ";").then(|| d.to_string());
+                skip_until = line_end;
+                continue;
+            }
+            if let Some(d) = &delimiter {
+                if self.src.get(t.start..).is_some_and(|r| r.starts_with(d.as_str())) {
+                    skip_until = t.start + d.len();
+                    self.flush();
+                    continue;
+                }
+            }
+            if self.is_go(idx, &t) {
+                self.flush();
+                skip_until = self.line_end(t.end);
+                continue;
+            }
+            if t.is_punct(self.src, b';') && delimiter.is_none() {
+                if self.block_depth == 0 && !self.batch && (self.depth <= 0 || self.mode == Mode::Body) {
+                    self.flush();
+                    continue;
+                }
+            }
+            if t.kind == Kind::Word && self.start.is_some() && self.boundary_before(idx, &t, delimiter.is_some()) {
+                self.flush();
+            }
+            self.take(idx, &t);
+            if self.mode == Mode::Body && self.boundary_after(&t) {
+                self.flush();
+            }
+        }
+        self.flush();
+    }
+
+    /// Whether word token `t` starts a new statement.
+    fn boundary_before(&self, i: usize, t: &Token, custom_delimiter: bool) -> bool {
+        if self.depth > 0 || self.case_depth > 0 || self.block_depth > 0 || self.batch || custom_delimiter {
+            return false;
+        }
+        let w = t.text(self.src);
+        if self.mode == Mode::Body {
+            if one_of(w, &["BEGIN", "ELSE", "ELSIF", "ELSEIF", "EXCEPTION", "DECLARE", "END"]) {
+                return !(w.eq_ignore_ascii_case("BEGIN") && !self.begins_block(i)) && self.prev != "END";
+            }
+            if w.eq_ignore_ascii_case("LOOP") {
+                return self.prev != "END";
+            }
+            if one_of(w, &["IF", "WHILE", "FOR"]) && self.prev != "END" && !self.next_is_punct(i, b'(') {
+                return self.first != "IF" || self.prev == ";";
+            }
+        } else if self.dialect != Dialect::TSql && !self.line_start(i) {
+            return false;
+        }
+        if one_of(&self.first, &["GRANT", "REVOKE", "DENY"]) {
+            return false;
+        }
+        let prev = self.prev.as_str();
+        if one_of(prev, CONTINUES_AFTER) {
+            return false;
+        }
+        let ww = upper(w);
+        match ww.as_str() {
+            "SELECT" | "VALUES" | "WITH" => {
+                if self.multi_insert || self.first == "FROM" {
+                    return false;
+                }
+                !(!self.seen_query && one_of(&self.first, TAKES_QUERY))
+            }
+            "INSERT" | "UPDATE" | "DELETE" | "MERGE" | "UPSERT" | "REPLACE" => {
+                if self.next_is_punct(i, b'(') || self.first == "FROM" {
+                    return false;
+                }
+                !(self.first == "WITH" && !self.seen_query)
+            }
+            "SET" => {
+                !self.pending_update && !one_of(&self.first, &["ALTER", "INSERT", "REPLACE", "CREATE", "MERGE"])
+            }
+            "DROP" | "ALTER" => self.first != "ALTER",
+            "USE" => !self.next_is(i, &["INDEX", "KEY"]),
+            "COPY" => !self.next_is(i, &["GRANTS"]),
+            "LOAD" => self.next_is(i, &["DATA"]),
+            "COMMENT" => self.next_is(i, &["ON"]),
+            "BEGIN" => !one_of(&self.first, &["IF", "WHILE", "ELSE"]),
+            "EXEC" | "EXECUTE" => !(self.first == "INSERT" && !self.seen_query),
+            _ if one_of(w, STARTS) => true,
+            _ if self.dialect == Dialect::TSql && one_of(w, TSQL_STARTS) => {
+                !self.next_is_punct(i, b'(') && !self.next_is(i, &["NEXT", "FIRST"])
+            }
+            _ => false,
+        }
+    }
+
+    /// Body mode: control words that end the fragment they close (`... THEN`, `BEGIN`, `LOOP`).
+    fn boundary_after(&self, t: &Token) -> bool {
+        if self.depth > 0 || self.case_depth > 0 || t.kind != Kind::Word {
+            return false;
+        }
+        let w = t.text(self.src);
+        if w.eq_ignore_ascii_case("THEN") {
+            return one_of(&self.first, &["IF", "ELSIF", "ELSEIF", "WHEN", "EXCEPTION"]);
+        }
+        if one_of(w, &["BEGIN", "ELSE", "LOOP", "EXCEPTION"]) {
+            return self.n_tok == 1 || self.first == "FOR" || self.first == "WHILE";
+        }
+        false
+    }
+
+    /// Adds token `t` to the current statement.
+    fn take(&mut self, i: usize, t: &Token) {
+        let text = t.text(self.src);
+        if self.start.is_none() {
+            self.start = Some(t.start);
+            self.first = if t.kind == Kind::Word { upper(text) } else { text.to_string() };
+            if self.mode == Mode::Script && self.first == "BEGIN" && self.begins_block(i) {
+                self.routine = true;
+            }
+            if self.mode == Mode::Script && self.first == "DECLARE" && self.dialect != Dialect::TSql {
+                self.routine = true;
+            }
+        }
+        self.n_tok += 1;
+        self.end = t.end;
+        if t.kind == Kind::Punct {
+            match text {
+                "(" => self.depth += 1,
+                ")" => self.depth -= 1,
+                _ => {}
+            }
+            self.prev = text.to_string();
+            return;
+        }
+        if t.kind != Kind::Word {
+            self.prev = "?".into();
+            return;
+        }
+        let w = upper(text);
+        if self.n_tok == 2 && self.first == "INSERT" && (w == "ALL" || w == "FIRST") {
+            self.multi_insert = true;
+        }
+        if self.mode == Mode::Script
+            && !self.routine
+            && self.n_tok <= 10
+            && (self.first == "CREATE" || self.first == "ALTER")
+            && matches!(w.as_str(), "PROCEDURE" | "PROC" | "FUNCTION" | "TRIGGER" | "PACKAGE")
+        {
+            self.routine = true;
+            if self.dialect == Dialect::TSql {
+                self.batch = true;
+            }
+        }
+        if self.depth <= 0 {
+            match w.as_str() {
+                "SELECT" | "VALUES" => self.seen_query = true,
+                "UPDATE" => self.pending_update = true,
+                "SET" => self.pending_update = false,
+                _ => {}
+            }
+        }
+        match w.as_str() {
+            "CASE" if self.prev != "END" => self.case_depth += 1,
+            "BEGIN" if self.routine && self.mode == Mode::Script && self.begins_block(i) => self.block_depth += 1,
+            "END" => {
+                if self.case_depth > 0 {
+                    self.case_depth -= 1;
+                } else if self.block_depth > 0
+                    && !self.next_is(i, &["IF", "LOOP", "WHILE", "REPEAT", "FOR", "CASE"])
+                {
+                    self.block_depth -= 1;
+                }
+            }
+            _ => {}
+        }
+        self.prev = w;
+    }
+}
+
+/// A routine taken apart by [`procedure_parts`].
+pub(crate) struct Routine {
+    pub name: String,
+    pub body: String,
+    pub language: Option<String>,
+}
+
+/// Name and body of `CREATE [OR REPLACE | OR ALTER] PROCEDURE/FUNCTION/TRIGGER ...` (or T-SQL
+/// `ALTER PROCEDURE`): the body of `AS $$ ... $$`, of `AS '...'`, between `BEGIN` and the final
+/// `END`, or everything after `AS`/`IS` (T-SQL, Oracle), with an enclosing `BEGIN ... END` removed.
+/// `None` when `sql` is not such a statement.
+pub fn unwrap_procedure(sql: &str) -> Option<(String, String)> {
+    procedure_parts(sql, Dialect::Ansi).map(|r| (r.name, r.body))
+}
+
+fn strip_quotes(s: &str) -> &str {
+    let b = s.as_bytes();
+    if b.len() >= 2 && matches!((b[0], b[b.len() - 1]), (b'"', b'"') | (b'`', b'`') | (b'[', b']')) {
+        s.get(1..s.len() - 1).unwrap_or(s)
+    } else {
+        s
+    }
+}
+
+pub(crate) fn procedure_parts(sql: &str, dialect: Dialect) -> Option<Routine> {
+    // Dollar quotes are recognised whatever the dialect: a routine body is where they appear.
+    let lex_dialect = if matches!(dialect, Dialect::TSql | Dialect::MySql | Dialect::MariaDb) {
+        dialect
+    } else {
+        Dialect::Postgres
+    };
+    let toks: Vec<Token> = Lexer::new(sql, lex_dialect).filter(Token::significant).collect();
+    let first = toks.first()?;
+    if !(first.is_kw(sql, "CREATE") || first.is_kw(sql, "ALTER")) {
+        return None;
+    }
+    let mut i = 1;
+    let mut found = false;
+    while i < toks.len().min(16) {
+        let t = &toks[i];
+        i += 1;
+        if t.kind == Kind::Word && one_of(t.text(sql), &["PROCEDURE", "PROC", "FUNCTION", "TRIGGER"]) {
+            found = true;
+            break;
+        }
+        if t.kind == Kind::Word && one_of(t.text(sql), &["TABLE", "VIEW", "INDEX", "AS", "SELECT"]) {
+            return None;
+        }
+    }
+    if !found {
+        return None;
+    }
+    // IF NOT EXISTS
+    while toks.get(i).is_some_and(|t| one_of(t.text(sql), &["IF", "NOT", "EXISTS"]) && t.kind == Kind::Word) {
+        i += 1;
+    }
+    let mut name = String::new();
+    while let Some(t) = toks.get(i) {
+        match t.kind {
+            Kind::Word | Kind::Quoted if name.is_empty() || name.ends_with('.') => {
+                name.push_str(strip_quotes(t.text(sql)));
+            }
+            Kind::Punct if t.is_punct(sql, b'.') && !name.is_empty() => name.push('.'),
+            _ => break,
+        }
+        i += 1;
+    }
+    if name.is_empty() {
+        return None;
+    }
+    let mut language = None;
+    let mut depth = 0i32;
+    while let Some(t) = toks.get(i) {
+        let text = t.text(sql);
+        match t.kind {
+            Kind::Punct if text == "(" => depth += 1,
+            Kind::Punct if text == ")" => depth -= 1,
+            Kind::Dollar if depth <= 0 => {
+                return Some(Routine { name, body: dollar_body(text).to_string(), language });
+            }
+            Kind::Word if depth <= 0 => {
+                let prev_execute = i > 0 && toks[i - 1].is_kw(sql, "EXECUTE");
+                if text.eq_ignore_ascii_case("LANGUAGE") {
+                    language = toks.get(i + 1).map(|l| strip_quotes(l.text(sql)).to_ascii_lowercase());
+                } else if one_of(text, &["AS", "IS"]) && !prev_execute {
+                    let next = toks.get(i + 1);
+                    if let Some(n) = next {
+                        if n.kind == Kind::Dollar {
+                            // Language may follow the body (`AS $$ ... $$ LANGUAGE plpgsql`).
+                            let lang = language.or_else(|| language_after(sql, &toks[i + 2..]));
+                            return Some(Routine { name, body: dollar_body(n.text(sql)).to_string(), language: lang });
+                        }
+                        if n.kind == Kind::Str {
+                            let lang = language.or_else(|| language_after(sql, &toks[i + 2..]));
+                            return Some(Routine { name, body: unquote_string(n.text(sql)), language: lang });
+                        }
+                        let rest = sql.get(n.start..).unwrap_or("");
+                        return Some(Routine { name, body: strip_block(rest, lex_dialect), language });
+                    }
+                    return None;
+                } else if text.eq_ignore_ascii_case("BEGIN") {
+                    let rest = sql.get(t.start..).unwrap_or("");
+                    return Some(Routine { name, body: strip_block(rest, lex_dialect), language });
+                } else if text.eq_ignore_ascii_case("RETURN") {
+                    let rest = sql.get(t.end..).unwrap_or("");
+                    return Some(Routine { name, body: rest.trim().to_string(), language });
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+fn language_after(sql: &str, toks: &[Token]) -> Option<String> {
+    toks.windows(2)
+        .find(|w| w[0].is_kw(sql, "LANGUAGE"))
+        .map(|w| strip_quotes(w[1].text(sql)).to_ascii_lowercase())
+}
+
+fn dollar_body(text: &str) -> &str {
+    let Some(second) = text.get(1..).and_then(|r| r.find('$')) else {
+        return text;
+    };
+    let tag = text.get(..second + 2).unwrap_or("$$");
+    let inner = text.get(second + 2..).unwrap_or("");
+    inner.strip_suffix(tag).unwrap_or(inner)
+}
+
+fn unquote_string(text: &str) -> String {
+    let inner = text.strip_prefix('\'').unwrap_or(text);
+    let inner = inner.strip_suffix('\'').unwrap_or(inner);
+    inner.replace("''", "'").replace("\\'", "'")
+}
+
+/// `BEGIN ... END [name] [;]` around the whole text (after declarations, for Oracle's
+/// `IS decl BEGIN ... END`) loses the outer pair; anything else is returned trimmed.
+fn strip_block(text: &str, dialect: Dialect) -> String {
+    let toks: Vec<Token> = Lexer::new(text, dialect).filter(Token::significant).collect();
+    let mut end = toks.len();
+    // Trailing `;`, `GO`, `/` (Oracle SQL*Plus) and a label after the last END.
+    while end > 0 && (toks[end - 1].is_punct(text, b';') || toks[end - 1].is_punct(text, b'/')) {
+        end -= 1;
+    }
+    if end > 0 && toks[end - 1].is_kw(text, "GO") {
+        end -= 1;
+    }
+    let mut last_end = None;
+    for k in (end.saturating_sub(3)..end).rev() {
+        if toks[k].is_kw(text, "END") {
+            last_end = Some(k);
+            break;
+        }
+    }
+    let first_begin = toks.iter().position(|t| t.is_kw(text, "BEGIN"));
+    match (first_begin, last_end) {
+        (Some(b), Some(e)) if b < e => {
+            let mut from = toks[b].end;
+            if toks.get(b + 1).is_some_and(|t| t.is_kw(text, "ATOMIC")) {
+                from = toks[b + 1].end;
+            }
+            let decl = text.get(..toks[b].start).unwrap_or("");
+            let inner = text.get(from..toks[e].start).unwrap_or("");
+            if decl.trim().is_empty() {
+                inner.trim().to_string()
+            } else {
+                format!("{};\n{}", decl.trim(), inner.trim())
+            }
+        }
+        _ => text.trim().to_string(),
+    }
+}
