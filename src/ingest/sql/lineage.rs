@@ -227,6 +227,8 @@ pub(crate) struct Analyzer<'a> {
     unresolved: Vec<String>,
     /// In a procedure body: `SELECT ... INTO x` assigns variables (except in T-SQL).
     pub in_procedure: bool,
+    /// Set by the last failed resolution: the name was a variable or pseudo-column, not a column.
+    constant: bool,
 }
 
 /// Folds an identifier as the dialect folds unquoted names.
@@ -522,7 +524,9 @@ impl Walker<'_, '_> {
                 self.last_derived = Some(l.derived);
                 self.lin.sources.extend(l.sources);
             }
-            None => self.last_derived = Some(false),
+            // A variable or pseudo-column is a value, not a copied column; an unresolved column
+            // is still a bare reference.
+            None => self.last_derived = Some(self.an.constant),
         }
     }
 
@@ -566,6 +570,7 @@ impl<'a> Analyzer<'a> {
             tables: BTreeSet::new(),
             unresolved: Vec::new(),
             in_procedure: false,
+            constant: false,
         }
     }
 
@@ -610,6 +615,7 @@ impl<'a> Analyzer<'a> {
     // ---- resolution ----
 
     fn resolve(&mut self, scope: &Scope, ids: &[Ident]) -> Option<Lin> {
+        self.constant = false;
         if ids.len() >= 2 {
             let lowered: Vec<String> = ids.iter().map(|i| lower(&i.value)).collect();
             let mut s = Some(scope);
@@ -649,8 +655,10 @@ impl<'a> Analyzer<'a> {
     }
 
     fn resolve_one(&mut self, scope: &Scope, id: &Ident) -> Option<Lin> {
+        self.constant = false;
         let v = &id.value;
         if id.quote_style.is_none() && (v.starts_with('@') || v.starts_with('$') || v.starts_with(':')) {
+            self.constant = true;
             return None;
         }
         let key = lower(v);
@@ -678,6 +686,7 @@ impl<'a> Analyzer<'a> {
                 return None;
             }
             if pseudo {
+                self.constant = true;
                 return None;
             }
             if let Some(c) = sc.aliases.iter().find(|c| lower(&c.name) == key) {
@@ -695,6 +704,7 @@ impl<'a> Analyzer<'a> {
             s = sc.parent;
         }
         if pseudo || !any_relation {
+            self.constant = true;
             return None;
         }
         self.unresolved(format!("column {display} not found"));
@@ -1238,10 +1248,23 @@ impl<'a> Analyzer<'a> {
                 }
                 r
             }
-            Statement::Unload { query, to, .. } => {
+            Statement::Unload { query, query_text, to, .. } => {
                 let mut r = op("UNLOAD");
                 if let Some(q) = query {
                     let _ = self.query(q, None);
+                }
+                if let Some(text) = query_text {
+                    // Redshift quotes the query; it is parsed here, once, as its own text.
+                    match super::parse(text, &*self.dialect.parser_dialect(), true, 256) {
+                        Ok(stmts) => {
+                            for st in &stmts {
+                                if let Statement::Query(q) = st {
+                                    let _ = self.query(q, None);
+                                }
+                            }
+                        }
+                        Err(e) => self.unresolved(format!("UNLOAD query: {e}")),
+                    }
                 }
                 r.external_location = Some(to.value.clone());
                 r
@@ -1662,9 +1685,11 @@ impl<'a> Analyzer<'a> {
                     };
                     match &ins.kind {
                         MergeInsertKind::Values(v) => {
+                            // A row that did not match has no target columns to read.
+                            let source_scope = Scope { rels: rels.get(1..).unwrap_or(&[]), ..scope };
                             if let Some(row) = v.rows.first() {
                                 for (n, e) in names.iter().zip(row.iter()) {
-                                    let l = self.expr_lin(e, &scope, &[]);
+                                    let l = self.expr_lin(e, &source_scope, &[]);
                                     cols.push((n.clone(), l));
                                 }
                             }
