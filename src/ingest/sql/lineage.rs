@@ -936,9 +936,7 @@ impl<'a> Analyzer<'a> {
                     }
                     let mut r = self.generated(lin, alias.as_ref(), &[], true);
                     if let (Some(off), RelKind::Generated { cols, .. }) = (with_offset_alias, &mut r.kind) {
-                        if !cols.is_empty() {
-                            cols.push(lower(&off.value));
-                        }
+                        cols.push(lower(&off.value));
                     }
                     Some(r)
                 }

@@ -143,7 +143,7 @@ impl Dialect {
             Dialect::Snowflake => Box::new(d::SnowflakeDialect),
             Dialect::BigQuery => Box::new(d::BigQueryDialect),
             Dialect::TSql => Box::new(d::MsSqlDialect {}),
-            Dialect::SparkSql => Box::new(d::DatabricksDialect),
+            Dialect::SparkSql => Box::new(d::SparkSqlDialect),
             Dialect::Hive => Box::new(d::HiveDialect {}),
             Dialect::Oracle => Box::new(d::OracleDialect),
             Dialect::Trino | Dialect::Ansi => Box::new(d::GenericDialect),

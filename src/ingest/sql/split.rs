@@ -89,7 +89,7 @@ const CONTINUES_AFTER: &[&str] = &[
 
 /// First keywords of statements that take a query after them.
 const TAKES_QUERY: &[&str] =
-    &["INSERT", "REPLACE", "UPSERT", "CREATE", "WITH", "EXPLAIN", "DECLARE", "CACHE", "FROM", "PREPARE", "COPY", "UNLOAD"];
+    &["INSERT", "REPLACE", "UPSERT", "CREATE", "WITH", "EXPLAIN", "DECLARE", "CACHE", "FROM", "PREPARE", "COPY", "UNLOAD", "MERGE"];
 
 const STARTS: &[&str] = &[
     "CREATE", "DROP", "ALTER", "TRUNCATE", "GRANT", "REVOKE", "USE", "COPY", "UNLOAD", "CALL", "EXEC", "EXECUTE",
