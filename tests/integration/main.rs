@@ -5,6 +5,7 @@
 mod common;
 
 mod catalog;
+mod corpus;
 mod edges;
 mod graph;
 mod openlineage;
