@@ -115,6 +115,8 @@ struct Splitter<'s> {
     case_depth: usize,
     block_depth: usize,
     routine: bool,
+    /// Oracle `CREATE PROCEDURE p IS <declarations>; BEGIN`: the `;`s before the block are its own.
+    awaiting_block: bool,
     batch: bool,
     seen_query: bool,
     pending_update: bool,
@@ -138,6 +140,7 @@ fn split(src: &str, dialect: Dialect, mode: Mode) -> Vec<(usize, String)> {
         case_depth: 0,
         block_depth: 0,
         routine: false,
+        awaiting_block: false,
         batch: false,
         seen_query: false,
         pending_update: false,
@@ -162,6 +165,7 @@ impl Splitter<'_> {
         self.case_depth = 0;
         self.block_depth = 0;
         self.routine = false;
+        self.awaiting_block = false;
         self.batch = false;
         self.seen_query = false;
         self.pending_update = false;
@@ -258,7 +262,11 @@ impl Splitter<'_> {
                 continue;
             }
             if t.is_punct(self.src, b';') && delimiter.is_none() {
-                if self.block_depth == 0 && !self.batch && (self.depth <= 0 || self.mode == Mode::Body) {
+                if self.block_depth == 0
+                    && !self.batch
+                    && !self.awaiting_block
+                    && (self.depth <= 0 || self.mode == Mode::Body)
+                {
                     self.flush();
                     continue;
                 }
@@ -276,7 +284,13 @@ impl Splitter<'_> {
 
     /// Whether word token `t` starts a new statement.
     fn boundary_before(&self, i: usize, t: &Token, custom_delimiter: bool) -> bool {
-        if self.depth > 0 || self.case_depth > 0 || self.block_depth > 0 || self.batch || custom_delimiter {
+        if self.depth > 0
+            || self.case_depth > 0
+            || self.block_depth > 0
+            || self.batch
+            || self.awaiting_block
+            || custom_delimiter
+        {
             return false;
         }
         let w = t.text(self.src);
@@ -398,9 +412,21 @@ impl Splitter<'_> {
                 _ => {}
             }
         }
+        if self.routine
+            && self.dialect == Dialect::Oracle
+            && self.depth <= 0
+            && self.block_depth == 0
+            && (w == "IS" || w == "AS")
+            && self.next_sig(i).is_some_and(|n| !matches!(n.kind, Kind::Dollar | Kind::Str))
+        {
+            self.awaiting_block = true;
+        }
         match w.as_str() {
             "CASE" if self.prev != "END" => self.case_depth += 1,
-            "BEGIN" if self.routine && self.mode == Mode::Script && self.begins_block(i) => self.block_depth += 1,
+            "BEGIN" if self.routine && self.mode == Mode::Script && self.begins_block(i) => {
+                self.block_depth += 1;
+                self.awaiting_block = false;
+            }
             "END" => {
                 if self.case_depth > 0 {
                     self.case_depth -= 1;
