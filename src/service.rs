@@ -5,6 +5,7 @@
 //! direction, never one per node, and never variable-length path patterns (they enumerate paths
 //! and explode on diamonds).
 
+pub mod external;
 pub mod openlineage;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -150,6 +151,37 @@ impl Lineage {
         ds.sort_unstable();
         ds.dedup();
         Ok(ds)
+    }
+
+    /// The container a table name denotes in the given datastores (`None`: any): one whose
+    /// `database.schema.name` equals the name, or one of them ends the other at a dot (a name
+    /// without its database, or a catalog entry without it); exact matches win.
+    /// Case-insensitive: warehouses fold unquoted names and producers spell them either way.
+    pub(crate) async fn match_container(&self, datastores: &[Option<Id>], name: &str) -> Result<Option<Container>> {
+        let wanted = name.trim().to_lowercase();
+        let last = wanted.rsplit(['.', '/']).next().unwrap_or(&wanted).to_string();
+        let mut best: Option<(u8, Container)> = None;
+        for ds in datastores {
+            let page =
+                self.store.list_containers(*ds, Some(&last), PageRequest { page: 1, size: MAX_PAGE_SIZE }).await?;
+            for c in page.items {
+                let key =
+                    crate::domain::container_key(c.database.as_deref(), c.schema.as_deref(), &c.name).to_lowercase();
+                let rank = if key == wanted {
+                    3
+                } else if wanted.ends_with(&format!(".{key}")) || key.ends_with(&format!(".{wanted}")) {
+                    2
+                } else if wanted.ends_with(&format!("/{key}")) {
+                    1
+                } else {
+                    0
+                };
+                if rank > 0 && best.as_ref().is_none_or(|(r, _)| rank > *r) {
+                    best = Some((rank, c));
+                }
+            }
+        }
+        Ok(best.map(|(_, c)| c))
     }
 
     async fn container_datastore(&self, id: Id) -> Result<Id> {

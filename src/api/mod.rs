@@ -50,6 +50,7 @@ pub fn router(state: AppState, cors_origins: &[String]) -> Router {
         .route("/api/lineage/openlineage", axum::routing::post(openlineage::ingest))
         .route("/api/v1/openlineage/lineage", axum::routing::post(openlineage::collate_single))
         .route("/api/v1/openlineage/lineage/batch", axum::routing::post(openlineage::collate_batch))
+        .route("/v1/api/lineage", axum::routing::post(openlineage::external_lineage))
         .layer(DefaultBodyLimit::max(openlineage::INGEST_BODY_LIMIT));
     let mut app = Router::new()
         .merge(graphql)

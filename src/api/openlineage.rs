@@ -288,3 +288,51 @@ pub async fn collate_batch(State(state): State<AppState>, headers: HeaderMap, bo
     )
         .into_response()
 }
+
+/// `POST /v1/api/lineage`: seed 004's external-engine edge `{target, sources?, operation?}`.
+pub async fn external_lineage(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+    let caller = match caller(&state, &headers).await {
+        Ok(c) => c,
+        Err(r) => return *r,
+    };
+    let value: Value = match serde_json::from_slice(&body) {
+        Ok(v) => v,
+        Err(e) => return detail(StatusCode::BAD_REQUEST, format!("the body is not JSON: {e}")),
+    };
+    let Some(target) = value.get("target").and_then(Value::as_str).filter(|t| !t.trim().is_empty()) else {
+        return detail(StatusCode::BAD_REQUEST, "target is required: a table name string");
+    };
+    let sources: Vec<String> = match value.get("sources") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(items)) => {
+            let mut out = Vec::with_capacity(items.len());
+            for (i, s) in items.iter().enumerate() {
+                match s.as_str() {
+                    Some(s) => out.push(s.to_string()),
+                    None => {
+                        return detail(StatusCode::BAD_REQUEST, format!("sources[{i}] must be a table name string"))
+                    }
+                }
+            }
+            out
+        }
+        Some(_) => return detail(StatusCode::BAD_REQUEST, "sources must be a list of table names"),
+    };
+    if sources.len() > 10_000 {
+        return detail(StatusCode::PAYLOAD_TOO_LARGE, "at most 10,000 sources per edge");
+    }
+    let operation = match value.get("operation") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.as_str()),
+        Some(_) => return detail(StatusCode::BAD_REQUEST, "operation must be a string"),
+    };
+    match state.lineage.record_external(&caller, target, &sources, operation).await {
+        Ok(_) => (StatusCode::OK, Json(json!({"status": "ok"}))).into_response(),
+        Err(e) => {
+            let status = StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            // Seed 004 answers a bad body with 400.
+            let status = if status == StatusCode::UNPROCESSABLE_ENTITY { StatusCode::BAD_REQUEST } else { status };
+            detail(status, e.client_message())
+        }
+    }
+}

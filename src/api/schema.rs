@@ -631,6 +631,20 @@ impl MetadataAssertion {
     }
 }
 
+#[derive(SimpleObject)]
+pub struct RecordLineageResult {
+    /// `ok`.
+    pub status: String,
+    /// The operation as stored (upper-cased; `EXTERNAL` by default).
+    pub operation: String,
+    pub edges_created: i64,
+    pub edges_asserted: i64,
+    /// Sources a replacing operation (CTAS, VIEW) retired.
+    pub edges_retired: i64,
+    /// Names that matched no catalog container and became external ends.
+    pub unresolved: Vec<String>,
+}
+
 // ---------------------------------------------------------------- identity
 
 #[derive(Enum, Copy, Clone, Eq, PartialEq, Debug)]
@@ -1242,6 +1256,27 @@ impl MutationRoot {
 
     async fn delete_datastore(&self, ctx: &Context<'_>, id: Id) -> GqlResult<bool> {
         Ok(lineage(ctx).delete_datastore(caller(ctx), id).await?)
+    }
+
+    /// Records an external engine's table lineage (seed 004): CTAS, VIEW and semantic views
+    /// replace the target's sources, any other operation adds; `operation` defaults to EXTERNAL.
+    async fn record_lineage(
+        &self,
+        ctx: &Context<'_>,
+        target: String,
+        #[graphql(default)] sources: Option<Vec<String>>,
+        operation: Option<String>,
+    ) -> GqlResult<RecordLineageResult> {
+        let sources = sources.unwrap_or_default();
+        let r = lineage(ctx).record_external(caller(ctx), &target, &sources, operation.as_deref()).await?;
+        Ok(RecordLineageResult {
+            status: "ok".into(),
+            operation: crate::service::external::normalize_operation(operation.as_deref()),
+            edges_created: r.summary.edges_created,
+            edges_asserted: r.summary.edges_asserted,
+            edges_retired: r.summary.edges_retired,
+            unresolved: r.unresolved,
+        })
     }
 
     /// Creates or replaces a team: members (user names) and per-datastore permissions. ADMIN only.

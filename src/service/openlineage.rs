@@ -145,30 +145,8 @@ impl<'a> Resolver<'a> {
     /// the other at a dot (a name without the database, or a catalog entry without it).
     /// Case-insensitive: warehouses fold unquoted names, producers spell them either way.
     async fn lookup(&self, datastores: &[Id], name: &str) -> Result<Option<Container>> {
-        let wanted = name.to_lowercase();
-        let last = wanted.rsplit(['.', '/']).next().unwrap_or(&wanted).to_string();
-        let mut best: Option<(u8, Container)> = None;
-        for ds in datastores {
-            let page =
-                self.lineage.store.list_containers(Some(*ds), Some(&last), PageRequest { page: 1, size: 1000 }).await?;
-            for c in page.items {
-                let key =
-                    crate::domain::container_key(c.database.as_deref(), c.schema.as_deref(), &c.name).to_lowercase();
-                let rank = if key == wanted {
-                    3
-                } else if wanted.ends_with(&format!(".{key}")) || key.ends_with(&format!(".{wanted}")) {
-                    2
-                } else if wanted.ends_with(&format!("/{key}")) {
-                    1
-                } else {
-                    0
-                };
-                if rank > 0 && best.as_ref().is_none_or(|(r, _)| rank > *r) {
-                    best = Some((rank, c));
-                }
-            }
-        }
-        Ok(best.map(|(_, c)| c))
+        let scopes: Vec<Option<Id>> = datastores.iter().copied().map(Some).collect();
+        self.lineage.match_container(&scopes, name).await
     }
 
     /// The dataset's end: its container, else through a symlink, else an external asset.

@@ -7,6 +7,7 @@ mod common;
 mod catalog;
 mod corpus;
 mod edges;
+mod external;
 mod graph;
 mod openlineage;
 mod permissions;
