@@ -7,6 +7,7 @@
 
 pub mod external;
 pub mod openlineage;
+pub mod sql;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;

@@ -645,6 +645,67 @@ pub struct RecordLineageResult {
     pub unresolved: Vec<String>,
 }
 
+#[derive(SimpleObject)]
+pub struct SqlColumnLineage {
+    /// `<table as in targets>.<column>`.
+    pub target: String,
+    /// `<table>.<column>` of the base tables whose columns appear in the expression.
+    pub sources: Vec<String>,
+    /// False only for a bare column reference.
+    pub derived: bool,
+}
+
+#[derive(SimpleObject)]
+pub struct SqlStatementLineage {
+    pub index: i64,
+    /// `CTAS`, `INSERT_INTO`, `MERGE_INTO`, `VIEW`, `UPDATE`, `SELECT`, ... (`UNKNOWN`: did not parse).
+    pub operation: String,
+    pub targets: Vec<String>,
+    pub sources: Vec<String>,
+    pub columns: Vec<SqlColumnLineage>,
+    pub errors: Vec<String>,
+    /// `SELECT *` over tables of unknown columns, ambiguous or unknown column references.
+    pub unresolved: Vec<String>,
+    /// The statement with every literal replaced by `?` (what is stored as evidence).
+    pub masked_sql: String,
+    /// An external table's `LOCATION` (or a COPY's stage or file).
+    pub external_location: Option<String>,
+    /// The stored procedure the statement came from.
+    pub procedure: Option<String>,
+}
+
+impl From<crate::ingest::sql::StatementLineage> for SqlStatementLineage {
+    fn from(s: crate::ingest::sql::StatementLineage) -> Self {
+        SqlStatementLineage {
+            index: s.index as i64,
+            operation: s.operation,
+            targets: s.targets,
+            sources: s.sources,
+            columns: s
+                .columns
+                .into_iter()
+                .map(|c| SqlColumnLineage { target: c.target, sources: c.sources, derived: c.derived })
+                .collect(),
+            errors: s.errors,
+            unresolved: s.unresolved,
+            masked_sql: s.masked_sql,
+            external_location: s.external_location,
+            procedure: s.procedure,
+        }
+    }
+}
+
+#[derive(SimpleObject)]
+pub struct SqlIngestReport {
+    pub statements: Vec<SqlStatementLineage>,
+    /// Statements recorded (parsed, with a target).
+    pub recorded: i64,
+    /// Statements that did not parse (each lists its parser error).
+    pub failed: i64,
+    /// Table names that matched no catalog container and became external ends.
+    pub unresolved: Vec<String>,
+}
+
 // ---------------------------------------------------------------- identity
 
 #[derive(Enum, Copy, Clone, Eq, PartialEq, Debug)]
@@ -1113,6 +1174,22 @@ impl QueryRoot {
         Ok(rows.into_iter().map(|(m, e)| MetadataAssertion(m, e)).collect())
     }
 
+    /// What SQL statements mean (tables and columns read and written), recording nothing.
+    /// With `datastoreId`, the catalog's fields expand `SELECT *`.
+    async fn analyze_sql(
+        &self,
+        ctx: &Context<'_>,
+        statements: Vec<String>,
+        dialect: String,
+        default_database: Option<String>,
+        default_schema: Option<String>,
+        datastore_id: Option<Id>,
+    ) -> GqlResult<Vec<SqlStatementLineage>> {
+        let out =
+            lineage(ctx).analyze_sql(statements, &dialect, default_database, default_schema, datastore_id).await?;
+        Ok(out.into_iter().map(SqlStatementLineage::from).collect())
+    }
+
     /// Who the token belongs to and what it may do.
     async fn me(&self, ctx: &Context<'_>) -> Me {
         let c = caller(ctx);
@@ -1276,6 +1353,27 @@ impl MutationRoot {
             edges_asserted: r.summary.edges_asserted,
             edges_retired: r.summary.edges_retired,
             unresolved: r.unresolved,
+        })
+    }
+
+    /// Records the lineage SQL statements imply, as edges of the datastore's type (seed 004's
+    /// accumulation: CTAS and VIEW replace the target's sources, INSERT and MERGE add).
+    async fn ingest_sql(
+        &self,
+        ctx: &Context<'_>,
+        statements: Vec<String>,
+        dialect: String,
+        datastore_id: Id,
+    ) -> GqlResult<SqlIngestReport> {
+        let (analyzed, unresolved) = lineage(ctx).ingest_sql(caller(ctx), statements, &dialect, datastore_id).await?;
+        let failed = analyzed.iter().filter(|s| !s.errors.is_empty()).count() as i64;
+        let recorded =
+            analyzed.iter().filter(|s| s.errors.is_empty() && !s.intermediate && !s.targets.is_empty()).count() as i64;
+        Ok(SqlIngestReport {
+            statements: analyzed.into_iter().map(SqlStatementLineage::from).collect(),
+            recorded,
+            failed,
+            unresolved,
         })
     }
 

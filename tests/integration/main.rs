@@ -12,3 +12,4 @@ mod graph;
 mod openlineage;
 mod permissions;
 mod seed_examples;
+mod sql;
