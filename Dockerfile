@@ -5,6 +5,11 @@
 #   docker build -t tributary .
 #   docker run --rm -p 127.0.0.1:8080:8080 -v tributary-data:/data tributary
 #
+# On the first start (a store with no users) `serve` prints the token of the admin user `admin`
+# once, on stdout (`docker logs <container>` shows it again). Make more with
+# `docker exec <container> tributary token create --user NAME --role ADMIN`.
+# `-e TRIBUTARY_AUTH=off` turns tokens off for a local trial.
+#
 # The builder must be at least the newest rust-version among the locked dependencies
 # (async-graphql 7.2 and uuid 1.29 need 1.89), not only the crate's own rust-version.
 
