@@ -311,6 +311,10 @@ impl Auth {
                 return Err(Error::NotFound(format!("Datastore {} not found", p.datastore_id)));
             }
         }
+        // An admin restricted to a team cannot grant more than it holds itself.
+        for p in &team.permissions {
+            caller.require([p.datastore_id], p.permission, "granting a permission")?;
+        }
         let team = Team { name: name.to_string(), ..team };
         self.store.put_doc(TEAM, &team.name, encode(&team)?).await?;
         Ok(team)

@@ -453,12 +453,14 @@ impl Lineage {
         }
 
         batch.metadata = self.metadata_of(&mut resolver, event, event_id).await?;
+        let new_tags = self.new_tags(caller, &batch.metadata).await?;
 
         let Some(job) = &event.job else {
             // A DatasetEvent carries no lineage of its own.
             self.check_batch(caller, &batch).await?;
             let metadata = batch.metadata.len() as i64;
             let sum = self.store.apply_assertions(batch, crate::domain::now()).await?;
+            self.register_tags(new_tags).await?;
             return Ok((sum, metadata, unresolved.into_iter().collect()));
         };
         let key = job_key(event.kind, &job.namespace, &job.name);
@@ -565,7 +567,42 @@ impl Lineage {
         self.check_batch(caller, &batch).await?;
         let metadata = batch.metadata.len() as i64;
         let sum = self.store.apply_assertions(batch, crate::domain::now()).await?;
+        self.register_tags(new_tags).await?;
         Ok((sum, metadata, unresolved.into_iter().collect()))
+    }
+
+    /// Tags the event's metadata uses that no one created yet. Creating a global tag needs the
+    /// ADMIN role: otherwise the event is refused alone (seed 000).
+    async fn new_tags(&self, caller: &Caller, metadata: &[crate::domain::MetadataAssertion]) -> Result<Vec<String>> {
+        let used: BTreeSet<String> = metadata
+            .iter()
+            .filter(|m| m.attribute == "tags")
+            .flat_map(|m| m.value.as_array().cloned().unwrap_or_default())
+            .filter_map(|t| {
+                let key = t.get("key").and_then(Value::as_str)?;
+                let value = t.get("value").and_then(Value::as_str).unwrap_or_default();
+                Some(format!("{key}={value}"))
+            })
+            .collect();
+        if used.is_empty() {
+            return Ok(Vec::new());
+        }
+        let known: BTreeSet<String> = self.store.list_docs("tag").await?.into_iter().map(|(k, _)| k).collect();
+        let new: Vec<String> = used.into_iter().filter(|t| !known.contains(t)).collect();
+        if !new.is_empty() && !caller.is_admin() {
+            return Err(Error::Forbidden(format!(
+                "creating the new tag(s) {} needs the ADMIN role; ask an admin to create them first",
+                new.join(", ")
+            )));
+        }
+        Ok(new)
+    }
+
+    async fn register_tags(&self, tags: Vec<String>) -> Result<()> {
+        for t in tags {
+            self.store.put_doc("tag", &t, json!({"created": crate::domain::now()})).await?;
+        }
+        Ok(())
     }
 
     /// Seed 000: EDITOR on the datastore of every container a connection touches, the

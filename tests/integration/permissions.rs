@@ -15,6 +15,7 @@ both_stores!(
     metadata_assertions_need_reporter,
     openlineage_events_need_editor_and_deny_alone,
     restricted_admin_follows_its_team,
+    new_tags_through_openlineage_need_admin,
 );
 
 fn code(v: &Value) -> &str {
@@ -219,11 +220,37 @@ async fn restricted_admin_follows_its_team(app: TestApp) {
     assert_eq!(code(&app.gql_as(Some(&admin), create, json!({"s": a, "t": b})).await), "FORBIDDEN");
     let ds = "mutation { upsertDatastore(input: {name: \"z\", type: \"x\"}) { id } }";
     assert_eq!(code(&app.gql_as(Some(&admin), ds, json!({})).await), "FORBIDDEN");
-    // ...but manages teams.
-    let t = app
-        .gql_as(Some(&admin), "mutation($d: Int!) { upsertTeam(input: {name: \"ops\", permissions: [{datastoreId: $d, permission: EDITOR}]}) { name } }", json!({"d": ds2}))
-        .await;
+    // ...but manages teams, granting no more than it holds.
+    let grant = "mutation($d: Int!) { upsertTeam(input: {name: \"ops\", members: [\"x\"], permissions: [{datastoreId: $d, permission: EDITOR}]}) { name } }";
+    let t = app.gql_as(Some(&admin), grant, json!({"d": ds1})).await;
     assert!(t.get("errors").is_none(), "{t}");
+    let escalate = app.gql_as(Some(&admin), grant, json!({"d": ds2})).await;
+    assert_eq!(code(&escalate), "FORBIDDEN", "{escalate}");
     let (_, fb) = (ds2, b);
     let _ = fb;
+}
+
+async fn new_tags_through_openlineage_need_admin(app: TestApp) {
+    let (ds1, a, _, _) = two_datastores(&app).await;
+    let user = app.token_for("tagger", "MEMBER", None).await;
+    team(&app, "etl", &["tagger"], &[(ds1, "EDITOR")]).await;
+    let tagged = |run: &str, value: &str| {
+        let mut out = json!({"namespace": "postgres://one:5432", "name": "db.public.a"});
+        out["facets"] = json!({"tags": {"_producer": "https://example.com/p", "_schemaURL": "https://openlineage.io/spec/facets/1-0-0/TagsDatasetFacet.json",
+                                        "tags": [{"key": "tier", "value": value, "source": "USER"}]}});
+        run_event("COMPLETE", run, "tagging", vec![], vec![out])
+    };
+    let (status, body) = app.post_as(Some(&user), "/api/v1/lineage", &tagged("t1", "gold")).await;
+    assert_eq!(status, 403, "a new tag needs ADMIN: {body}");
+    let q = "query($c: Int!) { metadataAssertions(containerId: $c) { attribute } }";
+    assert_eq!(app.ok(q, json!({"c": a})).await["metadataAssertions"], json!([]), "the refused event changed nothing");
+    // An admin creates it; then an editor may use it, while another new tag is still refused.
+    let (status, _) = app.post("/api/v1/lineage", &tagged("t2", "gold")).await;
+    assert_eq!(status, 201);
+    let (status, body) =
+        app.post_as(Some(&user), "/api/v1/lineage", &json!([tagged("t3", "gold"), tagged("t4", "platinum")])).await;
+    assert_eq!(status, 201);
+    let statuses: Vec<&str> =
+        body["events"].as_array().unwrap().iter().map(|e| e["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, vec!["applied", "rejected"], "only the event with the new tag is refused: {body}");
 }
