@@ -42,6 +42,24 @@ pub enum Command {
         #[arg(long, value_delimiter = ',')]
         status: Vec<String>,
     },
+    /// Record the lineage of a query log (CSV with a `query_text` column and optional
+    /// `database_name`, `schema_name`, `user_name`, `start_time`), in `start_time` order, with a
+    /// progress bar; running it twice changes nothing the second time.
+    ImportQueryLog {
+        #[command(flatten)]
+        store: StoreArgs,
+        /// The CSV file.
+        file: PathBuf,
+        /// The datastore (by name) whose lineage the statements are.
+        #[arg(long)]
+        datastore: String,
+        /// The SQL dialect; by default the datastore type's (seed 003's mapping).
+        #[arg(long)]
+        dialect: Option<String>,
+        /// Statements per chunk.
+        #[arg(long, default_value_t = 500)]
+        chunk: usize,
+    },
     /// Manage API tokens: create (or update) a user with a new token, list, revoke.
     Token {
         #[command(subcommand)]

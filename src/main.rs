@@ -50,6 +50,97 @@ async fn token(action: TokenAction) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// One row of a query log.
+struct LoggedQuery {
+    sql: String,
+    database: Option<String>,
+    schema: Option<String>,
+    start: String,
+}
+
+async fn import_query_log(
+    store: tributary::config::StoreArgs,
+    file: std::path::PathBuf,
+    datastore: String,
+    dialect: Option<String>,
+    chunk: usize,
+) -> anyhow::Result<()> {
+    let store = tributary::server::open_store(&store.kind()).await.context("cannot open the store")?;
+    let lineage = tributary::service::Lineage::new(store.clone());
+    let ds = store
+        .list_datastores()
+        .await
+        .context("cannot list datastores")?
+        .into_iter()
+        .find(|d| d.name == datastore)
+        .ok_or_else(|| anyhow::anyhow!("no datastore named {datastore:?}; create it with upsertDatastore first"))?;
+    let dialect = match dialect {
+        Some(d) => d,
+        None => tributary::ingest::sql::Dialect::for_datastore_type(&ds.kind)
+            .map(|d| format!("{d:?}").to_lowercase())
+            .unwrap_or_else(|| "ansi".into()),
+    };
+    let mut reader = csv::Reader::from_path(&file).with_context(|| format!("cannot read {}", file.display()))?;
+    let headers = reader.headers()?.clone();
+    let col = |name: &str| headers.iter().position(|h| h.trim().eq_ignore_ascii_case(name));
+    let query = col("query_text").ok_or_else(|| anyhow::anyhow!("{}: no query_text column", file.display()))?;
+    let (db, schema, start) = (col("database_name"), col("schema_name"), col("start_time"));
+    let mut rows = Vec::new();
+    for (i, rec) in reader.records().enumerate() {
+        let rec = rec.with_context(|| format!("{}: row {} is not valid CSV", file.display(), i + 2))?;
+        let get =
+            |c: Option<usize>| c.and_then(|c| rec.get(c)).map(str::trim).filter(|v| !v.is_empty()).map(String::from);
+        if let Some(sql) = get(Some(query)) {
+            rows.push(LoggedQuery {
+                sql,
+                database: get(db),
+                schema: get(schema),
+                start: get(start).unwrap_or_default(),
+            });
+        }
+    }
+    // Accumulation depends on order (a CTAS then INSERTs): statements apply as they ran.
+    rows.sort_by(|a, b| a.start.cmp(&b.start));
+    let bar = indicatif::ProgressBar::new(rows.len() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} statements  {per_sec}  ETA {eta}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let started = std::time::Instant::now();
+    let caller = tributary::service::Caller::system();
+    let (mut recorded, mut failed, mut unresolved) = (0usize, 0usize, std::collections::BTreeSet::new());
+    let mut i = 0;
+    while i < rows.len() {
+        // A chunk shares one default database and schema.
+        let key = (rows[i].database.clone(), rows[i].schema.clone());
+        let mut j = i;
+        while j < rows.len() && j - i < chunk.max(1) && (rows[j].database.clone(), rows[j].schema.clone()) == key {
+            j += 1;
+        }
+        let statements: Vec<String> = rows[i..j].iter().map(|r| r.sql.clone()).collect();
+        let (analyzed, missing) = lineage
+            .ingest_sql_with(&caller, statements, &dialect, ds.id, key.0, key.1)
+            .await
+            .map_err(|e| anyhow::anyhow!("import stopped at row {}: {}", i + 2, e.message()))?;
+        failed += analyzed.iter().filter(|s| !s.errors.is_empty()).count();
+        recorded += analyzed.iter().filter(|s| s.errors.is_empty() && !s.targets.is_empty()).count();
+        unresolved.extend(missing);
+        bar.inc((j - i) as u64);
+        i = j;
+    }
+    bar.finish_and_clear();
+    let secs = started.elapsed().as_secs_f64();
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "imported {} statements in {secs:.1}s ({:.0}/s): {recorded} recorded lineage, {failed} did not parse, {} tables not in the catalog",
+        rows.len(),
+        rows.len() as f64 / secs.max(1e-3),
+        unresolved.len()
+    )?;
+    Ok(())
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
@@ -155,6 +246,9 @@ async fn main() -> anyhow::Result<()> {
             )?;
         }
         Command::Token { action } => token(action).await?,
+        Command::ImportQueryLog { store, file, datastore, dialect, chunk } => {
+            import_query_log(store, file, datastore, dialect, chunk).await?
+        }
         Command::Import { store, file } => {
             let store = tributary::server::open_store(&store.kind()).await.context("cannot open the store")?;
             let f = std::fs::File::open(&file).with_context(|| format!("cannot read {}", file.display()))?;

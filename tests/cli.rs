@@ -263,3 +263,52 @@ async fn accepted_events_are_forwarded_to_another_backend() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+#[tokio::test]
+async fn import_query_log_records_lineage_and_is_idempotent() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let data = data.to_str().unwrap();
+    {
+        let s = Server::start(&["--data-dir", data]);
+        gql(&s.url, "mutation { upsertDatastore(input: {name: \"wh\", type: \"snowflake\"}) { id } }").await;
+        gql(&s.url, "mutation { a: upsertContainer(input: {datastoreId: 1, database: \"DB\", schema: \"PUBLIC\", name: \"RAW\", fields: [{name: \"ID\"}]}) { id }
+                             b: upsertContainer(input: {datastoreId: 1, database: \"DB\", schema: \"PUBLIC\", name: \"MART\", fields: [{name: \"ID\"}]}) { id } }").await;
+    }
+    let csv_path = dir.path().join("log.csv");
+    std::fs::write(
+        &csv_path,
+        "query_text,database_name,schema_name,user_name,start_time\n\
+         \"INSERT INTO mart SELECT id FROM raw WHERE id > 42\",DB,PUBLIC,etl,2026-01-01T00:00:02Z\n\
+         \"CREATE TABLE mart AS SELECT id FROM raw\",DB,PUBLIC,etl,2026-01-01T00:00:01Z\n\
+         \"this is not sql\",DB,PUBLIC,etl,2026-01-01T00:00:03Z\n",
+    )
+    .unwrap();
+    let out = run(&["import-query-log", csv_path.to_str().unwrap(), "--datastore", "wh", "--data-dir", data], &[]);
+    let summary = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        summary.contains("imported 3 statements")
+            && summary.contains("2 recorded")
+            && summary.contains("1 did not parse"),
+        "{summary}"
+    );
+    let export = |data: &str| lines(&run(&["export", "--data-dir", data], &[]).stdout);
+    let first = export(data);
+    run(&["import-query-log", csv_path.to_str().unwrap(), "--datastore", "wh", "--data-dir", data], &[]);
+    let second = export(data);
+    let edges = |r: &[Value]| -> Vec<Value> {
+        r.iter()
+            .filter(|x| x["record"] == "edge")
+            .map(|e| json!([e["source"], e["target"], e["operation"], e["retired_at"]]))
+            .collect()
+    };
+    assert_eq!(edges(&first), edges(&second), "a second run changes no edge");
+    let s = Server::start(&["--data-dir", data]);
+    let v = gql(&s.url, "{ edges { items { sourceType operation sourceContainer { name } targetContainer { name } sourceField { name } } } }").await;
+    let table: Vec<&Value> =
+        v["edges"]["items"].as_array().unwrap().iter().filter(|e| e["sourceField"].is_null()).collect();
+    assert_eq!(table.len(), 1);
+    assert_eq!(table[0]["sourceType"], "snowflake");
+    assert_eq!(table[0]["operation"], "CTAS", "statements apply in start_time order; the label stays with the CTAS");
+    assert_eq!(table[0]["sourceContainer"]["name"], "RAW");
+}

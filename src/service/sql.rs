@@ -107,11 +107,25 @@ impl Lineage {
         dialect: &str,
         datastore: Id,
     ) -> Result<(Vec<StatementLineage>, Vec<String>)> {
+        self.ingest_sql_with(caller, statements, dialect, datastore, None, None).await
+    }
+
+    /// `ingest_sql` with the statements' default database and schema (a query log's columns).
+    pub async fn ingest_sql_with(
+        &self,
+        caller: &Caller,
+        statements: Vec<String>,
+        dialect: &str,
+        datastore: Id,
+        default_database: Option<String>,
+        default_schema: Option<String>,
+    ) -> Result<(Vec<StatementLineage>, Vec<String>)> {
         let Some(ds) = self.store.datastores_by_ids(&[datastore]).await?.pop() else {
             return Err(Error::NotFound(format!("Datastore {datastore} not found")));
         };
         caller.require([ds.id], Permission::Editor, "ingestSql")?;
-        let analyzed = self.analyze_sql(statements.clone(), dialect, None, None, Some(ds.id)).await?;
+        let analyzed =
+            self.analyze_sql(statements.clone(), dialect, default_database, default_schema, Some(ds.id)).await?;
         let mut unresolved = BTreeSet::new();
         for st in &analyzed {
             if !st.errors.is_empty() || st.intermediate || st.targets.is_empty() {
