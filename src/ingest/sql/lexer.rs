@@ -346,26 +346,62 @@ impl Iterator for Lexer<'_> {
     }
 }
 
-/// The deepest parenthesis nesting in `src`, outside strings and comments. Stops counting once
-/// past `limit` (the caller only needs to know that the cap was exceeded).
-pub(crate) fn max_nesting(src: &str, dialect: Dialect, limit: usize) -> usize {
-    let mut depth = 0usize;
-    let mut max = 0usize;
+/// What the caps look at before parsing.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Shape {
+    /// The deepest parenthesis nesting.
+    pub depth: usize,
+    /// The most operators (`+`, `=`, `AND`, `||`, ...) in one run at one nesting level without a
+    /// `,` between them: a bound on how deep the parser's expression tree for that run gets.
+    pub chain: usize,
+}
+
+const WORD_OPERATORS: &[&str] = &["AND", "OR", "LIKE", "ILIKE", "IS", "IN", "BETWEEN", "NOT", "DIV", "MOD", "XOR"];
+
+/// The [`Shape`] of `src`, outside strings and comments. Stops early once past `depth_limit` or
+/// `chain_limit` (the caller only needs to know that a cap was exceeded).
+pub(crate) fn shape(src: &str, dialect: Dialect, depth_limit: usize, chain_limit: usize) -> Shape {
+    let bytes = src.as_bytes();
+    let mut runs: Vec<usize> = vec![0];
+    let mut out = Shape::default();
     for t in Lexer::new(src, dialect) {
-        if t.kind != Kind::Punct {
-            continue;
-        }
-        match src.as_bytes()[t.start] {
-            b'(' => {
-                depth += 1;
-                max = max.max(depth);
-                if max > limit {
-                    return max;
+        let op = match t.kind {
+            Kind::Punct => match bytes[t.start] {
+                b'(' => {
+                    runs.push(0);
+                    out.depth = out.depth.max(runs.len() - 1);
+                    if out.depth > depth_limit {
+                        return out;
+                    }
+                    false
+                }
+                b')' => {
+                    if runs.len() > 1 {
+                        runs.pop();
+                    }
+                    false
+                }
+                b',' | b';' => {
+                    if let Some(r) = runs.last_mut() {
+                        *r = 0;
+                    }
+                    false
+                }
+                b'+' | b'-' | b'*' | b'/' | b'%' | b'|' | b'&' | b'^' | b'=' | b'<' | b'>' | b'!' | b'~' => true,
+                _ => false,
+            },
+            Kind::Word => WORD_OPERATORS.iter().any(|w| t.text(src).eq_ignore_ascii_case(w)),
+            _ => false,
+        };
+        if op {
+            if let Some(r) = runs.last_mut() {
+                *r += 1;
+                out.chain = out.chain.max(*r);
+                if out.chain > chain_limit {
+                    return out;
                 }
             }
-            b')' => depth = depth.saturating_sub(1),
-            _ => {}
         }
     }
-    max
+    out
 }

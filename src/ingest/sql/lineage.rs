@@ -130,10 +130,17 @@ struct Relation {
 }
 
 enum RelKind {
-    Table { name: String, known: Option<Rc<Output>> },
+    Table {
+        name: String,
+        known: Option<Rc<Output>>,
+    },
     Derived(Rc<Output>),
     /// A table function, `UNNEST`, `FLATTEN`, `LATERAL VIEW`: every column derives from `lin`.
-    Generated { lin: Lin, cols: Vec<String>, value: Option<String> },
+    Generated {
+        lin: Lin,
+        cols: Vec<String>,
+        value: Option<String>,
+    },
 }
 
 enum Hit {
@@ -194,24 +201,116 @@ const FLATTEN_COLS: &[&str] = &["seq", "key", "path", "index", "value", "this"];
 
 /// Niladic functions and pseudo-columns that parse as identifiers.
 const PSEUDO: &[&str] = &[
-    "current_date", "current_time", "current_timestamp", "current_user", "session_user", "system_user", "user",
-    "sysdate", "systimestamp", "localtime", "localtimestamp", "rownum", "rowid", "level", "current_schema",
-    "current_database", "current_role", "current_catalog", "null", "true", "false", "default", "getdate",
+    "current_date",
+    "current_time",
+    "current_timestamp",
+    "current_user",
+    "session_user",
+    "system_user",
+    "user",
+    "sysdate",
+    "systimestamp",
+    "localtime",
+    "localtimestamp",
+    "rownum",
+    "rowid",
+    "level",
+    "current_schema",
+    "current_database",
+    "current_role",
+    "current_catalog",
+    "null",
+    "true",
+    "false",
+    "default",
+    "getdate",
 ];
 
 /// Functions whose bare-word arguments can be date parts (`DATEADD(day, 1, x)`).
 const DATE_FUNCS: &[&str] = &[
-    "dateadd", "datediff", "datediff_big", "datepart", "datename", "date_part", "date_trunc", "datetrunc",
-    "timestampadd", "timestampdiff", "timeadd", "timediff", "time_slice", "date_diff", "date_add", "date_sub",
-    "timestamp_trunc", "datetime_trunc", "time_trunc", "timestamp_diff", "datetime_diff", "timestamp_add",
-    "timestamp_sub", "datetime_add", "datetime_sub", "last_day", "extract", "date_from_parts", "trunc",
+    "dateadd",
+    "datediff",
+    "datediff_big",
+    "datepart",
+    "datename",
+    "date_part",
+    "date_trunc",
+    "datetrunc",
+    "timestampadd",
+    "timestampdiff",
+    "timeadd",
+    "timediff",
+    "time_slice",
+    "date_diff",
+    "date_add",
+    "date_sub",
+    "timestamp_trunc",
+    "datetime_trunc",
+    "time_trunc",
+    "timestamp_diff",
+    "datetime_diff",
+    "timestamp_add",
+    "timestamp_sub",
+    "datetime_add",
+    "datetime_sub",
+    "last_day",
+    "extract",
+    "date_from_parts",
+    "trunc",
 ];
 
 const DATE_PARTS: &[&str] = &[
-    "year", "years", "yy", "yyyy", "y", "quarter", "qq", "q", "month", "months", "mm", "m", "mon", "week", "weeks",
-    "wk", "ww", "isoweek", "isoyear", "day", "days", "dd", "d", "dy", "dayofyear", "dayofweek", "weekday", "dw",
-    "hour", "hours", "hh", "minute", "minutes", "mi", "n", "second", "seconds", "ss", "s", "millisecond", "ms",
-    "microsecond", "mcs", "us", "nanosecond", "ns", "epoch", "date", "time", "datetime", "timestamp",
+    "year",
+    "years",
+    "yy",
+    "yyyy",
+    "y",
+    "quarter",
+    "qq",
+    "q",
+    "month",
+    "months",
+    "mm",
+    "m",
+    "mon",
+    "week",
+    "weeks",
+    "wk",
+    "ww",
+    "isoweek",
+    "isoyear",
+    "day",
+    "days",
+    "dd",
+    "d",
+    "dy",
+    "dayofyear",
+    "dayofweek",
+    "weekday",
+    "dw",
+    "hour",
+    "hours",
+    "hh",
+    "minute",
+    "minutes",
+    "mi",
+    "n",
+    "second",
+    "seconds",
+    "ss",
+    "s",
+    "millisecond",
+    "ms",
+    "microsecond",
+    "mcs",
+    "us",
+    "nanosecond",
+    "ns",
+    "epoch",
+    "date",
+    "time",
+    "datetime",
+    "timestamp",
 ];
 
 pub(crate) struct Analyzer<'a> {
@@ -713,7 +812,12 @@ impl<'a> Analyzer<'a> {
 
     // ---- expressions ----
 
-    fn walker<'w>(&'w mut self, scope: &'w Scope<'w>, windows: &'w [NamedWindowDefinition], collect: bool) -> Walker<'w, 'a> {
+    fn walker<'w>(
+        &'w mut self,
+        scope: &'w Scope<'w>,
+        windows: &'w [NamedWindowDefinition],
+        collect: bool,
+    ) -> Walker<'w, 'a> {
         Walker {
             an: self,
             scope,
@@ -884,7 +988,13 @@ impl<'a> Analyzer<'a> {
         Relation { alias, parts: lparts, kind }
     }
 
-    fn generated(&mut self, lin: Lin, alias: Option<&TableAlias>, default_cols: &[&str], value_alias: bool) -> Relation {
+    fn generated(
+        &mut self,
+        lin: Lin,
+        alias: Option<&TableAlias>,
+        default_cols: &[&str],
+        value_alias: bool,
+    ) -> Relation {
         let (alias, cols) = self.alias_of(alias);
         let mut cols: Vec<String> = cols.iter().map(|c| lower(c)).collect();
         if cols.is_empty() {
@@ -908,7 +1018,8 @@ impl<'a> Analyzer<'a> {
             match tf {
                 TableFactor::Table { name, alias, args: Some(args), .. } => {
                     let lin = self.args_lin(&args.args, &sc);
-                    let flatten = name_parts(name, self.dialect).last().is_some_and(|n| n.eq_ignore_ascii_case("flatten"));
+                    let flatten =
+                        name_parts(name, self.dialect).last().is_some_and(|n| n.eq_ignore_ascii_case("flatten"));
                     Some(self.generated(lin, alias.as_ref(), if flatten { FLATTEN_COLS } else { &[] }, !flatten))
                 }
                 TableFactor::Table { name, alias, .. } => Some(self.table_relation(name, alias.as_ref())),
@@ -926,7 +1037,8 @@ impl<'a> Analyzer<'a> {
                 }
                 TableFactor::Function { name, args, alias, .. } => {
                     let lin = self.args_lin(args, &sc);
-                    let flatten = name_parts(name, self.dialect).last().is_some_and(|n| n.eq_ignore_ascii_case("flatten"));
+                    let flatten =
+                        name_parts(name, self.dialect).last().is_some_and(|n| n.eq_ignore_ascii_case("flatten"));
                     Some(self.generated(lin, alias.as_ref(), if flatten { FLATTEN_COLS } else { &[] }, !flatten))
                 }
                 TableFactor::UNNEST { alias, array_exprs, with_offset_alias, .. } => {
@@ -940,7 +1052,8 @@ impl<'a> Analyzer<'a> {
                     }
                     Some(r)
                 }
-                TableFactor::JsonTable { json_expr, alias, .. } | TableFactor::OpenJsonTable { json_expr, alias, .. } => {
+                TableFactor::JsonTable { json_expr, alias, .. }
+                | TableFactor::OpenJsonTable { json_expr, alias, .. } => {
                     let mut lin = self.expr_lin(json_expr, &sc, &[]);
                     lin.derived = true;
                     Some(self.generated(lin, alias.as_ref(), &[], false))
@@ -962,7 +1075,9 @@ impl<'a> Analyzer<'a> {
             return;
         }
         match tf {
-            TableFactor::NestedJoin { table_with_joins, .. } => self.from_item(table_with_joins, rels, using, deferred, outer),
+            TableFactor::NestedJoin { table_with_joins, .. } => {
+                self.join_item(table_with_joins, rels, using, deferred, outer)
+            }
             TableFactor::Pivot { table, alias, .. }
             | TableFactor::Unpivot { table, alias, .. }
             | TableFactor::MatchRecognize { table, alias, .. } => {
@@ -984,7 +1099,7 @@ impl<'a> Analyzer<'a> {
         }
     }
 
-    fn from_item<'q>(
+    fn join_item<'q>(
         &mut self,
         twj: &'q TableWithJoins,
         rels: &mut Vec<Relation>,
@@ -1013,7 +1128,14 @@ impl<'a> Analyzer<'a> {
         }
     }
 
-    fn expand_rel(&mut self, rel: &Relation, opts: Option<&WildcardAdditionalOptions>, cols: &mut Vec<OutCol>, stars: &mut Vec<String>, scope: &Scope) {
+    fn expand_rel(
+        &mut self,
+        rel: &Relation,
+        opts: Option<&WildcardAdditionalOptions>,
+        cols: &mut Vec<OutCol>,
+        stars: &mut Vec<String>,
+        scope: &Scope,
+    ) {
         let mut except: Vec<String> = Vec::new();
         let mut replace: Vec<(String, &Expr)> = Vec::new();
         let mut rename: Vec<(String, String)> = Vec::new();
@@ -1024,7 +1146,9 @@ impl<'a> Analyzer<'a> {
             }
             if let Some(ex) = &o.opt_exclude {
                 match ex {
-                    sqlparser::ast::ExcludeSelectItem::Single(n) => except.extend(idents(n).last().map(|i| lower(&i.value))),
+                    sqlparser::ast::ExcludeSelectItem::Single(n) => {
+                        except.extend(idents(n).last().map(|i| lower(&i.value)))
+                    }
                     sqlparser::ast::ExcludeSelectItem::Multiple(ns) => {
                         for n in ns {
                             except.extend(idents(n).last().map(|i| lower(&i.value)));
@@ -1098,7 +1222,7 @@ impl<'a> Analyzer<'a> {
         let mut using: Vec<String> = Vec::new();
         let mut deferred: Vec<&Expr> = Vec::new();
         for twj in &s.from {
-            self.from_item(twj, &mut rels, &mut using, &mut deferred, outer);
+            self.join_item(twj, &mut rels, &mut using, &mut deferred, outer);
         }
         for lv in &s.lateral_views {
             let mut lin = {
@@ -1444,7 +1568,8 @@ impl<'a> Analyzer<'a> {
         };
         let target = self.qualify(name);
         let mut cols: Vec<(String, Lin)> = if !ins.columns.is_empty() {
-            let names: Vec<String> = ins.columns.iter().filter_map(|c| idents(c).last().map(|i| self.fold(i))).collect();
+            let names: Vec<String> =
+                ins.columns.iter().filter_map(|c| idents(c).last().map(|i| self.fold(i))).collect();
             Self::pairs(&names, &out)
         } else if let Some(names) = self.target_columns(&target) {
             Self::pairs(&names, &out)
@@ -1478,7 +1603,8 @@ impl<'a> Analyzer<'a> {
     /// Snowflake / Oracle `INSERT ALL|FIRST [WHEN ...] INTO t [(cols)] [VALUES (...)] ... SELECT`.
     fn multi_insert(&mut self, ins: &Insert, out: &Output, operation: String) -> StmtResult {
         let mut r = StmtResult { operation, ..StmtResult::default() };
-        let mut clauses: Vec<&sqlparser::ast::MultiTableInsertIntoClause> = ins.multi_table_into_clauses.iter().collect();
+        let mut clauses: Vec<&sqlparser::ast::MultiTableInsertIntoClause> =
+            ins.multi_table_into_clauses.iter().collect();
         for w in &ins.multi_table_when_clauses {
             clauses.extend(w.into_clauses.iter());
         }
@@ -1486,7 +1612,11 @@ impl<'a> Analyzer<'a> {
             clauses.extend(e.iter());
         }
         // The VALUES of each clause refer to the source query's columns by name.
-        let rel = Relation { alias: None, parts: Vec::new(), kind: RelKind::Derived(Rc::new(Output::new(out.cols.clone(), out.star_tables.clone()))) };
+        let rel = Relation {
+            alias: None,
+            parts: Vec::new(),
+            kind: RelKind::Derived(Rc::new(Output::new(out.cols.clone(), out.star_tables.clone()))),
+        };
         let rels = [rel];
         let scope = Scope { rels: &rels, ..EMPTY_SCOPE };
         let mut per_target: Vec<(String, Vec<(String, Lin)>)> = Vec::new();
@@ -1502,7 +1632,9 @@ impl<'a> Analyzer<'a> {
                     .iter()
                     .zip(v.values.iter())
                     .filter_map(|(n, val)| match val {
-                        sqlparser::ast::MultiTableInsertValue::Expr(e) => Some((n.clone(), self.expr_lin(e, &scope, &[]))),
+                        sqlparser::ast::MultiTableInsertValue::Expr(e) => {
+                            Some((n.clone(), self.expr_lin(e, &scope, &[])))
+                        }
                         _ => None,
                     })
                     .collect(),
@@ -1557,13 +1689,13 @@ impl<'a> Analyzer<'a> {
             (Some(t), _) => t.clone(),
             (None, Some(n)) => {
                 let t = self.qualify(n);
-                self.from_item(&u.table, &mut rels, &mut using, &mut deferred, None);
+                self.join_item(&u.table, &mut rels, &mut using, &mut deferred, None);
                 t
             }
             (None, None) => return StmtResult { operation: "UPDATE".into(), ..StmtResult::default() },
         };
         for twj in from {
-            self.from_item(twj, &mut rels, &mut using, &mut deferred, None);
+            self.join_item(twj, &mut rels, &mut using, &mut deferred, None);
         }
         let scope = Scope { rels: &rels, parent: None, using: &using, aliases: &[] };
         for e in &deferred {
@@ -1582,7 +1714,9 @@ impl<'a> Analyzer<'a> {
                     let mut target = default_target.clone();
                     if ids.len() >= 2 {
                         let qual: Vec<String> = ids.iter().take(ids.len() - 1).map(|i| lower(&i.value)).collect();
-                        if let Some(RelKind::Table { name, .. }) = rels.iter().find(|r| r.matches(&qual)).map(|r| &r.kind) {
+                        if let Some(RelKind::Table { name, .. }) =
+                            rels.iter().find(|r| r.matches(&qual)).map(|r| &r.kind)
+                        {
                             target = name.clone();
                         }
                     }
@@ -1592,9 +1726,12 @@ impl<'a> Analyzer<'a> {
                 AssignmentTarget::Tuple(names) => {
                     let lins: Vec<Lin> = match &a.value {
                         Expr::Tuple(es) => es.iter().map(|e| self.expr_lin(e, &scope, &[])).collect(),
-                        Expr::Subquery(q) => {
-                            self.query(q, Some(&scope)).cols.into_iter().map(|c| Lin { derived: true, ..c.lin }).collect()
-                        }
+                        Expr::Subquery(q) => self
+                            .query(q, Some(&scope))
+                            .cols
+                            .into_iter()
+                            .map(|c| Lin { derived: true, ..c.lin })
+                            .collect(),
                         other => {
                             let l = self.expr_lin(other, &scope, &[]);
                             names.iter().map(|_| Lin { derived: true, ..l.clone() }).collect()
@@ -1639,7 +1776,7 @@ impl<'a> Analyzer<'a> {
         let mut using = Vec::new();
         let mut deferred = Vec::new();
         for twj in from.iter().chain(d.using.iter().flatten()) {
-            self.from_item(twj, &mut rels, &mut using, &mut deferred, None);
+            self.join_item(twj, &mut rels, &mut using, &mut deferred, None);
         }
         let scope = Scope { rels: &rels, parent: None, using: &using, aliases: &[] };
         for e in deferred.iter().copied().chain(d.selection.iter()) {

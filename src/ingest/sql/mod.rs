@@ -8,8 +8,10 @@
 //!    ([`lexer`]) that knows strings, comments, quoted identifiers and dollar-quoted bodies per
 //!    dialect. Stored procedures are taken apart by [`unwrap_procedure`] and their data-moving
 //!    statements analysed one by one, each reported with its [`StatementLineage::procedure`].
-//! 2. Caps before parsing: a statement over [`Options::max_statement_bytes`] or nested deeper than
-//!    [`Options::max_nesting`] parentheses is reported as an error and never parsed.
+//! 2. Caps before parsing: a statement over [`Options::max_statement_bytes`], nested deeper than
+//!    [`Options::max_nesting`] parentheses, or with a run of more than [`MAX_OPERATOR_RUN`]
+//!    operators in one expression is reported as an error and never parsed (each would make a
+//!    tree deep enough to exhaust the stack).
 //! 3. Parsing with `sqlparser` in the dialect asked for (GenericDialect as a fallback when the
 //!    dialect's parser refuses, seed 003's cascade). Every statement is parsed exactly once.
 //! 4. Lineage ([`lineage`]): one walk over each statement's tree. Column sources are found by
@@ -244,6 +246,12 @@ struct Unit {
     fixed: Option<(String, Vec<String>, Vec<String>)>,
 }
 
+/// The longest run of operators (`a + b + ...`, `x = 1 OR x = 2 OR ...`) in one expression that is
+/// parsed. The parser builds such a run as a tree as deep as the run is long, and walking or
+/// dropping it recurses that deep: at about 35,000 a 2 MiB thread stack (a test thread, a tokio
+/// worker) overflows in a debug build. Checked on the text with [`Options::max_nesting`].
+pub const MAX_OPERATOR_RUN: usize = 15_000;
+
 const SQL_LANGUAGES: &[&str] = &["sql", "plpgsql", "plsql", "tsql", "transact-sql", "spl"];
 
 /// Statement keywords that make a piece procedural: its data-moving statements are extracted.
@@ -258,8 +266,7 @@ fn procedural(text: &str, dialect: Dialect) -> Option<String> {
         "BEGIN" => {
             let s = second?;
             let sw = s.text(text).to_ascii_uppercase();
-            if s.is_punct(text, b';') || matches!(sw.as_str(), "TRAN" | "TRANSACTION" | "WORK" | "ISOLATION" | "READ")
-            {
+            if s.is_punct(text, b';') || matches!(sw.as_str(), "TRAN" | "TRANSACTION" | "WORK" | "ISOLATION" | "READ") {
                 None
             } else {
                 Some(text.to_string())
@@ -277,7 +284,12 @@ fn procedural(text: &str, dialect: Dialect) -> Option<String> {
     }
 }
 
-fn parse(text: &str, dialect: &dyn sqlparser::dialect::Dialect, fallback: bool, limit: usize) -> Result<Vec<Statement>, String> {
+fn parse(
+    text: &str,
+    dialect: &dyn sqlparser::dialect::Dialect,
+    fallback: bool,
+    limit: usize,
+) -> Result<Vec<Statement>, String> {
     let run = |d: &dyn sqlparser::dialect::Dialect| {
         Parser::new(d).with_recursion_limit(limit).try_with_sql(text).and_then(|mut p| p.parse_statements())
     };
@@ -313,14 +325,15 @@ pub fn analyze(
         units.push(Unit { index, text, procedure, lineage_only: only, parsed, fixed: None });
     };
     for (index, sql) in statements.iter().enumerate() {
-        let fixed = |op: &str, errors: Vec<String>, unresolved: Vec<String>, text: &str, procedure: Option<String>| Unit {
-            index,
-            text: text.to_string(),
-            procedure,
-            lineage_only: false,
-            parsed: Ok(Vec::new()),
-            fixed: Some((op.to_string(), errors, unresolved)),
-        };
+        let fixed =
+            |op: &str, errors: Vec<String>, unresolved: Vec<String>, text: &str, procedure: Option<String>| Unit {
+                index,
+                text: text.to_string(),
+                procedure,
+                lineage_only: false,
+                parsed: Ok(Vec::new()),
+                fixed: Some((op.to_string(), errors, unresolved)),
+            };
         if sql.len() > options.max_statement_bytes {
             let e = format!(
                 "statement is {} bytes, over the limit of {} bytes; not parsed",
@@ -335,9 +348,14 @@ pub fn analyze(
             units.push(fixed("UNKNOWN", vec![e], vec![], sql.get(..cut).unwrap_or(""), None));
             continue;
         }
-        let depth = lexer::max_nesting(sql, dialect, options.max_nesting);
-        if depth > options.max_nesting {
+        let shape = lexer::shape(sql, dialect, options.max_nesting, MAX_OPERATOR_RUN);
+        if shape.depth > options.max_nesting {
             let e = format!("parentheses nested deeper than {}; not parsed", options.max_nesting);
+            units.push(fixed("UNKNOWN", vec![e], vec![], sql, None));
+            continue;
+        }
+        if shape.chain > MAX_OPERATOR_RUN {
+            let e = format!("more than {MAX_OPERATOR_RUN} operators in one expression without a comma; not parsed");
             units.push(fixed("UNKNOWN", vec![e], vec![], sql, None));
             continue;
         }
@@ -375,11 +393,8 @@ pub fn analyze(
         }
     }
 
-    let intermediate = lineage::intermediate_tables(
-        units.iter().filter_map(|u| u.parsed.as_ref().ok()).flatten(),
-        dialect,
-        options,
-    );
+    let intermediate =
+        lineage::intermediate_tables(units.iter().filter_map(|u| u.parsed.as_ref().ok()).flatten(), dialect, options);
     let mut an = lineage::Analyzer::new(dialect, options, catalog, intermediate);
     let mut out: Vec<StatementLineage> = Vec::with_capacity(units.len());
     let mut seen: HashSet<usize> = HashSet::new();
@@ -392,7 +407,12 @@ pub fn analyze(
         };
         if let Some((op, errors, unresolved)) = &u.fixed {
             seen.insert(u.index);
-            out.push(StatementLineage { operation: op.clone(), errors: errors.clone(), unresolved: unresolved.clone(), ..base });
+            out.push(StatementLineage {
+                operation: op.clone(),
+                errors: errors.clone(),
+                unresolved: unresolved.clone(),
+                ..base
+            });
             continue;
         }
         match &u.parsed {
@@ -426,7 +446,11 @@ pub fn analyze(
         let last_of_index = units.get(n + 1).is_none_or(|next| next.index != u.index);
         if last_of_index && !seen.contains(&u.index) {
             seen.insert(u.index);
-            let op = if u.procedure.is_some() { "CREATE_PROCEDURE".to_string() } else { first_word(&statements[u.index], dialect) };
+            let op = if u.procedure.is_some() {
+                "CREATE_PROCEDURE".to_string()
+            } else {
+                first_word(&statements[u.index], dialect)
+            };
             out.push(StatementLineage {
                 index: u.index,
                 operation: op,

@@ -82,14 +82,74 @@ fn one_of(w: &str, list: &[&str]) -> bool {
 
 /// Previous tokens after which a statement keyword continues the statement.
 const CONTINUES_AFTER: &[&str] = &[
-    "THEN", "ON", "FOR", "DO", "KEY", "OR", "AFTER", "BEFORE", "OF", "INSTEAD", "AS", "ROW", "EACH", "STATEMENT", "NOT",
-    ",", "(", "EXPLAIN", "ANALYZE", "VERBOSE", "UNION", "ALL", "DISTINCT", "EXCEPT", "INTERSECT", "MINUS", "BY",
-    "IMMEDIATE", "WITH", "GRANT", "REVOKE", "CHARACTER", "=", "INTO", "TO", "ELSE", "IS", "TABLE",
+    "THEN",
+    "ON",
+    "FOR",
+    "DO",
+    "KEY",
+    "OR",
+    "AFTER",
+    "BEFORE",
+    "OF",
+    "INSTEAD",
+    "AS",
+    "ROW",
+    "EACH",
+    "STATEMENT",
+    "NOT",
+    ",",
+    "(",
+    "EXPLAIN",
+    "ANALYZE",
+    "VERBOSE",
+    "UNION",
+    "ALL",
+    "DISTINCT",
+    "EXCEPT",
+    "INTERSECT",
+    "MINUS",
+    "BY",
+    "IMMEDIATE",
+    "WITH",
+    "GRANT",
+    "REVOKE",
+    "CHARACTER",
+    "=",
+    "INTO",
+    "TO",
+    "ELSE",
+    "IS",
+    "TABLE",
+];
+
+/// Previous tokens after which a query keyword continues the statement.
+const QUERY_CONTINUES_AFTER: &[&str] = &[
+    "UNION",
+    "ALL",
+    "DISTINCT",
+    "EXCEPT",
+    "INTERSECT",
+    "MINUS",
+    "AS",
+    "FOR",
+    "(",
+    ",",
+    "=",
+    "EXPLAIN",
+    "ANALYZE",
+    "VERBOSE",
+    "BY",
+    "IMMEDIATE",
+    "IN",
+    "INTO",
+    "TABLE",
 ];
 
 /// First keywords of statements that take a query after them.
-const TAKES_QUERY: &[&str] =
-    &["INSERT", "REPLACE", "UPSERT", "CREATE", "WITH", "EXPLAIN", "DECLARE", "CACHE", "FROM", "PREPARE", "COPY", "UNLOAD", "MERGE"];
+const TAKES_QUERY: &[&str] = &[
+    "INSERT", "REPLACE", "UPSERT", "CREATE", "WITH", "EXPLAIN", "DECLARE", "CACHE", "FROM", "PREPARE", "COPY",
+    "UNLOAD", "MERGE",
+];
 
 const STARTS: &[&str] = &[
     "CREATE", "DROP", "ALTER", "TRUNCATE", "GRANT", "REVOKE", "USE", "COPY", "UNLOAD", "CALL", "EXEC", "EXECUTE",
@@ -261,15 +321,15 @@ impl Splitter<'_> {
                 skip_until = self.line_end(t.end);
                 continue;
             }
-            if t.is_punct(self.src, b';') && delimiter.is_none() {
-                if self.block_depth == 0
-                    && !self.batch
-                    && !self.awaiting_block
-                    && (self.depth <= 0 || self.mode == Mode::Body)
-                {
-                    self.flush();
-                    continue;
-                }
+            if t.is_punct(self.src, b';')
+                && delimiter.is_none()
+                && self.block_depth == 0
+                && !self.batch
+                && !self.awaiting_block
+                && (self.depth <= 0 || self.mode == Mode::Body)
+            {
+                self.flush();
+                continue;
             }
             if t.kind == Kind::Word && self.start.is_some() && self.boundary_before(idx, &t, delimiter.is_some()) {
                 self.flush();
@@ -296,7 +356,7 @@ impl Splitter<'_> {
         let w = t.text(self.src);
         if self.mode == Mode::Body {
             if one_of(w, &["BEGIN", "ELSE", "ELSIF", "ELSEIF", "EXCEPTION", "DECLARE", "END"]) {
-                return !(w.eq_ignore_ascii_case("BEGIN") && !self.begins_block(i)) && self.prev != "END";
+                return (!w.eq_ignore_ascii_case("BEGIN") || self.begins_block(i)) && self.prev != "END";
             }
             if w.eq_ignore_ascii_case("LOOP") {
                 return self.prev != "END";
@@ -311,33 +371,35 @@ impl Splitter<'_> {
             return false;
         }
         let prev = self.prev.as_str();
-        if one_of(prev, CONTINUES_AFTER) {
+        let ww = upper(w);
+        if matches!(ww.as_str(), "SELECT" | "VALUES" | "WITH") {
+            if one_of(prev, QUERY_CONTINUES_AFTER) {
+                return false;
+            }
+        } else if one_of(prev, CONTINUES_AFTER) {
             return false;
         }
-        let ww = upper(w);
         match ww.as_str() {
             "SELECT" | "VALUES" | "WITH" => {
                 if self.multi_insert || self.first == "FROM" {
                     return false;
                 }
-                !(!self.seen_query && one_of(&self.first, TAKES_QUERY))
+                self.seen_query || !one_of(&self.first, TAKES_QUERY)
             }
             "INSERT" | "UPDATE" | "DELETE" | "MERGE" | "UPSERT" | "REPLACE" => {
                 if self.next_is_punct(i, b'(') || self.first == "FROM" {
                     return false;
                 }
-                !(self.first == "WITH" && !self.seen_query)
+                self.first != "WITH" || self.seen_query
             }
-            "SET" => {
-                !self.pending_update && !one_of(&self.first, &["ALTER", "INSERT", "REPLACE", "CREATE", "MERGE"])
-            }
+            "SET" => !self.pending_update && !one_of(&self.first, &["ALTER", "INSERT", "REPLACE", "CREATE", "MERGE"]),
             "DROP" | "ALTER" => self.first != "ALTER",
             "USE" => !self.next_is(i, &["INDEX", "KEY"]),
             "COPY" => !self.next_is(i, &["GRANTS"]),
             "LOAD" => self.next_is(i, &["DATA"]),
             "COMMENT" => self.next_is(i, &["ON"]),
             "BEGIN" => !one_of(&self.first, &["IF", "WHILE", "ELSE"]),
-            "EXEC" | "EXECUTE" => !(self.first == "INSERT" && !self.seen_query),
+            "EXEC" | "EXECUTE" => self.first != "INSERT" || self.seen_query,
             _ if one_of(w, STARTS) => true,
             _ if self.dialect == Dialect::TSql && one_of(w, TSQL_STARTS) => {
                 !self.next_is_punct(i, b'(') && !self.next_is(i, &["NEXT", "FIRST"])
@@ -430,9 +492,7 @@ impl Splitter<'_> {
             "END" => {
                 if self.case_depth > 0 {
                     self.case_depth -= 1;
-                } else if self.block_depth > 0
-                    && !self.next_is(i, &["IF", "LOOP", "WHILE", "REPEAT", "FOR", "CASE"])
-                {
+                } else if self.block_depth > 0 && !self.next_is(i, &["IF", "LOOP", "WHILE", "REPEAT", "FOR", "CASE"]) {
                     self.block_depth -= 1;
                 }
             }
@@ -454,7 +514,8 @@ pub(crate) struct Routine {
 /// `END`, or everything after `AS`/`IS` (T-SQL, Oracle), with an enclosing `BEGIN ... END` removed.
 /// `None` when `sql` is not such a statement.
 pub fn unwrap_procedure(sql: &str) -> Option<(String, String)> {
-    procedure_parts(sql, Dialect::Ansi).map(|r| (r.name, r.body))
+    // Without a dialect: dollar quotes first, then T-SQL's [bracketed] names.
+    procedure_parts(sql, Dialect::Ansi).or_else(|| procedure_parts(sql, Dialect::TSql)).map(|r| (r.name, r.body))
 }
 
 fn strip_quotes(s: &str) -> &str {
@@ -468,11 +529,8 @@ fn strip_quotes(s: &str) -> &str {
 
 pub(crate) fn procedure_parts(sql: &str, dialect: Dialect) -> Option<Routine> {
     // Dollar quotes are recognised whatever the dialect: a routine body is where they appear.
-    let lex_dialect = if matches!(dialect, Dialect::TSql | Dialect::MySql | Dialect::MariaDb) {
-        dialect
-    } else {
-        Dialect::Postgres
-    };
+    let lex_dialect =
+        if matches!(dialect, Dialect::TSql | Dialect::MySql | Dialect::MariaDb) { dialect } else { Dialect::Postgres };
     let toks: Vec<Token> = Lexer::new(sql, lex_dialect).filter(Token::significant).collect();
     let first = toks.first()?;
     if !(first.is_kw(sql, "CREATE") || first.is_kw(sql, "ALTER")) {
@@ -558,9 +616,7 @@ pub(crate) fn procedure_parts(sql: &str, dialect: Dialect) -> Option<Routine> {
 }
 
 fn language_after(sql: &str, toks: &[Token]) -> Option<String> {
-    toks.windows(2)
-        .find(|w| w[0].is_kw(sql, "LANGUAGE"))
-        .map(|w| strip_quotes(w[1].text(sql)).to_ascii_lowercase())
+    toks.windows(2).find(|w| w[0].is_kw(sql, "LANGUAGE")).map(|w| strip_quotes(w[1].text(sql)).to_ascii_lowercase())
 }
 
 fn dollar_body(text: &str) -> &str {

@@ -162,7 +162,12 @@ fn corpus() {
         ok += p;
         total += t;
     }
-    eprintln!("  {:<10} {ok:>4}/{total:<4} {:>6.1}%  ({} cases)", "all", 100.0 * ok as f64 / total.max(1) as f64, cases.len());
+    eprintln!(
+        "  {:<10} {ok:>4}/{total:<4} {:>6.1}%  ({} cases)",
+        "all",
+        100.0 * ok as f64 / total.max(1) as f64,
+        cases.len()
+    );
     for f in &failures {
         eprintln!("FAIL {f}");
     }
