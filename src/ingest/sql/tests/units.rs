@@ -186,7 +186,7 @@ fn nesting_cap_refuses_without_parsing() {
     assert!(r[2].errors.is_empty(), "{:?}", r[2].errors);
     // The default cap: 200 nested subqueries parse and analyse; 201 are refused.
     let nested = |n: usize| format!("INSERT INTO o SELECT a FROM {}t{}", "(SELECT a FROM ".repeat(n), ") x".repeat(n));
-    let r = analyze(&[nested(150), nested(201)], Dialect::Postgres, &Options::default(), &NoColumns);
+    let r = analyze(&[nested(200), nested(201)], Dialect::Postgres, &Options::default(), &NoColumns);
     assert!(r[0].errors.is_empty(), "{:?}", r[0].errors);
     assert_eq!(r[0].columns[0].sources, vec!["t.a"]);
     assert!(r[1].errors[0].contains("nested deeper than 200"));
@@ -326,4 +326,12 @@ fn no_panic_on_mutated_and_random_input() {
         let r = analyze(std::slice::from_ref(&s), d, &opts, &NoColumns);
         assert!(!r.is_empty(), "{s:?}");
     }
+}
+
+#[test]
+fn deep_case_nesting_without_parentheses_is_refused_by_the_parser() {
+    let case = |n: usize| format!("SELECT {}1{} FROM t", "CASE WHEN a THEN ".repeat(n), " END".repeat(n));
+    let r = analyze(&[case(100), case(5_000)], Dialect::Postgres, &Options::default(), &NoColumns);
+    assert!(r[0].errors.is_empty(), "{:?}", r[0].errors);
+    assert_eq!(r[1].operation, "UNKNOWN");
 }
