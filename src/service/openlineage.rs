@@ -451,12 +451,52 @@ impl Lineage {
             }
             batch.retire_candidates.extend(ids);
         }
+        // A RENAME moves the previous name's live OpenLineage lineage to the new name: each
+        // edge is asserted again at the new end with its evidence, and the old one retires.
+        let mut renamed: Vec<Assertion> = Vec::new();
+        for d in event.inputs.iter().chain(&event.outputs).chain(event.dataset.iter()) {
+            let Some(lc) = d.lifecycle.as_ref().filter(|l| l.change == ol::LifecycleChange::Rename) else { continue };
+            let Some(prev) = &lc.previous else { continue };
+            let old_ds =
+                ol::Dataset { namespace: prev.namespace.clone(), name: prev.name.clone(), ..Default::default() };
+            let old = resolver.end(&old_ds, &mut unresolved).await?.0;
+            let new = resolver.end(d, &mut unresolved).await?.0;
+            if old == new {
+                continue;
+            }
+            let edges = self.store.live_edges_touching_ends(std::slice::from_ref(&old), SOURCE_TYPE).await?;
+            let evidence = self.store.evidence_for_edges(&edges.iter().map(|e| e.id).collect::<Vec<_>>()).await?;
+            for e in edges.iter().filter(|e| !e.is_field_edge()) {
+                let swap = |end: &End| if *end == old { new.clone() } else { end.clone() };
+                let (source, target) = (swap(&e.source), swap(&e.target));
+                for ev in evidence.iter().filter(|v| v.edge_id == e.id && v.retired_at.is_none()) {
+                    if source != target {
+                        renamed.push(Assertion {
+                            edge: NewEdge {
+                                source: source.clone(),
+                                target: target.clone(),
+                                description: e.description.clone(),
+                                source_type: SOURCE_TYPE.into(),
+                                operation: e.operation.clone(),
+                                derived: e.derived,
+                                transformations: e.transformations.clone(),
+                                last_asserted_at: Some(event.event_time),
+                            },
+                            evidence: ev.clone(),
+                        });
+                    }
+                    batch.retire_evidence.push((ev.edge_id, ev.key.clone()));
+                }
+                batch.retire_candidates.push(e.id);
+            }
+        }
 
         batch.metadata = self.metadata_of(&mut resolver, event, event_id).await?;
         let new_tags = self.new_tags(caller, &batch.metadata).await?;
 
         let Some(job) = &event.job else {
             // A DatasetEvent carries no lineage of its own.
+            batch.assert.extend(std::mem::take(&mut renamed));
             self.check_batch(caller, &batch).await?;
             let metadata = batch.metadata.len() as i64;
             let sum = self.store.apply_assertions(batch, crate::domain::now()).await?;
@@ -564,6 +604,7 @@ impl Lineage {
                 details["firstRunId"] = json!(first);
             }
         }
+        batch.assert.extend(renamed);
         self.check_batch(caller, &batch).await?;
         let metadata = batch.metadata.len() as i64;
         let sum = self.store.apply_assertions(batch, crate::domain::now()).await?;

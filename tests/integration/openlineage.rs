@@ -18,6 +18,7 @@ both_stores!(
     an_edge_two_jobs_assert_survives_one_dropping_it,
     column_lineage_gives_field_edges_that_pii_flow_follows,
     drop_retires_the_dataset_lineage,
+    rename_moves_the_dataset_lineage,
     seed_002_single_and_batch_answers,
     graphql_mutation_and_stored_events,
     facets_become_metadata_assertions_and_user_values_win,
@@ -694,4 +695,33 @@ async fn auto_creation_makes_containers_from_the_schema_facet(app: TestApp) {
     assert!(edges.iter().any(|e| e["targetExternalFqn"].is_null()
         && e["targetContainerId"].is_i64()
         && e["sourceContainerId"].is_i64()));
+}
+
+async fn rename_moves_the_dataset_lineage(app: TestApp) {
+    let (ds_id, raw, orders) = app.warehouse().await;
+    let renamed = app
+        .ok("mutation($d: Int!) { upsertContainer(input: {datastoreId: $d, database: \"analytics\", schema: \"public\", name: \"orders_v2\"}) { id } }", json!({"d": ds_id}))
+        .await["upsertContainer"]["id"]
+        .as_i64()
+        .unwrap();
+    app.post("/api/v1/lineage", &run_event("COMPLETE", "r", "j", vec![ds("raw_orders")], vec![ds("orders")])).await;
+    let mut new_name = ds("orders_v2");
+    new_name["facets"] = json!({"lifecycleStateChange": {"_producer": PRODUCER, "_schemaURL": "https://openlineage.io/spec/facets/1-0-1/LifecycleStateChangeDatasetFacet.json",
+        "lifecycleStateChange": "RENAME", "previousIdentifier": {"namespace": WH, "name": "analytics.public.orders"}}});
+    let (s, b) = app.post("/api/v1/lineage", &run_event("COMPLETE", "r2", "renamer", vec![], vec![new_name])).await;
+    assert_eq!(s, 201, "{b}");
+    assert_eq!(pairs(&app.live_edges().await), vec![(json!(raw), json!(renamed))], "the lineage moved to the new name");
+    let old = app
+        .ok(
+            "query($c: Int) { edges(containerId: $c, includeRetired: true) { items { retiredAt } } }",
+            json!({"c": orders}),
+        )
+        .await;
+    assert!(old["edges"]["items"][0]["retiredAt"].is_string());
+    let moved = app.live_edges().await;
+    assert_eq!(
+        moved[0]["evidence"][0]["sourceRelation"],
+        json!(["nightly", "j"]).to_string(),
+        "the asserting job's evidence moves with it"
+    );
 }
