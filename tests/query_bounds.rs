@@ -168,5 +168,93 @@ async fn lineage_graph_statements_do_not_grow_with_nodes_neo4j() {
     assert_eq!((n_small, n_big), (51, 501));
     assert!(q_big <= BOUND, "neo4j: {q_big} statements for 501 nodes (bound {BOUND})");
     assert_eq!(q_small, q_big, "neo4j: statements must not grow with the number of nodes");
+    // Evidence and its permission check, on the same database, one size after the other.
+    let mut costs = Vec::new();
+    for edges in [50, 500] {
+        let store = connect().await;
+        store.wipe().await.unwrap();
+        costs.push(evidence_cost(Arc::new(store), edges, "neo4j").await);
+    }
+    assert!(costs[1] <= 12, "neo4j: {} statements for evidence of 500 edges", costs[1]);
+    assert_eq!(costs[0], costs[1], "neo4j: evidence statements must not grow with the number of edges");
     connect().await.wipe().await.unwrap();
+}
+
+/// Evidence and its VIEWER check for a page of edges: the same number of statements for 50
+/// edges as for 500, with auth on and a caller who is not an unrestricted admin.
+async fn evidence_cost(store: Arc<dyn Store>, edges: usize, kind: &str) -> u64 {
+    use tributary::auth::{Auth, Caller, Permission, Role, Team, TeamPermission};
+    use tributary::domain::Evidence;
+    let centre = lattice(&store, edges / 10, 5).await;
+    let _ = centre;
+    let all = store
+        .list_edges(&tributary::domain::EdgeFilter::default(), tributary::domain::PageRequest { page: 1, size: 1000 })
+        .await
+        .unwrap();
+    let evidence: Vec<Evidence> = all
+        .items
+        .iter()
+        .map(|e| Evidence {
+            edge_id: e.id,
+            key: "job".into(),
+            provider: "https://example.com/producer".into(),
+            evidence_type: "run_event".into(),
+            authorship: "asserted".into(),
+            source_relation: Some("[\"ns\",\"job\"]".into()),
+            observed_at: None,
+            first_observed_operation_id: None,
+            last_observed_operation_id: None,
+            details: Some(serde_json::json!({"runId": "r"})),
+            retired_at: None,
+        })
+        .collect();
+    store.put_evidence(evidence).await.unwrap();
+    let auth = Auth::new(store.clone(), true);
+    let token = auth.create_token("viewer", Role::Member, None).await.unwrap();
+    let ds = store.list_datastores().await.unwrap()[0].id;
+    auth.upsert_team(
+        &Caller::system(),
+        Team {
+            name: "viewers".into(),
+            members: vec!["viewer".into()],
+            permissions: vec![TeamPermission { datastore_id: ds, permission: Permission::Viewer }],
+        },
+    )
+    .await
+    .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let lineage = tributary::service::Lineage::new(store);
+    tokio::spawn(async move {
+        let _ = tributary::server::run_lineage(listener, lineage, true, &[], std::future::pending()).await;
+    });
+    let client = reqwest::Client::new();
+    let before = statements(&client, &url, kind).await;
+    let v: serde_json::Value = client
+        .post(format!("{url}/graphql"))
+        .bearer_auth(&token)
+        .json(&serde_json::json!({"query": "{ edges(size: 1000) { items { id evidence { provider sourceRelation details } sourceContainer { name } targetContainer { name } } } }"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(v.get("errors").is_none(), "{v}");
+    let items = v["data"]["edges"]["items"].as_array().unwrap();
+    assert!(items.len() >= edges, "{} edges", items.len());
+    assert!(items.iter().all(|e| e["evidence"][0]["details"]["runId"] == "r"), "VIEWER sees the details");
+    statements(&client, &url, kind).await - before
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn evidence_and_its_permission_check_cost_a_bounded_number_of_statements_embedded() {
+    let d1 = tempfile::tempdir().unwrap();
+    let d2 = tempfile::tempdir().unwrap();
+    let small =
+        evidence_cost(Arc::new(tributary::store::sqlite::SqliteStore::open(d1.path()).unwrap()), 50, "embedded").await;
+    let big =
+        evidence_cost(Arc::new(tributary::store::sqlite::SqliteStore::open(d2.path()).unwrap()), 500, "embedded").await;
+    assert!(big <= 12, "{big} statements");
+    assert_eq!(small, big, "statements must not grow with the number of edges");
 }
