@@ -328,6 +328,8 @@ pub(crate) struct Analyzer<'a> {
     pub in_procedure: bool,
     /// Set by the last failed resolution: the name was a variable or pseudo-column, not a column.
     constant: bool,
+    /// Inside subqueries of filters: nothing is reported unresolved.
+    quiet: usize,
 }
 
 /// Folds an identifier as the dialect folds unquoted names.
@@ -541,7 +543,11 @@ impl Visitor for Walker<'_, '_> {
 
     fn pre_visit_query(&mut self, q: &Query) -> ControlFlow<()> {
         if self.depth == 0 {
+            // A subquery in a filter (`EXISTS (SELECT * ...)`) only adds tables: what its own
+            // columns resolve to is nobody's lineage, so it reports nothing unresolved.
+            self.an.quiet += usize::from(!self.collect);
             let out = self.an.query(q, Some(self.scope));
+            self.an.quiet -= usize::from(!self.collect);
             if self.collect {
                 for c in &out.cols {
                     self.lin.sources.extend(c.lin.sources.iter().cloned());
@@ -670,6 +676,7 @@ impl<'a> Analyzer<'a> {
             unresolved: Vec::new(),
             in_procedure: false,
             constant: false,
+            quiet: 0,
         }
     }
 
@@ -682,7 +689,7 @@ impl<'a> Analyzer<'a> {
     }
 
     fn unresolved(&mut self, msg: String) {
-        if !self.unresolved.contains(&msg) {
+        if self.quiet == 0 && !self.unresolved.contains(&msg) {
             self.unresolved.push(msg);
         }
     }
@@ -1423,11 +1430,14 @@ impl<'a> Analyzer<'a> {
     fn columns_out(&self, target: &str, cols: &[(String, Lin)]) -> Vec<ColumnLineage> {
         let tl = lower(target);
         let mut merged: Vec<(String, Lin)> = Vec::with_capacity(cols.len());
+        let mut at: HashMap<String, usize> = HashMap::with_capacity(cols.len());
         for (name, lin) in cols {
-            if let Some((_, l)) = merged.iter_mut().find(|(n, _)| n.eq_ignore_ascii_case(name)) {
-                l.merge(lin);
-            } else {
-                merged.push((name.clone(), lin.clone()));
+            match at.get(&lower(name)).and_then(|&i| merged.get_mut(i)) {
+                Some((_, l)) => l.merge(lin),
+                None => {
+                    at.insert(lower(name), merged.len());
+                    merged.push((name.clone(), lin.clone()));
+                }
             }
         }
         let mut out = Vec::with_capacity(merged.len());
@@ -1484,12 +1494,16 @@ impl<'a> Analyzer<'a> {
             return false;
         };
         let mut out_cols = e.out.cols.clone();
+        let mut at: HashMap<String, usize> = e.out.index.clone();
         for (n, l) in cols {
             let lin = if e.kind == EntryKind::Table { Lin::bare(target, n) } else { l.clone() };
-            match out_cols.iter_mut().find(|c| c.name.eq_ignore_ascii_case(n)) {
+            match at.get(&lower(n)).and_then(|&i| out_cols.get_mut(i)) {
                 Some(c) if e.kind != EntryKind::Table => c.lin.merge(&lin),
                 Some(_) => {}
-                None => out_cols.push(OutCol { name: n.clone(), lin }),
+                None => {
+                    at.insert(lower(n), out_cols.len());
+                    out_cols.push(OutCol { name: n.clone(), lin });
+                }
             }
         }
         e.out = Rc::new(Output::new(out_cols, Vec::new()));
@@ -1726,12 +1740,8 @@ impl<'a> Analyzer<'a> {
                 AssignmentTarget::Tuple(names) => {
                     let lins: Vec<Lin> = match &a.value {
                         Expr::Tuple(es) => es.iter().map(|e| self.expr_lin(e, &scope, &[])).collect(),
-                        Expr::Subquery(q) => self
-                            .query(q, Some(&scope))
-                            .cols
-                            .into_iter()
-                            .map(|c| Lin { derived: true, ..c.lin })
-                            .collect(),
+                        // By position, like INSERT ... SELECT: a bare select item stays bare.
+                        Expr::Subquery(q) => self.query(q, Some(&scope)).cols.into_iter().map(|c| c.lin).collect(),
                         other => {
                             let l = self.expr_lin(other, &scope, &[]);
                             names.iter().map(|_| Lin { derived: true, ..l.clone() }).collect()
