@@ -531,11 +531,16 @@ pub(crate) fn procedure_parts(sql: &str, dialect: Dialect) -> Option<Routine> {
     // Dollar quotes are recognised whatever the dialect: a routine body is where they appear.
     let lex_dialect =
         if matches!(dialect, Dialect::TSql | Dialect::MySql | Dialect::MariaDb) { dialect } else { Dialect::Postgres };
-    let toks: Vec<Token> = Lexer::new(sql, lex_dialect).filter(Token::significant).collect();
-    let first = toks.first()?;
+    // Most statements are not routines: look at the first words before lexing the rest.
+    let mut head = Lexer::new(sql, lex_dialect).filter(Token::significant).take(16);
+    let first = head.next()?;
     if !(first.is_kw(sql, "CREATE") || first.is_kw(sql, "ALTER")) {
         return None;
     }
+    if !head.any(|t| t.kind == Kind::Word && one_of(t.text(sql), &["PROCEDURE", "PROC", "FUNCTION", "TRIGGER"])) {
+        return None;
+    }
+    let toks: Vec<Token> = Lexer::new(sql, lex_dialect).filter(Token::significant).collect();
     let mut i = 1;
     let mut found = false;
     while i < toks.len().min(16) {

@@ -191,6 +191,22 @@ fn corpus_throughput() {
     }
     let secs = start.elapsed().as_secs_f64();
     let per_sec = (statements * rounds) as f64 / secs;
+    // The parser's share: every input parsed once per round, nothing else.
+    let start = Instant::now();
+    for _ in 0..rounds {
+        for case in &cases {
+            let d = case.dialect.parser_dialect();
+            for s in &case.statements {
+                let _ = super::super::parse(s, &*d, false, 800);
+            }
+        }
+    }
+    let parse_secs = start.elapsed().as_secs_f64();
+    eprintln!(
+        "SQL lineage throughput: parsing alone takes {:.0}% of it ({:.1} us a statement)",
+        100.0 * parse_secs / secs,
+        1e6 * parse_secs / (statements * rounds) as f64
+    );
     eprintln!(
         "SQL lineage throughput: {} input statements x {rounds} rounds in {secs:.3} s = {per_sec:.0} statements/s ({:.1} us each; {entries} entries)",
         statements,
