@@ -11,23 +11,27 @@ use crate::config::StoreKind;
 use crate::service::Lineage;
 use crate::store::neo4j::Neo4jStore;
 use crate::store::sqlite::SqliteStore;
+use crate::store::timeout::{limit_from_env, TimeoutStore};
 use crate::store::{Store, StoreError};
 
 /// Opens the store the configuration names; fails fast with a message that says what to fix.
+/// Every call but `export`/`import` is limited to `TRIBUTARY_STORE_TIMEOUT_SECS` (default 30 s;
+/// see `store::timeout`): a slow store answers `UNAVAILABLE` instead of hanging the request.
 pub async fn open_store(kind: &StoreKind) -> Result<Arc<dyn Store>, StoreError> {
+    let limit = limit_from_env()?;
     match kind {
         StoreKind::Embedded { data_dir } => {
             let dir = data_dir.clone();
             let store = tokio::task::spawn_blocking(move || SqliteStore::open(&dir))
                 .await
                 .map_err(|e| StoreError::Internal(e.to_string()))??;
-            tracing::info!(store = "embedded", data_dir = %data_dir.display(), "store opened");
-            Ok(Arc::new(store))
+            tracing::info!(store = "embedded", data_dir = %data_dir.display(), timeout_secs = limit.as_secs(), "store opened");
+            Ok(Arc::new(TimeoutStore::new(store, limit)))
         }
         StoreKind::Neo4j { uri, user, password, database } => {
             let store = Neo4jStore::connect(uri, user, password, database.as_deref()).await?;
-            tracing::info!(store = "neo4j", uri = %uri, "store opened");
-            Ok(Arc::new(store))
+            tracing::info!(store = "neo4j", uri = %uri, timeout_secs = limit.as_secs(), "store opened");
+            Ok(Arc::new(TimeoutStore::new(store, limit)))
         }
     }
 }

@@ -8,6 +8,7 @@
 
 pub mod neo4j;
 pub mod sqlite;
+pub mod timeout;
 
 use async_trait::async_trait;
 

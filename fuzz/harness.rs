@@ -1,0 +1,188 @@
+//! What each fuzz target does with one input, shared by the targets (`fuzz_targets/*.rs`) and by
+//! the regression test that replays saved crashers (`tests/hostile.rs`, through `#[path]`), so a
+//! crasher replays through exactly the code that found it.
+//!
+//! Both entry points panic when an input breaks an invariant; libFuzzer reports a panic as a
+//! crash and keeps the input.
+
+#![allow(dead_code)]
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::{header, Request, StatusCode};
+use chrono::TimeZone;
+use serde_json::Value;
+use tower::ServiceExt;
+use tributary::domain::{now, ContainerInput, DatastoreInput, End, FieldInput, NewEdge};
+use tributary::ingest::openlineage::{
+    decode_body, event_fingerprint, parse_batch_body, parse_body, validate, BodyError, Limits,
+};
+use tributary::store::sqlite::SqliteStore;
+use tributary::store::Store;
+
+/// `openlineage_body`: the REST ingest's pure half, as `api::openlineage` runs it, on any bytes.
+///
+/// The first byte chooses the path, the rest is the body: bit 0 says `Content-Encoding: gzip`,
+/// bit 1 picks seed 002's batch parser instead of seed 000's, bit 2 uses small limits (64 KiB,
+/// 4 events, nesting 8) so the fuzzer reaches the limit checks with short inputs. Every event
+/// that parses is fingerprinted (as each one is before it is stored) and validated.
+pub fn openlineage_body(data: &[u8]) {
+    let Some((&mode, body)) = data.split_first() else { return };
+    let gzip = mode & 1 != 0;
+    let batch = mode & 2 != 0;
+    let limits = if mode & 4 != 0 {
+        Limits { max_body_bytes: 64 * 1024, max_events: 4, max_nesting: 8, ..Limits::default() }
+    } else {
+        Limits::default()
+    };
+    let bytes = match decode_body(body, gzip, &limits) {
+        Ok(b) => b,
+        Err(e) => return check_body_error(&e),
+    };
+    assert!(bytes.len() <= limits.max_body_bytes, "decode_body let {} bytes past the limit", bytes.len());
+    let parsed = if batch { parse_batch_body(&bytes, &limits) } else { parse_body(&bytes, &limits) };
+    let parsed = match parsed {
+        Ok(p) => p,
+        Err(e) => return check_body_error(&e),
+    };
+    assert!(parsed.events.len() <= limits.max_events, "{} events passed the body rules", parsed.events.len());
+    // A fixed "now", so an input replays the same way tomorrow.
+    let now = chrono::Utc.with_ymd_and_hms(2025, 6, 1, 12, 0, 0).single().unwrap_or_default();
+    for event in &parsed.events {
+        let fingerprint = event_fingerprint(event);
+        assert!(!fingerprint.is_empty(), "empty fingerprint");
+        match validate(event, now, &limits) {
+            Ok(e) => {
+                assert!(e.event_time <= now + limits.max_future, "an event from the future was accepted");
+                let _ = e.relationship_count();
+            }
+            Err(issues) => {
+                assert!(!issues.is_empty(), "a rejected event with no issue");
+                assert!(issues.len() <= tributary::ingest::openlineage::MAX_ISSUES + 1, "{} issues", issues.len());
+            }
+        }
+    }
+}
+
+fn check_body_error(e: &BodyError) {
+    let (BodyError::TooLarge(m) | BodyError::BadRequest(m)) = e;
+    assert!(!m.is_empty(), "a body error without a message");
+}
+
+/// `graphql_request`: one request through the real HTTP handler (`server::app`: body limit,
+/// JSON, alias cap, depth and complexity limits, resolvers) over an embedded store holding a
+/// small catalog, authentication off so every mutation is reachable.
+///
+/// An input starting with 0xFF (never UTF-8) is sent as the raw body; any other input is the
+/// text of the `query`, wrapped in a well-formed request, so the fuzzer spends its time on
+/// GraphQL rather than on JSON. Invariants: no panic, no 5xx, a JSON answer whose every error
+/// carries `extensions.code`, and never `INTERNAL` (hostile input must not reach a store error).
+pub struct GraphqlHarness {
+    runtime: tokio::runtime::Runtime,
+    app: axum::Router,
+    _dir: tempfile::TempDir,
+}
+
+impl GraphqlHarness {
+    pub fn new() -> Self {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio runtime");
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store: Arc<dyn Store> = Arc::new(SqliteStore::open(dir.path()).expect("open the embedded store"));
+        runtime.block_on(seed(&store));
+        let app = tributary::server::app(tributary::service::Lineage::new(store), false, &[]);
+        GraphqlHarness { runtime, app, _dir: dir }
+    }
+
+    pub fn request(&self, data: &[u8]) {
+        let body = match data.split_first() {
+            Some((0xFF, raw)) => raw.to_vec(),
+            _ => serde_json::to_vec(&serde_json::json!({ "query": String::from_utf8_lossy(data) }))
+                .expect("a JSON string always serializes"),
+        };
+        let request = Request::post("/graphql")
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(body))
+            .expect("a valid request");
+        let app = self.app.clone();
+        let (status, bytes) = self.runtime.block_on(async move {
+            let response = app.oneshot(request).await.expect("the router is infallible");
+            let status = response.status();
+            let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.expect("the body is readable");
+            (status, bytes)
+        });
+        assert!(!status.is_server_error(), "status {status}: {}", String::from_utf8_lossy(&bytes));
+        if status == StatusCode::PAYLOAD_TOO_LARGE {
+            return;
+        }
+        let answer: Value = serde_json::from_slice(&bytes)
+            .unwrap_or_else(|e| panic!("status {status} with a body that is not JSON ({e}): {bytes:?}"));
+        for error in answer.get("errors").and_then(Value::as_array).into_iter().flatten() {
+            let code = error.pointer("/extensions/code").and_then(Value::as_str);
+            assert!(code.is_some(), "an error without extensions.code: {error}");
+            assert_ne!(code, Some("INTERNAL"), "hostile input reached an internal error: {error}");
+        }
+    }
+}
+
+impl Default for GraphqlHarness {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Two datastores, three containers with fields, and container and field edges between them.
+async fn seed(store: &Arc<dyn Store>) {
+    let ds = store
+        .upsert_datastore(DatastoreInput {
+            name: "warehouse".into(),
+            kind: "snowflake".into(),
+            namespaces: vec!["snowflake://acme".into()],
+            ..Default::default()
+        })
+        .await
+        .expect("seed datastore");
+    let mut ends = Vec::new();
+    for name in ["orders", "customers", "report"] {
+        let (c, fields) = store
+            .upsert_container(ContainerInput {
+                datastore_id: ds.id,
+                name: name.into(),
+                schema: Some("public".into()),
+                fields: ["id", "amount", "email"]
+                    .iter()
+                    .map(|f| FieldInput { name: (*f).into(), data_type: Some("string".into()), ..Default::default() })
+                    .collect(),
+                ..Default::default()
+            })
+            .await
+            .expect("seed container");
+        ends.push((c.id, fields.iter().map(|f| f.id).collect::<Vec<_>>()));
+    }
+    let edge = |source: End, target: End| NewEdge {
+        source,
+        target,
+        description: Some("seed".into()),
+        source_type: "manual".into(),
+        operation: None,
+        derived: None,
+        transformations: None,
+        last_asserted_at: None,
+    };
+    let (orders, report) = (&ends[0], &ends[2]);
+    let customers = &ends[1];
+    let edges = vec![
+        edge(End::Container { id: orders.0 }, End::Container { id: report.0 }),
+        edge(End::Container { id: customers.0 }, End::Container { id: report.0 }),
+        edge(
+            End::Field { id: orders.1[1], container_id: orders.0 },
+            End::Field { id: report.1[1], container_id: report.0 },
+        ),
+        edge(
+            End::Field { id: customers.1[2], container_id: customers.0 },
+            End::Field { id: report.1[2], container_id: report.0 },
+        ),
+        edge(End::External { fqn: "s3://raw/orders".into() }, End::Container { id: orders.0 }),
+    ];
+    store.create_edges(edges, true, now()).await.expect("seed edges");
+}
