@@ -1,0 +1,397 @@
+//! Neo4j's own limit: hand-written Cypher for the same answers, sent directly through neo4rs.
+//! Graph queries use the service's number of statements (one per level and direction, the flag
+//! reads, and one per kind of node attribute) but return only the columns the answer needs, in
+//! auto-commit transactions. Ingest writes what the service writes for an event (the event, the
+//! id block, the edges, their evidence, the outcome) in one transaction per event.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use anyhow::Context as _;
+use async_trait::async_trait;
+use neo4rs::{query, BoltType, Graph as Neo, Query};
+use serde_json::{json, Value};
+use tributary::domain::rules::{is_indirect_only, is_masking};
+
+use crate::baseline::{BEdge, BEnd, Dir, EdgeSource, NodeProps};
+use crate::gen::Graph;
+
+pub struct NeoBase {
+    graph: Neo,
+    statements: AtomicU64,
+    edge_rows: AtomicU64,
+    externals: Vec<String>,
+    external_index: HashMap<String, u32>,
+    /// OpenLineage namespace → datastore id.
+    namespaces: HashMap<String, i64>,
+}
+
+pub async fn connect(uri: &str, user: &str, password: &str) -> anyhow::Result<Neo> {
+    let config = neo4rs::ConfigBuilder::default()
+        .uri(uri)
+        .user(user)
+        .password(password)
+        .max_connections(16)
+        .fetch_size(500)
+        .build()?;
+    Ok(Neo::connect(config).await?)
+}
+
+fn row_i64(row: &neo4rs::Row, col: &str) -> anyhow::Result<i64> {
+    row.get::<i64>(col).with_context(|| format!("column {col}"))
+}
+
+impl NeoBase {
+    pub async fn new(graph: Neo, g: &Graph) -> anyhow::Result<NeoBase> {
+        let base = NeoBase {
+            graph,
+            statements: AtomicU64::new(0),
+            edge_rows: AtomicU64::new(0),
+            externals: g.externals.clone(),
+            external_index: g.externals.iter().enumerate().map(|(i, x)| (x.clone(), i as u32)).collect(),
+            namespaces: g.datastores.iter().enumerate().map(|(i, d)| (d.namespace.clone(), i as i64 + 1)).collect(),
+        };
+        base.rows(query(
+            "CREATE CONSTRAINT bench_event_fingerprint IF NOT EXISTS FOR (e:BenchEvent) REQUIRE e.fingerprint IS UNIQUE",
+        ))
+        .await?;
+        Ok(base)
+    }
+
+    async fn rows(&self, q: Query) -> anyhow::Result<Vec<neo4rs::Row>> {
+        self.statements.fetch_add(1, Ordering::Relaxed);
+        let mut stream = self.graph.execute(q).await?;
+        let mut out = Vec::new();
+        while let Some(row) = stream.next().await? {
+            out.push(row);
+        }
+        Ok(out)
+    }
+
+    fn end(&self, id: Option<i64>, fqn: Option<String>) -> anyhow::Result<BEnd> {
+        match (id, fqn) {
+            (_, Some(fqn)) => {
+                Ok(BEnd::X(*self.external_index.get(&fqn).with_context(|| format!("unknown external {fqn}"))?))
+            }
+            (Some(id), None) => Ok(BEnd::C(id)),
+            (None, None) => anyhow::bail!("an edge end with neither id nor fqn"),
+        }
+    }
+
+    /// One OpenLineage event, as hand-written Cypher in one transaction.
+    async fn ingest_one(&self, event: &Value) -> anyhow::Result<()> {
+        let fingerprint = tributary::ingest::openlineage::event_fingerprint(event);
+        let producer = event["producer"].as_str().unwrap_or_default().to_string();
+        let job = format!(
+            "{}/{}",
+            event["job"]["namespace"].as_str().unwrap_or(""),
+            event["job"]["name"].as_str().unwrap_or("")
+        );
+        let run_id = event["run"]["runId"].as_str().unwrap_or_default().to_string();
+        let at = event["eventTime"].as_str().unwrap_or_default().to_string();
+        let key_of = |d: &Value| -> Option<String> {
+            let ds = self.namespaces.get(d["namespace"].as_str()?)?;
+            Some(format!("{ds}/{}", d["name"].as_str()?))
+        };
+        let inputs: Vec<String> = event["inputs"].as_array().into_iter().flatten().filter_map(key_of).collect();
+        let outputs: Vec<&Value> = event["outputs"].as_array().into_iter().flatten().collect();
+        let evidence_key = json!(["openlineage", "run", event["job"]["namespace"], event["job"]["name"]]).to_string();
+        let mut crows: Vec<BoltType> = Vec::new();
+        let mut frows: Vec<BoltType> = Vec::new();
+        for o in &outputs {
+            let Some(t) = key_of(o) else { continue };
+            for s in &inputs {
+                let details = json!({"runId": run_id, "job": job, "source": s, "target": t}).to_string();
+                crows.push(map(vec![
+                    ("s", s.clone().into()),
+                    ("t", t.clone().into()),
+                    ("ukey", format!("bench|c:{s}|c:{t}|openlineage").into()),
+                    ("details", details.into()),
+                ]));
+            }
+            let Some(fields) = o["facets"]["columnLineage"]["fields"].as_object() else { continue };
+            for (out_field, spec) in fields {
+                for input in spec["inputFields"].as_array().into_iter().flatten() {
+                    let Some(sc) = key_of(input) else { continue };
+                    let sf = input["field"].as_str().unwrap_or_default();
+                    let tr = input["transformations"].clone();
+                    let derived = tr.as_array().into_iter().flatten().any(|x| {
+                        x["masking"].as_bool() == Some(true)
+                            || (x["type"] == "DIRECT" && x["subtype"].as_str() != Some("IDENTITY"))
+                    });
+                    let details = json!({"runId": run_id, "job": job, "transformations": tr}).to_string();
+                    frows.push(map(vec![
+                        ("sc", sc.clone().into()),
+                        ("tc", t.clone().into()),
+                        ("sf", sf.to_string().into()),
+                        ("tf", out_field.clone().into()),
+                        ("ukey", format!("bench|f:{sc}/{sf}|f:{t}/{out_field}|openlineage").into()),
+                        ("tr", tr.to_string().into()),
+                        ("derived", derived.into()),
+                        ("details", details.into()),
+                    ]));
+                }
+            }
+        }
+        let n = (crows.len() + frows.len()) as i64;
+        let now = tributary::domain::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
+        let intervals = json!([{"from": now, "to": null}]).to_string();
+        let mut txn = self.graph.start_txn().await?;
+        let run = |q: Query| {
+            self.statements.fetch_add(1, Ordering::Relaxed);
+            q
+        };
+        let row = map(vec![
+            ("fingerprint", fingerprint.clone().into()),
+            ("job", job.clone().into()),
+            ("run_id", run_id.clone().into()),
+            ("event_type", event["eventType"].as_str().unwrap_or("OTHER").to_string().into()),
+            ("received_at", now.clone().into()),
+            ("status", "pending".into()),
+            ("body", event.to_string().into()),
+        ]);
+        txn.run(run(query("MERGE (e:BenchEvent {fingerprint: $fp}) ON CREATE SET e += $row")
+            .param("fp", fingerprint.clone())
+            .param("row", row)))
+            .await?;
+        let first: i64 = {
+            let mut s = txn
+                .execute(run(query(
+                    "MERGE (k:Counter {name: 'bench_edge'}) ON CREATE SET k.value = 0
+                     SET k.value = k.value + $n RETURN k.value - $n + 1 AS first",
+                )
+                .param("n", n)))
+                .await?;
+            let mut first = 0;
+            while let Some(r) = s.next(txn.handle()).await? {
+                first = row_i64(&r, "first")?;
+            }
+            first
+        };
+        // Negative ids: never one of the service's.
+        let with_ids = |rows: Vec<BoltType>, offset: i64| -> Vec<BoltType> {
+            rows.into_iter()
+                .enumerate()
+                .map(|(i, r)| match r {
+                    BoltType::Map(mut m) => {
+                        m.put("id".into(), (-(first + offset + i as i64)).into());
+                        BoltType::Map(m)
+                    }
+                    other => other,
+                })
+                .collect()
+        };
+        let ncrows = crows.len() as i64;
+        let params = |q: Query| {
+            q.param("now", now.clone())
+                .param("at", at.clone())
+                .param("intervals", intervals.clone())
+                .param("key", evidence_key.clone())
+                .param("producer", producer.clone())
+        };
+        if !crows.is_empty() {
+            txn.run(run(params(query(
+                "UNWIND $rows AS row
+                 MATCH (s:Container {key: row.s}) MATCH (t:Container {key: row.t})
+                 MERGE (s)-[r:LINEAGE {ukey: row.ukey}]->(t)
+                 ON CREATE SET r.id = row.id, r.created = $now, r.source_type = 'openlineage', r.operation = 'run_event',
+                   r.source_kind = 'container', r.source_id = s.id, r.target_kind = 'container', r.target_id = t.id,
+                   r.intervals = $intervals
+                 SET r.last_asserted_at = $at
+                 MERGE (v:Evidence {edge_id: r.id, key: $key})
+                 SET v.provider = $producer, v.evidence_type = 'run_event', v.authorship = 'asserted',
+                   v.observed_at = $at, v.details = row.details, v.retired_at = null",
+            ))
+            .param("rows", with_ids(crows, 0))))
+            .await?;
+        }
+        if !frows.is_empty() {
+            txn.run(run(params(query(
+                "UNWIND $rows AS row
+                 MATCH (sc:Container {key: row.sc}) MATCH (tc:Container {key: row.tc})
+                 MATCH (s:Field {key: toString(sc.id) + '/' + row.sf}) MATCH (t:Field {key: toString(tc.id) + '/' + row.tf})
+                 MERGE (s)-[r:LINEAGE {ukey: row.ukey}]->(t)
+                 ON CREATE SET r.id = row.id, r.created = $now, r.source_type = 'openlineage', r.operation = 'run_event',
+                   r.source_kind = 'field', r.source_id = s.id, r.source_container_id = sc.id, r.target_kind = 'field',
+                   r.target_id = t.id, r.target_container_id = tc.id, r.intervals = $intervals
+                 SET r.last_asserted_at = $at, r.transformations = row.tr, r.derived = row.derived
+                 MERGE (v:Evidence {edge_id: r.id, key: $key})
+                 SET v.provider = $producer, v.evidence_type = 'run_event', v.authorship = 'asserted',
+                   v.observed_at = $at, v.details = row.details, v.retired_at = null",
+            ))
+            .param("rows", with_ids(frows, ncrows))))
+            .await?;
+        }
+        txn.run(run(query("MATCH (e:BenchEvent {fingerprint: $fp}) SET e.status = 'applied', e.summary = $summary")
+            .param("fp", fingerprint)
+            .param("summary", json!({"edges_asserted": n}).to_string())))
+            .await?;
+        txn.commit().await?;
+        Ok(())
+    }
+
+    /// The events of one request, one transaction each, in order (as the service applies them).
+    pub async fn ingest(&self, events: &[Value]) -> anyhow::Result<usize> {
+        for e in events {
+            self.ingest_one(e).await?;
+        }
+        Ok(events.len())
+    }
+}
+
+fn map(entries: Vec<(&str, BoltType)>) -> BoltType {
+    BoltType::Map(entries.into_iter().map(|(k, v)| (neo4rs::BoltString::from(k), v)).collect::<neo4rs::BoltMap>())
+}
+
+const UP: &str = "UNWIND $ids AS id
+MATCH (t:Container {id: id})<-[r:LINEAGE]-(s)
+WHERE r.retired_at IS NULL AND NOT t.deleted AND (s:External OR (s:Container AND NOT s.deleted))
+RETURN r.id AS id, r.source_type AS st, s.id AS sid, s.fqn AS sfqn, t.id AS tid, null AS tfqn";
+
+const DOWN: &str = "UNWIND $ids AS id
+MATCH (s:Container {id: id})-[r:LINEAGE]->(t)
+WHERE r.retired_at IS NULL AND NOT s.deleted AND (t:External OR (t:Container AND NOT t.deleted))
+RETURN r.id AS id, r.source_type AS st, s.id AS sid, null AS sfqn, t.id AS tid, t.fqn AS tfqn";
+
+const FIELD_UP: &str = "UNWIND $ids AS id
+MATCH (t:Field {id: id})<-[r:LINEAGE]-(s:Field)
+WHERE r.retired_at IS NULL AND NOT s.deleted AND NOT t.deleted
+RETURN r.id AS id, r.source_type AS st, s.id AS sid, t.id AS tid, r.derived AS derived, r.transformations AS tr";
+
+const FIELD_DOWN: &str = "UNWIND $ids AS id
+MATCH (s:Field {id: id})-[r:LINEAGE]->(t:Field)
+WHERE r.retired_at IS NULL AND NOT s.deleted AND NOT t.deleted
+RETURN r.id AS id, r.source_type AS st, s.id AS sid, t.id AS tid, r.derived AS derived, r.transformations AS tr";
+
+#[async_trait]
+impl EdgeSource for NeoBase {
+    async fn container_exists(&self, id: i64) -> anyhow::Result<bool> {
+        let q = query("MATCH (c:Container {id: $id}) WHERE NOT c.deleted RETURN c.id AS id").param("id", id);
+        Ok(!self.rows(q).await?.is_empty())
+    }
+    async fn field_exists(&self, id: i64) -> anyhow::Result<bool> {
+        let q = query("MATCH (f:Field {id: $id}) WHERE NOT f.deleted RETURN f.id AS id").param("id", id);
+        Ok(!self.rows(q).await?.is_empty())
+    }
+    async fn container_edges(&self, ids: &[i64], dir: Dir) -> anyhow::Result<Vec<BEdge>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let text = if dir == Dir::Up { UP } else { DOWN };
+        let rows = self.rows(query(text).param("ids", ids.to_vec())).await?;
+        self.edge_rows.fetch_add(rows.len() as u64, Ordering::Relaxed);
+        rows.iter()
+            .map(|r| {
+                Ok(BEdge {
+                    id: row_i64(r, "id")?,
+                    src: self.end(r.get::<Option<i64>>("sid")?, r.get::<Option<String>>("sfqn")?)?,
+                    tgt: self.end(r.get::<Option<i64>>("tid")?, r.get::<Option<String>>("tfqn")?)?,
+                    ol: r.get::<String>("st")? == "openlineage",
+                    derived: false,
+                    carries: true,
+                })
+            })
+            .collect()
+    }
+    async fn field_edges(&self, ids: &[i64], dir: Dir) -> anyhow::Result<Vec<BEdge>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let text = if dir == Dir::Up { FIELD_UP } else { FIELD_DOWN };
+        let rows = self.rows(query(text).param("ids", ids.to_vec())).await?;
+        self.edge_rows.fetch_add(rows.len() as u64, Ordering::Relaxed);
+        rows.iter()
+            .map(|r| {
+                let tr: Option<Value> = r.get::<Option<String>>("tr")?.map(|t| serde_json::from_str(&t)).transpose()?;
+                Ok(BEdge {
+                    id: row_i64(r, "id")?,
+                    src: BEnd::F(row_i64(r, "sid")?),
+                    tgt: BEnd::F(row_i64(r, "tid")?),
+                    ol: r.get::<String>("st")? == "openlineage",
+                    derived: r.get::<Option<bool>>("derived")?.unwrap_or(false),
+                    carries: !is_indirect_only(tr.as_ref()) && !is_masking(tr.as_ref()),
+                })
+            })
+            .collect()
+    }
+    async fn node_props(&self, ids: &[i64]) -> anyhow::Result<HashMap<i64, NodeProps>> {
+        let containers = self
+            .rows(
+                query(
+                    "UNWIND $ids AS id MATCH (c:Container {id: id}) WHERE NOT c.deleted
+                     RETURN c.id AS id, c.name AS name, c.container_type AS ct, c.datastore_id AS ds",
+                )
+                .param("ids", ids.to_vec()),
+            )
+            .await?;
+        let counts = self
+            .rows(
+                query(
+                    "UNWIND $ids AS id MATCH (c:Container {id: id}) WHERE NOT c.deleted
+                     RETURN id, COUNT { MATCH (f:Field {container_id: id}) WHERE NOT f.deleted } AS n",
+                )
+                .param("ids", ids.to_vec()),
+            )
+            .await?;
+        let mut ds_ids: Vec<i64> = containers.iter().map(|r| row_i64(r, "ds")).collect::<anyhow::Result<_>>()?;
+        ds_ids.sort_unstable();
+        ds_ids.dedup();
+        let datastores = self
+            .rows(
+                query("UNWIND $ids AS id MATCH (d:Datastore {id: id}) RETURN d.id AS id, d.name AS name")
+                    .param("ids", ds_ids),
+            )
+            .await?;
+        let ds_name: HashMap<i64, String> = datastores
+            .iter()
+            .map(|r| Ok((row_i64(r, "id")?, r.get::<String>("name")?)))
+            .collect::<anyhow::Result<_>>()?;
+        let count: HashMap<i64, i64> =
+            counts.iter().map(|r| Ok((row_i64(r, "id")?, row_i64(r, "n")?))).collect::<anyhow::Result<_>>()?;
+        containers
+            .iter()
+            .map(|r| {
+                let id = row_i64(r, "id")?;
+                Ok((
+                    id,
+                    NodeProps {
+                        name: r.get("name")?,
+                        container_type: r.get("ct")?,
+                        datastore: ds_name.get(&row_i64(r, "ds")?).cloned().unwrap_or_default(),
+                        field_count: count.get(&id).copied().unwrap_or(0),
+                    },
+                ))
+            })
+            .collect()
+    }
+    async fn container_names(&self, ids: &[i64]) -> anyhow::Result<HashMap<i64, String>> {
+        let rows = self
+            .rows(
+                query("UNWIND $ids AS id MATCH (c:Container {id: id}) WHERE NOT c.deleted RETURN c.id AS id, c.name AS name")
+                    .param("ids", ids.to_vec()),
+            )
+            .await?;
+        rows.iter().map(|r| Ok((row_i64(r, "id")?, r.get::<String>("name")?))).collect()
+    }
+    async fn field_props(&self, ids: &[i64]) -> anyhow::Result<HashMap<i64, (String, i64)>> {
+        let rows = self
+            .rows(
+                query(
+                    "UNWIND $ids AS id MATCH (f:Field {id: id}) WHERE NOT f.deleted
+                     RETURN f.id AS id, f.name AS name, f.container_id AS c",
+                )
+                .param("ids", ids.to_vec()),
+            )
+            .await?;
+        rows.iter().map(|r| Ok((row_i64(r, "id")?, (r.get::<String>("name")?, row_i64(r, "c")?)))).collect()
+    }
+    fn external(&self, x: u32) -> &str {
+        self.externals.get(x as usize).map(String::as_str).unwrap_or("")
+    }
+    fn statements(&self) -> u64 {
+        self.statements.load(Ordering::Relaxed)
+    }
+    fn edge_rows(&self) -> u64 {
+        self.edge_rows.load(Ordering::Relaxed)
+    }
+}
