@@ -101,6 +101,10 @@ mod common_bounds {
 use std::sync::Arc;
 
 use common_bounds::*;
+
+/// The statement counter is process-wide: the tests of this binary take turns so none counts
+/// another's statements.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 use tributary::store::Store;
 
 async fn serve(store: Arc<dyn Store>) -> (String, tokio::sync::oneshot::Sender<()>) {
@@ -135,6 +139,7 @@ async fn check(small: Arc<dyn Store>, big: Arc<dyn Store>, kind: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lineage_graph_statements_do_not_grow_with_nodes_embedded() {
+    let _turn = ONE_AT_A_TIME.lock().await;
     let d1 = tempfile::tempdir().unwrap();
     let d2 = tempfile::tempdir().unwrap();
     let small = Arc::new(tributary::store::sqlite::SqliteStore::open(d1.path()).unwrap());
@@ -144,6 +149,7 @@ async fn lineage_graph_statements_do_not_grow_with_nodes_embedded() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lineage_graph_statements_do_not_grow_with_nodes_neo4j() {
+    let _turn = ONE_AT_A_TIME.lock().await;
     // Both graphs live in the one Neo4j database, under different datastore names? No: the
     // generator reuses names, so build the small one, measure, wipe, then the big one.
     let uri = std::env::var("NEO4J_URI").unwrap_or_default();
@@ -249,6 +255,7 @@ async fn evidence_cost(store: Arc<dyn Store>, edges: usize, kind: &str) -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn evidence_and_its_permission_check_cost_a_bounded_number_of_statements_embedded() {
+    let _turn = ONE_AT_A_TIME.lock().await;
     let d1 = tempfile::tempdir().unwrap();
     let d2 = tempfile::tempdir().unwrap();
     let small =
