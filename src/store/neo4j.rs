@@ -942,9 +942,22 @@ impl Store for Neo4jStore {
     /// Batches naming the same edge serialize on its uniqueness key (see `assert_edges_lookup`),
     /// so a concurrent batch creating it first makes this one assert it, as in the embedded store.
     async fn apply_assertions(&self, batch: AssertionBatch, now: Timestamp) -> StoreResult<AssertionSummary> {
-        let mut txn = self.begin().await?;
-        let result = assertions::apply_assertions_in(&mut txn, &batch, now).await;
-        finish(txn, result).await
+        // Two batches creating the same new edge cannot lock a relationship that does not exist
+        // yet: the second hits the uniqueness constraint and rolls back. Run again, it finds the
+        // edge and asserts it, as the embedded store's single writer would have.
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let mut txn = self.begin().await?;
+            let result = assertions::apply_assertions_in(&mut txn, &batch, now).await;
+            match finish(txn, result).await {
+                Err(StoreError::Conflict(m)) if attempt < 5 => {
+                    tracing::debug!(attempt, error = %m, "concurrent assertion of a new edge; retrying the batch");
+                    tokio::time::sleep(std::time::Duration::from_millis(10 * attempt)).await;
+                }
+                other => return other,
+            }
+        }
     }
 
     async fn put_doc(&self, kind: &str, key: &str, value: serde_json::Value) -> StoreResult<()> {
