@@ -100,6 +100,13 @@ pub fn validate_page(page: i64, size: i64) -> Result<PageRequest> {
     if !(1..=MAX_PAGE_SIZE).contains(&size) {
         return Err(Error::BadInput(format!("size must be between 1 and {MAX_PAGE_SIZE}, got {size}")));
     }
+    // The offset (page - 1) * size must stay a valid number for every store.
+    if (page - 1).checked_mul(size).is_none_or(|o| o > i64::from(i32::MAX)) {
+        return Err(Error::BadInput(format!(
+            "page {page} is past any result: at most {} with size {size}",
+            i64::from(i32::MAX) / size + 1
+        )));
+    }
     Ok(PageRequest { page, size })
 }
 

@@ -346,7 +346,7 @@ pub struct PageRequest {
 
 impl PageRequest {
     pub fn offset(&self) -> i64 {
-        (self.page - 1) * self.size
+        (self.page - 1).saturating_mul(self.size)
     }
 }
 

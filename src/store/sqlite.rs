@@ -432,7 +432,8 @@ impl SqliteStore {
         let readers = self.readers.clone();
         let i = self.next_reader.fetch_add(1, Ordering::Relaxed) % readers.len();
         tokio::task::spawn_blocking(move || {
-            let conn = readers[i].lock().map_err(|_| StoreError::Internal("reader lock poisoned".into()))?;
+            // A panic in an earlier read leaves no half-done state on a reader: recover its lock.
+            let conn = readers[i].lock().unwrap_or_else(|p| p.into_inner());
             f(&conn).map_err(internal)
         })
         .await
@@ -447,7 +448,8 @@ impl SqliteStore {
     {
         let writer = self.writer.clone();
         tokio::task::spawn_blocking(move || {
-            let mut conn = writer.lock().map_err(|_| StoreError::Internal("writer lock poisoned".into()))?;
+            // A panicked write rolled back (its transaction was dropped): recover the lock.
+            let mut conn = writer.lock().unwrap_or_else(|p| p.into_inner());
             let tx = conn.transaction().map_err(internal)?;
             let out = f(&tx)?;
             store_query(STORE, "commit");
