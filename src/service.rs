@@ -192,6 +192,46 @@ impl Lineage {
         Ok(best.map(|(_, c)| c))
     }
 
+    /// Adds to a provider batch the retirement of these edges: every live evidence row of them
+    /// retires (one read for all), and each becomes a candidate to retire once unbacked.
+    pub(crate) async fn retire_edges_in(&self, batch: &mut crate::domain::AssertionBatch, edges: &[Id]) -> Result<()> {
+        if edges.is_empty() {
+            return Ok(());
+        }
+        for ev in self.store.evidence_for_edges(edges).await? {
+            if ev.retired_at.is_none() {
+                batch.retire_evidence.push((ev.edge_id, ev.key));
+            }
+        }
+        batch.retire_candidates.extend_from_slice(edges);
+        Ok(())
+    }
+
+    /// A field's id by name (case-insensitive) in a container, reading each container's fields
+    /// once into `cache`.
+    pub(crate) async fn field_id_cached(
+        &self,
+        cache: &mut HashMap<Id, HashMap<String, Id>>,
+        container: Id,
+        name: &str,
+    ) -> Result<Option<Id>> {
+        if let std::collections::hash_map::Entry::Vacant(slot) = cache.entry(container) {
+            let mut names = HashMap::new();
+            let mut page = 1;
+            loop {
+                let p = self.store.container_fields(container, None, PageRequest { page, size: MAX_PAGE_SIZE }).await?;
+                let n = p.items.len();
+                names.extend(p.items.into_iter().map(|f| (f.name.to_lowercase(), f.id)));
+                if n < MAX_PAGE_SIZE as usize {
+                    break;
+                }
+                page += 1;
+            }
+            slot.insert(names);
+        }
+        Ok(cache.get(&container).and_then(|m| m.get(&name.to_lowercase())).copied())
+    }
+
     async fn container_datastore(&self, id: Id) -> Result<Id> {
         match self.store.containers_by_ids(&[id]).await?.pop() {
             Some(c) => Ok(c.datastore_id),

@@ -119,16 +119,15 @@ impl Lineage {
         if replaces(&t.operation) {
             // The target is defined afresh: this provider's other sources of it retire.
             let keep: BTreeSet<String> = sources.iter().map(End::key).collect();
-            for e in self.store.live_edges_touching_ends(std::slice::from_ref(&target), &t.source_type).await? {
-                if e.target == target && !e.is_field_edge() && !keep.contains(&e.source.key()) {
-                    for ev in self.store.evidence_for_edges(&[e.id]).await? {
-                        if ev.retired_at.is_none() {
-                            batch.retire_evidence.push((ev.edge_id, ev.key));
-                        }
-                    }
-                    batch.retire_candidates.push(e.id);
-                }
-            }
+            let stale: Vec<Id> = self
+                .store
+                .live_edges_touching_ends(std::slice::from_ref(&target), &t.source_type)
+                .await?
+                .into_iter()
+                .filter(|e| e.target == target && !e.is_field_edge() && !keep.contains(&e.source.key()))
+                .map(|e| e.id)
+                .collect();
+            self.retire_edges_in(&mut batch, &stale).await?;
         }
         let mut ends: Vec<&End> = sources.iter().collect();
         ends.push(&target);

@@ -444,12 +444,7 @@ impl Lineage {
         if !dropped.is_empty() {
             let edges = self.store.live_edges_touching_ends(&dropped, SOURCE_TYPE).await?;
             let ids: Vec<Id> = edges.iter().map(|e| e.id).collect();
-            for ev in self.store.evidence_for_edges(&ids).await? {
-                if ev.retired_at.is_none() {
-                    batch.retire_evidence.push((ev.edge_id, ev.key));
-                }
-            }
-            batch.retire_candidates.extend(ids);
+            self.retire_edges_in(&mut batch, &ids).await?;
         }
         // A RENAME moves the previous name's live OpenLineage lineage to the new name: each
         // edge is asserted again at the new end with its evidence, and the old one retires.
@@ -723,7 +718,7 @@ impl Lineage {
                 for (field, list) in by_field {
                     let field_id = match field {
                         None => None,
-                        Some(f) => match self.field_id(&mut fields, c.id, &f).await? {
+                        Some(f) => match self.field_id_cached(&mut fields, c.id, &f).await? {
                             Some(id) => Some(id),
                             None => continue,
                         },
@@ -733,7 +728,7 @@ impl Lineage {
             }
             for f in &d.schema {
                 // dbt sends descriptions without types: each is recorded when it is sent.
-                let Some(id) = self.field_id(&mut fields, c.id, &f.name).await? else { continue };
+                let Some(id) = self.field_id_cached(&mut fields, c.id, &f.name).await? else { continue };
                 if let Some(t) = &f.data_type {
                     rows.push(row(Some(id), "type", json!(t)));
                 }
@@ -829,7 +824,7 @@ impl Lineage {
             }
             let Some(oc) = oc else { continue };
             for edge in &o.column_lineage {
-                let target = self.field_id(&mut container_fields, *oc, &edge.output_field).await?;
+                let target = self.field_id_cached(&mut container_fields, *oc, &edge.output_field).await?;
                 let source_ds = ol::Dataset {
                     namespace: edge.input.namespace.clone(),
                     name: edge.input.name.clone(),
@@ -837,7 +832,9 @@ impl Lineage {
                 };
                 let (_, sc) = resolver.end(&source_ds, unresolved).await?;
                 let source = match sc {
-                    Some(sc) => self.field_id(&mut container_fields, sc, &edge.input.field).await?.map(|f| (sc, f)),
+                    Some(sc) => {
+                        self.field_id_cached(&mut container_fields, sc, &edge.input.field).await?.map(|f| (sc, f))
+                    }
                     None => None,
                 };
                 let (Some(t), Some((sc, s))) = (target, source) else {
@@ -882,31 +879,6 @@ impl Lineage {
         let mut seen = BTreeSet::new();
         out.retain(|a| seen.insert((a.edge.source.key(), a.edge.target.key())));
         Ok(out)
-    }
-
-    async fn field_id(
-        &self,
-        cache: &mut HashMap<Id, HashMap<String, Id>>,
-        container: Id,
-        name: &str,
-    ) -> Result<Option<Id>> {
-        if let std::collections::hash_map::Entry::Vacant(slot) = cache.entry(container) {
-            let mut names = HashMap::new();
-            let mut page = 1;
-            loop {
-                let p = self.store.container_fields(container, None, PageRequest { page, size: 1000 }).await?;
-                let n = p.items.len();
-                for f in p.items {
-                    names.insert(f.name.to_lowercase(), f.id);
-                }
-                if n < 1000 {
-                    break;
-                }
-                page += 1;
-            }
-            slot.insert(names);
-        }
-        Ok(cache.get(&container).and_then(|m| m.get(&name.to_lowercase())).copied())
     }
 }
 

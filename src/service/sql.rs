@@ -188,13 +188,13 @@ impl Lineage {
         let mut batch = AssertionBatch::default();
         for col in cols {
             let name = &col.target[prefix.len()..];
-            let Some(tf) = self.sql_field(&mut fields, tc.id, name).await? else { continue };
+            let Some(tf) = self.field_id_cached(&mut fields, tc.id, name).await? else { continue };
             let target_end = End::Field { id: tf, container_id: tc.id };
             let mut keep = BTreeSet::new();
             for src in &col.sources {
                 let Some((table, column)) = src.rsplit_once('.') else { continue };
                 let Some(sc) = self.match_container(&[Some(datastore), None], table).await? else { continue };
-                let Some(sf) = self.sql_field(&mut fields, sc.id, column).await? else { continue };
+                let Some(sf) = self.field_id_cached(&mut fields, sc.id, column).await? else { continue };
                 let source_end = End::Field { id: sf, container_id: sc.id };
                 if source_end == target_end {
                     continue;
@@ -226,33 +226,19 @@ impl Lineage {
                     },
                 });
             }
-            for e in self.store.live_edges_touching_ends(std::slice::from_ref(&target_end), source_type).await? {
-                if e.target == target_end && !keep.contains(&e.source.key()) {
-                    for ev in self.store.evidence_for_edges(&[e.id]).await? {
-                        if ev.retired_at.is_none() {
-                            batch.retire_evidence.push((ev.edge_id, ev.key));
-                        }
-                    }
-                    batch.retire_candidates.push(e.id);
-                }
-            }
+            let stale: Vec<Id> = self
+                .store
+                .live_edges_touching_ends(std::slice::from_ref(&target_end), source_type)
+                .await?
+                .into_iter()
+                .filter(|e| e.target == target_end && !keep.contains(&e.source.key()))
+                .map(|e| e.id)
+                .collect();
+            self.retire_edges_in(&mut batch, &stale).await?;
         }
         let ends: Vec<End> = batch.assert.iter().flat_map(|a| [a.edge.source.clone(), a.edge.target.clone()]).collect();
         caller.require(self.datastores_of_ends(ends.iter()).await?, Permission::Editor, "ingestSql")?;
         self.store.apply_assertions(batch, now).await?;
         Ok(())
-    }
-
-    async fn sql_field(
-        &self,
-        cache: &mut HashMap<Id, HashMap<String, Id>>,
-        container: Id,
-        name: &str,
-    ) -> Result<Option<Id>> {
-        if let std::collections::hash_map::Entry::Vacant(slot) = cache.entry(container) {
-            let page = self.store.container_fields(container, None, PageRequest { page: 1, size: 1000 }).await?;
-            slot.insert(page.items.into_iter().map(|f| (f.name.to_lowercase(), f.id)).collect());
-        }
-        Ok(cache.get(&container).and_then(|m| m.get(&name.to_lowercase())).copied())
     }
 }
