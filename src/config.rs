@@ -60,6 +60,16 @@ pub enum Command {
         #[arg(long, default_value_t = 500)]
         chunk: usize,
     },
+    /// What SQL means, as `analyzeSql` answers it, without a store: reads JSON lines on stdin
+    /// (`{"sql": "..."}` or `{"statements": [...]}`, optional `default_database`,
+    /// `default_schema` and `catalog` `{table: [columns]}`) and prints one JSON array of statement
+    /// lineages per line; the analysis rate goes to stderr at the end.
+    AnalyzeSql {
+        /// The SQL dialect (postgres, redshift, mysql, mariadb, snowflake, bigquery, tsql,
+        /// sparksql, hive, oracle, trino, ansi); a line's own `dialect` overrides it.
+        #[arg(long)]
+        dialect: String,
+    },
     /// Manage API tokens: create (or update) a user with a new token, list, revoke.
     Token {
         #[command(subcommand)]

@@ -503,6 +503,24 @@ fn bare_ref(e: &Expr) -> bool {
     }
 }
 
+/// The (lower-cased) column names referenced in `e`.
+fn column_names(e: &Expr, out: &mut HashSet<String>) {
+    let _ = sqlparser::ast::visit_expressions(e, |x| {
+        match x {
+            Expr::Identifier(id) => {
+                out.insert(lower(&id.value));
+            }
+            Expr::CompoundIdentifier(ids) => {
+                if let Some(last) = ids.last() {
+                    out.insert(lower(&last.value));
+                }
+            }
+            _ => {}
+        }
+        ControlFlow::<()>::Continue(())
+    });
+}
+
 fn join_constraint(op: &JoinOperator) -> (Option<&JoinConstraint>, Option<&Expr>) {
     match op {
         JoinOperator::Join(c)
@@ -958,8 +976,10 @@ impl<'a> Analyzer<'a> {
                 return Relation { alias, parts: lparts, kind: RelKind::Derived(renamed_rc(o, &alias_cols)) };
             }
         }
-        // A Snowflake stage (`@stage/path`) is a location, not a table.
-        if parts.first().is_some_and(|p| p.starts_with('@') && self.dialect == Dialect::Snowflake) {
+        // A Snowflake stage (`@stage/path`) is a location, not a table; Oracle's and MySQL's
+        // one-row `dual` holds no data anyone wrote.
+        let stage = parts.first().is_some_and(|p| p.starts_with('@') && self.dialect == Dialect::Snowflake);
+        if stage || (lparts.len() == 1 && lparts.first().is_some_and(|p| p == "dual")) {
             let lin = Lin { sources: BTreeSet::new(), derived: true };
             return Relation { alias, parts: lparts, kind: RelKind::Generated { lin, cols: Vec::new(), value: None } };
         }
@@ -1070,9 +1090,13 @@ impl<'a> Analyzer<'a> {
                     lin.derived = true;
                     Some(self.generated(lin, alias.as_ref(), &[], false))
                 }
+                TableFactor::Pivot { table, aggregate_functions, value_column, value_source, alias, .. } => {
+                    Some(self.pivot(table, aggregate_functions, value_column, value_source, alias.as_ref(), outer))
+                }
+                TableFactor::Unpivot { table, value, name, columns, alias, .. } => {
+                    Some(self.unpivot(table, value, name, columns, alias.as_ref(), outer))
+                }
                 TableFactor::NestedJoin { .. }
-                | TableFactor::Pivot { .. }
-                | TableFactor::Unpivot { .. }
                 | TableFactor::MatchRecognize { .. }
                 | TableFactor::UnpivotExpr { .. } => None,
             }
@@ -1085,9 +1109,7 @@ impl<'a> Analyzer<'a> {
             TableFactor::NestedJoin { table_with_joins, .. } => {
                 self.join_item(table_with_joins, rels, using, deferred, outer)
             }
-            TableFactor::Pivot { table, alias, .. }
-            | TableFactor::Unpivot { table, alias, .. }
-            | TableFactor::MatchRecognize { table, alias, .. } => {
+            TableFactor::MatchRecognize { table, alias, .. } => {
                 let before = rels.len();
                 self.factor(table, rels, using, deferred, outer);
                 // The reshaped relation answers to the outer alias; its columns are not known.
@@ -1104,6 +1126,139 @@ impl<'a> Analyzer<'a> {
             }
             _ => {}
         }
+    }
+
+    /// The input of a PIVOT or UNPIVOT: its relation, and the names its other clauses use.
+    fn reshaped_input(&mut self, table: &TableFactor, outer: Option<&Scope>) -> Vec<Relation> {
+        let mut inner = Vec::new();
+        let mut using = Vec::new();
+        let mut deferred = Vec::new();
+        self.factor(table, &mut inner, &mut using, &mut deferred, outer);
+        let sc = Scope { rels: &inner, parent: outer, using: &using, aliases: &[] };
+        for e in &deferred {
+            self.walk(e, &sc);
+        }
+        inner
+    }
+
+    /// The columns of `inner` not consumed by a PIVOT or UNPIVOT (they pass through), and the
+    /// tables whose columns are unknown.
+    fn passthrough(&self, inner: &[Relation], used: &HashSet<String>) -> (Vec<OutCol>, Vec<String>) {
+        let keep = |c: &&OutCol| !used.contains(&lower(&c.name));
+        match inner.first().map(|r| &r.kind) {
+            Some(RelKind::Table { known: Some(o), .. }) | Some(RelKind::Derived(o)) => {
+                (o.cols.iter().filter(keep).cloned().collect(), o.star_tables.clone())
+            }
+            Some(RelKind::Table { name, known: None }) => (Vec::new(), vec![name.clone()]),
+            Some(RelKind::Generated { lin, cols, .. }) => (
+                cols.iter()
+                    .filter(|c| !used.contains(*c))
+                    .map(|c| OutCol { name: c.clone(), lin: lin.clone() })
+                    .collect(),
+                Vec::new(),
+            ),
+            None => (Vec::new(), Vec::new()),
+        }
+    }
+
+    /// `PIVOT (agg(x) FOR k IN (v1, v2))`: one column per value (per value and aggregate), computed
+    /// like `agg(CASE WHEN k = v1 THEN x END)`, so from `x` and `k`; the other columns pass through.
+    fn pivot(
+        &mut self,
+        table: &TableFactor,
+        aggregates: &[sqlparser::ast::ExprWithAlias],
+        value_column: &[Expr],
+        values: &sqlparser::ast::PivotValueSource,
+        alias: Option<&TableAlias>,
+        outer: Option<&Scope>,
+    ) -> Relation {
+        let inner = self.reshaped_input(table, outer);
+        let sc = Scope { rels: &inner, parent: outer, using: &[], aliases: &[] };
+        let mut used = HashSet::new();
+        let mut key = Lin { sources: BTreeSet::new(), derived: true };
+        for e in value_column {
+            column_names(e, &mut used);
+            key.sources.extend(self.expr_lin(e, &sc, &[]).sources);
+        }
+        let mut aggs: Vec<(Option<String>, Lin)> = Vec::new();
+        for a in aggregates {
+            column_names(&a.expr, &mut used);
+            let mut l = self.expr_lin(&a.expr, &sc, &[]);
+            l.sources.extend(key.sources.iter().cloned());
+            l.derived = true;
+            aggs.push((a.alias.as_ref().map(|i| self.fold(i)), l));
+        }
+        let names: Vec<String> = match values {
+            sqlparser::ast::PivotValueSource::List(vs) => vs
+                .iter()
+                .map(|v| match &v.alias {
+                    Some(a) => self.fold(a),
+                    None => self.pivot_value_name(&v.expr),
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        let (mut cols, stars) = self.passthrough(&inner, &used);
+        for v in &names {
+            for (a, l) in &aggs {
+                let name = match a {
+                    Some(a) if aggs.len() > 1 => format!("{v}_{a}"),
+                    _ => v.clone(),
+                };
+                cols.push(OutCol { name, lin: l.clone() });
+            }
+        }
+        let (a, acols) = self.alias_of(alias);
+        let out = Output::new(cols, stars).renamed(&acols);
+        Relation { alias: a, parts: Vec::new(), kind: RelKind::Derived(Rc::new(out)) }
+    }
+
+    fn pivot_value_name(&self, e: &Expr) -> String {
+        match e {
+            Expr::Value(v) => match &v.value {
+                sqlparser::ast::Value::SingleQuotedString(s) | sqlparser::ast::Value::DoubleQuotedString(s) => {
+                    s.clone()
+                }
+                other => other.to_string(),
+            },
+            Expr::Identifier(id) => self.fold(id),
+            other => other.to_string(),
+        }
+    }
+
+    /// `UNPIVOT (v FOR k IN (c1, c2))`: `k` holds column names (no source), `v` the values of
+    /// `c1`, `c2` (like a UNION of them); the other columns pass through.
+    fn unpivot(
+        &mut self,
+        table: &TableFactor,
+        value: &Expr,
+        name: &Ident,
+        columns: &[sqlparser::ast::ExprWithAlias],
+        alias: Option<&TableAlias>,
+        outer: Option<&Scope>,
+    ) -> Relation {
+        let inner = self.reshaped_input(table, outer);
+        let sc = Scope { rels: &inner, parent: outer, using: &[], aliases: &[] };
+        let mut used = HashSet::new();
+        let mut vlin = Lin::default();
+        for c in columns {
+            column_names(&c.expr, &mut used);
+            let l = self.expr_lin(&c.expr, &sc, &[]);
+            vlin.merge(&l);
+        }
+        let value_names: Vec<String> = match value {
+            Expr::Identifier(id) => vec![self.fold(id)],
+            Expr::Tuple(es) => es.iter().map(|e| self.item_name(e)).collect(),
+            other => vec![self.item_name(other)],
+        };
+        let (mut cols, stars) = self.passthrough(&inner, &used);
+        cols.push(OutCol { name: self.fold(name), lin: Lin { sources: BTreeSet::new(), derived: true } });
+        for v in value_names {
+            cols.push(OutCol { name: v, lin: vlin.clone() });
+        }
+        let (a, acols) = self.alias_of(alias);
+        let out = Output::new(cols, stars).renamed(&acols);
+        Relation { alias: a, parts: Vec::new(), kind: RelKind::Derived(Rc::new(out)) }
     }
 
     fn join_item<'q>(
@@ -1421,9 +1576,77 @@ impl<'a> Analyzer<'a> {
                 }
                 op("DROP")
             }
+            Statement::AlterTable(at) => {
+                let mut r = op(word);
+                for o in &at.operations {
+                    if let sqlparser::ast::AlterTableOperation::RenameTable { table_name } = o {
+                        let (sqlparser::ast::RenameTableNameKind::To(new)
+                        | sqlparser::ast::RenameTableNameKind::As(new)) = table_name;
+                        r.operation = "RENAME".into();
+                        self.rename(&at.name, new, &mut r);
+                    }
+                }
+                r
+            }
+            Statement::RenameTable(renames) => {
+                let mut r = op("RENAME");
+                for x in renames {
+                    self.rename(&x.old_name, &x.new_name, &mut r);
+                }
+                r
+            }
             Statement::CreateProcedure { .. } | Statement::CreateFunction(_) => op("CREATE_PROCEDURE"),
             _ => op(word),
         }
+    }
+
+    /// `ALTER TABLE a RENAME TO b`, `RENAME TABLE a TO b`: `b` now holds what `a` held, so `a`
+    /// is its source and, when `a`'s columns are known, each column its namesake's. A 1-part new
+    /// name stays in the old name's schema (Postgres, Snowflake, Oracle), whatever the defaults.
+    fn rename(&mut self, old: &ObjectName, new: &ObjectName, r: &mut StmtResult) {
+        let from = self.qualify(old);
+        let new_parts = name_parts(new, self.dialect);
+        let to = match (new_parts.as_slice(), from.rsplit_once('.')) {
+            ([one], Some((prefix, _))) if !is_local_temp(one) => format!("{prefix}.{one}"),
+            _ => self.qualify(new),
+        };
+        let moved = self.session.remove(&lower(&from));
+        let cols: Vec<(String, Lin)> = match &moved {
+            Some(e) => e
+                .out
+                .cols
+                .iter()
+                .map(|c| {
+                    (c.name.clone(), if e.kind == EntryKind::Table { Lin::bare(&from, &c.name) } else { c.lin.clone() })
+                })
+                .collect(),
+            None => self
+                .catalog_output(&from)
+                .map(|o| o.cols.iter().map(|c| (c.name.clone(), c.lin.clone())).collect())
+                .unwrap_or_default(),
+        };
+        match &moved {
+            Some(e) if e.kind == EntryKind::Intermediate => self.tables.extend(e.sources.iter().cloned()),
+            _ => {
+                self.tables.insert(from.clone());
+            }
+        }
+        if let Some(e) = moved {
+            let kind = e.kind;
+            let out_cols = cols
+                .iter()
+                .map(|(n, l)| OutCol {
+                    name: n.clone(),
+                    lin: if kind == EntryKind::Table { Lin::bare(&to, n) } else { l.clone() },
+                })
+                .collect();
+            self.session.insert(
+                lower(&to),
+                Entry { kind, out: Rc::new(Output::new(out_cols, Vec::new())), sources: e.sources },
+            );
+        }
+        r.columns.extend(self.columns_out(&to, &cols));
+        r.targets.push(to);
     }
 
     /// Records the columns written to `target`, and returns them as [`ColumnLineage`].
@@ -1872,7 +2095,11 @@ impl<'a> Analyzer<'a> {
         let target = self.qualify(&ct.name);
         let temp = ct.temporary || ct.volatile || is_local_temp(&target);
         let col_names: Vec<String> = ct.columns.iter().map(|c| self.fold(&c.name)).collect();
-        let location = ct.location.clone().or_else(|| table_option_location(ct));
+        let location = ct
+            .location
+            .clone()
+            .or_else(|| ct.hive_formats.as_ref().and_then(|h| h.location.clone()))
+            .or_else(|| table_option_location(ct));
         if let Some(q) = &ct.query {
             let out = self.query(q, None);
             let cols: Vec<(String, Lin)> = if col_names.is_empty() {

@@ -45,6 +45,19 @@
 //!   only relation whose columns are unknown; failing that, to an earlier select-list alias
 //!   (lateral alias), then to an outer query. Otherwise it is reported in `unresolved` and
 //!   contributes no source.
+//! - **Statements the parser does not take** are rewritten first: a Hive/Spark multi-insert
+//!   (`FROM src INSERT ... SELECT ... INSERT ... SELECT ...`) becomes one `INSERT ... SELECT ...
+//!   FROM src` per insert, reported as one entry with several targets, each with its own
+//!   columns (the operation is the first insert's); T-SQL `INSERT INTO t EXEC proc` reports `t`
+//!   as its target with no sources and an `unresolved` note naming the procedure.
+//! - **Renames.** `ALTER TABLE a RENAME TO b` and MySQL `RENAME TABLE a TO b` are operation
+//!   `RENAME`, target `b`, source `a` (and, when `a`'s columns are known, each column of `b` from
+//!   its namesake), so a caller can move lineage; a 1-part new name stays in `a`'s schema.
+//! - **PIVOT / UNPIVOT.** A pivoted value column is computed like `agg(CASE WHEN k = v THEN x
+//!   END)`, so from the aggregate's columns and the `FOR` column; it is named by its alias, else
+//!   by the value (`value_alias` with several aggregates). An UNPIVOT value column copies the
+//!   unpivoted columns (like a UNION of them), its name column has no source. Other columns pass
+//!   through. `dual` is no table.
 //! - **Every input index has at least one entry**, in input order; a script in one string, or a
 //!   procedure, may give several entries with the same index.
 
@@ -131,9 +144,9 @@ impl Dialect {
         matches!(self, Dialect::Snowflake | Dialect::Oracle)
     }
 
-    /// Postgres and Redshift fold unquoted identifiers to lower case; the others keep them.
+    /// Postgres, Redshift and Trino fold unquoted identifiers to lower case; the others keep them.
     pub fn folds_lower(&self) -> bool {
-        matches!(self, Dialect::Postgres | Dialect::Redshift)
+        matches!(self, Dialect::Postgres | Dialect::Redshift | Dialect::Trino)
     }
 
     fn parser_dialect(&self) -> Box<dyn sqlparser::dialect::Dialect> {
@@ -244,6 +257,12 @@ struct Unit {
     parsed: Result<Vec<Statement>, String>,
     /// Decided without parsing: (operation, errors, unresolved).
     fixed: Option<(String, Vec<String>, Vec<String>)>,
+    /// The text as given, when `text` is a rewrite of it (masked and stored instead).
+    original: Option<String>,
+    /// Part of the previous unit's statement (a Hive multi-insert): merged into its entry.
+    joins_previous: bool,
+    /// Reported as unresolved with the statement.
+    note: Option<String>,
 }
 
 /// The longest run of operators (`a + b + ...`, `x = 1 OR x = 2 OR ...`) in one expression that is
@@ -295,7 +314,18 @@ fn parse(
     };
     match run(dialect) {
         Ok(s) => Ok(s),
-        Err(e) if fallback => run(&sqlparser::dialect::GenericDialect).map_err(|_| e.to_string()),
+        Err(e) if fallback => run(&sqlparser::dialect::GenericDialect)
+            .or_else(|_| {
+                // Oracle's `INSERT ALL|FIRST ... SELECT` is taken only by the Snowflake parser,
+                // `LOAD DATA` (rewritten from MySQL's and BigQuery's) only by Hive's.
+                let mut words = text.split_whitespace().map(str::to_ascii_uppercase);
+                match (words.next().as_deref(), words.next().as_deref()) {
+                    (Some("INSERT"), Some("ALL" | "FIRST")) => run(&sqlparser::dialect::SnowflakeDialect),
+                    (Some("LOAD"), Some("DATA")) => run(&sqlparser::dialect::HiveDialect {}),
+                    _ => Err(e.clone()),
+                }
+            })
+            .map_err(|_| e.to_string()),
         Err(e) => Err(e.to_string()),
     }
 }
@@ -306,6 +336,27 @@ fn first_word(text: &str, dialect: Dialect) -> String {
         .map(|t| t.text(text).to_ascii_uppercase())
         .filter(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_alphabetic() || b == b'_'))
         .unwrap_or_else(|| "UNKNOWN".to_string())
+}
+
+/// Adds one part of a multi-insert to the entry of the parts before it.
+fn merge_into(prev: &mut StatementLineage, r: lineage::StmtResult) {
+    for t in r.targets {
+        if !prev.targets.contains(&t) {
+            prev.targets.push(t);
+        }
+    }
+    let targets: HashSet<String> = prev.targets.iter().map(|t| t.to_lowercase()).collect();
+    prev.sources.extend(r.sources);
+    prev.sources.retain(|s| !targets.contains(&s.to_lowercase()));
+    prev.sources.sort();
+    prev.sources.dedup();
+    prev.columns.extend(r.columns);
+    for u in r.unresolved {
+        if !prev.unresolved.contains(&u) {
+            prev.unresolved.push(u);
+        }
+    }
+    prev.intermediate |= r.intermediate;
 }
 
 /// What each statement means; see the module comment for the rules. `statements` are analysed in
@@ -322,7 +373,48 @@ pub fn analyze(
     let mut units: Vec<Unit> = Vec::new();
     let push = |units: &mut Vec<Unit>, index: usize, text: String, procedure: Option<String>, only: bool| {
         let parsed = parse(&text, &*parser_dialect, fallback, limit);
-        units.push(Unit { index, text, procedure, lineage_only: only, parsed, fixed: None });
+        units.push(Unit {
+            index,
+            text,
+            procedure,
+            lineage_only: only,
+            parsed,
+            fixed: None,
+            original: None,
+            joins_previous: false,
+            note: None,
+        });
+    };
+    // A statement the parser does not take, rewritten into ones it does.
+    let push_rewritten = |units: &mut Vec<Unit>, index: usize, piece: &str, procedure: Option<String>, only: bool| {
+        if let Some(parts) = split::multi_insert(piece, dialect) {
+            for (k, part) in parts.into_iter().enumerate() {
+                push(units, index, part, procedure.clone(), only);
+                if let Some(u) = units.last_mut() {
+                    u.original = Some(piece.to_string());
+                    u.joins_previous = k > 0;
+                }
+            }
+            return true;
+        }
+        if let Some(text) = split::rewrite(piece, dialect) {
+            push(units, index, text, procedure, only);
+            if let Some(u) = units.last_mut() {
+                u.original = Some(piece.to_string());
+            }
+            return true;
+        }
+        if dialect == Dialect::TSql {
+            if let Some((text, called)) = split::insert_exec(piece, dialect) {
+                push(units, index, text, procedure, only);
+                if let Some(u) = units.last_mut() {
+                    u.original = Some(piece.to_string());
+                    u.note = Some(format!("INSERT ... EXEC {called}: what the procedure returns is not known"));
+                }
+                return true;
+            }
+        }
+        false
     };
     for (index, sql) in statements.iter().enumerate() {
         let fixed =
@@ -333,6 +425,9 @@ pub fn analyze(
                 lineage_only: false,
                 parsed: Ok(Vec::new()),
                 fixed: Some((op.to_string(), errors, unresolved)),
+                original: None,
+                joins_previous: false,
+                note: None,
             };
         if sql.len() > options.max_statement_bytes {
             let e = format!(
@@ -381,13 +476,17 @@ pub fn analyze(
                     units.push(fixed("CREATE_PROCEDURE", vec![], vec![], &piece, Some(routine.name.clone())));
                 }
                 for (_, stmt) in body {
-                    push(&mut units, index, stmt, Some(routine.name.clone()), true);
+                    if !push_rewritten(&mut units, index, &stmt, Some(routine.name.clone()), true) {
+                        push(&mut units, index, stmt, Some(routine.name.clone()), true);
+                    }
                 }
             } else if let Some(body) = procedural(&piece, dialect) {
                 for (_, stmt) in split::body_statements(&body, dialect) {
-                    push(&mut units, index, stmt, None, true);
+                    if !push_rewritten(&mut units, index, &stmt, None, true) {
+                        push(&mut units, index, stmt, None, true);
+                    }
                 }
-            } else {
+            } else if !push_rewritten(&mut units, index, &piece, None, false) {
                 push(&mut units, index, piece, None, false);
             }
         }
@@ -399,9 +498,23 @@ pub fn analyze(
     let mut out: Vec<StatementLineage> = Vec::with_capacity(units.len());
     let mut seen: HashSet<usize> = HashSet::new();
     for (n, u) in units.iter().enumerate() {
+        if u.joins_previous {
+            if let Some(prev) = out.last_mut().filter(|p| p.index == u.index) {
+                match &u.parsed {
+                    Err(e) => prev.errors.push(e.clone()),
+                    Ok(stmts) => {
+                        for st in stmts {
+                            let r = an.statement(st, "INSERT");
+                            merge_into(prev, r);
+                        }
+                    }
+                }
+                continue;
+            }
+        }
         let base = StatementLineage {
             index: u.index,
-            masked_sql: mask_literals(&u.text, dialect),
+            masked_sql: mask_literals(u.original.as_deref().unwrap_or(&u.text), dialect),
             procedure: u.procedure.clone(),
             ..StatementLineage::default()
         };
@@ -429,12 +542,14 @@ pub fn analyze(
                         continue;
                     }
                     seen.insert(u.index);
+                    let mut unresolved = r.unresolved;
+                    unresolved.extend(u.note.iter().cloned());
                     out.push(StatementLineage {
                         operation: r.operation,
                         targets: r.targets,
                         sources: r.sources,
                         columns: r.columns,
-                        unresolved: r.unresolved,
+                        unresolved,
                         external_location: r.external_location,
                         intermediate: r.intermediate,
                         ..base.clone()

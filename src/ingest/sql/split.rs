@@ -676,3 +676,180 @@ fn strip_block(text: &str, dialect: Dialect) -> String {
         _ => text.trim().to_string(),
     }
 }
+
+/// Significant tokens of `text` with their parenthesis depth (0 = top level).
+fn leveled(text: &str, dialect: Dialect) -> Vec<(Token, i32)> {
+    let mut depth = 0i32;
+    let mut out = Vec::new();
+    for t in Lexer::new(text, dialect).filter(Token::significant) {
+        if t.is_punct(text, b')') {
+            depth -= 1;
+        }
+        out.push((t, depth));
+        if t.is_punct(text, b'(') {
+            depth += 1;
+        }
+    }
+    out
+}
+
+/// Clauses that end a select list.
+const AFTER_SELECT_LIST: &[&str] =
+    &["WHERE", "GROUP", "HAVING", "ORDER", "SORT", "CLUSTER", "DISTRIBUTE", "LIMIT", "WINDOW", "QUALIFY"];
+
+/// Hive/Spark multi-insert, `FROM src INSERT OVERWRITE TABLE a SELECT ... INSERT INTO TABLE b
+/// SELECT ...`, which the parser does not take: one `INSERT ... SELECT ... FROM src ...` per
+/// insert, the shared `FROM` clause put after each select list. `None` for anything else.
+pub(crate) fn multi_insert(text: &str, dialect: Dialect) -> Option<Vec<String>> {
+    let toks = leveled(text, dialect);
+    let (first, _) = toks.first()?;
+    if !first.is_kw(text, "FROM") {
+        return None;
+    }
+    let inserts: Vec<usize> =
+        toks.iter().enumerate().filter(|(_, (t, d))| *d == 0 && t.is_kw(text, "INSERT")).map(|(i, _)| i).collect();
+    let from_clause = text.get(first.end..toks.get(*inserts.first()?)?.0.start)?.trim();
+    let mut out = Vec::with_capacity(inserts.len());
+    for (k, &at) in inserts.iter().enumerate() {
+        let end_tok = inserts.get(k + 1).copied().unwrap_or(toks.len());
+        let seg_start = toks.get(at)?.0.start;
+        let seg_end = match toks.get(end_tok) {
+            Some((t, _)) => t.start,
+            None => text.len(),
+        };
+        let seg = toks.get(at..end_tok)?;
+        let select = seg.iter().position(|(t, d)| *d == 0 && t.is_kw(text, "SELECT"));
+        let cut = select.and_then(|s| {
+            seg.iter()
+                .enumerate()
+                .skip(s + 1)
+                .find(|(i, (t, d))| {
+                    *d == 0
+                        && AFTER_SELECT_LIST.iter().any(|kw| t.is_kw(text, kw))
+                        && !(t.is_kw(text, "GROUP")
+                            && i.checked_sub(1).and_then(|p| seg.get(p)).is_some_and(|(p, _)| p.is_kw(text, "WITHIN")))
+                })
+                .map(|(_, (t, _))| t.start)
+        });
+        let piece = match (select, cut) {
+            (None, _) => text.get(seg_start..seg_end)?.trim().to_string(),
+            (Some(_), Some(c)) => {
+                format!("{} FROM {from_clause} {}", text.get(seg_start..c)?.trim_end(), text.get(c..seg_end)?.trim())
+            }
+            (Some(_), None) => format!("{} FROM {from_clause}", text.get(seg_start..seg_end)?.trim_end()),
+        };
+        out.push(piece);
+    }
+    Some(out)
+}
+
+/// T-SQL `INSERT [INTO] t [(cols)] EXEC[UTE] proc ...`, which the parser does not take: the
+/// statement with the `EXEC` part replaced by `DEFAULT VALUES` (so the target parses), and the
+/// procedure called. `None` for anything else.
+pub(crate) fn insert_exec(text: &str, dialect: Dialect) -> Option<(String, String)> {
+    let toks = leveled(text, dialect);
+    if !toks.first()?.0.is_kw(text, "INSERT") {
+        return None;
+    }
+    let at = toks.iter().position(|(t, d)| *d == 0 && (t.is_kw(text, "EXEC") || t.is_kw(text, "EXECUTE")))?;
+    let exec = toks.get(at)?.0;
+    // The column list would be a lie with DEFAULT VALUES; what lineage there is starts unknown.
+    let head_end = toks
+        .iter()
+        .take(at)
+        .position(|(t, d)| *d == 0 && t.is_punct(text, b'('))
+        .and_then(|i| toks.get(i))
+        .map_or(exec.start, |(t, _)| t.start);
+    let head = text.get(..head_end)?.trim_end();
+    let called = text.get(exec.end..)?.trim();
+    let proc_name = called
+        .split(|c: char| c.is_whitespace() || c == ';' || c == '(')
+        .find(|w| !w.is_empty() && !w.starts_with('@') && *w != "=")
+        .unwrap_or(called)
+        .to_string();
+    Some((format!("{head} DEFAULT VALUES"), proc_name))
+}
+
+/// The dotted name starting at token `i` (words, quoted identifiers and dots), as written.
+fn dotted_name(text: &str, toks: &[(Token, i32)], i: usize) -> Option<String> {
+    let start = toks.get(i)?.0.start;
+    let mut end = start;
+    let mut want_part = true;
+    for (t, _) in toks.get(i..)? {
+        let part = matches!(t.kind, Kind::Word | Kind::Quoted);
+        if want_part && part {
+            end = t.end;
+            want_part = false;
+        } else if !want_part && t.is_punct(text, b'.') {
+            want_part = true;
+        } else {
+            break;
+        }
+    }
+    (end > start).then(|| text.get(start..end).map(str::to_string)).flatten()
+}
+
+/// The token index of the first top-level keyword `kw` at or after `from`.
+fn find_kw(text: &str, toks: &[(Token, i32)], from: usize, kw: &str) -> Option<usize> {
+    toks.iter().enumerate().skip(from).find(|(_, (t, d))| *d == 0 && t.is_kw(text, kw)).map(|(i, _)| i)
+}
+
+/// Dialect syntax the parser does not take, rewritten to an equivalent it does (for lineage):
+///
+/// - T-SQL `UPDATE TOP (n) t ...` / `DELETE TOP (n) FROM t ...`: the `TOP (n)` dropped;
+/// - MySQL `LOAD DATA [LOCAL] INFILE 'f' ... INTO TABLE t ...` and BigQuery `LOAD DATA INTO t
+///   FROM FILES (uris = ['f', ...])`: `LOAD DATA INPATH 'f' INTO TABLE t`;
+/// - Snowflake `CREATE [OR REPLACE] EXTERNAL TABLE t (...) LOCATION = @stage/path ...`:
+///   `CREATE EXTERNAL TABLE t LOCATION '@stage/path'` (its columns are computed from the files).
+pub(crate) fn rewrite(text: &str, dialect: Dialect) -> Option<String> {
+    let toks = leveled(text, dialect);
+    let word = |i: usize, kw: &str| toks.get(i).is_some_and(|(t, _)| t.is_kw(text, kw));
+    if dialect == Dialect::TSql && (word(0, "UPDATE") || word(0, "DELETE")) && word(1, "TOP") {
+        let open = toks.get(2).filter(|(t, _)| t.is_punct(text, b'('))?;
+        let close = toks.iter().skip(3).find(|(t, d)| *d == 0 && t.is_punct(text, b')'))?;
+        let mut rest_start = close.0.end;
+        if let Some(i) = toks.iter().position(|(t, _)| t.start >= close.0.end) {
+            if word(i, "PERCENT") {
+                rest_start = toks.get(i)?.0.end;
+            }
+        }
+        let _ = open;
+        return Some(format!("{} {}", toks.first()?.0.text(text), text.get(rest_start..)?.trim_start()));
+    }
+    if word(0, "LOAD") && word(1, "DATA") {
+        let into = find_kw(text, &toks, 2, "INTO")?;
+        let (file, table_at) = if let Some(infile) = find_kw(text, &toks, 2, "INFILE") {
+            let f = toks.get(infile + 1).filter(|(t, _)| t.kind == Kind::Str)?.0.text(text).to_string();
+            (f, if word(into + 1, "TABLE") { into + 2 } else { into + 1 })
+        } else if let Some(files) = find_kw(text, &toks, into, "FILES") {
+            // The first string in `FILES (...)` is the first URI (or the format; then the next).
+            let strs: Vec<&str> =
+                toks.iter().skip(files).filter(|(t, _)| t.kind == Kind::Str).map(|(t, _)| t.text(text)).collect();
+            let uri = strs.iter().find(|s| s.contains("://")).or(strs.first())?.to_string();
+            (uri, if word(into + 1, "TABLE") { into + 2 } else { into + 1 })
+        } else {
+            return None;
+        };
+        let name = dotted_name(text, &toks, table_at)?;
+        return Some(format!("LOAD DATA INPATH {file} INTO TABLE {name}"));
+    }
+    if dialect == Dialect::Snowflake && word(0, "CREATE") {
+        let ext = find_kw(text, &toks, 1, "EXTERNAL")?;
+        if !word(ext + 1, "TABLE") {
+            return None;
+        }
+        let mut at = ext + 2;
+        if word(at, "IF") && word(at + 1, "NOT") && word(at + 2, "EXISTS") {
+            at += 3;
+        }
+        let name = dotted_name(text, &toks, at)?;
+        let loc = find_kw(text, &toks, at, "LOCATION")?;
+        let eq = toks.get(loc + 1).filter(|(t, _)| t.is_punct(text, b'='))?;
+        let value_start = toks.get(loc + 2)?.0.start;
+        let value: String = text.get(value_start..)?.chars().take_while(|c| !c.is_whitespace()).collect();
+        let _ = eq;
+        let value = value.trim_matches('\'').replace('\'', "");
+        return Some(format!("CREATE EXTERNAL TABLE {name} LOCATION '{value}'"));
+    }
+    None
+}
