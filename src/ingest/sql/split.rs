@@ -816,6 +816,39 @@ pub(crate) fn rewrite(text: &str, dialect: Dialect) -> Option<String> {
         let _ = open;
         return Some(format!("{} {}", toks.first()?.0.text(text), text.get(rest_start..)?.trim_start()));
     }
+    if dialect == Dialect::TSql && (word(0, "EXEC") || word(0, "EXECUTE")) {
+        let called = dotted_name(text, &toks, 1)?.to_ascii_lowercase();
+        if called != "sp_rename" && !called.ends_with(".sp_rename") {
+            return None;
+        }
+        let args: Vec<String> = toks
+            .iter()
+            .filter(|(t, _)| t.kind == Kind::Str)
+            .map(|(t, _)| t.text(text).trim_start_matches(['N', 'n']).trim_matches('\'').to_string())
+            .collect();
+        // A column or index rename moves no table.
+        if args.get(2).is_some_and(|k| !k.eq_ignore_ascii_case("OBJECT")) {
+            return None;
+        }
+        let plain = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || "_.[]#$@\"".contains(c));
+        let (old, new) = (args.first().filter(|s| plain(s))?, args.get(1).filter(|s| plain(s))?);
+        return Some(format!("ALTER TABLE {old} RENAME TO {new}"));
+    }
+    if dialect == Dialect::TSql && word(0, "CREATE") {
+        // `CREATE VIEW v WITH SCHEMABINDING AS ...`: the view options change no lineage.
+        let view = find_kw(text, &toks, 1, "VIEW")?;
+        let with = find_kw(text, &toks, view, "WITH")?;
+        let opts = ["SCHEMABINDING", "ENCRYPTION", "VIEW_METADATA"];
+        if !opts.iter().any(|o| word(with + 1, o)) {
+            return None;
+        }
+        let as_kw = find_kw(text, &toks, with, "AS")?;
+        return Some(format!(
+            "{} {}",
+            text.get(..toks.get(with)?.0.start)?.trim_end(),
+            text.get(toks.get(as_kw)?.0.start..)?
+        ));
+    }
     if word(0, "LOAD") && word(1, "DATA") {
         let into = find_kw(text, &toks, 2, "INTO")?;
         let (file, table_at) = if let Some(infile) = find_kw(text, &toks, 2, "INFILE") {
