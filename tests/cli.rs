@@ -312,3 +312,61 @@ async fn import_query_log_records_lineage_and_is_idempotent() {
     assert_eq!(table[0]["operation"], "CTAS", "statements apply in start_time order; the label stays with the CTAS");
     assert_eq!(table[0]["sourceContainer"]["name"], "RAW");
 }
+
+/// `analyze-sql` answers each JSON line with one JSON array: the entries of GraphQL `analyzeSql`
+/// (field names included), with the line's defaults applied; the analysis rate goes to stderr.
+#[test]
+fn analyze_sql_prints_one_json_array_per_input_line() {
+    use std::io::Write;
+    let mut child = Command::new(BIN)
+        .args(["analyze-sql", "--dialect", "postgres"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = [
+        json!({"sql": "INSERT INTO mart.t (a) SELECT upper(x) FROM raw.s", "default_database": "db"}),
+        json!({"statements": ["SELECT 1", "not sql at all ("]}),
+    ];
+    {
+        let mut stdin = child.stdin.take().unwrap();
+        for line in &input {
+            writeln!(stdin, "{line}").unwrap();
+        }
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<Value> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 2);
+    let first = &lines[0][0];
+    assert_eq!(first["index"], 0);
+    assert_eq!(first["operation"], "INSERT_INTO");
+    assert_eq!(first["targets"], json!(["db.mart.t"]));
+    assert_eq!(first["sources"], json!(["db.raw.s"]));
+    assert_eq!(first["columns"], json!([{"target": "db.mart.t.a", "sources": ["db.raw.s.x"], "derived": true}]));
+    assert_eq!(first["errors"], json!([]));
+    for key in ["unresolved", "maskedSql", "externalLocation", "procedure"] {
+        assert!(first.get(key).is_some(), "no {key} in {first}");
+    }
+    let second = lines[1].as_array().unwrap();
+    assert_eq!(second.len(), 2);
+    assert_eq!(second[1]["index"], 1);
+    assert_eq!(second[1]["operation"], "UNKNOWN");
+    assert!(!second[1]["errors"].as_array().unwrap().is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("statements/s"));
+
+    // A line that is not JSON names its line number and stops the command.
+    let mut child = Command::new(BIN)
+        .args(["analyze-sql", "--dialect", "postgres"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"{\"sql\": \"SELECT 1\"}\n{oops\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("line 2"));
+}
