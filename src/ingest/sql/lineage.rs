@@ -896,7 +896,12 @@ impl<'a> Analyzer<'a> {
                     let placeholder = names.iter().map(|n| OutCol { name: n.clone(), lin: Lin::default() }).collect();
                     self.ctes.push((key.clone(), Rc::new(Output::new(placeholder, Vec::new()))));
                 }
-                let out = self.query(&cte.query, outer).renamed(&names);
+                let out = match &*cte.query.body {
+                    // `WITH moved AS (DELETE ... RETURNING ...)`: the rows come from that table.
+                    SetExpr::Delete(st) | SetExpr::Update(st) => self.returning(st, outer),
+                    _ => self.query(&cte.query, outer),
+                }
+                .renamed(&names);
                 if with.recursive {
                     self.ctes.pop();
                 }
@@ -906,6 +911,60 @@ impl<'a> Analyzer<'a> {
         let out = self.set_expr(&q.body, outer);
         self.ctes.truncate(mark);
         out
+    }
+
+    /// The rows a `DELETE`/`UPDATE ... RETURNING` hands on: its items over the table it changes
+    /// (and the tables of its `FROM`/`USING`).
+    fn returning(&mut self, st: &Statement, outer: Option<&Scope>) -> Output {
+        let (items, selection, mut joined): (&[SelectItem], Option<&Expr>, Vec<&TableWithJoins>) = match st {
+            Statement::Delete(d) => {
+                let from = match &d.from {
+                    FromTable::WithFromKeyword(v) | FromTable::WithoutKeyword(v) => v,
+                };
+                (d.returning.as_deref().unwrap_or(&[]), d.selection.as_ref(), from.iter().collect())
+            }
+            Statement::Update(u) => (u.returning.as_deref().unwrap_or(&[]), u.selection.as_ref(), vec![&u.table]),
+            _ => return Output::default(),
+        };
+        if let Statement::Delete(d) = st {
+            joined.extend(d.using.iter().flatten());
+        }
+        if let Statement::Update(u) = st {
+            if let Some(UpdateTableFromKind::BeforeSet(v) | UpdateTableFromKind::AfterSet(v)) = &u.from {
+                joined.extend(v.iter());
+            }
+        }
+        let mut rels = Vec::new();
+        let mut using = Vec::new();
+        let mut deferred = Vec::new();
+        for twj in joined {
+            self.join_item(twj, &mut rels, &mut using, &mut deferred, outer);
+        }
+        let scope = Scope { rels: &rels, parent: outer, using: &using, aliases: &[] };
+        for e in deferred.iter().copied().chain(selection) {
+            self.walk(e, &scope);
+        }
+        let mut cols = Vec::new();
+        let mut stars = Vec::new();
+        for item in items {
+            match item {
+                SelectItem::UnnamedExpr(e) => {
+                    let lin = self.expr_lin(e, &scope, &[]);
+                    cols.push(OutCol { name: self.item_name(e), lin });
+                }
+                SelectItem::ExprWithAlias { expr, alias } => {
+                    let lin = self.expr_lin(expr, &scope, &[]);
+                    cols.push(OutCol { name: self.fold(alias), lin });
+                }
+                SelectItem::Wildcard(opts) => {
+                    for r in &rels {
+                        self.expand_rel(r, Some(opts), &mut cols, &mut stars, &scope);
+                    }
+                }
+                _ => {}
+            }
+        }
+        Output::new(cols, stars)
     }
 
     fn set_expr(&mut self, se: &SetExpr, outer: Option<&Scope>) -> Output {
@@ -1745,7 +1804,11 @@ impl<'a> Analyzer<'a> {
             if let Some(with) = &q.with {
                 for cte in &with.cte_tables {
                     let names: Vec<String> = cte.alias.columns.iter().map(|c| self.fold(&c.name)).collect();
-                    let out = self.query(&cte.query, None).renamed(&names);
+                    let out = match &*cte.query.body {
+                        SetExpr::Delete(st) | SetExpr::Update(st) => self.returning(st, None),
+                        _ => self.query(&cte.query, None),
+                    }
+                    .renamed(&names);
                     self.ctes.push((lower(&cte.alias.name.value), Rc::new(out)));
                 }
             }
