@@ -1483,7 +1483,24 @@ impl<'a> Analyzer<'a> {
                 }
                 SelectItem::Wildcard(opts) => {
                     for r in &rels {
+                        let before = cols.len();
                         self.expand_rel(r, Some(opts), &mut cols, &mut stars, &scope);
+                        // A `JOIN ... USING (c)` column appears once, from the left.
+                        if !using.is_empty() && before > 0 {
+                            let (earlier, new) = cols.split_at(before);
+                            let dup: Vec<bool> = new
+                                .iter()
+                                .map(|c| {
+                                    let k = lower(&c.name);
+                                    using.contains(&k) && earlier.iter().any(|e| lower(&e.name) == k)
+                                })
+                                .collect();
+                            let mut n = 0;
+                            cols.retain(|_| {
+                                n += 1;
+                                n <= before || !dup.get(n - before - 1).copied().unwrap_or(false)
+                            });
+                        }
                     }
                 }
                 SelectItem::QualifiedWildcard(kind, opts) => match kind {

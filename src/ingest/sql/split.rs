@@ -849,6 +849,9 @@ pub(crate) fn rewrite(text: &str, dialect: Dialect) -> Option<String> {
             text.get(toks.get(as_kw)?.0.start..)?
         ));
     }
+    if matches!(dialect, Dialect::SparkSql | Dialect::Hive) && word(0, "CREATE") {
+        return spark_table_clauses(text, &toks);
+    }
     if word(0, "LOAD") && word(1, "DATA") {
         let into = find_kw(text, &toks, 2, "INTO")?;
         let (file, table_at) = if let Some(infile) = find_kw(text, &toks, 2, "INFILE") {
@@ -885,4 +888,51 @@ pub(crate) fn rewrite(text: &str, dialect: Dialect) -> Option<String> {
         return Some(format!("CREATE EXTERNAL TABLE {name} LOCATION '{value}'"));
     }
     None
+}
+
+/// Spark `CREATE TABLE t USING fmt PARTITIONED BY (...) OPTIONS (...) CLUSTER BY (...) ... AS
+/// SELECT`: the layout clauses after `USING` (which the parser refuses there) dropped; they
+/// change no lineage. `None` when there are none.
+fn spark_table_clauses(text: &str, toks: &[(Token, i32)]) -> Option<String> {
+    let word = |i: usize, kw: &str| toks.get(i).is_some_and(|(t, _)| t.is_kw(text, kw));
+    let using = find_kw(text, toks, 1, "USING")?;
+    let end = find_kw(text, toks, using, "AS").unwrap_or(toks.len());
+    // The index of the `)` closing the `(` at index `open`.
+    let close = |open: usize| {
+        let depth = toks.get(open)?.1;
+        toks.iter().enumerate().skip(open + 1).find(|(_, (t, d))| *d == depth && t.is_punct(text, b')')).map(|(i, _)| i)
+    };
+    let mut cuts: Vec<(usize, usize)> = Vec::new();
+    let mut i = using + 1;
+    while i < end {
+        let by = ["PARTITIONED", "CLUSTERED", "SORTED", "CLUSTER"].iter().any(|k| word(i, k)) && word(i + 1, "BY");
+        let open = if by {
+            Some(i + 2)
+        } else if word(i, "OPTIONS") || word(i, "TBLPROPERTIES") {
+            Some(i + 1)
+        } else {
+            None
+        };
+        if let Some(o) = open.filter(|&o| toks.get(o).is_some_and(|(t, _)| t.is_punct(text, b'('))) {
+            let c = close(o)?;
+            cuts.push((toks.get(i)?.0.start, toks.get(c)?.0.end));
+            i = c + 1;
+        } else if word(i, "INTO") && word(i + 2, "BUCKETS") {
+            cuts.push((toks.get(i)?.0.start, toks.get(i + 2)?.0.end));
+            i += 3;
+        } else {
+            i += 1;
+        }
+    }
+    if cuts.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for (a, b) in cuts {
+        out.push_str(text.get(at..a)?);
+        at = b;
+    }
+    out.push_str(text.get(at..)?);
+    Some(out)
 }
