@@ -19,12 +19,12 @@ use std::ops::ControlFlow;
 use std::rc::Rc;
 
 use sqlparser::ast::{
-    AssignmentTarget, CopySource, CopyTarget, CreateTable, CreateView, Delete, Expr, FromTable, FunctionArg,
-    FunctionArgExpr, FunctionArguments, GroupByExpr, Ident, Insert, JoinConstraint, JoinOperator, Merge, MergeAction,
-    MergeInsertKind, MergeUpdateKind, NamedWindowDefinition, NamedWindowExpr, ObjectName, ObjectNamePart, ObjectType,
-    Query, Select, SelectItem, SelectItemQualifiedWildcardKind, SetExpr, Statement, TableAlias, TableFactor,
-    TableObject, TableWithJoins, Update, UpdateTableFromKind, Use, Visit, Visitor, WildcardAdditionalOptions,
-    WindowType,
+    AssignmentTarget, BinaryOperator, CopySource, CopyTarget, CreateTable, CreateView, Delete, Expr, FromTable,
+    FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr, Ident, Insert, JoinConstraint, JoinOperator, Merge,
+    MergeAction, MergeInsertKind, MergeUpdateKind, NamedWindowDefinition, NamedWindowExpr, ObjectName, ObjectNamePart,
+    ObjectType, Query, Select, SelectItem, SelectItemQualifiedWildcardKind, SetExpr, Statement, TableAlias,
+    TableFactor, TableObject, TableWithJoins, Update, UpdateTableFromKind, Use, Visit, Visitor,
+    WildcardAdditionalOptions, WindowType,
 };
 
 use super::{ColumnLineage, Columns, Dialect, Options};
@@ -591,6 +591,9 @@ impl Visitor for Walker<'_, '_> {
                     self.lambda.push(lower(&p.name.value));
                 }
             }
+            Expr::BinaryOp { left, op: BinaryOperator::Arrow, .. } if self.arrow_is_lambda(left) => {
+                self.lambda.extend(lambda_params(left));
+            }
             Expr::Function(f) => {
                 let fname = f.name.0.last().and_then(|p| p.as_ident()).map(|i| lower(&i.value)).unwrap_or_default();
                 if DATE_FUNCS.contains(&fname.as_str()) {
@@ -635,12 +638,36 @@ impl Visitor for Walker<'_, '_> {
                     self.lambda.pop();
                 }
             }
+            if let Expr::BinaryOp { left, op: BinaryOperator::Arrow, .. } = e {
+                if self.arrow_is_lambda(left) {
+                    for _ in lambda_params(left) {
+                        self.lambda.pop();
+                    }
+                }
+            }
         }
         ControlFlow::Continue(())
     }
 }
 
+/// The parameter names of `x -> ...` / `(a, b) -> ...` parsed as an arrow operator.
+fn lambda_params(left: &Expr) -> Vec<String> {
+    match left {
+        Expr::Identifier(id) => vec![lower(&id.value)],
+        Expr::Nested(inner) => lambda_params(inner),
+        Expr::Tuple(es) => es.iter().flat_map(lambda_params).collect(),
+        _ => Vec::new(),
+    }
+}
+
 impl Walker<'_, '_> {
+    /// Trino's `->` is only ever a lambda (its parser here reads it as the JSON arrow); elsewhere
+    /// a parenthesised list of names before `->` can only be lambda parameters.
+    fn arrow_is_lambda(&self, left: &Expr) -> bool {
+        let names = !lambda_params(left).is_empty();
+        names && (self.an.dialect == Dialect::Trino || matches!(left, Expr::Tuple(_)))
+    }
+
     fn absorb(&mut self, r: Option<Lin>) {
         match r {
             Some(l) => {
