@@ -213,7 +213,7 @@ pub struct StatementLineage {
     /// Index of the statement in the input.
     pub index: usize,
     /// `CTAS`, `INSERT_INTO`, `INSERT_OVERWRITE`, `MERGE_INTO`, `VIEW`, `UPDATE`, `DELETE`,
-    /// `SELECT`, `CREATE_TABLE`, `CREATE_EXTERNAL_TABLE`, `CLONE`, `COPY`, `UNLOAD`, `LOAD`, `USE`,
+    /// `SELECT`, `CREATE_TABLE`, `CREATE_EXTERNAL_TABLE`, `CLONE`, `RENAME`, `COPY`, `UNLOAD`, `LOAD`, `USE`,
     /// `DROP`, `CREATE_PROCEDURE`, `EMPTY`, `UNKNOWN` (did not parse), or the statement's first
     /// keyword for the rest.
     pub operation: String,
