@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -179,10 +180,18 @@ def load_corpus(root: Path):
                     if c["sources"]:
                         ans.add_col(norm_col(c["target"], db, schema),
                                     [norm_col(s, db, schema) for s in c["sources"]], c["derived"])
-            written = set()
+            # Tables the contract collapses: written in the call, read later in it, yet never
+            # reported as a source (temporary tables, tables dropped before the call ends).
+            read = {qualify(t, db, schema) for e in expect for t in e.get("sources", [])}
+            collapsed = set()
             for e in expect:
-                written.update(qualify(t, db, schema) for t in e.get("targets", []))
-            collapsed = written - {qualify(t, db, schema) for e in expect for t in e.get("sources", [])}
+                for t in e.get("targets", []):
+                    q = qualify(t, db, schema)
+                    last = strip(split_name(t)[-1])
+                    later = " ".join(statements[1:]).lower() if len(statements) > 1 else ""
+                    read_later = e.get("intermediate") or re.search(rf"\b{re.escape(last)}\b", later)
+                    if q not in read and read_later:
+                        collapsed.add(q)
             cases.append({
                 "file": f.stem, "name": v["name"],
                 "dialect": ALIASES.get(v.get("dialect", f.stem).lower(), v.get("dialect", f.stem).lower()),
