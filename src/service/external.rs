@@ -95,6 +95,16 @@ pub struct TableLineage<'a> {
     pub details: Value,
 }
 
+/// A batch being built, with what applying it needs to know.
+#[derive(Debug, Default)]
+pub struct Plan {
+    pub batch: AssertionBatch,
+    /// Datastores of the catalogued ends: the caller needs `EDITOR` on each.
+    pub datastores: BTreeSet<Id>,
+    /// Names that matched no container and became external ends.
+    pub unresolved: BTreeSet<String>,
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct Recorded {
     pub summary: AssertionSummary,
@@ -201,12 +211,36 @@ impl Lineage {
         if t.target.trim().is_empty() {
             return Err(Error::BadInput("target is required".into()));
         }
-        let mut unresolved = BTreeSet::new();
-        let mut datastores = BTreeSet::new();
-        let target = self.end_of(op, t.datastore, t.target, &mut unresolved, &mut datastores).await?;
+        let mut plan = Plan::default();
+        self.plan_table_lineage(op, t, &mut plan).await?;
+        let summary = self.apply_plan(caller, plan.batch, &plan.datastores, "recording lineage").await?;
+        Ok(Recorded { summary, unresolved: plan.unresolved.into_iter().collect() })
+    }
+
+    /// Checks `EDITOR` on the datastores a batch touches and applies it (one transaction);
+    /// an empty batch (a DELETE, a table with no catalogued end) writes nothing.
+    pub(crate) async fn apply_plan(
+        &self,
+        caller: &Caller,
+        batch: AssertionBatch,
+        datastores: &BTreeSet<Id>,
+        action: &str,
+    ) -> Result<AssertionSummary> {
+        caller.require(datastores.iter().copied(), Permission::Editor, action)?;
+        if batch.assert.is_empty() && batch.retire_candidates.is_empty() {
+            return Ok(AssertionSummary::default());
+        }
+        Ok(self.store.apply_assertions(batch, crate::domain::now()).await?)
+    }
+
+    /// Adds a provider's table lineage about one target to `plan`, with seed 004's rules.
+    pub(crate) async fn plan_table_lineage(&self, op: &Operation, t: TableLineage<'_>, plan: &mut Plan) -> Result<()> {
+        let unresolved = &mut plan.unresolved;
+        let datastores = &mut plan.datastores;
+        let target = self.end_of(op, t.datastore, t.target, unresolved, datastores).await?;
         let mut sources = Vec::new();
         for s in t.sources.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
-            let end = self.end_of(op, t.datastore, s, &mut unresolved, &mut datastores).await?;
+            let end = self.end_of(op, t.datastore, s, unresolved, datastores).await?;
             // A table reading itself is not an edge.
             if end != target && !sources.contains(&end) {
                 sources.push(end);
@@ -214,7 +248,7 @@ impl Lineage {
         }
         let key = json!([t.source_type, "target", target.key()]).to_string();
         let now = crate::domain::now();
-        let mut batch = AssertionBatch::default();
+        let batch = &mut plan.batch;
         for source in &sources {
             if source.container_id().is_none() && target.container_id().is_none() {
                 // Both ends unknown: never stored as a relationship.
@@ -257,15 +291,9 @@ impl Lineage {
                 .filter(|e| e.target == target && !e.is_field_edge() && !keep.contains(&e.source.key()))
                 .map(|e| e.id)
                 .collect();
-            self.retire_edges_in(&mut batch, &stale).await?;
+            self.retire_edges_in(batch, &stale).await?;
         }
-        caller.require(datastores, Permission::Editor, "recording lineage")?;
-        // Nothing to write (a DELETE, a table with no catalogued end): no transaction.
-        if batch.assert.is_empty() && batch.retire_candidates.is_empty() {
-            return Ok(Recorded { summary: AssertionSummary::default(), unresolved: unresolved.into_iter().collect() });
-        }
-        let summary = self.store.apply_assertions(batch, now).await?;
-        Ok(Recorded { summary, unresolved: unresolved.into_iter().collect() })
+        Ok(())
     }
 
     /// Seed 004's external-engine edge: `POST /v1/api/lineage` and `recordLineage`.
@@ -276,6 +304,10 @@ impl Lineage {
         sources: &[String],
         operation: Option<&str>,
     ) -> Result<Recorded> {
+        if target.trim().is_empty() {
+            // Before the operation starts: bad input takes no operation id.
+            return Err(Error::BadInput("target is required".into()));
+        }
         let operation = normalize_operation(operation);
         let op = self.begin_operation().await?;
         self.record_table_lineage(

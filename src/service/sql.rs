@@ -20,10 +20,10 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use tokio::sync::Semaphore;
 
-use super::external::{Operation, TableLineage};
+use super::external::{Operation, Plan, TableLineage};
 use super::{Caller, Lineage};
 use crate::auth::Permission;
-use crate::domain::{Assertion, AssertionBatch, Datastore, End, Evidence, Id, NewEdge, PageRequest};
+use crate::domain::{Assertion, Datastore, End, Evidence, Id, NewEdge, PageRequest};
 use crate::error::{Error, Result};
 use crate::ingest::sql::{self, Dialect, Options, StatementLineage};
 
@@ -242,31 +242,31 @@ impl Lineage {
             if let Some(loc) = &st.external_location {
                 sources.push(loc.clone());
             }
+            // The statement's table and column edges: one batch, one transaction.
+            let mut plan = Plan::default();
             for target in &st.targets {
-                let recorded = self
-                    .record_table_lineage(
-                        caller,
-                        op,
-                        TableLineage {
-                            target,
-                            sources: &sources,
-                            operation: st.operation.clone(),
-                            source_type: ds.kind.clone(),
-                            datastore: Some(ds.id),
-                            evidence_type: evidence_type.into(),
-                            authorship: "tributary".into(),
-                            provider: ds.kind.clone(),
-                            details: json!({"operation": st.operation, "sql": st.masked_sql, "procedure": st.procedure}),
-                        },
-                    )
-                    .await?;
-                out.edges_asserted += recorded.summary.edges_asserted;
-                out.edges_created += recorded.summary.edges_created;
-                out.unresolved.extend(recorded.unresolved);
-                let columns = self.record_sql_columns(caller, op, ds, target, st, evidence_type).await?;
-                out.edges_asserted += columns.edges_asserted;
-                out.edges_created += columns.edges_created;
+                self.plan_table_lineage(
+                    op,
+                    TableLineage {
+                        target,
+                        sources: &sources,
+                        operation: st.operation.clone(),
+                        source_type: ds.kind.clone(),
+                        datastore: Some(ds.id),
+                        evidence_type: evidence_type.into(),
+                        authorship: "tributary".into(),
+                        provider: ds.kind.clone(),
+                        details: json!({"operation": st.operation, "sql": st.masked_sql, "procedure": st.procedure}),
+                    },
+                    &mut plan,
+                )
+                .await?;
+                self.plan_sql_columns(op, ds, target, st, evidence_type, &mut plan).await?;
             }
+            let summary = self.apply_plan(caller, plan.batch, &plan.datastores, "ingestSql").await?;
+            out.edges_asserted += summary.edges_asserted;
+            out.edges_created += summary.edges_created;
+            out.unresolved.extend(plan.unresolved);
             out.recorded += 1;
             if let Some(forwarder) = &self.forwarder {
                 let event = self.openlineage_event(op, ds, st).await?;
@@ -276,28 +276,28 @@ impl Lineage {
         Ok(out)
     }
 
-    /// Column edges of one statement's target: for each column it writes, the statement decides
-    /// its sources (the column's other SQL-derived sources retire); other columns keep theirs.
-    /// One transaction, after one read of the target columns' live edges.
-    async fn record_sql_columns(
+    /// Adds to `plan` the column edges of one statement's target: for each column it writes, the
+    /// statement decides its sources (the column's other SQL-derived sources retire); other
+    /// columns keep theirs. One read of the target columns' live edges.
+    async fn plan_sql_columns(
         &self,
-        caller: &Caller,
         op: &Operation,
         ds: &Datastore,
         target: &str,
         st: &StatementLineage,
         evidence_type: &str,
-    ) -> Result<crate::domain::AssertionSummary> {
+        plan: &mut Plan,
+    ) -> Result<()> {
         let prefix = format!("{target}.");
         let cols: Vec<_> = st.columns.iter().filter(|c| c.target.starts_with(&prefix)).collect();
         if cols.is_empty() {
-            return Ok(Default::default());
+            return Ok(());
         }
-        let Some(tc) = self.container_named(op, Some(ds.id), target).await? else { return Ok(Default::default()) };
+        let Some(tc) = self.container_named(op, Some(ds.id), target).await? else { return Ok(()) };
         let target_fields = self.fields_cached(op, tc.id).await?;
         let now = crate::domain::now();
-        let mut batch = AssertionBatch::default();
-        let mut datastores = BTreeSet::from([tc.datastore_id]);
+        let batch = &mut plan.batch;
+        plan.datastores.insert(tc.datastore_id);
         // Per target column: the sources this statement gives it.
         let mut keep: HashMap<String, BTreeSet<String>> = HashMap::new();
         let mut target_ends = Vec::new();
@@ -315,7 +315,7 @@ impl Lineage {
                 if source_end == target_end {
                     continue;
                 }
-                datastores.insert(sc.datastore_id);
+                plan.datastores.insert(sc.datastore_id);
                 kept.insert(source_end.key());
                 batch.assert.push(Assertion {
                     edge: NewEdge {
@@ -347,7 +347,7 @@ impl Lineage {
             }
         }
         if target_ends.is_empty() {
-            return Ok(Default::default());
+            return Ok(());
         }
         let stale: Vec<Id> = self
             .store
@@ -357,12 +357,8 @@ impl Lineage {
             .filter(|e| keep.get(&e.target.key()).is_some_and(|k| !k.contains(&e.source.key())))
             .map(|e| e.id)
             .collect();
-        self.retire_edges_in(&mut batch, &stale).await?;
-        if batch.assert.is_empty() && batch.retire_candidates.is_empty() {
-            return Ok(Default::default());
-        }
-        caller.require(datastores, Permission::Editor, "ingestSql")?;
-        Ok(self.store.apply_assertions(batch, now).await?)
+        self.retire_edges_in(batch, &stale).await?;
+        Ok(())
     }
 
     /// An OpenLineage dataset `{namespace, name}` for a table name: the catalogued container's
