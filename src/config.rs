@@ -44,7 +44,8 @@ pub enum Command {
     },
     /// Record the lineage of a query log (CSV with a `query_text` column and optional
     /// `database_name`, `schema_name`, `user_name`, `start_time`), in `start_time` order, with a
-    /// progress bar; running it twice changes nothing the second time.
+    /// progress bar; running it twice changes nothing the second time. With `--kind views` or
+    /// `--kind procedures`, the CSV holds view or procedure definitions instead (see --kind).
     ImportQueryLog {
         #[command(flatten)]
         store: StoreArgs,
@@ -56,9 +57,23 @@ pub enum Command {
         /// The SQL dialect; by default the datastore type's (seed 003's mapping).
         #[arg(long)]
         dialect: Option<String>,
-        /// Statements per chunk.
-        #[arg(long, default_value_t = 500)]
-        chunk: usize,
+        /// Statements per chunk (at most 1000); chunks are parsed in parallel and recorded in
+        /// order.
+        #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u16).range(1..=1000))]
+        chunk: u16,
+        /// What the rows hold. `queries`: executed statements (`query_text`), applied in
+        /// `start_time` order. `views`: view definitions (`view_definition` or `query_text`),
+        /// with the view's name in `table_name`/`view_name`/`object_name` (and `table_schema`,
+        /// `table_catalog` accepted for the defaults); a bare SELECT becomes `CREATE VIEW name AS
+        /// ...`. `procedures`: stored code (`procedure_definition` or `query_text`), whole
+        /// `CREATE PROCEDURE` statements or bodies named by `procedure_name`/`object_name`.
+        /// Definitions apply in file order.
+        #[arg(long, value_enum, default_value = "queries", ignore_case = true)]
+        kind: LogKind,
+        /// Also send each recorded statement to this OpenLineage endpoint as a COMPLETE RunEvent
+        /// (as `serve --emit-openlineage-url` does); the command waits until they are sent.
+        #[arg(long, env = "TRIBUTARY_EMIT_OPENLINEAGE_URL")]
+        emit_openlineage_url: Option<String>,
     },
     /// What SQL means, as `analyzeSql` answers it, without a store: reads JSON lines on stdin
     /// (`{"sql": "..."}` or `{"statements": [...]}`, optional `default_database`,
@@ -111,6 +126,14 @@ pub enum TokenAction {
         #[command(flatten)]
         store: StoreArgs,
     },
+}
+
+/// What the rows of an `import-query-log` file hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogKind {
+    Queries,
+    Views,
+    Procedures,
 }
 
 /// Whether requests must carry a token.

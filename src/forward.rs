@@ -17,14 +17,27 @@ const ATTEMPTS: u32 = 4;
 #[derive(Clone)]
 pub struct Forwarder {
     tx: mpsc::Sender<Value>,
+    /// A batch command (a query-log import) waits for room in the queue rather than dropping.
+    wait: bool,
 }
 
 impl Forwarder {
     /// Starts the background task posting to `url` (the target's endpoint, for example
     /// `http://marquez:5000/api/v1/lineage`).
     pub fn start(url: String) -> Forwarder {
+        Forwarder::spawn(url, false).0
+    }
+
+    /// For a batch command: [`Forwarder::submit`] waits while the queue is full, and the
+    /// returned task ends once every clone of the forwarder is dropped and the queue is drained,
+    /// so the command can await it before exiting.
+    pub fn start_waiting(url: String) -> (Forwarder, tokio::task::JoinHandle<()>) {
+        Forwarder::spawn(url, true)
+    }
+
+    fn spawn(url: String, wait: bool) -> (Forwarder, tokio::task::JoinHandle<()>) {
         let (tx, mut rx) = mpsc::channel::<Value>(QUEUE);
-        tokio::spawn(async move {
+        let task = tokio::spawn(async move {
             let client = match reqwest::Client::builder().timeout(Duration::from_secs(10)).build() {
                 Ok(c) => c,
                 Err(e) => {
@@ -36,7 +49,19 @@ impl Forwarder {
                 send(&client, &url, &event).await;
             }
         });
-        Forwarder { tx }
+        (Forwarder { tx, wait }, task)
+    }
+
+    /// Queues an event built for forwarding (SQL emission): as [`Forwarder::forward`], except
+    /// that a waiting forwarder waits for room instead of dropping it.
+    pub async fn submit(&self, event: Value) {
+        if !self.wait {
+            return self.forward(&event);
+        }
+        if self.tx.send(event).await.is_err() {
+            crate::metrics::metrics().forwarded.with_label_values(&["dropped"]).inc();
+            tracing::warn!("the forwarding task has stopped; an OpenLineage event was not forwarded");
+        }
     }
 
     /// Queues an event; never blocks ingest.

@@ -6,7 +6,7 @@ use anyhow::Context;
 use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
-use tributary::config::{AuthMode, Cli, Command, TokenAction};
+use tributary::config::{AuthMode, Cli, Command, LogKind, TokenAction};
 use tributary::store::Record;
 
 async fn token(action: TokenAction) -> anyhow::Result<()> {
@@ -50,12 +50,72 @@ async fn token(action: TokenAction) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// One row of a query log.
+/// One row of a query log, or one view or procedure definition.
 struct LoggedQuery {
     sql: String,
     database: Option<String>,
     schema: Option<String>,
     start: String,
+    /// The procedure a body given alone belongs to.
+    procedure: Option<String>,
+}
+
+/// A parser message without its position, so that failures group by reason.
+fn failure_reason(error: &str) -> String {
+    let reason = error.split(" at Line:").next().unwrap_or(error).trim();
+    let mut cut = reason.len().min(100);
+    while !reason.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    reason.get(..cut).unwrap_or(reason).to_string()
+}
+
+/// Reads the rows of a query log or a definitions file.
+fn read_log(path: &std::path::Path, kind: LogKind) -> anyhow::Result<Vec<LoggedQuery>> {
+    let mut reader = csv::Reader::from_path(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let headers = reader.headers()?.clone();
+    let col =
+        |names: &[&str]| names.iter().find_map(|name| headers.iter().position(|h| h.trim().eq_ignore_ascii_case(name)));
+    let text_names: &[&str] = match kind {
+        LogKind::Queries => &["query_text"],
+        LogKind::Views => &["view_definition", "query_text"],
+        LogKind::Procedures => &["procedure_definition", "query_text"],
+    };
+    let text =
+        col(text_names).ok_or_else(|| anyhow::anyhow!("{}: no {} column", path.display(), text_names.join(" or ")))?;
+    let db = col(&["database_name", "table_catalog", "procedure_catalog"]);
+    let schema = col(&["schema_name", "table_schema", "procedure_schema"]);
+    let start = col(&["start_time"]);
+    let name = match kind {
+        LogKind::Queries => None,
+        LogKind::Views => col(&["table_name", "view_name", "object_name"]),
+        LogKind::Procedures => col(&["procedure_name", "object_name"]),
+    };
+    let mut rows = Vec::new();
+    for (i, rec) in reader.records().enumerate() {
+        let rec = rec.with_context(|| format!("{}: row {} is not valid CSV", path.display(), i + 2))?;
+        let get =
+            |c: Option<usize>| c.and_then(|c| rec.get(c)).map(str::trim).filter(|v| !v.is_empty()).map(String::from);
+        let Some(mut sql) = get(Some(text)) else { continue };
+        let name = get(name);
+        let first_word = sql.split_whitespace().next().unwrap_or("").to_ascii_uppercase();
+        let defines = matches!(first_word.as_str(), "CREATE" | "ALTER" | "REPLACE");
+        let mut procedure = None;
+        match (kind, name) {
+            // A catalog's view text is often the query alone (Postgres `pg_views.definition`).
+            (LogKind::Views, Some(view)) if !defines => sql = format!("CREATE VIEW {view} AS {sql}"),
+            (LogKind::Procedures, Some(p)) if !defines => procedure = Some(p),
+            _ => {}
+        }
+        rows.push(LoggedQuery {
+            sql,
+            database: get(db),
+            schema: get(schema),
+            start: get(start).unwrap_or_default(),
+            procedure,
+        });
+    }
+    Ok(rows)
 }
 
 async fn import_query_log(
@@ -64,9 +124,20 @@ async fn import_query_log(
     datastore: String,
     dialect: Option<String>,
     chunk: usize,
+    kind: LogKind,
+    emit_openlineage_url: Option<String>,
 ) -> anyhow::Result<()> {
+    use tributary::ingest::sql::{Dialect, Options, StatementLineage};
     let store = tributary::server::open_store(&store.kind()).await.context("cannot open the store")?;
-    let lineage = tributary::service::Lineage::new(store.clone());
+    let (forwarder, forwarding) = match emit_openlineage_url.filter(|u| !u.trim().is_empty()) {
+        Some(url) => {
+            let (f, task) = tributary::forward::Forwarder::start_waiting(url);
+            (Some(f), Some(task))
+        }
+        None => (None, None),
+    };
+    let lineage = tributary::service::Lineage::new(store.clone()).with_forwarder(forwarder);
+    let fail = |e: tributary::error::Error| anyhow::anyhow!("{}", e.message());
     let ds = store
         .list_datastores()
         .await
@@ -75,69 +146,142 @@ async fn import_query_log(
         .find(|d| d.name == datastore)
         .ok_or_else(|| anyhow::anyhow!("no datastore named {datastore:?}; create it with upsertDatastore first"))?;
     let dialect = match dialect {
-        Some(d) => d,
-        None => tributary::ingest::sql::Dialect::for_datastore_type(&ds.kind)
-            .map(|d| format!("{d:?}").to_lowercase())
-            .unwrap_or_else(|| "ansi".into()),
+        Some(d) => tributary::service::sql::parse_dialect(&d).map_err(fail)?,
+        None => Dialect::for_datastore_type(&ds.kind).unwrap_or(Dialect::Ansi),
     };
-    let mut reader = csv::Reader::from_path(&file).with_context(|| format!("cannot read {}", file.display()))?;
-    let headers = reader.headers()?.clone();
-    let col = |name: &str| headers.iter().position(|h| h.trim().eq_ignore_ascii_case(name));
-    let query = col("query_text").ok_or_else(|| anyhow::anyhow!("{}: no query_text column", file.display()))?;
-    let (db, schema, start) = (col("database_name"), col("schema_name"), col("start_time"));
-    let mut rows = Vec::new();
-    for (i, rec) in reader.records().enumerate() {
-        let rec = rec.with_context(|| format!("{}: row {} is not valid CSV", file.display(), i + 2))?;
-        let get =
-            |c: Option<usize>| c.and_then(|c| rec.get(c)).map(str::trim).filter(|v| !v.is_empty()).map(String::from);
-        if let Some(sql) = get(Some(query)) {
-            rows.push(LoggedQuery {
-                sql,
-                database: get(db),
-                schema: get(schema),
-                start: get(start).unwrap_or_default(),
-            });
-        }
+    let mut rows = read_log(&file, kind)?;
+    if kind == LogKind::Queries {
+        // Accumulation depends on order (a CTAS then INSERTs): statements apply as they ran.
+        rows.sort_by(|a, b| a.start.cmp(&b.start));
     }
-    // Accumulation depends on order (a CTAS then INSERTs): statements apply as they ran.
-    rows.sort_by(|a, b| a.start.cmp(&b.start));
+    let chunks: Vec<std::ops::Range<usize>> =
+        (0..rows.len()).step_by(chunk.max(1)).map(|i| i..(i + chunk.max(1)).min(rows.len())).collect();
     let bar = indicatif::ProgressBar::new(rows.len() as u64);
     bar.set_style(
-        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} statements  {per_sec}  ETA {eta}")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        indicatif::ProgressStyle::with_template(
+            "{elapsed_precise} {bar:40} {pos}/{len} statements  {per_sec}  ETA {eta}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     let started = std::time::Instant::now();
     let caller = tributary::service::Caller::system();
-    let (mut recorded, mut failed, mut unresolved) = (0usize, 0usize, std::collections::BTreeSet::new());
-    let mut i = 0;
-    while i < rows.len() {
-        // A chunk shares one default database and schema.
-        let key = (rows[i].database.clone(), rows[i].schema.clone());
-        let mut j = i;
-        while j < rows.len() && j - i < chunk.max(1) && (rows[j].database.clone(), rows[j].schema.clone()) == key {
-            j += 1;
+    let op = lineage.begin_operation().await.map_err(fail)?;
+    // Parsing is CPU bound and independent of what earlier chunks record: chunks ahead are
+    // analysed in parallel (behind the service's parsing pool) while this task records them in
+    // order.
+    let ahead = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2) + 1;
+    let rows = std::sync::Arc::new(rows);
+    let spawn = |range: std::ops::Range<usize>| {
+        let (lineage, op, rows) = (lineage.clone(), op.clone(), rows.clone());
+        let ds_id = ds.id;
+        tokio::spawn(async move {
+            // One analysis per default database and schema in the chunk (each session's
+            // statements together, in order); the answers go back into row order.
+            let mut groups: std::collections::BTreeMap<(Option<String>, Option<String>), Vec<usize>> =
+                std::collections::BTreeMap::new();
+            for i in range.clone() {
+                groups.entry((rows[i].database.clone(), rows[i].schema.clone())).or_default().push(i);
+            }
+            let mut out: Vec<(usize, StatementLineage)> = Vec::with_capacity(range.len());
+            for ((database, schema), members) in groups {
+                let statements: Vec<String> = members.iter().map(|&i| rows[i].sql.clone()).collect();
+                let options = Options { default_database: database, default_schema: schema, ..Options::default() };
+                let analyzed = lineage.analyze_sql_in(Some(&op), statements, dialect, options, Some(ds_id)).await?;
+                for mut st in analyzed {
+                    let row = members.get(st.index).copied().unwrap_or(range.start);
+                    st.index = row - range.start;
+                    out.push((row, st));
+                }
+            }
+            // Stable: a script's several entries keep their order.
+            out.sort_by_key(|(row, _)| *row);
+            Ok::<_, tributary::error::Error>(out.into_iter().map(|(_, st)| st).collect::<Vec<_>>())
+        })
+    };
+    let mut pending = std::collections::VecDeque::new();
+    let mut next = 0;
+    let (mut recorded, mut parsed, mut failed, mut entries) = (0usize, 0usize, 0usize, 0usize);
+    let (mut edges, mut new_edges) = (0i64, 0i64);
+    let mut unresolved = std::collections::BTreeSet::new();
+    let mut reasons: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for range in &chunks {
+        while next < chunks.len() && pending.len() < ahead {
+            pending.push_back(spawn(chunks[next].clone()));
+            next += 1;
         }
-        let statements: Vec<String> = rows[i..j].iter().map(|r| r.sql.clone()).collect();
-        let (analyzed, missing) = lineage
-            .ingest_sql_with(&caller, statements, &dialect, ds.id, key.0, key.1)
+        let Some(task) = pending.pop_front() else { break };
+        let mut analyzed: Vec<StatementLineage> = task
             .await
-            .map_err(|e| anyhow::anyhow!("import stopped at row {}: {}", i + 2, e.message()))?;
-        failed += analyzed.iter().filter(|s| !s.errors.is_empty()).count();
-        recorded += analyzed.iter().filter(|s| s.errors.is_empty() && !s.targets.is_empty()).count();
-        unresolved.extend(missing);
-        bar.inc((j - i) as u64);
-        i = j;
+            .context("a parsing task stopped")?
+            .map_err(|e| anyhow::anyhow!("import stopped at row {}: {}", range.start + 2, e.message()))?;
+        for st in &mut analyzed {
+            let row = &rows[range.start + st.index];
+            if st.procedure.is_none() {
+                st.procedure.clone_from(&row.procedure);
+            }
+        }
+        let mut bad = std::collections::BTreeSet::new();
+        for st in &analyzed {
+            entries += 1;
+            if let Some(e) = st.errors.first() {
+                bad.insert(st.index);
+                *reasons.entry(failure_reason(e)).or_default() += 1;
+            }
+        }
+        failed += bad.len();
+        parsed += range.len() - bad.len();
+        let r = lineage
+            .record_sql(&caller, &op, &ds, &analyzed)
+            .await
+            .map_err(|e| anyhow::anyhow!("import stopped at row {}: {}", range.start + 2, e.message()))?;
+        recorded += r.recorded;
+        edges += r.edges_asserted;
+        new_edges += r.edges_created;
+        unresolved.extend(r.unresolved);
+        bar.inc(range.len() as u64);
     }
     bar.finish_and_clear();
     let secs = started.elapsed().as_secs_f64();
+    let total = rows.len();
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
-        "imported {} statements in {secs:.1}s ({:.0}/s): {recorded} recorded lineage, {failed} did not parse, {} tables not in the catalog",
-        rows.len(),
-        rows.len() as f64 / secs.max(1e-3),
+        "imported {total} statements in {secs:.1}s ({:.0}/s): {recorded} recorded lineage, {failed} did not parse, {} tables not in the catalog",
+        total as f64 / secs.max(1e-3),
         unresolved.len()
     )?;
+    writeln!(
+        out,
+        "  {parsed} parsed ({entries} statements after splitting scripts and procedures); {edges} edges asserted, {new_edges} of them new; import operation {}",
+        op.id
+    )?;
+    if !reasons.is_empty() {
+        let mut reasons: Vec<(String, usize)> = reasons.into_iter().collect();
+        reasons.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        writeln!(out, "  did not parse, by reason:")?;
+        for (reason, n) in reasons.iter().take(10) {
+            writeln!(out, "  {n:>8}  {reason}")?;
+        }
+        if reasons.len() > 10 {
+            writeln!(out, "  {:>8}  other reasons", reasons[10..].iter().map(|r| r.1).sum::<usize>())?;
+        }
+    }
+    if !unresolved.is_empty() {
+        let shown: Vec<&String> = unresolved.iter().take(10).collect();
+        writeln!(
+            out,
+            "  not in the catalog (external ends): {}{}",
+            shown.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", "),
+            if unresolved.len() > 10 { ", ..." } else { "" }
+        )?;
+    }
+    drop(out);
+    if let Some(task) = forwarding {
+        // The forwarding task ends once the queue is drained and the last sender is gone.
+        drop(lineage);
+        drop(op);
+        let _ = task.await;
+    }
     Ok(())
 }
 
@@ -324,8 +468,8 @@ async fn main() -> anyhow::Result<()> {
         }
         Command::Token { action } => token(action).await?,
         Command::AnalyzeSql { dialect } => analyze_sql_lines(&dialect)?,
-        Command::ImportQueryLog { store, file, datastore, dialect, chunk } => {
-            import_query_log(store, file, datastore, dialect, chunk).await?
+        Command::ImportQueryLog { store, file, datastore, dialect, chunk, kind, emit_openlineage_url } => {
+            import_query_log(store, file, datastore, dialect, usize::from(chunk), kind, emit_openlineage_url).await?
         }
         Command::Import { store, file } => {
             let store = tributary::server::open_store(&store.kind()).await.context("cannot open the store")?;

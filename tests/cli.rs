@@ -370,3 +370,137 @@ fn analyze_sql_prints_one_json_array_per_input_line() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("line 2"));
 }
+
+/// A warehouse datastore with a namespace and two tables, on a server.
+async fn warehouse(url: &str) {
+    gql(url, "mutation { upsertDatastore(input: {name: \"wh\", type: \"postgresql\", namespaces: [\"postgres://wh.example.com:5432\"]}) { id } }").await;
+    gql(url, "mutation { a: upsertContainer(input: {datastoreId: 1, schema: \"public\", name: \"src\", fields: [{name: \"a\"}, {name: \"b\"}]}) { id }
+                         b: upsertContainer(input: {datastoreId: 1, schema: \"public\", name: \"dst\", fields: [{name: \"a\"}, {name: \"total\"}]}) { id } }").await;
+}
+
+const LINEAGE_OF_DST: &str = "{ edges { items { sourceType operation derived sourceContainer { name } targetContainer { name } sourceField { name } targetField { name } } } }";
+
+/// `(source, target, derived)` of the live edges of a source type: `src->dst` for tables,
+/// `.a->.a` for columns.
+async fn edges_of_type(url: &str, source_type: &str) -> Vec<(String, String, Option<bool>)> {
+    let v = gql(url, LINEAGE_OF_DST).await;
+    let mut out: Vec<(String, String, Option<bool>)> = v["edges"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["sourceType"] == source_type)
+        .map(|e| {
+            // A field edge names no container: its ends show as `.column`.
+            let end = |c: &Value, f: &Value| match f["name"].as_str() {
+                Some(f) => format!(".{f}"),
+                None => c["name"].as_str().unwrap().to_string(),
+            };
+            (
+                end(&e["sourceContainer"], &e["sourceField"]),
+                end(&e["targetContainer"], &e["targetField"]),
+                e["derived"].as_bool(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[tokio::test]
+async fn recorded_sql_is_emitted_as_openlineage_to_another_backend() {
+    let target_dir = tempfile::tempdir().unwrap();
+    let target = Server::start(&["--data-dir", target_dir.path().to_str().unwrap()]);
+    warehouse(&target.url).await;
+    let src_dir = tempfile::tempdir().unwrap();
+    let endpoint = format!("{}/api/v1/lineage", target.url);
+    let source = Server::start(&["--data-dir", src_dir.path().to_str().unwrap(), "--emit-openlineage-url", &endpoint]);
+    warehouse(&source.url).await;
+    let r = gql(
+        &source.url,
+        "mutation { ingestSql(statements: [\"INSERT INTO public.dst (a, total) SELECT a, b * 2 FROM public.src WHERE b > 7\"], dialect: \"postgres\", datastoreId: 1) { recorded } }",
+    )
+    .await;
+    assert_eq!(r["ingestSql"]["recorded"], 1);
+    let recorded = edges_of_type(&source.url, "postgresql").await;
+    assert_eq!(
+        recorded,
+        vec![
+            (".a".to_string(), ".a".to_string(), Some(false)),
+            (".b".to_string(), ".total".to_string(), Some(true)),
+            ("src".to_string(), "dst".to_string(), None),
+        ]
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let got = edges_of_type(&target.url, "openlineage").await;
+        if !got.is_empty() {
+            assert_eq!(got, recorded, "the other backend sees the same table and column lineage");
+            break;
+        }
+        assert!(Instant::now() < deadline, "the emitted event never reached the target");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let v = gql(&target.url, "{ openLineageEvents { total items { body } } }").await;
+    let body = &v["openLineageEvents"]["items"][0]["body"];
+    let body: Value = match body {
+        Value::String(s) => serde_json::from_str(s).unwrap(),
+        other => other.clone(),
+    };
+    assert_eq!(body["eventType"], "COMPLETE");
+    assert_eq!(body["job"]["namespace"], "postgres://wh.example.com:5432");
+    assert!(body["job"]["name"].as_str().unwrap().starts_with("sql."), "{body}");
+    let sql = body["job"]["facets"]["sql"]["query"].as_str().unwrap();
+    assert!(sql.contains("b > ?") && !sql.contains('7'), "the masked SQL travels: {sql}");
+}
+
+#[tokio::test]
+async fn import_query_log_reads_view_and_procedure_definitions() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let data = data.to_str().unwrap();
+    {
+        let s = Server::start(&["--data-dir", data]);
+        gql(&s.url, "mutation { upsertDatastore(input: {name: \"pg\", type: \"postgresql\"}) { id } }").await;
+        gql(&s.url, "mutation { a: upsertContainer(input: {datastoreId: 1, schema: \"public\", name: \"src\", fields: [{name: \"a\"}]}) { id }
+                             b: upsertContainer(input: {datastoreId: 1, schema: \"public\", name: \"v\", fields: [{name: \"a\"}]}) { id }
+                             c: upsertContainer(input: {datastoreId: 1, schema: \"public\", name: \"t\", fields: [{name: \"a\"}]}) { id } }").await;
+    }
+    let views = dir.path().join("views.csv");
+    // Postgres's pg_views gives the query alone; the view's name is in its own column.
+    std::fs::write(&views, "table_schema,table_name,view_definition\npublic,v,\"SELECT a FROM src WHERE a > 1\"\n")
+        .unwrap();
+    let out = run(
+        &["import-query-log", views.to_str().unwrap(), "--datastore", "pg", "--kind", "views", "--data-dir", data],
+        &[],
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("1 recorded"), "{}", String::from_utf8_lossy(&out.stdout));
+    let procs = dir.path().join("procs.csv");
+    std::fs::write(
+        &procs,
+        "procedure_schema,procedure_name,procedure_definition\npublic,load_t,\"INSERT INTO t SELECT a FROM v\"\n",
+    )
+    .unwrap();
+    let out = run(
+        &["import-query-log", procs.to_str().unwrap(), "--datastore", "pg", "--kind", "procedures", "--data-dir", data],
+        &[],
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("1 recorded"), "{}", String::from_utf8_lossy(&out.stdout));
+    let s = Server::start(&["--data-dir", data]);
+    let v = gql(&s.url, "{ edges { items { operation sourceField { name } sourceContainer { name } targetContainer { name } evidence { evidenceType details } } } }").await;
+    let table = |target: &str| {
+        v["edges"]["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["sourceField"].is_null() && e["targetContainer"]["name"] == target)
+            .unwrap_or_else(|| panic!("an edge into {target}: {v}"))
+            .clone()
+    };
+    let view = table("v");
+    assert_eq!((view["sourceContainer"]["name"].as_str(), view["operation"].as_str()), (Some("src"), Some("VIEW")));
+    assert_eq!(view["evidence"][0]["evidenceType"], "parsed_view_definition");
+    let proc = table("t");
+    assert_eq!(proc["sourceContainer"]["name"], "v");
+    assert_eq!(proc["evidence"][0]["evidenceType"], "parsed_stored_code");
+    assert_eq!(proc["evidence"][0]["details"]["procedure"], "load_t");
+}

@@ -236,6 +236,9 @@ impl Store for FaultyStore {
     async fn metadata_for_container(&self, id: Id) -> StoreResult<Vec<MetadataAssertion>> {
         delegate!(self, metadata_for_container(id))
     }
+    async fn next_operation_id(&self) -> StoreResult<Id> {
+        delegate!(self, next_operation_id())
+    }
     async fn evidence_by_keys(&self, keys: &[String]) -> StoreResult<Vec<Evidence>> {
         delegate!(self, evidence_by_keys(keys))
     }

@@ -697,6 +697,9 @@ impl From<crate::ingest::sql::StatementLineage> for SqlStatementLineage {
 
 #[derive(SimpleObject)]
 pub struct SqlIngestReport {
+    /// The import operation this call was: its evidence's `lastObservedOperationId` (and
+    /// `firstObservedOperationId` where it observed the evidence first).
+    pub operation_id: Id,
     pub statements: Vec<SqlStatementLineage>,
     /// Statements recorded (parsed, with a target).
     pub recorded: i64,
@@ -1365,15 +1368,14 @@ impl MutationRoot {
         dialect: String,
         datastore_id: Id,
     ) -> GqlResult<SqlIngestReport> {
-        let (analyzed, unresolved) = lineage(ctx).ingest_sql(caller(ctx), statements, &dialect, datastore_id).await?;
-        let failed = analyzed.iter().filter(|s| !s.errors.is_empty()).count() as i64;
-        let recorded =
-            analyzed.iter().filter(|s| s.errors.is_empty() && !s.intermediate && !s.targets.is_empty()).count() as i64;
+        let r = lineage(ctx).ingest_sql(caller(ctx), statements, &dialect, datastore_id).await?;
+        let failed = r.statements.iter().filter(|s| !s.errors.is_empty()).count() as i64;
         Ok(SqlIngestReport {
-            statements: analyzed.into_iter().map(SqlStatementLineage::from).collect(),
-            recorded,
+            operation_id: r.operation_id,
+            statements: r.statements.into_iter().map(SqlStatementLineage::from).collect(),
+            recorded: r.recording.recorded as i64,
             failed,
-            unresolved,
+            unresolved: r.recording.unresolved.into_iter().collect(),
         })
     }
 

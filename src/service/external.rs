@@ -4,17 +4,67 @@
 //! provider; INSERT, MERGE, EXTERNAL and any other operation add; a table reading itself is no
 //! edge; an edge keeps the label of the statement that introduced it.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
+use std::num::NonZeroUsize;
+use std::sync::{Arc, Mutex};
 
+use lru::LruCache;
 use serde_json::{json, Value};
 
 use super::{Caller, Lineage};
 use crate::auth::Permission;
-use crate::domain::{Assertion, AssertionBatch, AssertionSummary, End, Evidence, Id, NewEdge};
+use crate::domain::{
+    Assertion, AssertionBatch, AssertionSummary, Container, Datastore, End, Evidence, Id, NewEdge, PageRequest,
+};
 use crate::error::{Error, Result};
 
 /// The source type of edges sent by external engines.
 pub const EXTERNAL: &str = "external";
+
+/// Names (per lookup scope) and containers' field lists one operation remembers. A query log
+/// names a few hundred tables thousands of times; past this many, the least recently used go.
+const CACHED_NAMES: usize = 10_000;
+const CACHED_FIELD_LISTS: usize = 2_000;
+
+type NameKey = (Option<Id>, String);
+
+/// A container's fields as the catalog lists them.
+#[derive(Debug, Default)]
+pub struct FieldList {
+    /// Names in catalog order (`SELECT *` expands in it).
+    pub names: Vec<String>,
+    by_name: HashMap<String, Id>,
+}
+
+impl FieldList {
+    /// A field's id by name, case-insensitive.
+    pub fn id(&self, name: &str) -> Option<Id> {
+        self.by_name.get(&name.to_lowercase()).copied()
+    }
+}
+
+struct Cache {
+    names: LruCache<NameKey, Option<Container>>,
+    fields: LruCache<Id, Arc<FieldList>>,
+    datastores: HashMap<Id, Datastore>,
+}
+
+/// One import operation: an `ingestSql` call, a `recordLineage` call or a whole query-log
+/// import. Its id goes on the evidence it writes (`firstObservedOperationId` when the evidence
+/// is new, `lastObservedOperationId` always), and it carries the name-resolution cache, scoped
+/// to the operation so a catalog change is seen by the next one. Clones share the cache.
+#[derive(Clone)]
+pub struct Operation {
+    pub id: Id,
+    cache: Arc<Mutex<Cache>>,
+}
+
+impl Operation {
+    fn cache(&self) -> std::sync::MutexGuard<'_, Cache> {
+        // The cache holds no invariant a panicking holder could break: reuse it.
+        self.cache.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
 
 /// Operations that define the target afresh, replacing its sources.
 pub fn replaces(operation: &str) -> bool {
@@ -45,6 +95,16 @@ pub struct TableLineage<'a> {
     pub details: Value,
 }
 
+/// A batch being built, with what applying it needs to know.
+#[derive(Debug, Default)]
+pub struct Plan {
+    pub batch: AssertionBatch,
+    /// Datastores of the catalogued ends: the caller needs `EDITOR` on each.
+    pub datastores: BTreeSet<Id>,
+    /// Names that matched no container and became external ends.
+    pub unresolved: BTreeSet<String>,
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct Recorded {
     pub summary: AssertionSummary,
@@ -53,30 +113,134 @@ pub struct Recorded {
 }
 
 impl Lineage {
-    async fn end_of(&self, datastore: Option<Id>, name: &str, unresolved: &mut BTreeSet<String>) -> Result<End> {
-        let mut scopes = vec![None];
-        if let Some(d) = datastore {
-            scopes.insert(0, Some(d));
+    /// Starts an import operation: a new id from the store's counter and an empty cache.
+    pub async fn begin_operation(&self) -> Result<Operation> {
+        let id = self.store.next_operation_id().await?;
+        let cache = Cache {
+            names: LruCache::new(NonZeroUsize::new(CACHED_NAMES).unwrap_or(NonZeroUsize::MIN)),
+            fields: LruCache::new(NonZeroUsize::new(CACHED_FIELD_LISTS).unwrap_or(NonZeroUsize::MIN)),
+            datastores: HashMap::new(),
+        };
+        Ok(Operation { id, cache: Arc::new(Mutex::new(cache)) })
+    }
+
+    /// `match_container` in one scope, through the operation's cache.
+    pub(crate) async fn resolve_cached(
+        &self,
+        op: &Operation,
+        scope: Option<Id>,
+        name: &str,
+    ) -> Result<Option<Container>> {
+        let key = (scope, name.trim().to_lowercase());
+        if let Some(hit) = op.cache().names.get(&key) {
+            return Ok(hit.clone());
         }
-        for scope in scopes {
-            if let Some(c) = self.match_container(&[scope], name).await? {
-                return Ok(End::Container { id: c.id });
+        let found = self.match_container(&[scope], name).await?;
+        op.cache().names.put(key, found.clone());
+        Ok(found)
+    }
+
+    /// The container a name denotes: in `datastore` first, then anywhere.
+    pub(crate) async fn container_named(
+        &self,
+        op: &Operation,
+        datastore: Option<Id>,
+        name: &str,
+    ) -> Result<Option<Container>> {
+        if let Some(d) = datastore {
+            if let Some(c) = self.resolve_cached(op, Some(d), name).await? {
+                return Ok(Some(c));
             }
+        }
+        self.resolve_cached(op, None, name).await
+    }
+
+    /// A container's fields, read once per operation.
+    pub(crate) async fn fields_cached(&self, op: &Operation, container: Id) -> Result<Arc<FieldList>> {
+        if let Some(hit) = op.cache().fields.get(&container) {
+            return Ok(hit.clone());
+        }
+        let mut names = FieldList::default();
+        let mut page = 1;
+        loop {
+            let p =
+                self.store.container_fields(container, None, PageRequest { page, size: super::MAX_PAGE_SIZE }).await?;
+            let n = p.items.len();
+            for f in p.items {
+                names.by_name.entry(f.name.to_lowercase()).or_insert(f.id);
+                names.names.push(f.name);
+            }
+            if n < super::MAX_PAGE_SIZE as usize {
+                break;
+            }
+            page += 1;
+        }
+        let names = Arc::new(names);
+        op.cache().fields.put(container, names.clone());
+        Ok(names)
+    }
+
+    /// A datastore by id, read once per operation.
+    pub(crate) async fn datastore_cached(&self, op: &Operation, id: Id) -> Result<Option<Datastore>> {
+        if let Some(hit) = op.cache().datastores.get(&id) {
+            return Ok(Some(hit.clone()));
+        }
+        let Some(ds) = self.store.datastores_by_ids(&[id]).await?.pop() else { return Ok(None) };
+        op.cache().datastores.insert(id, ds.clone());
+        Ok(Some(ds))
+    }
+
+    async fn end_of(
+        &self,
+        op: &Operation,
+        datastore: Option<Id>,
+        name: &str,
+        unresolved: &mut BTreeSet<String>,
+        datastores: &mut BTreeSet<Id>,
+    ) -> Result<End> {
+        if let Some(c) = self.container_named(op, datastore, name).await? {
+            datastores.insert(c.datastore_id);
+            return Ok(End::Container { id: c.id });
         }
         unresolved.insert(name.to_string());
         Ok(End::External { fqn: name.trim().to_string() })
     }
 
     /// Records a provider's table lineage with seed 004's accumulation rules, in one transaction.
-    pub async fn record_table_lineage(&self, caller: &Caller, t: TableLineage<'_>) -> Result<Recorded> {
+    pub async fn record_table_lineage(&self, caller: &Caller, op: &Operation, t: TableLineage<'_>) -> Result<Recorded> {
         if t.target.trim().is_empty() {
             return Err(Error::BadInput("target is required".into()));
         }
-        let mut unresolved = BTreeSet::new();
-        let target = self.end_of(t.datastore, t.target, &mut unresolved).await?;
+        let mut plan = Plan::default();
+        self.plan_table_lineage(op, t, &mut plan).await?;
+        let summary = self.apply_plan(caller, plan.batch, &plan.datastores, "recording lineage").await?;
+        Ok(Recorded { summary, unresolved: plan.unresolved.into_iter().collect() })
+    }
+
+    /// Checks `EDITOR` on the datastores a batch touches and applies it (one transaction);
+    /// an empty batch (a DELETE, a table with no catalogued end) writes nothing.
+    pub(crate) async fn apply_plan(
+        &self,
+        caller: &Caller,
+        batch: AssertionBatch,
+        datastores: &BTreeSet<Id>,
+        action: &str,
+    ) -> Result<AssertionSummary> {
+        caller.require(datastores.iter().copied(), Permission::Editor, action)?;
+        if batch.assert.is_empty() && batch.retire_candidates.is_empty() {
+            return Ok(AssertionSummary::default());
+        }
+        Ok(self.store.apply_assertions(batch, crate::domain::now()).await?)
+    }
+
+    /// Adds a provider's table lineage about one target to `plan`, with seed 004's rules.
+    pub(crate) async fn plan_table_lineage(&self, op: &Operation, t: TableLineage<'_>, plan: &mut Plan) -> Result<()> {
+        let unresolved = &mut plan.unresolved;
+        let datastores = &mut plan.datastores;
+        let target = self.end_of(op, t.datastore, t.target, unresolved, datastores).await?;
         let mut sources = Vec::new();
         for s in t.sources.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
-            let end = self.end_of(t.datastore, s, &mut unresolved).await?;
+            let end = self.end_of(op, t.datastore, s, unresolved, datastores).await?;
             // A table reading itself is not an edge.
             if end != target && !sources.contains(&end) {
                 sources.push(end);
@@ -84,7 +248,7 @@ impl Lineage {
         }
         let key = json!([t.source_type, "target", target.key()]).to_string();
         let now = crate::domain::now();
-        let mut batch = AssertionBatch::default();
+        let batch = &mut plan.batch;
         for source in &sources {
             if source.container_id().is_none() && target.container_id().is_none() {
                 // Both ends unknown: never stored as a relationship.
@@ -109,8 +273,8 @@ impl Lineage {
                     authorship: t.authorship.clone(),
                     source_relation: None,
                     observed_at: Some(now),
-                    first_observed_operation_id: None,
-                    last_observed_operation_id: None,
+                    first_observed_operation_id: Some(op.id),
+                    last_observed_operation_id: Some(op.id),
                     details: Some(t.details.clone()),
                     retired_at: None,
                 },
@@ -127,13 +291,9 @@ impl Lineage {
                 .filter(|e| e.target == target && !e.is_field_edge() && !keep.contains(&e.source.key()))
                 .map(|e| e.id)
                 .collect();
-            self.retire_edges_in(&mut batch, &stale).await?;
+            self.retire_edges_in(batch, &stale).await?;
         }
-        let mut ends: Vec<&End> = sources.iter().collect();
-        ends.push(&target);
-        caller.require(self.datastores_of_ends(ends).await?, Permission::Editor, "recording lineage")?;
-        let summary = self.store.apply_assertions(batch, now).await?;
-        Ok(Recorded { summary, unresolved: unresolved.into_iter().collect() })
+        Ok(())
     }
 
     /// Seed 004's external-engine edge: `POST /v1/api/lineage` and `recordLineage`.
@@ -144,9 +304,15 @@ impl Lineage {
         sources: &[String],
         operation: Option<&str>,
     ) -> Result<Recorded> {
+        if target.trim().is_empty() {
+            // Before the operation starts: bad input takes no operation id.
+            return Err(Error::BadInput("target is required".into()));
+        }
         let operation = normalize_operation(operation);
+        let op = self.begin_operation().await?;
         self.record_table_lineage(
             caller,
+            &op,
             TableLineage {
                 target,
                 sources,

@@ -156,6 +156,11 @@ pub trait Store: Send + Sync + 'static {
     async fn metadata_for_container(&self, _container_id: Id) -> StoreResult<Vec<crate::domain::MetadataAssertion>> {
         Err(not_supported(self.kind()))
     }
+    /// A new import operation id (an `ingestSql` call, a query-log import, a `recordLineage`
+    /// call): increasing, never reused, past any id an imported store's evidence carries.
+    async fn next_operation_id(&self) -> StoreResult<Id> {
+        Err(not_supported(self.kind()))
+    }
     /// Evidence rows (live or retired) with one of these keys.
     async fn evidence_by_keys(&self, _keys: &[String]) -> StoreResult<Vec<Evidence>> {
         Err(not_supported(self.kind()))

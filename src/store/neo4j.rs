@@ -58,6 +58,7 @@ const CONTAINER_COUNTER: &str = "container";
 const FIELD_COUNTER: &str = "field";
 const EDGE_COUNTER: &str = "edge";
 const EVENT_COUNTER: &str = "event";
+const OPERATION_COUNTER: &str = "operation";
 
 /// One statement of `cypher/`, with its parameters; `name` (the file name) is its operation label
 /// in metrics and logs.
@@ -668,7 +669,12 @@ async fn import_in(txn: &mut Txn, records: Vec<Record>) -> StoreResult<usize> {
                 }
                 edges.push(edge_row(e)?);
             }
-            Record::Evidence(e) => evidence.push(evidence_row(e)?),
+            Record::Evidence(e) => {
+                if let Some(op) = e.last_observed_operation_id {
+                    see(OPERATION_COUNTER, op);
+                }
+                evidence.push(evidence_row(e)?)
+            }
             Record::Metadata(m) => metadata.push(metadata_row(m)?),
             Record::Event(e) => {
                 see(EVENT_COUNTER, e.id);
@@ -1000,6 +1006,13 @@ impl Store for Neo4jStore {
         self.single(cypher!("metadata_for_container").param("container_id", container_id))
             .await?
             .decode::<MetadataProps>("metadata")
+    }
+
+    async fn next_operation_id(&self) -> StoreResult<Id> {
+        let mut txn = self.begin().await?;
+        let result = allocate(&mut txn, &[(OPERATION_COUNTER, 1)]).await;
+        let ids = finish(txn, result).await?;
+        first_id(&ids, OPERATION_COUNTER)
     }
 
     async fn evidence_by_keys(&self, keys: &[String]) -> StoreResult<Vec<Evidence>> {

@@ -107,6 +107,10 @@ CREATE TABLE IF NOT EXISTS evidence (
   PRIMARY KEY (edge_id, key)
 );
 CREATE INDEX IF NOT EXISTS evidence_key ON evidence(key);
+CREATE TABLE IF NOT EXISTS operations (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  started TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS events (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   fingerprint TEXT NOT NULL UNIQUE,
@@ -1055,20 +1059,27 @@ impl Store for SqliteStore {
                 };
                 sum.edges_asserted += 1;
                 store_query(STORE, "evidence_exists");
-                let had: Option<Option<String>> = tx
+                type Had = (Option<String>, Option<i64>, Option<i64>);
+                let had: Option<Had> = tx
                     .query_row(
-                        "SELECT retired_at FROM evidence WHERE edge_id = ?1 AND key = ?2",
+                        "SELECT retired_at, first_observed_operation_id, last_observed_operation_id
+                         FROM evidence WHERE edge_id = ?1 AND key = ?2",
                         params![edge_id, a.evidence.key],
-                        |r| r.get(0),
+                        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
                     )
                     .optional()
                     .map_err(sql_err)?;
-                if !matches!(had, Some(None)) {
+                if !matches!(had, Some((None, _, _))) {
                     sum.evidence_created += 1;
                 }
                 let mut ev = a.evidence.clone();
                 ev.edge_id = edge_id;
                 ev.retired_at = None;
+                // The operation that first observed the evidence stays; the last one moves.
+                if let Some((_, first, last)) = had {
+                    ev.first_observed_operation_id = first.or(ev.first_observed_operation_id);
+                    ev.last_observed_operation_id = ev.last_observed_operation_id.or(last);
+                }
                 put_evidence_tx(tx, std::slice::from_ref(&ev)).map_err(sql_err)?;
             }
             {
@@ -1167,6 +1178,16 @@ impl Store for SqliteStore {
             ))?;
             let rows = stmt.query_map(params![container_id], metadata_row)?;
             rows.collect()
+        })
+        .await
+    }
+
+    async fn next_operation_id(&self) -> StoreResult<Id> {
+        let now = ts(&crate::domain::now());
+        self.write(move |tx| {
+            store_query(STORE, "next_operation_id");
+            tx.execute("INSERT INTO operations (started) VALUES (?1)", params![now]).map_err(sql_err)?;
+            Ok(tx.last_insert_rowid())
         })
         .await
     }
@@ -1408,6 +1429,14 @@ impl Store for SqliteStore {
                 }
                 .map_err(|e| StoreError::Invalid(format!("record could not be imported: {e}")))?;
             }
+            // Operation ids continue past those the imported evidence names.
+            store_query(STORE, "raise_operation_id");
+            tx.execute(
+                "INSERT INTO operations (id, started) SELECT max(last_observed_operation_id), ?1 FROM evidence
+                 WHERE last_observed_operation_id IS NOT NULL HAVING count(*) > 0",
+                params![ts(&crate::domain::now())],
+            )
+            .map_err(sql_err)?;
             Ok(records.len())
         })
         .await

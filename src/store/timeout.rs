@@ -214,6 +214,9 @@ impl<S: Store> Store for TimeoutStore<S> {
     async fn metadata_for_container(&self, container_id: Id) -> StoreResult<Vec<MetadataAssertion>> {
         self.within("metadata_for_container", self.inner.metadata_for_container(container_id)).await
     }
+    async fn next_operation_id(&self) -> StoreResult<Id> {
+        self.within("next_operation_id", self.inner.next_operation_id()).await
+    }
     async fn evidence_by_keys(&self, keys: &[String]) -> StoreResult<Vec<Evidence>> {
         self.within("evidence_by_keys", self.inner.evidence_by_keys(keys)).await
     }

@@ -6,7 +6,13 @@ use serde_json::{json, Value};
 use crate::both_stores;
 use crate::common::TestApp;
 
-both_stores!(analyze_sql_explains_statements, ingest_sql_records_table_and_column_lineage);
+both_stores!(
+    analyze_sql_explains_statements,
+    ingest_sql_records_table_and_column_lineage,
+    evidence_names_the_operations_that_first_and_last_observed_it,
+    external_table_location_links_the_storage_path,
+    procedure_edges_name_their_procedure
+);
 
 const ANALYZE: &str = "query($s: [String!]!, $d: String!, $db: String, $sc: String, $ds: Int) {
   analyzeSql(statements: $s, dialect: $d, defaultDatabase: $db, defaultSchema: $sc, datastoreId: $ds) {
@@ -151,4 +157,134 @@ async fn ingest_sql_records_table_and_column_lineage(app: TestApp) {
         .map(|e| e["sourceContainer"]["name"].as_str().unwrap())
         .collect();
     assert_eq!(sources, vec!["extra"], "CTAS defines the target afresh");
+}
+
+const INGEST: &str = "mutation($s: [String!]!, $d: String!, $ds: Int!) { ingestSql(statements: $s, dialect: $d, datastoreId: $ds) { operationId recorded failed unresolved } }";
+
+const EDGES: &str = "{ edges { items { sourceType operation sourceExternalFqn sourceContainer { name } targetContainer { name } sourceField { name } targetField { name } evidence { evidenceType details firstObservedOperationId lastObservedOperationId } } } }";
+
+async fn live_edges(app: &TestApp) -> Vec<Value> {
+    app.ok(EDGES, json!({})).await["edges"]["items"].as_array().unwrap().clone()
+}
+
+async fn evidence_names_the_operations_that_first_and_last_observed_it(app: TestApp) {
+    let ds = app.datastore("pg", "postgresql").await;
+    app.container(ds, "src", &["a"]).await;
+    app.container(ds, "dst", &["a"]).await;
+    app.container(ds, "other", &["a"]).await;
+    let insert = "INSERT INTO dst SELECT a FROM src";
+    let first = app.ok(INGEST, json!({"s": [insert], "d": "postgres", "ds": ds})).await["ingestSql"].clone();
+    let op1 = first["operationId"].as_i64().unwrap();
+    let second = app.ok(INGEST, json!({"s": [insert], "d": "postgres", "ds": ds})).await["ingestSql"].clone();
+    let op2 = second["operationId"].as_i64().unwrap();
+    assert!(op2 > op1, "each call is a new operation: {op1} then {op2}");
+    // A third call observes a new source only.
+    let third = app.ok(INGEST, json!({"s": ["INSERT INTO dst SELECT a FROM other"], "d": "postgres", "ds": ds})).await
+        ["ingestSql"]
+        .clone();
+    let op3 = third["operationId"].as_i64().unwrap();
+    assert!(op3 > op2);
+    let edges = live_edges(&app).await;
+    let table = |source: &str| {
+        edges
+            .iter()
+            .find(|e| e["sourceField"].is_null() && e["sourceContainer"]["name"] == source)
+            .unwrap_or_else(|| panic!("an edge from {source} in {edges:?}"))
+            .clone()
+    };
+    let ev = &table("src")["evidence"][0];
+    assert_eq!(ev["firstObservedOperationId"], op1, "the first observer stays: {ev}");
+    assert_eq!(ev["lastObservedOperationId"], op2, "the last observer moves: {ev}");
+    let ev = &table("other")["evidence"][0];
+    assert_eq!(
+        (ev["firstObservedOperationId"].as_i64(), ev["lastObservedOperationId"].as_i64()),
+        (Some(op3), Some(op3))
+    );
+    // Column evidence carries them too; the INSERT from `other` re-decided column dst.a, so
+    // the one live column edge is its own.
+    let cols: Vec<&Value> = edges.iter().filter(|e| e["sourceField"].is_object()).collect();
+    assert_eq!(cols.len(), 1, "{cols:?}");
+    assert_eq!(cols[0]["evidence"][0]["firstObservedOperationId"], op3);
+    assert_eq!(cols[0]["evidence"][0]["lastObservedOperationId"], op3);
+    // recordLineage is an operation too, numbered from the same counter.
+    let r = app
+        .ok(
+            "mutation { recordLineage(target: \"dst\", sources: [\"src\"], operation: \"INSERT\") { status } }",
+            json!({}),
+        )
+        .await;
+    assert_eq!(r["recordLineage"]["status"], "ok");
+    let ext = app
+        .ok(
+            "{ edges { items { sourceType evidence { firstObservedOperationId lastObservedOperationId } } } }",
+            json!({}),
+        )
+        .await["edges"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["sourceType"] == "external")
+        .unwrap()
+        .clone();
+    assert!(ext["evidence"][0]["firstObservedOperationId"].as_i64().unwrap() > op3, "{ext}");
+}
+
+async fn external_table_location_links_the_storage_path(app: TestApp) {
+    let ds = app.datastore("lake", "hive").await;
+    app.ok(
+        "mutation($i: ContainerInput!) { upsertContainer(input: $i) { id } }",
+        json!({"i": {"datastoreId": ds, "schema": "raw", "name": "logs", "fields": [{"name": "ts"}, {"name": "msg"}]}}),
+    )
+    .await;
+    let ddl = "CREATE EXTERNAL TABLE raw.logs (ts STRING, msg STRING) STORED AS PARQUET LOCATION 's3://bucket/logs/'";
+    let r = app.ok(INGEST, json!({"s": [ddl], "d": "hive", "ds": ds})).await["ingestSql"].clone();
+    assert_eq!(r["recorded"], 1, "{r}");
+    assert_eq!(r["unresolved"], json!(["s3://bucket/logs/"]), "the path is not catalogued: an external asset");
+    let edges = live_edges(&app).await;
+    assert_eq!(edges.len(), 1, "{edges:?}");
+    assert_eq!(edges[0]["sourceExternalFqn"], "s3://bucket/logs/");
+    assert_eq!(edges[0]["targetContainer"]["name"], "logs");
+    assert_eq!(edges[0]["operation"], "CREATE_EXTERNAL_TABLE");
+    assert_eq!(edges[0]["sourceType"], "hive");
+    // The storage path as a container of a file datastore: the edge joins the two containers.
+    let files = app.datastore("bucket", "s3").await;
+    app.ok(
+        "mutation($i: ContainerInput!) { upsertContainer(input: $i) { id } }",
+        json!({"i": {"datastoreId": files, "name": "clicks", "containerType": "file"}}),
+    )
+    .await;
+    app.ok(
+        "mutation($i: ContainerInput!) { upsertContainer(input: $i) { id } }",
+        json!({"i": {"datastoreId": ds, "schema": "raw", "name": "clicks", "fields": [{"name": "url"}]}}),
+    )
+    .await;
+    let ddl = "CREATE EXTERNAL TABLE raw.clicks (url STRING) LOCATION 's3://bucket/clicks'";
+    let r = app.ok(INGEST, json!({"s": [ddl], "d": "hive", "ds": ds})).await["ingestSql"].clone();
+    assert_eq!(r["unresolved"], json!([]), "{r}");
+    let edges = live_edges(&app).await;
+    let e = edges.iter().find(|e| e["targetContainer"]["name"] == "clicks").unwrap();
+    assert_eq!(e["sourceContainer"]["name"], "clicks", "{e}");
+}
+
+async fn procedure_edges_name_their_procedure(app: TestApp) {
+    let ds = app.datastore("pg", "postgresql").await;
+    for (schema, name, fields) in [("shop", "orders", vec!["amount"]), ("mart", "daily", vec!["day", "total"])] {
+        let f: Vec<Value> = fields.iter().map(|n| json!({"name": n})).collect();
+        app.ok(
+            "mutation($i: ContainerInput!) { upsertContainer(input: $i) { id } }",
+            json!({"i": {"datastoreId": ds, "schema": schema, "name": name, "fields": f}}),
+        )
+        .await;
+    }
+    let proc = "CREATE OR REPLACE PROCEDURE etl.load_daily() LANGUAGE plpgsql AS $$ BEGIN DELETE FROM mart.daily WHERE day = current_date; INSERT INTO mart.daily (day, total) SELECT current_date, sum(amount) FROM shop.orders WHERE created_at >= current_date; END; $$";
+    let r = app.ok(INGEST, json!({"s": [proc], "d": "postgres", "ds": ds})).await["ingestSql"].clone();
+    assert_eq!(r["failed"], 0, "{r}");
+    let edges = live_edges(&app).await;
+    let table = edges.iter().find(|e| e["sourceField"].is_null()).unwrap_or_else(|| panic!("{edges:?}"));
+    assert_eq!(table["sourceContainer"]["name"], "orders");
+    assert_eq!(table["evidence"][0]["evidenceType"], "parsed_stored_code");
+    assert_eq!(table["evidence"][0]["details"]["procedure"], "etl.load_daily");
+    let column = edges.iter().find(|e| e["sourceField"]["name"] == "amount").unwrap_or_else(|| panic!("{edges:?}"));
+    assert_eq!(column["targetField"]["name"], "total");
+    assert_eq!(column["evidence"][0]["details"]["procedure"], "etl.load_daily");
 }
