@@ -1430,11 +1430,11 @@ impl MutationRoot {
 
 /// Query depth and complexity caps: a crafted query is refused before it touches the store.
 /// A list field taking `size` or `limit` weighs that many copies of its selection (`paged`,
-/// `limited`), so lists nested at 1,000 weigh billions; the cap leaves room for one page of
-/// 1,000 with a nested page of a few hundred, or `impact` at its default limit of 10,000 with a
-/// selection of up to 50 fields.
+/// `limited`), so lists nested at 1,000 weigh billions; the cap leaves room for a page of 1,000
+/// items of up to 150 fields each, or `impact` / `piiFlow` at their default limit of 10,000
+/// with a selection of up to 15 fields (a smaller `limit` allows more).
 pub const MAX_QUERY_DEPTH: usize = 15;
-pub const MAX_QUERY_COMPLEXITY: usize = 500_000;
+pub const MAX_QUERY_COMPLEXITY: usize = 150_000;
 
 /// The complexity of a paged field: `size` items of its selection. Out-of-range sizes are
 /// refused by the resolver; here they only need to weigh something sane.
