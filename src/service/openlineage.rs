@@ -257,6 +257,12 @@ impl<'a> Resolver<'a> {
         Ok(best.into_iter().map(|(_, _, c)| c).collect())
     }
 
+    /// Container id to datastore id of every container this resolver has read or created.
+    fn known_datastores(&self) -> HashMap<Id, Id> {
+        let resolved = self.cache.values().filter_map(|r| r.as_ref().ok()).flatten();
+        self.pool.iter().chain(resolved).map(|c| (c.id, c.datastore_id)).collect()
+    }
+
     /// The containers of a dataset, else of its first symlink that resolves; none when neither
     /// does (no auto-creation here).
     async fn containers(&mut self, d: &ol::Dataset) -> Result<Vec<Container>> {
@@ -627,7 +633,7 @@ impl Lineage {
         let Some(job) = &event.job else {
             // A DatasetEvent carries no lineage of its own.
             batch.assert.extend(std::mem::take(&mut renamed));
-            self.check_batch(caller, &batch).await?;
+            self.check_batch(caller, &batch, &resolver.known_datastores()).await?;
             let metadata = batch.metadata.len() as i64;
             let sum = self.store.apply_assertions(batch, crate::domain::now()).await?;
             self.register_tags(new_tags).await?;
@@ -735,7 +741,7 @@ impl Lineage {
             }
         }
         batch.assert.extend(renamed);
-        self.check_batch(caller, &batch).await?;
+        self.check_batch(caller, &batch, &resolver.known_datastores()).await?;
         let metadata = batch.metadata.len() as i64;
         let sum = self.store.apply_assertions(batch, crate::domain::now()).await?;
         self.register_tags(new_tags).await?;
@@ -778,7 +784,9 @@ impl Lineage {
 
     /// Seed 000: EDITOR on the datastore of every container a connection touches, the
     /// connections the event retires included; metadata changes need it on their container's.
-    async fn check_batch(&self, caller: &Caller, batch: &AssertionBatch) -> Result<()> {
+    /// `known` maps the containers the resolver already read to their datastores, so only the
+    /// others (ends of retired edges, mostly) cost a read.
+    async fn check_batch(&self, caller: &Caller, batch: &AssertionBatch, known: &HashMap<Id, Id>) -> Result<()> {
         if caller.unrestricted_admin {
             return Ok(());
         }
@@ -793,7 +801,11 @@ impl Lineage {
             }
         }
         ends.extend(batch.metadata.iter().map(|m| End::Container { id: m.container_id }));
-        let datastores = self.datastores_of_ends(ends.iter()).await?;
+        let (seen, unseen): (Vec<&End>, Vec<&End>) =
+            ends.iter().partition(|e| e.container_id().is_some_and(|c| known.contains_key(&c)));
+        let mut datastores: BTreeSet<Id> =
+            seen.iter().filter_map(|e| e.container_id().and_then(|c| known.get(&c).copied())).collect();
+        datastores.extend(self.datastores_of_ends(unseen).await?);
         caller.require(datastores, crate::auth::Permission::Editor, "this OpenLineage event")
     }
 
