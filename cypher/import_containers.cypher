@@ -1,4 +1,4 @@
-// Parameters: $rows: [{id, datastore_id: int, key, name: string, database, schema: string or null,
+// Parameters: $rows: [{id, datastore_id: int, key, name, name_lc (lowercased name): string, database, schema: string or null,
 // container_type: string, table_type, display_name, purpose: string or null,
 // active_anomaly_count: int, deleted: false}].
 UNWIND $rows AS row

@@ -1,12 +1,13 @@
-// Parameters: $datastore_id (int), $name (string or null: case-insensitive substring of the name),
-// $skip, $limit (int). One page of the datastore's live containers by id, and the total.
+// Parameters: $datastore_id (int), $name (string or null: substring of the name, lowercased by
+// the service), $skip, $limit (int). One page of the datastore's live containers by id, and the
+// total.
 MATCH (c:Container {datastore_id: $datastore_id})
-WHERE NOT c.deleted AND ($name IS NULL OR toLower(c.name) CONTAINS toLower($name))
+WHERE NOT c.deleted AND ($name IS NULL OR c.name_lc CONTAINS $name)
 WITH c ORDER BY c.id SKIP $skip LIMIT $limit
 WITH collect(c {.*}) AS items
 CALL () {
   MATCH (c:Container {datastore_id: $datastore_id})
-  WHERE NOT c.deleted AND ($name IS NULL OR toLower(c.name) CONTAINS toLower($name))
+  WHERE NOT c.deleted AND ($name IS NULL OR c.name_lc CONTAINS $name)
   RETURN count(c) AS total
 }
 RETURN items, total

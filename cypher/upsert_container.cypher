@@ -1,5 +1,6 @@
 // Parameters: $key (string: `<datastore id>/<database.schema.name>`), $new_id (int or null: the
-// id a container that does not exist yet gets), $datastore_id (int), $name (string),
+// id a container that does not exist yet gets), $datastore_id (int), $name (string), $name_lc
+// (string: $name lowercased by the service),
 // $database, $schema (string or null), $container_type, $table_type, $display_name, $purpose
 // (string or null), $active_anomaly_count (int or null),
 // $fields: [{name: string, new_id: int or null, data_type, display_name, status: string or null,
@@ -13,6 +14,7 @@ ON CREATE SET
   c.id = $new_id,
   c.datastore_id = $datastore_id,
   c.name = $name,
+  c.name_lc = $name_lc,
   c.database = $database,
   c.schema = $schema,
   c.deleted = false,

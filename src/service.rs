@@ -146,6 +146,41 @@ fn far_end(edge: &Edge, direction: Direction) -> &End {
     }
 }
 
+/// The names a container must have to match `wanted` (lowercased) in `match_container`: the
+/// name itself and each of its suffixes that starts after a '.' or a '/'. A container's name is
+/// the last part of its `database.schema.name` key, so any key that equals the wanted name or
+/// ends it at a dot or slash has one of these names.
+pub fn name_candidates(wanted: &str) -> Vec<String> {
+    let mut out = vec![wanted.to_string()];
+    for (i, ch) in wanted.char_indices() {
+        if matches!(ch, '.' | '/') && i + 1 < wanted.len() {
+            out.push(wanted[i + 1..].to_string());
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// How well container `c` matches `wanted` (trimmed, lowercased): 3 when its
+/// `database.schema.name` is the name, 2 when one ends the other at a dot, 1 when the name ends
+/// with it at a slash (a path), 0 when it does not match.
+pub(crate) fn match_rank(wanted: &str, c: &Container) -> u8 {
+    let key = crate::domain::container_key(c.database.as_deref(), c.schema.as_deref(), &c.name).to_lowercase();
+    let ends_at = |long: &str, short: &str, sep: char| {
+        long.len() > short.len() && long.ends_with(short) && long[..long.len() - short.len()].ends_with(sep)
+    };
+    if key == wanted {
+        3
+    } else if ends_at(wanted, &key, '.') || ends_at(&key, wanted, '.') {
+        2
+    } else if ends_at(wanted, &key, '/') {
+        1
+    } else {
+        0
+    }
+}
+
 impl Lineage {
     /// The datastores of the catalogued ends (containers, fields' containers) of edges;
     /// external ends and deleted containers have none.
@@ -163,33 +198,30 @@ impl Lineage {
 
     /// The container a table name denotes in the given datastores (`None`: any): one whose
     /// `database.schema.name` equals the name, or one of them ends the other at a dot (a name
-    /// without its database, or a catalog entry without it); exact matches win.
-    /// Case-insensitive: warehouses fold unquoted names and producers spell them either way.
+    /// without its database, or a catalog entry without it); exact matches win, then earlier
+    /// scopes. Case-insensitive: warehouses fold unquoted names and producers spell them either
+    /// way. One indexed store read (`containers_by_names`), whatever the catalog's size.
     pub(crate) async fn match_container(&self, datastores: &[Option<Id>], name: &str) -> Result<Option<Container>> {
+        if datastores.is_empty() {
+            return Ok(None);
+        }
         let wanted = name.trim().to_lowercase();
-        let last = wanted.rsplit(['.', '/']).next().unwrap_or(&wanted).to_string();
-        let mut best: Option<(u8, Container)> = None;
-        for ds in datastores {
-            let page =
-                self.store.list_containers(*ds, Some(&last), PageRequest { page: 1, size: MAX_PAGE_SIZE }).await?;
-            for c in page.items {
-                let key =
-                    crate::domain::container_key(c.database.as_deref(), c.schema.as_deref(), &c.name).to_lowercase();
-                let rank = if key == wanted {
-                    3
-                } else if wanted.ends_with(&format!(".{key}")) || key.ends_with(&format!(".{wanted}")) {
-                    2
-                } else if wanted.ends_with(&format!("/{key}")) {
-                    1
-                } else {
-                    0
-                };
-                if rank > 0 && best.as_ref().is_none_or(|(r, _)| rank > *r) {
+        let restrict: Option<Vec<Id>> = if datastores.iter().any(Option::is_none) {
+            None
+        } else {
+            Some(datastores.iter().flatten().copied().collect())
+        };
+        let found = self.store.containers_by_names(&name_candidates(&wanted), restrict.as_deref()).await?;
+        let mut best: Option<(u8, &Container)> = None;
+        for scope in datastores {
+            for c in found.iter().filter(|c| scope.is_none_or(|d| c.datastore_id == d)) {
+                let rank = match_rank(&wanted, c);
+                if rank > 0 && best.is_none_or(|(r, _)| rank > r) {
                     best = Some((rank, c));
                 }
             }
         }
-        Ok(best.map(|(_, c)| c))
+        Ok(best.map(|(_, c)| c.clone()))
     }
 
     /// Adds to a provider batch the retirement of these edges: every live evidence row of them

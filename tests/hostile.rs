@@ -170,6 +170,9 @@ impl Store for FaultyStore {
     ) -> StoreResult<Page<Container>> {
         delegate!(self, list_containers(d, name, page))
     }
+    async fn containers_by_names(&self, names: &[String], ds: Option<&[Id]>) -> StoreResult<Vec<Container>> {
+        delegate!(self, containers_by_names(names, ds))
+    }
     async fn delete_container(&self, id: Id) -> StoreResult<bool> {
         delegate!(self, delete_container(id))
     }

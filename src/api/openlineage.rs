@@ -3,7 +3,7 @@
 //! `/api/lineage/openlineage`, seed 002's summary on `/api/v1/openlineage/lineage[/batch]`.
 
 use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::{FromRequest, Request, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -42,8 +42,43 @@ fn is_gzip(headers: &HeaderMap) -> bool {
         .is_some_and(|v| v.split(',').any(|p| p.trim().eq_ignore_ascii_case("gzip")))
 }
 
-fn decode(headers: &HeaderMap, body: &Bytes, limits: &Limits) -> Result<Vec<u8>, Box<Response>> {
-    ol::decode_body(body, is_gzip(headers), limits).map_err(|e| Box::new(body_error(e)))
+/// Why an ingest request was answered before its events were looked at.
+enum Refused {
+    /// Already an answer: 401 for a missing or bad token, or the body could not be read.
+    Answer(Box<Response>),
+    /// The body is too large or not valid gzip; each endpoint words this its own way.
+    Body(BodyError),
+}
+
+impl Refused {
+    /// Seed 000's `{"detail": ...}` answer.
+    fn detail(self) -> Response {
+        match self {
+            Refused::Answer(r) => *r,
+            Refused::Body(e) => body_error(e),
+        }
+    }
+
+    /// Seed 002's `{"status": "failure", ...}` answer.
+    fn collated(self) -> Response {
+        match self {
+            Refused::Answer(r) => *r,
+            Refused::Body(e) => collate_error(body_error_message(e)),
+        }
+    }
+}
+
+/// The preamble of every ingest route: authenticate from the headers first, so a request
+/// without a valid token costs a hash lookup and never has its (up to 50 MiB) body read or
+/// inflated; then read the body within the route's limit and gunzip it when the request says so.
+async fn authenticated_body(state: &AppState, req: Request) -> Result<(Caller, Vec<u8>), Refused> {
+    let caller = caller(state, req.headers()).await.map_err(Refused::Answer)?;
+    let gzip = is_gzip(req.headers());
+    let body = Bytes::from_request(req, state)
+        .await
+        .map_err(|e| Refused::Answer(Box::new(detail(e.status(), e.body_text()))))?;
+    let bytes = ol::decode_body(&body, gzip, &Limits::default()).map_err(Refused::Body)?;
+    Ok((caller, bytes))
 }
 
 /// The seed 000 report of one event.
@@ -79,19 +114,15 @@ pub fn report_json(r: &IngestReport) -> Value {
 }
 
 /// `POST /api/v1/lineage` and `POST /api/lineage/openlineage`.
-pub async fn ingest(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+pub async fn ingest(State(state): State<AppState>, req: Request) -> Response {
     let limits = Limits::default();
-    let bytes = match decode(&headers, &body, &limits) {
-        Ok(b) => b,
-        Err(r) => return *r,
+    let (caller, bytes) = match authenticated_body(&state, req).await {
+        Ok(x) => x,
+        Err(r) => return r.detail(),
     };
     let parsed = match ol::parse_body(&bytes, &limits) {
         Ok(p) => p,
         Err(e) => return body_error(e),
-    };
-    let caller = match caller(&state, &headers).await {
-        Ok(c) => c,
-        Err(r) => return *r,
     };
     let report = match state.lineage.ingest_openlineage(&caller, parsed.events).await {
         Ok(r) => r,
@@ -139,11 +170,11 @@ fn failure_reason(e: &EventReport) -> String {
 }
 
 /// `POST /api/v1/openlineage/lineage`: one event, seed 002's answer.
-pub async fn collate_single(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+pub async fn collate_single(State(state): State<AppState>, req: Request) -> Response {
     let limits = Limits::default();
-    let bytes = match decode(&headers, &body, &limits) {
-        Ok(b) => b,
-        Err(r) => return *r,
+    let (caller, bytes) = match authenticated_body(&state, req).await {
+        Ok(x) => x,
+        Err(r) => return r.collated(),
     };
     let parsed = match ol::parse_body(&bytes, &limits) {
         Ok(p) => p,
@@ -156,10 +187,6 @@ pub async fn collate_single(State(state): State<AppState>, headers: HeaderMap, b
                 .into(),
         ));
     }
-    let caller = match caller(&state, &headers).await {
-        Ok(c) => c,
-        Err(r) => return *r,
-    };
     let report = match state.lineage.ingest_openlineage(&caller, parsed.events).await {
         Ok(r) => r,
         Err(e) => return detail(StatusCode::INTERNAL_SERVER_ERROR, e.client_message()),
@@ -223,19 +250,15 @@ fn collate_error((http, message): (StatusCode, String)) -> Response {
 }
 
 /// `POST /api/v1/openlineage/lineage/batch`: `{"events": [...]}`, seed 002's summary.
-pub async fn collate_batch(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+pub async fn collate_batch(State(state): State<AppState>, req: Request) -> Response {
     let limits = Limits::default();
-    let bytes = match decode(&headers, &body, &limits) {
-        Ok(b) => b,
-        Err(r) => return *r,
+    let (caller, bytes) = match authenticated_body(&state, req).await {
+        Ok(x) => x,
+        Err(r) => return r.collated(),
     };
     let events = match ol::parse_batch_body(&bytes, &limits) {
         Ok(p) => p.events,
         Err(e) => return collate_error(body_error_message(e)),
-    };
-    let caller = match caller(&state, &headers).await {
-        Ok(c) => c,
-        Err(r) => return *r,
     };
     let report = match state.lineage.ingest_openlineage(&caller, events).await {
         Ok(r) => r,
@@ -290,10 +313,10 @@ pub async fn collate_batch(State(state): State<AppState>, headers: HeaderMap, bo
 }
 
 /// `POST /v1/api/lineage`: seed 004's external-engine edge `{target, sources?, operation?}`.
-pub async fn external_lineage(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
-    let caller = match caller(&state, &headers).await {
-        Ok(c) => c,
-        Err(r) => return *r,
+pub async fn external_lineage(State(state): State<AppState>, req: Request) -> Response {
+    let (caller, body) = match authenticated_body(&state, req).await {
+        Ok(x) => x,
+        Err(r) => return r.detail(),
     };
     let value: Value = match serde_json::from_slice(&body) {
         Ok(v) => v,

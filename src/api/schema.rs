@@ -148,6 +148,7 @@ impl Container {
         self.0.active_anomaly_count
     }
     /// The container's fields, paged.
+    #[graphql(complexity = "paged(size, child_complexity)")]
     async fn fields(
         &self,
         ctx: &Context<'_>,
@@ -994,6 +995,7 @@ impl QueryRoot {
     }
 
     #[allow(clippy::too_many_arguments)]
+    #[graphql(complexity = "paged(size, child_complexity)")]
     async fn edges(
         &self,
         ctx: &Context<'_>,
@@ -1047,6 +1049,7 @@ impl QueryRoot {
         })
     }
 
+    #[graphql(complexity = "paged(size, child_complexity)")]
     async fn container_fields(
         &self,
         ctx: &Context<'_>,
@@ -1075,6 +1078,7 @@ impl QueryRoot {
     }
 
     /// What a container feeds (DOWNSTREAM) or comes from (UPSTREAM), transitively.
+    #[graphql(complexity = "limited(limit, child_complexity)")]
     async fn impact(
         &self,
         ctx: &Context<'_>,
@@ -1102,6 +1106,7 @@ impl QueryRoot {
 
     /// Where a field's value flows (DOWNSTREAM) or comes from (UPSTREAM) through field edges.
     #[allow(clippy::too_many_arguments)]
+    #[graphql(complexity = "limited(limit, child_complexity)")]
     async fn pii_flow(
         &self,
         ctx: &Context<'_>,
@@ -1153,6 +1158,7 @@ impl QueryRoot {
         load_container(ctx, id).await
     }
 
+    #[graphql(complexity = "paged(size, child_complexity)")]
     async fn containers(
         &self,
         ctx: &Context<'_>,
@@ -1212,6 +1218,7 @@ impl QueryRoot {
 
     /// Stored OpenLineage events, newest first, with their outcome and errors.
     #[allow(clippy::too_many_arguments)]
+    #[graphql(complexity = "paged(size, child_complexity)")]
     async fn open_lineage_events(
         &self,
         ctx: &Context<'_>,
@@ -1424,8 +1431,27 @@ impl MutationRoot {
 }
 
 /// Query depth and complexity caps: a crafted query is refused before it touches the store.
+/// A list field taking `size` or `limit` weighs that many copies of its selection (`paged`,
+/// `limited`), so lists nested at 1,000 weigh billions; the cap leaves room for a page of 1,000
+/// items of up to 150 fields each, or `impact` / `piiFlow` at their default limit of 10,000
+/// with a selection of up to 15 fields (a smaller `limit` allows more).
 pub const MAX_QUERY_DEPTH: usize = 15;
-pub const MAX_QUERY_COMPLEXITY: usize = 20_000;
+pub const MAX_QUERY_COMPLEXITY: usize = 150_000;
+
+/// The complexity of a paged field: `size` items of its selection. Out-of-range sizes are
+/// refused by the resolver; here they only need to weigh something sane.
+fn paged(size: Option<i64>, child_complexity: usize) -> usize {
+    weigh(size.unwrap_or(50), service::MAX_PAGE_SIZE, child_complexity)
+}
+
+/// The complexity of a traversal answering up to `limit` items of its selection.
+fn limited(limit: Option<i64>, child_complexity: usize) -> usize {
+    weigh(limit.unwrap_or(10_000), service::MAX_RESULT_LIMIT, child_complexity)
+}
+
+fn weigh(count: i64, max: i64, child_complexity: usize) -> usize {
+    usize::try_from(count.clamp(1, max)).unwrap_or(1).saturating_mul(child_complexity.max(1))
+}
 
 pub fn build_schema() -> TributarySchema {
     Schema::build(QueryRoot, MutationRoot, EmptySubscription)

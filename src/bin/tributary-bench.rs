@@ -1015,16 +1015,16 @@ async fn memory(
 }
 
 /// What resolving one OpenLineage dataset to a container costs the service (its resolver reads
-/// `list_containers` by name within the namespace's datastore), against an indexed lookup of the
-/// same container by its unique (datastore, key) in the same database file.
+/// `containers_by_names` for the dataset name's candidate names within the namespace's
+/// datastore), against an indexed lookup of the same container by its unique (datastore, key) in
+/// the same database file.
 async fn resolver_lookups(store: &dyn Store, db_dir: &Path, g: &Graph, report: &mut Report) -> anyhow::Result<()> {
     let picks: Vec<usize> = (0..50).map(|i| g.layers[2][(i * 7919) % g.layers[2].len()]).collect();
     let t = Instant::now();
     for &c in &picks {
-        let name = gen::container_name(g, c);
-        let page = tributary::domain::PageRequest { page: 1, size: 1000 };
-        let found = store.list_containers(Some(2), Some(&name), page).await?;
-        anyhow::ensure!(!found.items.is_empty(), "container {name} not found");
+        let name = gen::container_key(g, c).to_lowercase();
+        let found = store.containers_by_names(&tributary::service::name_candidates(&name), Some(&[2])).await?;
+        anyhow::ensure!(!found.is_empty(), "container {name} not found");
     }
     let service = t.elapsed() / picks.len() as u32;
     let conn = rusqlite::Connection::open(db_dir.join("tributary.db"))?;

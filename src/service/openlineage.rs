@@ -9,11 +9,12 @@
 //! one row per (edge, job and kind), so an edge retires only when no job asserts it any more.
 //! Empty inputs or outputs mean "not reported": a run that reported no edge retires nothing.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use serde_json::{json, Value};
 
 use super::{Caller, Lineage};
+use crate::auth::Permission;
 use crate::domain::{
     Assertion, AssertionBatch, AssertionSummary, Container, Datastore, End, Evidence, Id, NewEdge, PageRequest,
     StoredEvent,
@@ -89,30 +90,94 @@ pub fn external_fqn(namespace: &str, name: &str) -> String {
 
 const FILE_SCHEMES: [&str; 7] = ["s3://", "gs://", "gcs://", "file://", "hdfs://", "abfss://", "wasbs://"];
 
-/// Resolves OpenLineage datasets to containers, caching per event.
+/// What a dataset resolves to: the best-matching container in each datastore it matches that
+/// the caller can edit (best first), or why it matches none.
+type Resolution = std::result::Result<Vec<Container>, Unresolved>;
+
+/// One end a dataset gives a connection: a container (with it), or an external asset.
+type Resolved = (End, Option<Container>);
+
+/// Resolves OpenLineage datasets to containers, caching per event. Seed 000: where several
+/// datastores match a dataset, the event applies to the matches the caller can edit; a dataset
+/// whose namespace a datastore lists but with no writable match is denied (tables not yet
+/// catalogued included); a dataset no datastore lists stays an external endpoint.
 struct Resolver<'a> {
     lineage: &'a Lineage,
+    caller: &'a Caller,
     datastores: Vec<Datastore>,
-    cache: HashMap<(String, String), std::result::Result<Container, Unresolved>>,
+    cache: HashMap<(String, String), Resolution>,
+    /// Containers read ahead for the event's datasets by `prefetch`, and the datasets covered.
+    pool: Vec<Container>,
+    prefetched: HashSet<(String, String)>,
 }
 
 impl<'a> Resolver<'a> {
-    async fn new(lineage: &'a Lineage) -> Result<Resolver<'a>> {
-        Ok(Resolver { lineage, datastores: lineage.store.list_datastores().await?, cache: HashMap::new() })
+    async fn new(lineage: &'a Lineage, caller: &'a Caller) -> Result<Resolver<'a>> {
+        Ok(Resolver {
+            lineage,
+            caller,
+            datastores: lineage.store.list_datastores().await?,
+            cache: HashMap::new(),
+            pool: Vec::new(),
+            prefetched: HashSet::new(),
+        })
     }
 
-    async fn find(&mut self, namespace: &str, name: &str) -> Result<std::result::Result<Container, Unresolved>> {
+    /// The datastores that list the namespace, in the order the store lists datastores.
+    fn namespace_datastores(&self, namespace: &str) -> Vec<Id> {
+        let ns = normalize_namespace(namespace);
+        self.datastores
+            .iter()
+            .filter(|d| d.namespaces.iter().any(|n| normalize_namespace(n) == ns))
+            .map(|d| d.id)
+            .collect()
+    }
+
+    fn writable(&self, datastore: Id) -> bool {
+        self.caller.has(datastore, Permission::Editor)
+    }
+
+    /// Reads the candidate containers of every dataset the event names in one store call, so
+    /// resolving an event costs one lookup rather than one per dataset.
+    async fn prefetch(&mut self, event: &Event) -> Result<()> {
+        let mut wanted: BTreeSet<(String, String)> = BTreeSet::new();
+        for d in event.datasets() {
+            wanted.insert((d.namespace.clone(), d.name.clone()));
+            wanted.extend(d.symlinks.iter().map(|l| (l.namespace.clone(), l.name.clone())));
+            if let Some(prev) = d.lifecycle.as_ref().and_then(|l| l.previous.as_ref()) {
+                wanted.insert((prev.namespace.clone(), prev.name.clone()));
+            }
+            wanted.extend(d.column_lineage.iter().map(|e| (e.input.namespace.clone(), e.input.name.clone())));
+        }
+        let mut names = BTreeSet::new();
+        let mut datastores = BTreeSet::new();
+        let mut covered = Vec::new();
+        for (namespace, name) in wanted {
+            let ds = self.namespace_datastores(&namespace);
+            if ds.is_empty() {
+                continue;
+            }
+            names.extend(crate::service::name_candidates(&name.trim().to_lowercase()));
+            datastores.extend(ds);
+            covered.push((namespace, name));
+        }
+        if names.is_empty() {
+            return Ok(());
+        }
+        let names: Vec<String> = names.into_iter().collect();
+        let datastores: Vec<Id> = datastores.into_iter().collect();
+        self.pool = self.lineage.store.containers_by_names(&names, Some(&datastores)).await?;
+        self.prefetched.extend(covered);
+        Ok(())
+    }
+
+    async fn find(&mut self, namespace: &str, name: &str) -> Result<Resolution> {
         let key = (namespace.to_string(), name.to_string());
         if let Some(hit) = self.cache.get(&key) {
             return Ok(hit.clone());
         }
         let ns = normalize_namespace(namespace);
-        let matching: Vec<Id> = self
-            .datastores
-            .iter()
-            .filter(|d| d.namespaces.iter().any(|n| normalize_namespace(n) == ns))
-            .map(|d| d.id)
-            .collect();
+        let matching = self.namespace_datastores(namespace);
         let unresolved = |reason: &'static str, message: String| Unresolved {
             namespace: namespace.to_string(),
             name: name.to_string(),
@@ -122,57 +187,124 @@ impl<'a> Resolver<'a> {
         let result = if matching.is_empty() {
             Err(unresolved("namespaceNotMapped", format!("no datastore lists the namespace {namespace:?}")))
         } else {
-            match self.lookup(&matching, name).await? {
-                Some(c) => Ok(c),
-                None if FILE_SCHEMES.iter().any(|s| ns.starts_with(s)) => {
-                    Err(unresolved("notFound", format!("no container matches the path {name:?}")))
+            let found = self.lookup(&matching, &key).await?;
+            if !found.is_empty() {
+                let writable: Vec<Container> =
+                    found.iter().filter(|c| self.writable(c.datastore_id)).cloned().collect();
+                if writable.is_empty() {
+                    let ids: Vec<String> = found.iter().map(|c| c.datastore_id.to_string()).collect();
+                    return Err(Error::Forbidden(format!(
+                        "the dataset {namespace}/{name} matches containers only in datastores you cannot edit ({}); \
+                         this OpenLineage event needs EDITOR on at least one of them",
+                        ids.join(", ")
+                    )));
                 }
-                None if !name.contains('.') => Err(unresolved(
+                Ok(writable)
+            } else if !matching.iter().any(|d| self.writable(*d)) {
+                let ids: Vec<String> = matching.iter().map(Id::to_string).collect();
+                return Err(Error::Forbidden(format!(
+                    "the dataset {namespace}/{name} is not catalogued and its namespace belongs to datastores you \
+                     cannot edit ({}); this OpenLineage event needs EDITOR on at least one of them",
+                    ids.join(", ")
+                )));
+            } else if FILE_SCHEMES.iter().any(|s| ns.starts_with(s)) {
+                Err(unresolved("notFound", format!("no container matches the path {name:?}")))
+            } else if !name.contains('.') {
+                Err(unresolved(
                     "unparsableName",
                     format!("{name:?} has no schema and table to match or create a container with"),
-                )),
-                None => Err(unresolved(
+                ))
+            } else {
+                Err(unresolved(
                     "creationDisabled",
                     format!("no container {name:?} in the datastore; auto-creation is off"),
-                )),
+                ))
             }
         };
         self.cache.insert(key, result.clone());
         Ok(result)
     }
 
-    /// A container whose `database.schema.name` equals the dataset name, or one of them ends
-    /// the other at a dot (a name without the database, or a catalog entry without it).
-    /// Case-insensitive: warehouses fold unquoted names, producers spell them either way.
-    async fn lookup(&self, datastores: &[Id], name: &str) -> Result<Option<Container>> {
-        let scopes: Vec<Option<Id>> = datastores.iter().copied().map(Some).collect();
-        self.lineage.match_container(&scopes, name).await
+    /// The best match in each of `datastores` (see `match_rank`), best first, ties in datastore
+    /// order. Case-insensitive: warehouses fold unquoted names, producers spell them either way.
+    async fn lookup(&self, datastores: &[Id], key: &(String, String)) -> Result<Vec<Container>> {
+        let wanted = key.1.trim().to_lowercase();
+        let read;
+        let pool: &[Container] = if self.prefetched.contains(key) {
+            &self.pool
+        } else {
+            read = self
+                .lineage
+                .store
+                .containers_by_names(&crate::service::name_candidates(&wanted), Some(datastores))
+                .await?;
+            &read
+        };
+        let mut best: Vec<(u8, usize, Container)> = Vec::new();
+        for (order, ds) in datastores.iter().enumerate() {
+            let mut top: Option<(u8, &Container)> = None;
+            for c in pool.iter().filter(|c| c.datastore_id == *ds) {
+                let rank = crate::service::match_rank(&wanted, c);
+                if rank > 0 && top.is_none_or(|(r, _)| rank > r) {
+                    top = Some((rank, c));
+                }
+            }
+            if let Some((rank, c)) = top {
+                best.push((rank, order, c.clone()));
+            }
+        }
+        best.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        Ok(best.into_iter().map(|(_, _, c)| c).collect())
     }
 
-    /// The dataset's end: its container, else through a symlink, else an external asset.
-    async fn end(&mut self, d: &ol::Dataset, unresolved: &mut BTreeSet<Unresolved>) -> Result<(End, Option<Id>)> {
+    /// Container id to datastore id of every container this resolver has read or created.
+    fn known_datastores(&self) -> HashMap<Id, Id> {
+        let resolved = self.cache.values().filter_map(|r| r.as_ref().ok()).flatten();
+        self.pool.iter().chain(resolved).map(|c| (c.id, c.datastore_id)).collect()
+    }
+
+    /// The containers of a dataset, else of its first symlink that resolves; none when neither
+    /// does (no auto-creation here).
+    async fn containers(&mut self, d: &ol::Dataset) -> Result<Vec<Container>> {
+        if let Ok(found) = self.find(&d.namespace, &d.name).await? {
+            return Ok(found);
+        }
+        for link in &d.symlinks {
+            if let Ok(found) = self.find(&link.namespace, &link.name).await? {
+                return Ok(found);
+            }
+        }
+        Ok(Vec::new())
+    }
+
+    /// The dataset's ends: its containers, else through a symlink, else auto-created, else one
+    /// external asset.
+    async fn end(&mut self, d: &ol::Dataset, unresolved: &mut BTreeSet<Unresolved>) -> Result<Vec<Resolved>> {
+        let as_ends = |found: Vec<Container>| -> Vec<Resolved> {
+            found.into_iter().map(|c| (End::Container { id: c.id }, Some(c))).collect()
+        };
         match self.find(&d.namespace, &d.name).await? {
-            Ok(c) => return Ok((End::Container { id: c.id }, Some(c.id))),
+            Ok(found) => return Ok(as_ends(found)),
             Err(first) => {
                 for link in &d.symlinks {
-                    if let Ok(c) = self.find(&link.namespace, &link.name).await? {
-                        return Ok((End::Container { id: c.id }, Some(c.id)));
+                    if let Ok(found) = self.find(&link.namespace, &link.name).await? {
+                        return Ok(as_ends(found));
                     }
                 }
                 match self.auto_create(d, first).await? {
-                    Ok(c) => return Ok((End::Container { id: c.id }, Some(c.id))),
+                    Ok(c) => return Ok(as_ends(vec![c])),
                     Err(why) => {
                         unresolved.insert(why);
                     }
                 }
             }
         }
-        Ok((End::External { fqn: external_fqn(&d.namespace, &d.name) }, None))
+        Ok(vec![(End::External { fqn: external_fqn(&d.namespace, &d.name) }, None)])
     }
 
-    /// Seed 002's auto-creation: when enabled, a dataset whose namespace a datastore lists but
-    /// whose table is missing becomes a container with the `schema` facet's fields. Otherwise,
-    /// or when that is impossible, the reason it stays unresolved.
+    /// Seed 002's auto-creation: when enabled, a dataset whose namespace a datastore the caller
+    /// can edit lists but whose table is missing becomes a container there with the `schema`
+    /// facet's fields. Otherwise, or when that is impossible, the reason it stays unresolved.
     async fn auto_create(
         &mut self,
         d: &ol::Dataset,
@@ -188,9 +320,7 @@ impl<'a> Resolver<'a> {
                 ..why
             }));
         }
-        let ns = normalize_namespace(&d.namespace);
-        let Some(ds) = self.datastores.iter().find(|x| x.namespaces.iter().any(|n| normalize_namespace(n) == ns))
-        else {
+        let Some(ds) = self.namespace_datastores(&d.namespace).into_iter().find(|ds| self.writable(*ds)) else {
             return Ok(Err(why));
         };
         let parts: Vec<&str> = d.name.split('.').collect();
@@ -200,7 +330,7 @@ impl<'a> Resolver<'a> {
             _ => return Ok(Err(why)),
         };
         let input = crate::domain::ContainerInput {
-            datastore_id: ds.id,
+            datastore_id: ds,
             name,
             database,
             schema,
@@ -217,7 +347,7 @@ impl<'a> Resolver<'a> {
         };
         let (container, _) = self.lineage.store.upsert_container(input).await?;
         tracing::info!(container = container.id, dataset = %d.name, "container created from an OpenLineage dataset");
-        self.cache.insert((d.namespace.clone(), d.name.clone()), Ok(container.clone()));
+        self.cache.insert((d.namespace.clone(), d.name.clone()), Ok(vec![container.clone()]));
         Ok(Ok(container))
     }
 }
@@ -430,7 +560,8 @@ impl Lineage {
         event_id: Id,
         event: &Event,
     ) -> Result<(AssertionSummary, i64, Vec<Unresolved>)> {
-        let mut resolver = Resolver::new(self).await?;
+        let mut resolver = Resolver::new(self, caller).await?;
+        resolver.prefetch(event).await?;
         let mut unresolved = BTreeSet::new();
         let mut batch = AssertionBatch::default();
 
@@ -438,7 +569,7 @@ impl Lineage {
         let mut dropped: Vec<End> = Vec::new();
         for d in event.inputs.iter().chain(&event.outputs).chain(event.dataset.iter()) {
             if d.lifecycle.as_ref().is_some_and(|l| l.change == ol::LifecycleChange::Drop) {
-                dropped.push(resolver.end(d, &mut unresolved).await?.0);
+                dropped.extend(resolver.end(d, &mut unresolved).await?.into_iter().map(|(e, _)| e));
             }
         }
         if !dropped.is_empty() {
@@ -454,35 +585,45 @@ impl Lineage {
             let Some(prev) = &lc.previous else { continue };
             let old_ds =
                 ol::Dataset { namespace: prev.namespace.clone(), name: prev.name.clone(), ..Default::default() };
-            let old = resolver.end(&old_ds, &mut unresolved).await?.0;
-            let new = resolver.end(d, &mut unresolved).await?.0;
-            if old == new {
-                continue;
-            }
-            let edges = self.store.live_edges_touching_ends(std::slice::from_ref(&old), SOURCE_TYPE).await?;
-            let evidence = self.store.evidence_for_edges(&edges.iter().map(|e| e.id).collect::<Vec<_>>()).await?;
-            for e in edges.iter().filter(|e| !e.is_field_edge()) {
-                let swap = |end: &End| if *end == old { new.clone() } else { end.clone() };
-                let (source, target) = (swap(&e.source), swap(&e.target));
-                for ev in evidence.iter().filter(|v| v.edge_id == e.id && v.retired_at.is_none()) {
-                    if source != target {
-                        renamed.push(Assertion {
-                            edge: NewEdge {
-                                source: source.clone(),
-                                target: target.clone(),
-                                description: e.description.clone(),
-                                source_type: SOURCE_TYPE.into(),
-                                operation: e.operation.clone(),
-                                derived: e.derived,
-                                transformations: e.transformations.clone(),
-                                last_asserted_at: Some(event.event_time),
-                            },
-                            evidence: ev.clone(),
-                        });
+            let olds = resolver.end(&old_ds, &mut unresolved).await?;
+            let news = resolver.end(d, &mut unresolved).await?;
+            // Each old end moves to the new end in its own datastore, else to the best new end.
+            let moves: Vec<(End, End)> = olds
+                .iter()
+                .filter_map(|(old, oc)| {
+                    let same_store = news
+                        .iter()
+                        .find(|(_, nc)| matches!((oc, nc), (Some(o), Some(n)) if o.datastore_id == n.datastore_id));
+                    let (new, _) = same_store.or(news.first())?;
+                    (old != new).then(|| (old.clone(), new.clone()))
+                })
+                .collect();
+            for (old, new) in moves {
+                let edges = self.store.live_edges_touching_ends(std::slice::from_ref(&old), SOURCE_TYPE).await?;
+                let evidence = self.store.evidence_for_edges(&edges.iter().map(|e| e.id).collect::<Vec<_>>()).await?;
+                for e in edges.iter().filter(|e| !e.is_field_edge()) {
+                    let swap = |end: &End| if *end == old { new.clone() } else { end.clone() };
+                    let (source, target) = (swap(&e.source), swap(&e.target));
+                    for ev in evidence.iter().filter(|v| v.edge_id == e.id && v.retired_at.is_none()) {
+                        if source != target {
+                            renamed.push(Assertion {
+                                edge: NewEdge {
+                                    source: source.clone(),
+                                    target: target.clone(),
+                                    description: e.description.clone(),
+                                    source_type: SOURCE_TYPE.into(),
+                                    operation: e.operation.clone(),
+                                    derived: e.derived,
+                                    transformations: e.transformations.clone(),
+                                    last_asserted_at: Some(event.event_time),
+                                },
+                                evidence: ev.clone(),
+                            });
+                        }
+                        batch.retire_evidence.push((ev.edge_id, ev.key.clone()));
                     }
-                    batch.retire_evidence.push((ev.edge_id, ev.key.clone()));
+                    batch.retire_candidates.push(e.id);
                 }
-                batch.retire_candidates.push(e.id);
             }
         }
 
@@ -492,7 +633,7 @@ impl Lineage {
         let Some(job) = &event.job else {
             // A DatasetEvent carries no lineage of its own.
             batch.assert.extend(std::mem::take(&mut renamed));
-            self.check_batch(caller, &batch).await?;
+            self.check_batch(caller, &batch, &resolver.known_datastores()).await?;
             let metadata = batch.metadata.len() as i64;
             let sum = self.store.apply_assertions(batch, crate::domain::now()).await?;
             self.register_tags(new_tags).await?;
@@ -600,7 +741,7 @@ impl Lineage {
             }
         }
         batch.assert.extend(renamed);
-        self.check_batch(caller, &batch).await?;
+        self.check_batch(caller, &batch, &resolver.known_datastores()).await?;
         let metadata = batch.metadata.len() as i64;
         let sum = self.store.apply_assertions(batch, crate::domain::now()).await?;
         self.register_tags(new_tags).await?;
@@ -643,7 +784,9 @@ impl Lineage {
 
     /// Seed 000: EDITOR on the datastore of every container a connection touches, the
     /// connections the event retires included; metadata changes need it on their container's.
-    async fn check_batch(&self, caller: &Caller, batch: &AssertionBatch) -> Result<()> {
+    /// `known` maps the containers the resolver already read to their datastores, so only the
+    /// others (ends of retired edges, mostly) cost a read.
+    async fn check_batch(&self, caller: &Caller, batch: &AssertionBatch, known: &HashMap<Id, Id>) -> Result<()> {
         if caller.unrestricted_admin {
             return Ok(());
         }
@@ -658,7 +801,11 @@ impl Lineage {
             }
         }
         ends.extend(batch.metadata.iter().map(|m| End::Container { id: m.container_id }));
-        let datastores = self.datastores_of_ends(ends.iter()).await?;
+        let (seen, unseen): (Vec<&End>, Vec<&End>) =
+            ends.iter().partition(|e| e.container_id().is_some_and(|c| known.contains_key(&c)));
+        let mut datastores: BTreeSet<Id> =
+            seen.iter().filter_map(|e| e.container_id().and_then(|c| known.get(&c).copied())).collect();
+        datastores.extend(self.datastores_of_ends(unseen).await?);
         caller.require(datastores, crate::auth::Permission::Editor, "this OpenLineage event")
     }
 
@@ -678,62 +825,54 @@ impl Lineage {
             if !has_metadata {
                 continue;
             }
-            let mut container = resolver.find(&d.namespace, &d.name).await?.ok();
-            if container.is_none() {
-                for link in &d.symlinks {
-                    if let Ok(c) = resolver.find(&link.namespace, &link.name).await? {
-                        container = Some(c);
-                        break;
+            for c in resolver.containers(d).await? {
+                let details = json!({"event_id": event_id, "dataset": {"namespace": d.namespace, "name": d.name}});
+                let row = |field_id: Option<Id>, attribute: &str, value: Value| crate::domain::MetadataAssertion {
+                    container_id: c.id,
+                    field_id,
+                    attribute: attribute.to_string(),
+                    source: SOURCE_TYPE.to_string(),
+                    provider: event.producer.clone(),
+                    value,
+                    asserted_at: event.event_time,
+                    observed_at: observed,
+                    details: Some(details.clone()),
+                };
+                if let Some(text) = &d.description {
+                    rows.push(row(None, "description", json!(text)));
+                }
+                if let Some(owners) = &d.owners {
+                    let v: Vec<Value> = owners.iter().map(|o| json!({"name": o.name, "type": o.kind})).collect();
+                    rows.push(row(None, "owners", Value::Array(v)));
+                }
+                if let Some(tags) = &d.tags {
+                    let mut by_field: BTreeMap<Option<String>, Vec<Value>> = BTreeMap::new();
+                    for t in tags {
+                        by_field
+                            .entry(t.field.clone())
+                            .or_default()
+                            .push(json!({"key": t.key, "value": t.value, "source": t.source}));
+                    }
+                    for (field, list) in by_field {
+                        let field_id = match field {
+                            None => None,
+                            Some(f) => match self.field_id_cached(&mut fields, c.id, &f).await? {
+                                Some(id) => Some(id),
+                                None => continue,
+                            },
+                        };
+                        rows.push(row(field_id, "tags", Value::Array(list)));
                     }
                 }
-            }
-            let Some(c) = container else { continue };
-            let details = json!({"event_id": event_id, "dataset": {"namespace": d.namespace, "name": d.name}});
-            let row = |field_id: Option<Id>, attribute: &str, value: Value| crate::domain::MetadataAssertion {
-                container_id: c.id,
-                field_id,
-                attribute: attribute.to_string(),
-                source: SOURCE_TYPE.to_string(),
-                provider: event.producer.clone(),
-                value,
-                asserted_at: event.event_time,
-                observed_at: observed,
-                details: Some(details.clone()),
-            };
-            if let Some(text) = &d.description {
-                rows.push(row(None, "description", json!(text)));
-            }
-            if let Some(owners) = &d.owners {
-                let v: Vec<Value> = owners.iter().map(|o| json!({"name": o.name, "type": o.kind})).collect();
-                rows.push(row(None, "owners", Value::Array(v)));
-            }
-            if let Some(tags) = &d.tags {
-                let mut by_field: BTreeMap<Option<String>, Vec<Value>> = BTreeMap::new();
-                for t in tags {
-                    by_field
-                        .entry(t.field.clone())
-                        .or_default()
-                        .push(json!({"key": t.key, "value": t.value, "source": t.source}));
-                }
-                for (field, list) in by_field {
-                    let field_id = match field {
-                        None => None,
-                        Some(f) => match self.field_id_cached(&mut fields, c.id, &f).await? {
-                            Some(id) => Some(id),
-                            None => continue,
-                        },
-                    };
-                    rows.push(row(field_id, "tags", Value::Array(list)));
-                }
-            }
-            for f in &d.schema {
-                // dbt sends descriptions without types: each is recorded when it is sent.
-                let Some(id) = self.field_id_cached(&mut fields, c.id, &f.name).await? else { continue };
-                if let Some(t) = &f.data_type {
-                    rows.push(row(Some(id), "type", json!(t)));
-                }
-                if let Some(text) = &f.description {
-                    rows.push(row(Some(id), "description", json!(text)));
+                for f in &d.schema {
+                    // dbt sends descriptions without types: each is recorded when it is sent.
+                    let Some(id) = self.field_id_cached(&mut fields, c.id, &f.name).await? else { continue };
+                    if let Some(t) = &f.data_type {
+                        rows.push(row(Some(id), "type", json!(t)));
+                    }
+                    if let Some(text) = &f.description {
+                        rows.push(row(Some(id), "description", json!(text)));
+                    }
                 }
             }
         }
@@ -788,56 +927,70 @@ impl Lineage {
             outputs.push((d, resolver.end(d, unresolved).await?));
         }
         let mut out = Vec::new();
-        for (i, (ie, ic)) in &inputs {
-            for (o, (oe, oc)) in &outputs {
-                if ie == oe || (ic.is_none() && oc.is_none()) {
-                    // A dataset reading itself is no edge; two unknown ends make no relationship
-                    // (the event stays stored for replay).
-                    continue;
+        // A dataset matching several writable datastores contributes one end per datastore.
+        for (i, input_ends) in &inputs {
+            for (o, output_ends) in &outputs {
+                for (ie, ic) in input_ends {
+                    for (oe, oc) in output_ends {
+                        if ie == oe || (ic.is_none() && oc.is_none()) {
+                            // A dataset reading itself is no edge; two unknown ends make no
+                            // relationship (the event stays stored for replay).
+                            continue;
+                        }
+                        let mut details = base(i, o);
+                        details["sql"] = json!(event.job_sql);
+                        details["sourceCode"] = json!(event
+                            .job_source_code
+                            .as_ref()
+                            .map(|c| json!({"language": c.language, "sourceCode": c.code})));
+                        out.push(Assertion {
+                            edge: NewEdge {
+                                source: ie.clone(),
+                                target: oe.clone(),
+                                description: None,
+                                source_type: SOURCE_TYPE.into(),
+                                operation: Some(operation.into()),
+                                derived: None,
+                                transformations: None,
+                                last_asserted_at: Some(event.event_time),
+                            },
+                            evidence: evidence(details),
+                        });
+                    }
                 }
-                let mut details = base(i, o);
-                details["sql"] = json!(event.job_sql);
-                details["sourceCode"] = json!(event
-                    .job_source_code
-                    .as_ref()
-                    .map(|c| json!({"language": c.language, "sourceCode": c.code})));
-                out.push(Assertion {
-                    edge: NewEdge {
-                        source: ie.clone(),
-                        target: oe.clone(),
-                        description: None,
-                        source_type: SOURCE_TYPE.into(),
-                        operation: Some(operation.into()),
-                        derived: None,
-                        transformations: None,
-                        last_asserted_at: Some(event.event_time),
-                    },
-                    evidence: evidence(details),
-                });
             }
         }
         // Column lineage: both ends must be catalogued fields.
         let mut container_fields: HashMap<Id, HashMap<String, Id>> = HashMap::new();
-        for (o, (_, oc)) in &outputs {
-            if o.column_lineage.is_empty() {
+        for (o, output_ends) in &outputs {
+            let targets: Vec<Id> = output_ends.iter().filter_map(|(_, c)| c.as_ref().map(|c| c.id)).collect();
+            if o.column_lineage.is_empty() || targets.is_empty() {
                 continue;
             }
-            let Some(oc) = oc else { continue };
             for edge in &o.column_lineage {
-                let target = self.field_id_cached(&mut container_fields, *oc, &edge.output_field).await?;
                 let source_ds = ol::Dataset {
                     namespace: edge.input.namespace.clone(),
                     name: edge.input.name.clone(),
                     ..Default::default()
                 };
-                let (_, sc) = resolver.end(&source_ds, unresolved).await?;
-                let source = match sc {
-                    Some(sc) => {
-                        self.field_id_cached(&mut container_fields, sc, &edge.input.field).await?.map(|f| (sc, f))
+                let sources: Vec<Id> = resolver
+                    .end(&source_ds, unresolved)
+                    .await?
+                    .into_iter()
+                    .filter_map(|(_, c)| c.map(|c| c.id))
+                    .collect();
+                let mut pairs = Vec::new();
+                for oc in &targets {
+                    let Some(t) = self.field_id_cached(&mut container_fields, *oc, &edge.output_field).await? else {
+                        continue;
+                    };
+                    for sc in &sources {
+                        if let Some(s) = self.field_id_cached(&mut container_fields, *sc, &edge.input.field).await? {
+                            pairs.push(((*sc, s), (*oc, t)));
+                        }
                     }
-                    None => None,
-                };
-                let (Some(t), Some((sc, s))) = (target, source) else {
+                }
+                if pairs.is_empty() {
                     unresolved.insert(Unresolved {
                         namespace: edge.input.namespace.clone(),
                         name: format!("{}.{}", edge.input.name, edge.input.field),
@@ -848,9 +1001,6 @@ impl Lineage {
                         ),
                     });
                     continue;
-                };
-                if s == t {
-                    continue;
                 }
                 let transformations: Vec<Value> = edge
                     .input
@@ -858,26 +1008,40 @@ impl Lineage {
                     .iter()
                     .map(|t| json!({"type": t.kind.as_str(), "subtype": t.subtype, "description": t.description, "masking": t.masking}))
                     .collect();
-                let mut details = base(&source_ds, o);
-                details["transformations"] = Value::Array(transformations.clone());
-                out.push(Assertion {
-                    edge: NewEdge {
-                        source: End::Field { id: s, container_id: sc },
-                        target: End::Field { id: t, container_id: *oc },
-                        description: None,
-                        source_type: SOURCE_TYPE.into(),
-                        operation: Some(operation.into()),
-                        derived: Some(ol::derived(&edge.input.transformations)),
-                        transformations: Some(Value::Array(transformations)),
-                        last_asserted_at: Some(event.event_time),
-                    },
-                    evidence: evidence(details),
-                });
+                for ((sc, s), (oc, t)) in pairs {
+                    if s == t {
+                        continue;
+                    }
+                    let mut details = base(&source_ds, o);
+                    details["transformations"] = Value::Array(transformations.clone());
+                    out.push(Assertion {
+                        edge: NewEdge {
+                            source: End::Field { id: s, container_id: sc },
+                            target: End::Field { id: t, container_id: oc },
+                            description: None,
+                            source_type: SOURCE_TYPE.into(),
+                            operation: Some(operation.into()),
+                            derived: Some(ol::derived(&edge.input.transformations)),
+                            transformations: Some(Value::Array(transformations.clone())),
+                            last_asserted_at: Some(event.event_time),
+                        },
+                        evidence: evidence(details),
+                    });
+                }
             }
         }
         // One assertion per edge: the same pair reported twice in one event is one edge.
         let mut seen = BTreeSet::new();
         out.retain(|a| seen.insert((a.edge.source.key(), a.edge.target.key())));
+        // Seed 000: the limit counts the writable datastore matches too, so a dataset matching
+        // several datastores cannot multiply an event past it.
+        let max = Limits::default().max_relationships;
+        if out.len() > max {
+            return Err(Error::BadInput(format!(
+                "the event attempts {} relationships once its datasets are matched to the datastores you can edit; at most {max} are accepted",
+                out.len()
+            )));
+        }
         Ok(out)
     }
 }

@@ -80,18 +80,22 @@ pub trait Store: Send + Sync + 'static {
     /// the contract's defaults on create.
     async fn upsert_container(&self, input: ContainerInput) -> StoreResult<(Container, Vec<Field>)>;
     async fn containers_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Container>>;
-    /// Containers ordered by id; `name` is a case-insensitive substring match.
+    /// Containers ordered by id; `name` is a case-insensitive (Unicode) substring match.
     async fn list_containers(
         &self,
         datastore_id: Option<Id>,
         name: Option<&str>,
         page: PageRequest,
     ) -> StoreResult<Page<Container>>;
+    /// Live containers whose name, lowercased (Rust's Unicode `to_lowercase`), is one of `names`
+    /// (given lowercased), in the `datastores` listed or in all when `None`; ordered by id. One
+    /// indexed statement whatever the number of names: the name matcher of the providers.
+    async fn containers_by_names(&self, names: &[String], datastores: Option<&[Id]>) -> StoreResult<Vec<Container>>;
     /// Removes a container and its fields from the catalog. Deleted containers and fields are
     /// never returned again, but retired edges keep their ids. Returns false when it did not exist.
     async fn delete_container(&self, id: Id) -> StoreResult<bool>;
     async fn fields_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Field>>;
-    /// Fields of a container ordered by id; `name` is a case-insensitive substring match.
+    /// Fields of a container ordered by id; `name` is a case-insensitive (Unicode) substring match.
     async fn container_fields(
         &self,
         container_id: Id,

@@ -98,6 +98,7 @@ fn schema_statements() -> Vec<Cmd> {
         cypher!("schema_container_id_unique"),
         cypher!("schema_container_key_unique"),
         cypher!("schema_container_datastore_id_index"),
+        cypher!("schema_container_name_lc_index"),
         cypher!("schema_field_id_unique"),
         cypher!("schema_field_key_unique"),
         cypher!("schema_field_container_id_index"),
@@ -297,6 +298,10 @@ impl Neo4jStore {
         for cmd in schema_statements() {
             store.single(cmd).await?;
         }
+        let filled: i64 = store.single(cypher!("backfill_container_name_lc")).await?.value("filled")?;
+        if filled > 0 {
+            tracing::info!(containers = filled, "lowercased container names filled in for name lookups");
+        }
         Ok(store)
     }
 
@@ -406,6 +411,7 @@ async fn upsert_container_in(txn: &mut Txn, input: ContainerInput) -> StoreResul
             .param("key", key)
             .param("new_id", new_container_id)
             .param("datastore_id", input.datastore_id)
+            .param("name_lc", input.name.to_lowercase())
             .param("name", input.name)
             .param("database", input.database)
             .param("schema", input.schema)
@@ -760,9 +766,23 @@ impl Store for Neo4jStore {
             Some(datastore_id) => cypher!("list_containers_by_datastore").param("datastore_id", datastore_id),
             None => cypher!("list_containers"),
         };
-        self.single(cmd.param("name", name.map(str::to_string)).param("skip", page.offset()).param("limit", page.size))
-            .await?
-            .page::<ContainerProps>(page)
+        self.single(
+            cmd.param("name", name.map(str::to_lowercase)).param("skip", page.offset()).param("limit", page.size),
+        )
+        .await?
+        .page::<ContainerProps>(page)
+    }
+
+    async fn containers_by_names(&self, names: &[String], datastores: Option<&[Id]>) -> StoreResult<Vec<Container>> {
+        if names.is_empty() || datastores.is_some_and(|d| d.is_empty()) {
+            return Ok(Vec::new());
+        }
+        let names: Vec<String> = names.iter().cloned().collect::<HashSet<_>>().into_iter().collect();
+        self.single(
+            cypher!("containers_by_names").param("names", names).param("datastore_ids", datastores.map(distinct)),
+        )
+        .await?
+        .decode::<ContainerProps>("container")
     }
 
     async fn delete_container(&self, id: Id) -> StoreResult<bool> {
@@ -786,7 +806,7 @@ impl Store for Neo4jStore {
         self.single(
             cypher!("container_fields")
                 .param("container_id", container_id)
-                .param("name", name.map(str::to_string))
+                .param("name", name.map(str::to_lowercase))
                 .param("skip", page.offset())
                 .param("limit", page.size),
         )

@@ -53,6 +53,7 @@ CREATE TABLE IF NOT EXISTS containers (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS containers_key ON containers(datastore_id, key) WHERE deleted = 0;
 CREATE INDEX IF NOT EXISTS containers_datastore ON containers(datastore_id);
+CREATE INDEX IF NOT EXISTS containers_name_lc ON containers(unicode_lower(name)) WHERE deleted = 0;
 CREATE TABLE IF NOT EXISTS fields (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   container_id INTEGER NOT NULL,
@@ -169,7 +170,28 @@ fn open_connection(path: &Path) -> StoreResult<Connection> {
     conn.pragma_update(None, "synchronous", "NORMAL").map_err(internal)?;
     conn.pragma_update(None, "foreign_keys", "OFF").map_err(internal)?;
     rusqlite::vtab::array::load_module(&conn).map_err(internal)?;
+    register_unicode_lower(&conn).map_err(internal)?;
     Ok(conn)
+}
+
+/// `unicode_lower(text)`: Rust's Unicode lowercasing, so name searches fold "Ü" as Neo4j's
+/// `toLower` and the service do (SQLite's `lower` folds ASCII only). Deterministic, so the
+/// `containers_name_lc` index can use it; every connection registers it before touching the
+/// schema, and a connection without it (the sqlite3 shell) can read but not write containers.
+fn register_unicode_lower(conn: &Connection) -> rusqlite::Result<()> {
+    use rusqlite::functions::FunctionFlags;
+    use rusqlite::types::ValueRef;
+    conn.create_scalar_function(
+        "unicode_lower",
+        1,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC | FunctionFlags::SQLITE_INNOCUOUS,
+        |ctx| {
+            Ok(match ctx.get_raw(0) {
+                ValueRef::Text(t) => Some(String::from_utf8_lossy(t).to_lowercase()),
+                _ => None,
+            })
+        },
+    )
 }
 
 fn ts(t: &Timestamp) -> String {
@@ -686,7 +708,7 @@ impl Store for SqliteStore {
         let name = name.map(|n| n.to_lowercase());
         self.read(move |c| {
             let filter =
-                "deleted = 0 AND (?1 IS NULL OR datastore_id = ?1) AND (?2 IS NULL OR instr(lower(name), ?2) > 0)";
+                "deleted = 0 AND (?1 IS NULL OR datastore_id = ?1) AND (?2 IS NULL OR instr(unicode_lower(name), ?2) > 0)";
             store_query(STORE, "count_containers");
             let total: i64 = c.query_row(
                 &format!("SELECT count(*) FROM containers WHERE {filter}"),
@@ -699,6 +721,29 @@ impl Store for SqliteStore {
             ))?;
             let rows = stmt.query_map(params![datastore_id, name, page.size, page.offset()], container_row)?;
             Ok(page_of(rows.collect::<rusqlite::Result<_>>()?, total, page))
+        })
+        .await
+    }
+
+    async fn containers_by_names(&self, names: &[String], datastores: Option<&[Id]>) -> StoreResult<Vec<Container>> {
+        if names.is_empty() || datastores.is_some_and(|d| d.is_empty()) {
+            return Ok(Vec::new());
+        }
+        let names = str_array(names).to_vec();
+        let datastores = datastores.map(|d| id_array(d).to_vec());
+        self.read(move |c| {
+            store_query(STORE, "containers_by_names");
+            // The expression must read exactly as the index's for the planner to use it.
+            let sql = format!(
+                "SELECT {CONTAINER_COLS} FROM containers WHERE deleted = 0 AND unicode_lower(name) IN rarray(?1){} ORDER BY id",
+                if datastores.is_some() { " AND datastore_id IN rarray(?2)" } else { "" }
+            );
+            let mut stmt = c.prepare_cached(&sql)?;
+            let rows = match datastores {
+                Some(ds) => stmt.query_map(params![Rc::new(names), Rc::new(ds)], container_row)?.collect(),
+                None => stmt.query_map(params![Rc::new(names)], container_row)?.collect(),
+            };
+            rows
         })
         .await
     }
@@ -736,7 +781,7 @@ impl Store for SqliteStore {
     ) -> StoreResult<Page<Field>> {
         let name = name.map(|n| n.to_lowercase());
         self.read(move |c| {
-            let filter = "deleted = 0 AND container_id = ?1 AND (?2 IS NULL OR instr(lower(name), ?2) > 0)";
+            let filter = "deleted = 0 AND container_id = ?1 AND (?2 IS NULL OR instr(unicode_lower(name), ?2) > 0)";
             store_query(STORE, "count_fields");
             let total: i64 = c.query_row(
                 &format!("SELECT count(*) FROM fields WHERE {filter}"),

@@ -137,6 +137,9 @@ impl<S: Store> Store for TimeoutStore<S> {
     ) -> StoreResult<Page<Container>> {
         self.within("list_containers", self.inner.list_containers(datastore_id, name, page)).await
     }
+    async fn containers_by_names(&self, names: &[String], datastores: Option<&[Id]>) -> StoreResult<Vec<Container>> {
+        self.within("containers_by_names", self.inner.containers_by_names(names, datastores)).await
+    }
     async fn delete_container(&self, id: Id) -> StoreResult<bool> {
         self.within("delete_container", self.inner.delete_container(id)).await
     }

@@ -15,6 +15,7 @@ both_stores!(
     deleting_a_datastore_removes_its_containers,
     containers_filter_by_datastore_and_name,
     unknown_datastore_is_not_found,
+    name_search_folds_unicode_case,
 );
 
 pub async fn openlineage_edge(app: &TestApp, source: End, target: End) -> i64 {
@@ -229,4 +230,50 @@ async fn unknown_datastore_is_not_found(app: TestApp) {
     assert_eq!((code.as_str(), msg.as_str()), ("NOT_FOUND", "Datastore 4242 not found"));
     let v = app.ok("{ container(id: 4242) { id } field(id: 4242) { id } datastore(id: 4242) { id } }", json!({})).await;
     assert_eq!(v, json!({"container": null, "field": null, "datastore": null}));
+}
+
+/// `containers(name:)`, `containerFields(name:)` and OpenLineage's name matching fold case beyond
+/// ASCII, identically on both stores ("ÜBER" finds "Übersicht").
+async fn name_search_folds_unicode_case(app: TestApp) {
+    let ds = app
+        .ok(
+            "mutation { upsertDatastore(input: {name: \"dach\", type: \"postgresql\", namespaces: [\"postgres://dach:5432\"]}) { id } }",
+            json!({}),
+        )
+        .await["upsertDatastore"]["id"]
+        .as_i64()
+        .unwrap();
+    let (c, _) = app.container(ds, "Übersicht", &["Größe", "ÄNDERUNG", "plain"]).await;
+    let (other, _) = app.container(ds, "uebersicht", &["x"]).await;
+    for needle in ["über", "ÜBER", "Übersicht", "bersicht"] {
+        let v = app.ok("query($n: String) { containers(name: $n) { items { id } } }", json!({"n": needle})).await;
+        let found = crate::common::ids(&v["containers"]["items"]);
+        let want = if needle == "bersicht" { vec![c, other] } else { vec![c] };
+        assert_eq!(found, want, "containers(name: {needle:?})");
+    }
+    for (needle, want) in
+        [("grö", vec!["Größe"]), ("GRÖSSE", vec![]), ("änd", vec!["ÄNDERUNG"]), ("PLAIN", vec!["plain"])]
+    {
+        let v = app
+            .ok(
+                "query($c: Int!, $n: String) { containerFields(containerId: $c, name: $n) { items { name } } }",
+                json!({"c": c, "n": needle}),
+            )
+            .await;
+        let names: Vec<&str> =
+            v["containerFields"]["items"].as_array().unwrap().iter().map(|f| f["name"].as_str().unwrap()).collect();
+        assert_eq!(names, want, "containerFields(name: {needle:?})");
+    }
+    // OpenLineage matches the dataset `ÜBERSICHT` to the container, whatever the case.
+    let event = crate::openlineage::run_event(
+        "COMPLETE",
+        "u1",
+        "unicode",
+        vec![json!({"namespace": "s3://landing", "name": "in"})],
+        vec![json!({"namespace": "postgres://dach:5432", "name": "ÜBERSICHT"})],
+    );
+    let (status, body) = app.post("/api/v1/lineage", &event).await;
+    assert_eq!(status, 201, "{body}");
+    let v = app.ok("query($c: Int!) { edges(containerId: $c) { total } }", json!({"c": c})).await;
+    assert_eq!(v["edges"]["total"], 1, "{body}");
 }

@@ -16,6 +16,8 @@ both_stores!(
     openlineage_events_need_editor_and_deny_alone,
     restricted_admin_follows_its_team,
     new_tags_through_openlineage_need_admin,
+    openlineage_applies_to_the_writable_matches_of_a_dataset,
+    ingest_routes_authenticate_before_reading_the_body,
 );
 
 fn code(v: &Value) -> &str {
@@ -253,4 +255,154 @@ async fn new_tags_through_openlineage_need_admin(app: TestApp) {
     let statuses: Vec<&str> =
         body["events"].as_array().unwrap().iter().map(|e| e["status"].as_str().unwrap()).collect();
     assert_eq!(statuses, vec!["applied", "rejected"], "only the event with the new tag is refused: {body}");
+}
+
+/// A source datastore and two datastores ("east", "west") that list one shared namespace and
+/// both hold `db.public.orders`: (source, east, west datastores; raw, east orders, west orders).
+async fn shared_namespace(app: &TestApp) -> ([i64; 3], [i64; 3]) {
+    let mut ds = [0; 3];
+    let mut cs = [0; 3];
+    for (i, (name, ns, table)) in [
+        ("src", "postgres://src:5432", "raw"),
+        ("east", "postgres://shared:5432", "orders"),
+        ("west", "postgres://shared:5432", "orders"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        ds[i] = app
+            .ok(
+                "mutation($i: DatastoreInput!) { upsertDatastore(input: $i) { id } }",
+                json!({"i": {"name": name, "type": "postgresql", "namespaces": [ns]}}),
+            )
+            .await["upsertDatastore"]["id"]
+            .as_i64()
+            .unwrap();
+        cs[i] = app
+            .ok(
+                "mutation($i: ContainerInput!) { upsertContainer(input: $i) { id } }",
+                json!({"i": {"datastoreId": ds[i], "database": "db", "schema": "public", "name": table, "fields": [{"name": "id"}]}}),
+            )
+            .await["upsertContainer"]["id"]
+            .as_i64()
+            .unwrap();
+    }
+    (ds, cs)
+}
+
+/// The live OpenLineage edges as sorted (source container, target container) pairs.
+async fn container_pairs(app: &TestApp) -> Vec<(i64, i64)> {
+    let v = app.ok("{ edges(size: 1000) { items { sourceContainerId targetContainerId } } }", json!({})).await;
+    let mut out: Vec<(i64, i64)> = v["edges"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| Some((e["sourceContainerId"].as_i64()?, e["targetContainerId"].as_i64()?)))
+        .collect();
+    out.sort();
+    out
+}
+
+async fn openlineage_applies_to_the_writable_matches_of_a_dataset(app: TestApp) {
+    let ([src, east, west], [raw, east_orders, west_orders]) = shared_namespace(&app).await;
+    let input = json!({"namespace": "postgres://src:5432", "name": "db.public.raw"});
+    let orders = json!({"namespace": "postgres://shared:5432", "name": "db.public.orders"});
+    let load = |run: &str, job: &str| run_event("COMPLETE", run, job, vec![input.clone()], vec![orders.clone()]);
+    let ingest = "mutation($e: [JSON!]!) { ingestOpenLineage(events: $e) { applied rejected events { status errors { message } } } }";
+
+    // East's editor: the dataset matches both datastores; only the east container gets the edge.
+    let east_editor = app.token_for("east-etl", "MEMBER", None).await;
+    team(&app, "east-team", &["east-etl"], &[(src, "EDITOR"), (east, "EDITOR"), (west, "VIEWER")]).await;
+    let v = app.gql_as(Some(&east_editor), ingest, json!({"e": [load("g1", "graphql-east")]})).await;
+    assert_eq!(v["data"]["ingestOpenLineage"]["applied"], 1, "{v}");
+    assert_eq!(container_pairs(&app).await, vec![(raw, east_orders)], "only the writable match");
+
+    // West's editor through seed 000's REST endpoint: its own match, the east edge untouched.
+    let west_editor = app.token_for("west-etl", "MEMBER", None).await;
+    team(&app, "west-team", &["west-etl"], &[(src, "EDITOR"), (west, "EDITOR")]).await;
+    let (status, body) = app.post_as(Some(&west_editor), "/api/v1/lineage", &load("r1", "rest-west")).await;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(container_pairs(&app).await, vec![(raw, east_orders), (raw, west_orders)]);
+
+    // An editor of both, through seed 002's endpoint: one event, a connection per writable match.
+    let both = app.token_for("both-etl", "MEMBER", None).await;
+    team(&app, "both-team", &["both-etl"], &[(src, "EDITOR"), (east, "EDITOR"), (west, "EDITOR")]).await;
+    let (status, body) = app.post_as(Some(&both), "/api/v1/openlineage/lineage", &load("c1", "collate-both")).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["lineageEdgesCreated"], 2, "{body}");
+    let evidence = app
+        .ok(
+            "query($c: Int!) { edges(containerId: $c) { items { targetContainerId evidence { sourceRelation } } } }",
+            json!({"c": west_orders}),
+        )
+        .await;
+    let relations: Vec<&str> = evidence["edges"]["items"][0]["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["sourceRelation"].as_str().unwrap())
+        .collect();
+    assert!(relations.iter().any(|r| r.contains("collate-both")), "{evidence}");
+
+    // No writable match: denied on every transport, and nothing changes.
+    let before = container_pairs(&app).await;
+    let reader = app.token_for("src-only", "MEMBER", None).await;
+    team(&app, "src-team", &["src-only"], &[(src, "EDITOR"), (east, "VIEWER"), (west, "VIEWER")]).await;
+    let v = app.gql_as(Some(&reader), ingest, json!({"e": [load("g2", "graphql-denied")]})).await;
+    let r = &v["data"]["ingestOpenLineage"];
+    assert_eq!((r["applied"].as_i64(), r["rejected"].as_i64()), (Some(0), Some(1)), "{v}");
+    let message = r["events"][0]["errors"][0]["message"].as_str().unwrap();
+    assert!(message.contains("db.public.orders") && message.contains("EDITOR"), "names the dataset: {message}");
+    let (status, body) = app.post_as(Some(&reader), "/api/v1/lineage", &load("r2", "rest-denied")).await;
+    assert_eq!(status, 403, "{body}");
+    let (status, body) = app.post_as(Some(&reader), "/api/v1/openlineage/lineage", &load("c2", "collate-denied")).await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["status"], "failure");
+    // A table of that namespace not catalogued yet is a known dataset too.
+    let new_table = json!({"namespace": "postgres://shared:5432", "name": "db.public.not_yet"});
+    let uncatalogued = run_event("COMPLETE", "r3", "rest-new", vec![input.clone()], vec![new_table]);
+    let (status, body) = app.post_as(Some(&reader), "/api/v1/lineage", &uncatalogued).await;
+    assert_eq!(status, 403, "{body}");
+    assert_eq!(container_pairs(&app).await, before, "denied events changed nothing");
+    // An unknown dataset stays an external endpoint, needing no permission on it.
+    let unknown = json!({"namespace": "postgres://elsewhere:5432", "name": "db.public.orders"});
+    let outside = run_event("COMPLETE", "r4", "rest-outside", vec![input.clone()], vec![unknown]);
+    let (status, body) = app.post_as(Some(&reader), "/api/v1/lineage", &outside).await;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(body["events"][0]["status"], "applied", "{body}");
+}
+
+/// An ingest request without a valid token is answered 401 from its headers alone: the server
+/// does not wait for (or inflate) a body announced at 50 MiB, of which only a few bytes are sent.
+async fn ingest_routes_authenticate_before_reading_the_body(app: TestApp) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addr = app.url.trim_start_matches("http://").to_string();
+    let routes = [
+        "/api/v1/lineage",
+        "/api/lineage/openlineage",
+        "/api/v1/openlineage/lineage",
+        "/api/v1/openlineage/lineage/batch",
+        "/v1/api/lineage",
+    ];
+    for path in routes {
+        for auth in ["", "Authorization: Bearer trb_not_a_real_token\r\n"] {
+            let mut conn = tokio::net::TcpStream::connect(&addr).await.expect("connect");
+            let head = format!(
+                "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n{auth}Content-Length: {}\r\n\r\n",
+                50 * 1024 * 1024 - 1
+            );
+            conn.write_all(head.as_bytes()).await.expect("send headers");
+            conn.write_all(b"\x1f\x8b").await.expect("send the first body bytes");
+            // The rest of the body never comes: only an answer from the headers ends this read.
+            let mut answer = vec![0u8; 512];
+            let n = tokio::time::timeout(std::time::Duration::from_secs(60), conn.read(&mut answer))
+                .await
+                .unwrap_or_else(|_| panic!("{path} waited for the body of an unauthenticated request"))
+                .expect("read the answer");
+            let text = String::from_utf8_lossy(&answer[..n]);
+            assert!(text.starts_with("HTTP/1.1 401"), "{path} {auth:?}: {text}");
+        }
+    }
+    let events = app.ok("{ openLineageEvents { total } }", json!({})).await;
+    assert_eq!(events["openLineageEvents"]["total"], 0, "nothing was stored");
 }

@@ -177,6 +177,7 @@ pub(super) fn container_row(c: &Container) -> BoltType {
         ("datastore_id", c.datastore_id.into()),
         ("key", container_node_key(c.datastore_id, c.database.as_deref(), c.schema.as_deref(), &c.name).into()),
         ("name", c.name.clone().into()),
+        ("name_lc", c.name.to_lowercase().into()),
         ("database", c.database.clone().into()),
         ("schema", c.schema.clone().into()),
         ("container_type", c.container_type.clone().into()),
