@@ -587,47 +587,26 @@ impl Lineage {
         let mut nodes: BTreeSet<Id> = BTreeSet::from([container_id]);
         let mut path_edges: BTreeMap<Id, Edge> = BTreeMap::new();
         let mut external_edges: BTreeMap<Id, Edge> = BTreeMap::new();
-        for direction in [Direction::Upstream, Direction::Downstream] {
+        // The two directions are independent: they are expanded side by side.
+        let expand = |direction: Direction| async move {
             if side.is_some_and(|s| s != direction) {
-                continue;
+                return Ok(None);
             }
-            let (dist, edges, externals) = self.expand_containers(container_id, depth, direction).await?;
+            self.expand_containers(container_id, depth, direction).await.map(Some)
+        };
+        let (up, down) = tokio::try_join!(expand(Direction::Upstream), expand(Direction::Downstream))?;
+        for (dist, edges, externals) in [up, down].into_iter().flatten() {
             nodes.extend(dist.keys());
             path_edges.extend(edges.into_iter().map(|e| (e.id, e)));
             external_edges.extend(externals.into_iter().map(|e| (e.id, e)));
         }
         let ids: Vec<Id> = nodes.iter().copied().collect();
-        // Every live edge around the returned nodes: the flags, and the unsided edge set.
-        let upstream = self.store.container_edges_of(&ids, Direction::Upstream).await?;
-        let downstream = self.store.container_edges_of(&ids, Direction::Downstream).await?;
-        let outside = |e: &Edge, end: &End| match end {
-            End::Container { id } => !nodes.contains(id),
-            _ => !external_edges.contains_key(&e.id),
-        };
-        let mut has_up: HashSet<Id> = HashSet::new();
-        for e in &upstream {
-            if outside(e, &e.source) {
-                if let Some(t) = e.target.container_id() {
-                    has_up.insert(t);
-                }
-            }
-        }
-        let mut has_down: HashSet<Id> = HashSet::new();
-        for e in &downstream {
-            if outside(e, &e.target) {
-                if let Some(s) = e.source.container_id() {
-                    has_down.insert(s);
-                }
-            }
-        }
-        let edges: Vec<Edge> = if side.is_none() {
-            downstream
-                .into_iter()
-                .filter(|e| matches!(e.target, End::Container { id } if nodes.contains(&id)))
-                .collect()
-        } else {
-            path_edges.into_values().collect()
-        };
+        // The flags and the unsided edge set, without reading every edge around the nodes in full.
+        let known: Vec<Id> = external_edges.keys().copied().collect();
+        let around = self.store.container_graph_around(&ids, &known).await?;
+        let has_up: HashSet<Id> = around.has_upstream.into_iter().collect();
+        let has_down: HashSet<Id> = around.has_downstream.into_iter().collect();
+        let edges: Vec<Edge> = if side.is_none() { around.edges } else { path_edges.into_values().collect() };
         let mut external_nodes: BTreeMap<String, ExternalNode> = BTreeMap::new();
         for e in external_edges.values() {
             for end in [&e.source, &e.target] {
@@ -757,9 +736,10 @@ impl Lineage {
         if self.store.fields_by_ids(&[field_id]).await?.is_empty() {
             return Err(Error::NotFound(format!("Field {field_id} not found")));
         }
-        let mut fields: BTreeSet<Id> = BTreeSet::new();
-        let mut edges: BTreeMap<Id, Edge> = BTreeMap::new();
-        for direction in [Direction::Upstream, Direction::Downstream] {
+        // Each direction is its own closure; the two run side by side.
+        let closure = |direction: Direction| async move {
+            let mut fields: BTreeSet<Id> = BTreeSet::new();
+            let mut edges: BTreeMap<Id, Edge> = BTreeMap::new();
             let mut seen: HashSet<Id> = HashSet::from([field_id]);
             let mut frontier = vec![field_id];
             // Bounded like every transitive query: a cycle or a huge component cannot run away.
@@ -779,7 +759,12 @@ impl Lineage {
                 }
                 frontier = next;
             }
-        }
+            Ok::<_, Error>((fields, edges))
+        };
+        let ((mut fields, mut edges), (down_fields, down_edges)) =
+            tokio::try_join!(closure(Direction::Upstream), closure(Direction::Downstream))?;
+        fields.extend(down_fields);
+        edges.extend(down_edges);
         fields.remove(&field_id);
         let edges: Vec<Edge> = edges.into_values().collect();
         let Some(keep) = container_ids else {

@@ -11,9 +11,9 @@ use std::path::Path;
 use chrono::{Duration, TimeZone, Utc};
 use serde_json::json;
 use tributary::domain::{
-    Assertion, AssertionBatch, AssertionSummary, Container, ContainerInput, ContainerStats, DatastoreInput, Direction,
-    Edge, EdgeFilter, EdgePatch, End, EventFilter, Evidence, FieldInput, Id, Interval, MetadataAssertion, NewEdge,
-    PageRequest, StoredEvent, Timestamp,
+    Assertion, AssertionBatch, AssertionSummary, Container, ContainerInput, ContainerStats, Datastore, DatastoreInput,
+    Direction, Edge, EdgeFilter, EdgePatch, End, EventFilter, Evidence, FieldInput, Id, Interval, MetadataAssertion,
+    NewEdge, PageRequest, StoredEvent, Timestamp,
 };
 use tributary::metrics::store_queries_total;
 use tributary::store::neo4j::{Neo4jStore, EDGE_EXISTS};
@@ -883,6 +883,47 @@ async fn a_failed_import_leaves_the_store_empty() {
     }
     assert!(store.export().await.expect("export").is_empty(), "nothing was imported");
     assert!(store.list_datastores().await.expect("datastores").is_empty());
+}
+
+#[tokio::test]
+async fn a_large_import_commits_in_parts_and_a_late_failure_still_leaves_the_store_empty() {
+    let _serial = SERIAL.lock().await;
+    let Some(store) = store().await else { return };
+    store.wipe().await.expect("wipe");
+    let ds = Datastore {
+        id: 1,
+        name: "big".into(),
+        kind: "snowflake".into(),
+        store_type: None,
+        namespaces: vec![],
+        enrichment_only: false,
+    };
+    let container = |id: i64| Container {
+        id,
+        datastore_id: 1,
+        name: format!("t{id}"),
+        database: None,
+        schema: None,
+        container_type: "table".into(),
+        table_type: None,
+        display_name: None,
+        purpose: None,
+        active_anomaly_count: 0,
+    };
+    // More rows than one import transaction holds: the import commits in parts.
+    let mut records = vec![Record::Datastore(ds)];
+    records.extend((1..=12_000).map(|id| Record::Container(container(id))));
+    let good = records.clone();
+    // A repeated id at the very end fails the last part, after the first was committed.
+    records.push(Record::Container(container(1)));
+    match store.import(records).await {
+        Err(StoreError::Invalid(_)) => {}
+        other => panic!("expected Invalid, got {other:?}"),
+    }
+    assert!(store.export().await.expect("export").is_empty(), "the committed part was undone");
+    assert_eq!(store.import(good).await.expect("import"), 12_001);
+    let page = store.list_containers(Some(1), None, PageRequest { page: 1, size: 1 }).await.expect("list");
+    assert_eq!(page.total, 12_000);
 }
 
 // ---- provider assertions ----

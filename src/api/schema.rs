@@ -6,7 +6,7 @@ use async_graphql::{
     ComplexObject, Context, EmptySubscription, Enum, InputObject, Json, MaybeUndefined, Object, Schema, SimpleObject,
 };
 
-use super::loaders::Loaders;
+use super::loaders::{LoadError, Loaders};
 use crate::domain::{
     self, ContainerInput as DomainContainerInput, DatastoreInput as DomainDatastoreInput, Direction, EdgeFilter,
     EdgePatch, End, FieldInput as DomainFieldInput, Id,
@@ -557,13 +557,26 @@ async fn prefetch_containers(ctx: &Context<'_>, sel: async_graphql::Lookahead<'_
     }
     let l = loaders(ctx);
     let wants_stats = sel.field("fieldCount").exists() || sel.field("linkedFieldCount").exists();
-    let containers = l.containers.load_many(ids.iter().copied()).await.map_err(Error::from)?;
-    if wants_stats {
-        l.stats.load_many(ids.iter().copied()).await.map_err(Error::from)?;
-    }
-    if sel.field("datastore").exists() || sel.field("datastoreName").exists() {
-        l.datastores.load_many(containers.values().map(|c| c.datastore_id)).await.map_err(Error::from)?;
-    }
+    let wants_datastores = sel.field("datastore").exists() || sel.field("datastoreName").exists();
+    // The reads run side by side: each is its own store statement.
+    let containers = async {
+        l.containers.prefetch(ids.iter().copied()).await?;
+        if wants_datastores {
+            // From the cache just filled.
+            let containers = l.containers.loader.load_many(ids.iter().copied()).await?;
+            l.datastores.prefetch(containers.values().map(|c| c.datastore_id)).await?;
+        }
+        Ok(())
+    };
+    let stats = async {
+        if wants_stats {
+            l.stats.prefetch(ids.iter().copied()).await
+        } else {
+            Ok(())
+        }
+    };
+    let (containers, stats): (Result<(), LoadError>, _) = tokio::join!(containers, stats);
+    containers.and(stats).map_err(Error::from)?;
     Ok(())
 }
 
@@ -574,7 +587,7 @@ async fn prefetch_edges(ctx: &Context<'_>, sel: async_graphql::Lookahead<'_>, ed
     }
     let l = loaders(ctx);
     if sel.field("evidence").exists() {
-        l.evidence.load_many(edges.iter().map(|e| e.id)).await.map_err(Error::from)?;
+        l.evidence.prefetch(edges.iter().map(|e| e.id)).await.map_err(Error::from)?;
     }
     let ends = || edges.iter().flat_map(|e| [&e.source, &e.target]);
     let source = sel.field("sourceContainer");
@@ -585,7 +598,7 @@ async fn prefetch_edges(ctx: &Context<'_>, sel: async_graphql::Lookahead<'_>, ed
         prefetch_containers(ctx, merged, &ids).await?;
     }
     if sel.field("sourceField").exists() || sel.field("targetField").exists() {
-        l.fields.load_many(ends().filter_map(field_end)).await.map_err(Error::from)?;
+        l.fields.prefetch(ends().filter_map(field_end)).await.map_err(Error::from)?;
     }
     Ok(())
 }
@@ -1069,7 +1082,9 @@ impl QueryRoot {
         container_ids: Option<Vec<Id>>,
     ) -> GqlResult<FieldConnections> {
         let (fields, edges) = lineage(ctx).field_connections(field_id, container_ids).await?;
-        let loaded = loaders(ctx).fields.load_many(fields.iter().copied()).await.map_err(Error::from)?;
+        let l = loaders(ctx);
+        l.fields.prefetch(fields.iter().copied()).await.map_err(Error::from)?;
+        let loaded = l.fields.loader.load_many(fields.iter().copied()).await.map_err(Error::from)?;
         prefetch_edges(ctx, ctx.look_ahead().field("edges"), &edges).await?;
         Ok(FieldConnections {
             fields: fields.iter().filter_map(|id| loaded.get(id).cloned()).map(Field).collect(),
@@ -1131,7 +1146,7 @@ impl QueryRoot {
             .await?;
         let look = ctx.look_ahead().field("fields");
         if look.field("field").exists() {
-            loaders(ctx).fields.load_many(t.reached.iter().map(|r| r.id)).await.map_err(Error::from)?;
+            loaders(ctx).fields.prefetch(t.reached.iter().map(|r| r.id)).await.map_err(Error::from)?;
         }
         let vias: Vec<domain::Edge> = t.reached.iter().map(|r| r.via.clone()).collect();
         prefetch_edges(ctx, look.field("via"), &vias).await?;

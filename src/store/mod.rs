@@ -58,6 +58,17 @@ pub enum Record {
     },
 }
 
+/// See [`Store::container_graph_around`].
+#[derive(Debug, Clone, Default)]
+pub struct GraphAround {
+    /// Live container-to-container edges with both ends among the ids, ordered by id.
+    pub edges: Vec<Edge>,
+    /// The ids with a live edge from outside (upstream), in any order, possibly repeated.
+    pub has_upstream: Vec<Id>,
+    /// The ids with a live edge to outside (downstream).
+    pub has_downstream: Vec<Id>,
+}
+
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
     /// `embedded` or `neo4j`; the `store` label of `tributary_store_queries_total`.
@@ -140,6 +151,32 @@ pub trait Store: Send + Sync + 'static {
     async fn container_edges_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>>;
     /// Live field-level edges whose target (`Upstream`) or source (`Downstream`) is one of `ids`.
     async fn field_edges_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>>;
+
+    /// What a lineage graph over these containers shows beyond its traversal, without reading the
+    /// edges around them in full (a hub's fan-out can be thousands of edges): the live
+    /// container-to-container edges with both ends in `ids`, and which of `ids` have a live
+    /// container-level edge upstream (downstream) to something outside: a container not in `ids`,
+    /// or an external asset by an edge not in `known_external_edges`. Two statements at most.
+    async fn container_graph_around(&self, ids: &[Id], known_external_edges: &[Id]) -> StoreResult<GraphAround> {
+        let inside: std::collections::HashSet<Id> = ids.iter().copied().collect();
+        let known: std::collections::HashSet<Id> = known_external_edges.iter().copied().collect();
+        let outside = |e: &Edge, end: &crate::domain::End| match end {
+            crate::domain::End::Container { id } => !inside.contains(id),
+            _ => !known.contains(&e.id),
+        };
+        let upstream = self.container_edges_of(ids, Direction::Upstream).await?;
+        let downstream = self.container_edges_of(ids, Direction::Downstream).await?;
+        let mut around = GraphAround::default();
+        around.has_upstream =
+            upstream.iter().filter(|e| outside(e, &e.source)).filter_map(|e| e.target.container_id()).collect();
+        around.has_downstream =
+            downstream.iter().filter(|e| outside(e, &e.target)).filter_map(|e| e.source.container_id()).collect();
+        around.edges = downstream
+            .into_iter()
+            .filter(|e| matches!(e.target, crate::domain::End::Container { id } if inside.contains(&id)))
+            .collect();
+        Ok(around)
+    }
 
     // ---- provider assertions (OpenLineage, SQL capture) ----
     /// Applies a batch in one transaction: each assertion creates its edge (keyed by source,

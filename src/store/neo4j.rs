@@ -18,8 +18,10 @@
 //!
 //! Every statement sent counts once in `tributary_store_queries_total{store="neo4j"}` under the
 //! name of its file. Reads of many ids are one statement (`UNWIND $ids`), writes of many rows one
-//! statement per batch (`UNWIND $rows`), and each trait method runs in one explicit transaction
-//! (`Graph::start_txn`), committed at the end and rolled back on any error.
+//! statement per batch (`UNWIND $rows`). Each write runs in one explicit transaction
+//! (`Graph::start_txn`), committed at the end and rolled back on any error; the batched reads a
+//! query makes (traversal, catalog by ids, stats) are auto-commit queries, two round trips fewer.
+//! `import` is the exception: it commits every `IMPORT_TX_ROWS` rows (see `import`).
 
 mod rows;
 
@@ -34,7 +36,7 @@ use self::rows::{
     field_row, intervals_text, json_string, list, map, metadata_row, micros, missing_end_message, parse_intervals, ts,
     ContainerProps, DatastoreProps, Decode, EdgeProps, EventProps, EvidenceProps, FieldProps, MetadataProps,
 };
-use super::{Record, Store, StoreError, StoreResult};
+use super::{GraphAround, Record, Store, StoreError, StoreResult};
 use crate::domain::{
     AssertionBatch, AssertionSummary, Container, ContainerInput, ContainerStats, Datastore, DatastoreInput, Direction,
     Edge, EdgeFilter, EdgePatch, End, EventFilter, Evidence, Field, Id, Interval, MetadataAssertion, NewEdge, Page,
@@ -52,6 +54,10 @@ const CONSTRAINT_VIOLATION: &str = "Neo.ClientError.Schema.ConstraintValidationF
 
 /// Rows per statement when importing.
 const IMPORT_BATCH: usize = 1000;
+/// Rows per transaction when importing: Neo4j bounds a transaction's memory
+/// (`dbms.memory.transaction.total.max`), so an import commits as it goes instead of holding the
+/// whole store in one transaction.
+const IMPORT_TX_ROWS: usize = 10_000;
 
 const DATASTORE_COUNTER: &str = "datastore";
 const CONTAINER_COUNTER: &str = "container";
@@ -330,6 +336,23 @@ impl Neo4jStore {
         let mut txn = self.begin().await?;
         let result = exec(&mut txn, cmd).await;
         finish(txn, result).await
+    }
+
+    /// Runs one read-only statement as an auto-commit query: RUN and PULL, two round trips,
+    /// where `single` adds BEGIN and COMMIT. For the graph and catalog reads a query answers,
+    /// which are most of the statements a request sends. `Graph::execute` retries a *transient*
+    /// server error (a leader switch, exhausted transaction memory) with backoff; an unreachable
+    /// server fails at once as in `single`, and the store's time limit (`store::timeout`) bounds
+    /// the retries.
+    async fn read(&self, cmd: Cmd) -> StoreResult<Rows> {
+        let op = cmd.name;
+        metrics::store_query(KIND, op);
+        let mut stream = self.graph.execute(cmd.query).await.map_err(|e| db_error(op, e))?;
+        let mut rows = Vec::new();
+        while let Some(row) = stream.next().await.map_err(|e| db_error(op, e))? {
+            rows.push(row);
+        }
+        Ok(Rows { op, rows })
     }
 
     async fn begin(&self) -> StoreResult<Txn> {
@@ -617,24 +640,24 @@ async fn export_in(txn: &mut Txn) -> StoreResult<Vec<Record>> {
     Ok(records)
 }
 
-/// Runs one import statement per batch of rows.
-async fn import_batches(txn: &mut Txn, rows: Vec<BoltType>, cmd: fn() -> Cmd) -> StoreResult<()> {
-    let mut rows = rows.into_iter().peekable();
-    while rows.peek().is_some() {
-        let batch: Vec<BoltType> = rows.by_ref().take(IMPORT_BATCH).collect();
-        exec(txn, cmd().param("rows", list(batch))).await?;
-    }
-    Ok(())
+/// Rows of `import`, by kind, in the order they are written.
+#[derive(Default)]
+struct ImportRows {
+    datastores: Vec<BoltType>,
+    containers: Vec<BoltType>,
+    fields: Vec<BoltType>,
+    edges: Vec<BoltType>,
+    evidence: Vec<BoltType>,
+    metadata: Vec<BoltType>,
+    events: Vec<BoltType>,
+    docs: Vec<BoltType>,
+    counters: Vec<BoltType>,
 }
 
-async fn import_in(txn: &mut Txn, records: Vec<Record>) -> StoreResult<usize> {
-    if exec(txn, cypher!("store_has_data")).await?.value::<bool>("has_data")? {
-        return Err(StoreError::Invalid("Import needs an empty store; this one already holds data".to_string()));
-    }
-    let total = records.len();
-    let (mut datastores, mut containers, mut fields, mut edges, mut evidence, mut metadata, mut events) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let mut docs = Vec::new();
+/// Turns the records into rows (failing, before anything is written, on a record that cannot be
+/// stored), and finds how far each id counter must move.
+fn import_rows(records: &[Record]) -> StoreResult<ImportRows> {
+    let mut out = ImportRows::default();
     // The highest id of each kind, edge ends included (an end may name a deleted container or
     // field that is not among the records), so the counters continue past them.
     let mut max: HashMap<&'static str, Id> = HashMap::new();
@@ -642,24 +665,24 @@ async fn import_in(txn: &mut Txn, records: Vec<Record>) -> StoreResult<usize> {
         let entry = max.entry(counter).or_insert(id);
         *entry = (*entry).max(id);
     };
-    for record in &records {
+    for record in records {
         match record {
-            Record::Doc { kind, key, value } => docs.push(map([
+            Record::Doc { kind, key, value } => out.docs.push(map([
                 ("kind", kind.clone().into()),
                 ("key", key.clone().into()),
                 ("value", value.to_string().into()),
             ])),
             Record::Datastore(d) => {
                 see(DATASTORE_COUNTER, d.id);
-                datastores.push(datastore_row(d));
+                out.datastores.push(datastore_row(d));
             }
             Record::Container(c) => {
                 see(CONTAINER_COUNTER, c.id);
-                containers.push(container_row(c));
+                out.containers.push(container_row(c));
             }
             Record::Field(f) => {
                 see(FIELD_COUNTER, f.id);
-                fields.push(field_row(f));
+                out.fields.push(field_row(f));
             }
             Record::Edge(e) => {
                 see(EDGE_COUNTER, e.id);
@@ -673,36 +696,69 @@ async fn import_in(txn: &mut Txn, records: Vec<Record>) -> StoreResult<usize> {
                         End::External { .. } => {}
                     }
                 }
-                edges.push(edge_row(e)?);
+                out.edges.push(edge_row(e)?);
             }
             Record::Evidence(e) => {
                 if let Some(op) = e.last_observed_operation_id {
                     see(OPERATION_COUNTER, op);
                 }
-                evidence.push(evidence_row(e)?)
+                out.evidence.push(evidence_row(e)?)
             }
-            Record::Metadata(m) => metadata.push(metadata_row(m)?),
+            Record::Metadata(m) => out.metadata.push(metadata_row(m)?),
             Record::Event(e) => {
                 see(EVENT_COUNTER, e.id);
-                events.push(event_row(e)?);
+                out.events.push(event_row(e)?);
             }
         }
     }
-    import_batches(txn, datastores, || cypher!("import_datastores")).await?;
-    import_batches(txn, containers, || cypher!("import_containers")).await?;
-    import_batches(txn, fields, || cypher!("import_fields")).await?;
-    import_batches(txn, edges, || cypher!("import_edges")).await?;
-    import_batches(txn, evidence, || cypher!("put_evidence")).await?;
-    // Upserted as `put_metadata` does, in record order, as the embedded store imports them.
-    import_batches(txn, metadata, || cypher!("put_metadata")).await?;
-    import_batches(txn, docs, || cypher!("import_docs")).await?;
-    import_batches(txn, events, || cypher!("import_events")).await?;
-    let counters: Vec<BoltType> =
-        max.into_iter().map(|(name, value)| map([("name", name.into()), ("value", value.into())])).collect();
-    if !counters.is_empty() {
-        exec(txn, cypher!("raise_counters").param("rows", list(counters))).await?;
+    out.counters = max.into_iter().map(|(name, value)| map([("name", name.into()), ("value", value.into())])).collect();
+    Ok(out)
+}
+
+/// Runs one import statement per `IMPORT_BATCH` rows, in transactions of `IMPORT_TX_ROWS` rows.
+async fn import_batches(store: &Neo4jStore, rows: Vec<BoltType>, cmd: fn() -> Cmd) -> StoreResult<()> {
+    let mut rows = rows.into_iter().peekable();
+    while rows.peek().is_some() {
+        let mut txn = store.begin().await?;
+        let mut result = Ok(());
+        for _ in 0..IMPORT_TX_ROWS.div_ceil(IMPORT_BATCH) {
+            if rows.peek().is_none() {
+                break;
+            }
+            let batch: Vec<BoltType> = rows.by_ref().take(IMPORT_BATCH).collect();
+            if let Err(e) = exec(&mut txn, cmd().param("rows", list(batch))).await {
+                result = Err(e);
+                break;
+            }
+        }
+        finish(txn, result).await?;
     }
-    Ok(total)
+    Ok(())
+}
+
+/// The writes of `import` after the emptiness check. The documents and the counters go last, in
+/// one transaction: until then a failure has touched nothing but the imported nodes.
+async fn import_all(store: &Neo4jStore, rows: ImportRows) -> StoreResult<()> {
+    import_batches(store, rows.datastores, || cypher!("import_datastores")).await?;
+    import_batches(store, rows.containers, || cypher!("import_containers")).await?;
+    import_batches(store, rows.fields, || cypher!("import_fields")).await?;
+    import_batches(store, rows.edges, || cypher!("import_edges")).await?;
+    import_batches(store, rows.evidence, || cypher!("put_evidence")).await?;
+    // Upserted as `put_metadata` does, in record order, as the embedded store imports them.
+    import_batches(store, rows.metadata, || cypher!("put_metadata")).await?;
+    import_batches(store, rows.events, || cypher!("import_events")).await?;
+    let mut txn = store.begin().await?;
+    let result = async {
+        for batch in rows.docs.chunks(IMPORT_BATCH) {
+            exec(&mut txn, cypher!("import_docs").param("rows", list(batch.to_vec()))).await?;
+        }
+        if !rows.counters.is_empty() {
+            exec(&mut txn, cypher!("raise_counters").param("rows", list(rows.counters))).await?;
+        }
+        Ok(())
+    }
+    .await;
+    finish(txn, result).await
 }
 
 #[async_trait]
@@ -727,9 +783,7 @@ impl Store for Neo4jStore {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        self.single(cypher!("datastores_by_ids").param("ids", distinct(ids)))
-            .await?
-            .decode::<DatastoreProps>("datastore")
+        self.read(cypher!("datastores_by_ids").param("ids", distinct(ids))).await?.decode::<DatastoreProps>("datastore")
     }
 
     async fn list_datastores(&self) -> StoreResult<Vec<Datastore>> {
@@ -751,9 +805,7 @@ impl Store for Neo4jStore {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        self.single(cypher!("containers_by_ids").param("ids", distinct(ids)))
-            .await?
-            .decode::<ContainerProps>("container")
+        self.read(cypher!("containers_by_ids").param("ids", distinct(ids))).await?.decode::<ContainerProps>("container")
     }
 
     async fn list_containers(
@@ -794,7 +846,7 @@ impl Store for Neo4jStore {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        self.single(cypher!("fields_by_ids").param("ids", distinct(ids))).await?.decode::<FieldProps>("field")
+        self.read(cypher!("fields_by_ids").param("ids", distinct(ids))).await?.decode::<FieldProps>("field")
     }
 
     async fn container_fields(
@@ -823,7 +875,7 @@ impl Store for Neo4jStore {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let out = self.single(cypher!("container_stats").param("ids", distinct(ids))).await?;
+        let out = self.read(cypher!("container_stats").param("ids", distinct(ids))).await?;
         out.rows
             .iter()
             .map(|row| {
@@ -840,7 +892,7 @@ impl Store for Neo4jStore {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        self.single(cypher!("fields_with_lineage").param("ids", distinct(ids))).await?.column("id")
+        self.read(cypher!("fields_with_lineage").param("ids", distinct(ids))).await?.column("id")
     }
 
     // ---- edges ----
@@ -886,7 +938,7 @@ impl Store for Neo4jStore {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        self.single(cypher!("edges_by_ids").param("ids", distinct(ids))).await?.decode::<EdgeProps>("edge")
+        self.read(cypher!("edges_by_ids").param("ids", distinct(ids))).await?.decode::<EdgeProps>("edge")
     }
 
     async fn list_edges(&self, filter: &EdgeFilter, page: PageRequest) -> StoreResult<Page<Edge>> {
@@ -925,7 +977,7 @@ impl Store for Neo4jStore {
         if edge_ids.is_empty() {
             return Ok(Vec::new());
         }
-        self.single(cypher!("evidence_for_edges").param("ids", distinct(edge_ids)))
+        self.read(cypher!("evidence_for_edges").param("ids", distinct(edge_ids)))
             .await?
             .decode::<EvidenceProps>("evidence")
     }
@@ -948,7 +1000,7 @@ impl Store for Neo4jStore {
             Direction::Upstream => cypher!("container_edges_upstream"),
             Direction::Downstream => cypher!("container_edges_downstream"),
         };
-        self.single(cmd.param("ids", distinct(ids))).await?.decode::<EdgeProps>("edge")
+        self.read(cmd.param("ids", distinct(ids))).await?.decode::<EdgeProps>("edge")
     }
 
     async fn field_edges_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>> {
@@ -959,7 +1011,31 @@ impl Store for Neo4jStore {
             Direction::Upstream => cypher!("field_edges_upstream"),
             Direction::Downstream => cypher!("field_edges_downstream"),
         };
-        self.single(cmd.param("ids", distinct(ids))).await?.decode::<EdgeProps>("edge")
+        self.read(cmd.param("ids", distinct(ids))).await?.decode::<EdgeProps>("edge")
+    }
+
+    async fn container_graph_around(&self, ids: &[Id], known_external_edges: &[Id]) -> StoreResult<GraphAround> {
+        if ids.is_empty() {
+            return Ok(GraphAround::default());
+        }
+        let ids = distinct(ids);
+        // The two reads go out side by side, on two pooled connections.
+        let within = self.read(cypher!("container_edges_within").param("ids", ids.clone()));
+        let flags =
+            self.read(cypher!("container_edge_flags").param("ids", ids).param("known", distinct(known_external_edges)));
+        let (within, flags) = tokio::join!(within, flags);
+        let flags = flags?;
+        let mut around = GraphAround { edges: within?.decode::<EdgeProps>("edge")?, ..GraphAround::default() };
+        for row in &flags.rows {
+            let id: Id = flags.get(row, "id")?;
+            if flags.get::<bool>(row, "has_upstream")? {
+                around.has_upstream.push(id);
+            }
+            if flags.get::<bool>(row, "has_downstream")? {
+                around.has_downstream.push(id);
+            }
+        }
+        Ok(around)
     }
 
     // ---- provider assertions ----
@@ -1151,18 +1227,36 @@ impl Store for Neo4jStore {
         finish(txn, result).await
     }
 
-    /// Loads the records in one transaction (a failure leaves the store empty), keeping their ids
-    /// and moving the id counters past them. Neo4j bounds a transaction's memory
-    /// (`dbms.memory.transaction.total.max`), so a very large store needs a large enough limit.
+    /// Loads the records into an empty store, keeping their ids and moving the id counters past
+    /// them. Neo4j bounds a transaction's memory, so the rows are written in transactions of
+    /// `IMPORT_TX_ROWS`; when one fails, the nodes already imported are deleted again, so a failed
+    /// import still leaves the store as it was (empty, its counters and documents untouched).
     async fn import(&self, records: Vec<Record>) -> StoreResult<usize> {
-        let mut txn = self.begin().await?;
-        let result = import_in(&mut txn, records).await;
-        finish(txn, result).await.map_err(|e| match e {
-            StoreError::Conflict(_) => {
-                StoreError::Invalid("The records repeat an id or a unique name; nothing was imported".to_string())
+        let total = records.len();
+        let rows = import_rows(&records)?;
+        drop(records);
+        if self.single(cypher!("store_has_data")).await?.value::<bool>("has_data")? {
+            return Err(StoreError::Invalid("Import needs an empty store; this one already holds data".to_string()));
+        }
+        if let Err(e) = import_all(self, rows).await {
+            loop {
+                match self.single(cypher!("unimport_nodes_batch")).await {
+                    Ok(rows) if rows.value::<i64>("deleted")? > 0 => {}
+                    Ok(_) => break,
+                    Err(undo) => {
+                        tracing::error!(error = %undo, "could not undo a failed import; wipe the database before retrying");
+                        break;
+                    }
+                }
             }
-            other => other,
-        })
+            return Err(match e {
+                StoreError::Conflict(_) => {
+                    StoreError::Invalid("The records repeat an id or a unique name; nothing was imported".to_string())
+                }
+                other => other,
+            });
+        }
+        Ok(total)
     }
 }
 

@@ -17,7 +17,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, Connection, OptionalExtension, Row, Transaction};
 
-use super::{Record, Store, StoreError, StoreResult};
+use super::{GraphAround, Record, Store, StoreError, StoreResult};
 use crate::domain::{
     container_key, AssertionBatch, AssertionSummary, Container, ContainerInput, ContainerStats, Datastore,
     DatastoreInput, Direction, Edge, EdgeFilter, EdgePatch, End, EventFilter, Evidence, Field, Id, Interval, NewEdge,
@@ -1041,6 +1041,46 @@ impl Store for SqliteStore {
         .await
     }
 
+    async fn container_graph_around(&self, ids: &[Id], known_external_edges: &[Id]) -> StoreResult<GraphAround> {
+        let (ids, known) = (ids.to_vec(), known_external_edges.to_vec());
+        self.read(move |c| {
+            let edges = query_edges(
+                c,
+                "container_edges_within",
+                "source_kind = 'c' AND source_id IN rarray(?1) AND target_kind = 'c' AND target_id IN rarray(?1)
+                 AND retired_at IS NULL",
+                params![id_array(&ids)],
+            )?;
+            // EXISTS stops at the first edge that leaves the set: a hub's fan-out is not read.
+            store_query(STORE, "container_edge_flags");
+            let mut stmt = c.prepare_cached(
+                "SELECT n.value,
+                   EXISTS (SELECT 1 FROM edges e WHERE e.target_kind = 'c' AND e.target_id = n.value
+                     AND e.retired_at IS NULL AND ((e.source_kind = 'c' AND e.source_id NOT IN rarray(?1))
+                       OR (e.source_kind = 'x' AND e.id NOT IN rarray(?2)))),
+                   EXISTS (SELECT 1 FROM edges e WHERE e.source_kind = 'c' AND e.source_id = n.value
+                     AND e.retired_at IS NULL AND ((e.target_kind = 'c' AND e.target_id NOT IN rarray(?1))
+                       OR (e.target_kind = 'x' AND e.id NOT IN rarray(?2))))
+                 FROM rarray(?1) n",
+            )?;
+            let mut around = GraphAround { edges, ..GraphAround::default() };
+            let rows = stmt.query_map(params![id_array(&ids), id_array(&known)], |r| {
+                Ok((r.get::<_, Id>(0)?, r.get::<_, bool>(1)?, r.get::<_, bool>(2)?))
+            })?;
+            for row in rows {
+                let (id, up, down) = row?;
+                if up {
+                    around.has_upstream.push(id);
+                }
+                if down {
+                    around.has_downstream.push(id);
+                }
+            }
+            Ok(around)
+        })
+        .await
+    }
+
     async fn field_edges_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>> {
         let ids = ids.to_vec();
         self.read(move |c| {
@@ -1428,26 +1468,39 @@ impl Store for SqliteStore {
             if n > 0 {
                 return Err(StoreError::Invalid("import needs an empty store; this one already holds data".into()));
             }
+            // Each statement is prepared once for the whole import, not once per row.
+            let prepare = |sql: &str| tx.prepare(sql).map_err(sql_err);
+            let mut datastore = prepare(&format!(
+                "INSERT INTO datastores ({DATASTORE_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
+            ))?;
+            let mut container = prepare(
+                "INSERT INTO containers (id, datastore_id, key, name, database, schema, container_type, table_type, display_name, purpose, active_anomaly_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            )?;
+            let mut field = prepare(&format!("INSERT INTO fields ({FIELD_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"))?;
+            let mut edge = prepare(&format!(
+                "INSERT INTO edges ({EDGE_COLS}, ukey) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)"
+            ))?;
+            // A first-start admin may already exist: the imported documents replace it.
+            let mut doc = prepare("INSERT OR REPLACE INTO docs (kind, key, value) VALUES (?1, ?2, ?3)")?;
+            let mut evidence = prepare(&format!(
+                "INSERT INTO evidence ({EVIDENCE_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+            ))?;
             for r in &records {
                 store_query(STORE, "import_record");
                 match r {
-                    Record::Datastore(d) => tx.execute(
-                        &format!("INSERT INTO datastores ({DATASTORE_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"),
+                    Record::Datastore(d) => datastore.execute(
                         params![d.id, d.name, d.kind, d.store_type, serde_json::to_string(&d.namespaces).map_err(internal)?, d.enrichment_only],
                     ),
-                    Record::Container(x) => tx.execute(
-                        "INSERT INTO containers (id, datastore_id, key, name, database, schema, container_type, table_type, display_name, purpose, active_anomaly_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                    Record::Container(x) => container.execute(
                         params![x.id, x.datastore_id, container_key(x.database.as_deref(), x.schema.as_deref(), &x.name), x.name, x.database, x.schema, x.container_type, x.table_type, x.display_name, x.purpose, x.active_anomaly_count],
                     ),
-                    Record::Field(x) => tx.execute(
-                        &format!("INSERT INTO fields ({FIELD_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"),
+                    Record::Field(x) => field.execute(
                         params![x.id, x.container_id, x.name, x.display_name, x.data_type, x.status, x.latest_profile_id, x.is_computed_field, x.active_anomaly_count],
                     ),
                     Record::Edge(e) => {
                         let (sk, sid, sc, sf) = end_cols(&e.source);
                         let (tk, tid, tc, tf) = end_cols(&e.target);
-                        tx.execute(
-                            &format!("INSERT INTO edges ({EDGE_COLS}, ukey) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)"),
+                        edge.execute(
                             params![
                                 e.id, ts(&e.created), sk, sid, sc, sf, tk, tid, tc, tf, e.description, e.source_type, e.operation, e.derived,
                                 e.transformations.as_ref().map(|t| t.to_string()), e.last_asserted_at.as_ref().map(ts),
@@ -1458,13 +1511,8 @@ impl Store for SqliteStore {
                     }
                     Record::Event(e) => insert_event_row(tx, e, true).map(|_| 1),
                     Record::Metadata(m) => put_metadata_tx(tx, std::slice::from_ref(m)).map(|_| 1),
-                    // A first-start admin may already exist: the imported documents replace it.
-                    Record::Doc { kind, key, value } => tx.execute(
-                        "INSERT OR REPLACE INTO docs (kind, key, value) VALUES (?1, ?2, ?3)",
-                        params![kind, key, value.to_string()],
-                    ),
-                    Record::Evidence(e) => tx.execute(
-                        &format!("INSERT INTO evidence ({EVIDENCE_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"),
+                    Record::Doc { kind, key, value } => doc.execute(params![kind, key, value.to_string()]),
+                    Record::Evidence(e) => evidence.execute(
                         params![
                             e.edge_id, e.key, e.provider, e.evidence_type, e.authorship, e.source_relation,
                             e.observed_at.as_ref().map(ts), e.first_observed_operation_id, e.last_observed_operation_id,

@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use super::{Record, Store, StoreError, StoreResult};
+use super::{GraphAround, Record, Store, StoreError, StoreResult};
 use crate::domain::{
     AssertionBatch, AssertionSummary, Container, ContainerInput, ContainerStats, Datastore, DatastoreInput, Direction,
     Edge, EdgeFilter, EdgePatch, End, EventFilter, Evidence, Field, Id, MetadataAssertion, NewEdge, Page, PageRequest,
@@ -205,6 +205,9 @@ impl<S: Store> Store for TimeoutStore<S> {
     }
     async fn field_edges_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>> {
         self.within("field_edges_of", self.inner.field_edges_of(ids, direction)).await
+    }
+    async fn container_graph_around(&self, ids: &[Id], known_external_edges: &[Id]) -> StoreResult<GraphAround> {
+        self.within("container_graph_around", self.inner.container_graph_around(ids, known_external_edges)).await
     }
 
     // ---- provider assertions ----

@@ -13,6 +13,7 @@ both_stores!(
     unsided_graph_has_no_siblings_but_every_edge_between_nodes,
     one_sided_graph_keeps_only_edges_on_its_paths,
     externals_only_in_external_arrays,
+    flags_around_a_hub_count_only_live_edges_that_leave_the_answer,
     field_connections_are_transitive_both_ways,
     impact_is_transitive_with_distance_via_and_limits,
     pii_flow_follows_value_carrying_edges,
@@ -144,6 +145,44 @@ async fn externals_only_in_external_arrays(app: TestApp) {
     let g1 = app.ok(GRAPH, json!({"c": b, "d": 1, "s": "UPSTREAM"})).await["lineageGraph"].clone();
     assert_eq!(g1["externalNodes"], json!([]), "the external is two hops away");
     assert_eq!(flags(&g1, a), (true, false));
+}
+
+async fn flags_around_a_hub_count_only_live_edges_that_leave_the_answer(app: TestApp) {
+    let ds = app.datastore("wh", "snowflake").await;
+    let (hub, _) = app.container(ds, "hub", &[]).await;
+    let (a, _) = app.container(ds, "a", &[]).await;
+    let (b, _) = app.container(ds, "b", &[]).await;
+    let mut fed = Vec::new();
+    for i in 0..40 {
+        let (t, _) = app.container(ds, &format!("fed{i}"), &[]).await;
+        app.edge(hub, t).await;
+        fed.push(t);
+    }
+    app.edge(a, hub).await;
+    app.edge(hub, b).await;
+    // a's other way out is retired (a provider edge, deleted): it no longer counts.
+    let (gone, _) = app.container(ds, "gone", &[]).await;
+    let retired = openlineage_edge(&app, End::Container { id: a }, End::Container { id: gone }).await;
+    app.ok("mutation($id: Int!) { deleteEdge(id: $id) }", json!({"id": retired})).await;
+    // b is exported to a file: outside the answer unless the graph reached it.
+    let x = openlineage_edge(&app, End::Container { id: b }, End::External { fqn: "s3://out/b".into() }).await;
+
+    let g = app.ok(GRAPH, json!({"c": b, "d": 1})).await["lineageGraph"].clone();
+    assert_eq!(ids(&g["nodes"]), vec![hub, b]);
+    assert_eq!(flags(&g, hub), (true, true), "a feeds the hub, which feeds 40 tables not returned");
+    assert_eq!(flags(&g, b), (false, false), "b's export is in the answer");
+    assert_eq!(ids(&g["externalEdges"]), vec![x]);
+    assert_eq!(g["edges"].as_array().unwrap().len(), 1, "hub -> b");
+
+    let g = app.ok(GRAPH, json!({"c": a, "d": 2, "s": "DOWNSTREAM"})).await["lineageGraph"].clone();
+    assert_eq!(ids(&g["nodes"]).len(), 43, "a, the hub, b and the 40 tables");
+    assert_eq!(flags(&g, a), (false, false), "the retired edge to gone does not count");
+    assert_eq!(flags(&g, hub), (false, false), "everything the hub feeds is returned");
+    assert_eq!(flags(&g, b), (false, true), "b's export lies one hop past the depth");
+    assert_eq!(g["externalEdges"], json!([]));
+
+    let g = app.ok(GRAPH, json!({"c": a, "d": 2})).await["lineageGraph"].clone();
+    assert_eq!(g["edges"].as_array().unwrap().len(), 42, "every live edge between returned nodes");
 }
 
 async fn field_connections_are_transitive_both_ways(app: TestApp) {
