@@ -168,11 +168,14 @@ impl Lineage {
             return Err(Error::NotFound(format!("Datastore {ds} not found")));
         }
         // The catalog only settles what the first pass left open (`SELECT *`, ambiguous or
-        // unknown columns); without that, a second parse would give the same answer.
-        if first.iter().all(|s| s.unresolved.is_empty()) {
+        // unknown columns) and the target columns of an INSERT without a column list (by
+        // position against the catalog's order); otherwise a second parse gives the same answer.
+        let needs_catalog = |s: &StatementLineage| !s.unresolved.is_empty() || s.operation.starts_with("INSERT");
+        if !first.iter().any(needs_catalog) {
             return Ok(first);
         }
-        let read: BTreeSet<String> = first.iter().flat_map(|s| s.sources.iter().cloned()).collect();
+        let read: BTreeSet<String> =
+            first.iter().flat_map(|s| s.sources.iter().chain(s.targets.iter()).cloned()).collect();
         let catalog = self.columns_of(op, ds, &read).await?;
         if catalog.is_empty() {
             return Ok(first);

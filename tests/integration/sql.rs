@@ -79,6 +79,17 @@ async fn analyze_sql_explains_statements(app: TestApp) {
     let targets: Vec<&str> =
         with["analyzeSql"][0]["columns"].as_array().unwrap().iter().map(|c| c["target"].as_str().unwrap()).collect();
     assert_eq!(targets, vec!["public.dst.a", "public.dst.b"]);
+    // An INSERT without a column list writes the catalogued target's columns by position.
+    app.ok("mutation($d: Int!) { upsertContainer(input: {datastoreId: $d, schema: \"public\", name: \"tgt\", fields: [{name: \"x\"}, {name: \"y\"}]}) { id } }", json!({"d": ds})).await;
+    let insert = "INSERT INTO public.tgt SELECT a, b + 1 FROM public.src";
+    let with = app.ok(ANALYZE, json!({"s": [insert], "d": "postgres", "ds": ds})).await;
+    assert_eq!(
+        with["analyzeSql"][0]["columns"],
+        json!([
+            {"target": "public.tgt.x", "sources": ["public.src.a"], "derived": false},
+            {"target": "public.tgt.y", "sources": ["public.src.b"], "derived": true}
+        ])
+    );
     let edges = app.ok("{ edges(includeRetired: true) { total } }", json!({})).await;
     assert_eq!(edges["edges"]["total"], 0, "analyzeSql records nothing");
 }
