@@ -166,16 +166,15 @@ pub trait Store: Send + Sync + 'static {
         };
         let upstream = self.container_edges_of(ids, Direction::Upstream).await?;
         let downstream = self.container_edges_of(ids, Direction::Downstream).await?;
-        let mut around = GraphAround::default();
-        around.has_upstream =
+        let has_upstream =
             upstream.iter().filter(|e| outside(e, &e.source)).filter_map(|e| e.target.container_id()).collect();
-        around.has_downstream =
+        let has_downstream =
             downstream.iter().filter(|e| outside(e, &e.target)).filter_map(|e| e.source.container_id()).collect();
-        around.edges = downstream
+        let edges = downstream
             .into_iter()
             .filter(|e| matches!(e.target, crate::domain::End::Container { id } if inside.contains(&id)))
             .collect();
-        Ok(around)
+        Ok(GraphAround { edges, has_upstream, has_downstream })
     }
 
     // ---- provider assertions (OpenLineage, SQL capture) ----
