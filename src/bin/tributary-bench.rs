@@ -632,6 +632,8 @@ fn baseline_load_sqlite(records: &[Record]) -> anyhow::Result<Duration> {
     let dir = TempDir::new("load-baseline")?;
     drop(tributary::store::sqlite::SqliteStore::open(&dir.0)?);
     let mut conn = rusqlite::Connection::open(dir.0.join("tributary.db"))?;
+    // The schema's name index calls the store's `unicode_lower`; inserts need it too.
+    tributary::store::sqlite::register_unicode_lower(&conn)?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     let ts = |t: &tributary::domain::Timestamp| t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
@@ -1028,6 +1030,7 @@ async fn resolver_lookups(store: &dyn Store, db_dir: &Path, g: &Graph, report: &
     }
     let service = t.elapsed() / picks.len() as u32;
     let conn = rusqlite::Connection::open(db_dir.join("tributary.db"))?;
+    tributary::store::sqlite::register_unicode_lower(&conn)?;
     let t = Instant::now();
     for &c in &picks {
         let key = gen::container_key(g, c);

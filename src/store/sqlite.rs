@@ -178,7 +178,7 @@ fn open_connection(path: &Path) -> StoreResult<Connection> {
 /// `toLower` and the service do (SQLite's `lower` folds ASCII only). Deterministic, so the
 /// `containers_name_lc` index can use it; every connection registers it before touching the
 /// schema, and a connection without it (the sqlite3 shell) can read but not write containers.
-fn register_unicode_lower(conn: &Connection) -> rusqlite::Result<()> {
+pub fn register_unicode_lower(conn: &Connection) -> rusqlite::Result<()> {
     use rusqlite::functions::FunctionFlags;
     use rusqlite::types::ValueRef;
     conn.create_scalar_function(

@@ -13,3 +13,4 @@ mod openlineage;
 mod permissions;
 mod seed_examples;
 mod sql;
+mod sql_corpus;
