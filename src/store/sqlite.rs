@@ -1291,17 +1291,29 @@ impl Store for SqliteStore {
     }
 
     async fn live_edges_touching_ends(&self, ends: &[End], source_type: &str) -> StoreResult<Vec<Edge>> {
-        let keys: Vec<String> = ends.iter().map(|e| e.key()).collect();
+        let (mut containers, mut fields, mut fqns) = (Vec::new(), Vec::new(), Vec::new());
+        for end in ends {
+            match end {
+                End::Container { id } => containers.push(*id),
+                End::Field { id, .. } => fields.push(*id),
+                End::External { fqn } => fqns.push(fqn.clone()),
+            }
+        }
         let source_type = source_type.to_string();
         self.read(move |c| {
-            // An end's key is `c:<id>`, `f:<id>` or `x:<fqn>`; the ukey starts with the source's.
+            // Each arm walks an index on (kind, id) or the fqn, so the cost follows the ends'
+            // own edges, not the size of the store (a query log rewrites hot tables often).
             query_edges(
                 c,
                 "live_edges_touching_ends",
-                "retired_at IS NULL AND source_type = ?2 AND (
-                   (source_kind || ':' || coalesce(CAST(source_id AS TEXT), source_fqn)) IN rarray(?1)
-                   OR (target_kind || ':' || coalesce(CAST(target_id AS TEXT), target_fqn)) IN rarray(?1))",
-                params![str_array(&keys), source_type],
+                "retired_at IS NULL AND source_type = ?4 AND id IN (
+                   SELECT id FROM edges WHERE source_kind = 'c' AND source_id IN rarray(?1)
+                   UNION SELECT id FROM edges WHERE target_kind = 'c' AND target_id IN rarray(?1)
+                   UNION SELECT id FROM edges WHERE source_kind = 'f' AND source_id IN rarray(?2)
+                   UNION SELECT id FROM edges WHERE target_kind = 'f' AND target_id IN rarray(?2)
+                   UNION SELECT id FROM edges WHERE source_kind = 'x' AND source_fqn IN rarray(?3)
+                   UNION SELECT id FROM edges WHERE target_kind = 'x' AND target_fqn IN rarray(?3))",
+                params![id_array(&containers), id_array(&fields), str_array(&fqns), source_type],
             )
         })
         .await
