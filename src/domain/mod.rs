@@ -311,6 +311,15 @@ pub struct StoredEvent {
     pub body: serde_json::Value,
 }
 
+/// The outcome of applying a stored event, as `finish_events` records it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventOutcome {
+    pub id: Id,
+    pub status: String,
+    pub errors: serde_json::Value,
+    pub summary: serde_json::Value,
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct EventFilter {
     pub status: Option<String>,

@@ -59,6 +59,102 @@ impl IngestReport {
     }
 }
 
+impl EventReport {
+    fn new(index: usize) -> Self {
+        EventReport {
+            index,
+            id: None,
+            status: "failed",
+            kind: None,
+            errors: Vec::new(),
+            summary: json!({}),
+            unresolved: Vec::new(),
+            edges_created: 0,
+        }
+    }
+}
+
+/// What a request (or a replay batch) has applied but not yet recorded on the stored events.
+#[derive(Default)]
+struct Pending {
+    outcomes: Vec<crate::domain::EventOutcome>,
+    /// Runs whose FAIL or ABORT was taken in this batch: a later START of them is ignored,
+    /// as the store's applied events would say once the outcomes are recorded.
+    failed_runs: HashSet<String>,
+    /// The datastores, read once per request: resolution reads them for every event.
+    datastores: Option<Vec<Datastore>>,
+}
+
+impl Pending {
+    fn finish(&mut self, rep: &EventReport, event: Option<&Event>) {
+        let Some(id) = rep.id else { return };
+        if let Some(e) = event {
+            if matches!(rep.status, "applied" | "ignored")
+                && e.kind == EventKind::Run
+                && matches!(e.event_type, Some(RunState::Fail) | Some(RunState::Abort))
+            {
+                self.failed_runs.extend(e.run_id.clone());
+            }
+        }
+        let errors: Vec<Value> = rep.errors.iter().map(|(l, m)| json!({"location": l, "message": m})).collect();
+        self.outcomes.push(crate::domain::EventOutcome {
+            id,
+            status: rep.status.to_string(),
+            errors: Value::Array(errors),
+            summary: rep.summary.clone(),
+        });
+    }
+
+    async fn datastores(&mut self, lineage: &Lineage) -> Result<Vec<Datastore>> {
+        if self.datastores.is_none() {
+            self.datastores = Some(lineage.store.list_datastores().await?);
+        }
+        Ok(self.datastores.clone().unwrap_or_default())
+    }
+}
+
+/// The event as the store keeps it, before it is applied.
+fn stored_event(
+    caller: &Caller,
+    raw: Value,
+    validated: &std::result::Result<Event, Vec<ol::ValidationIssue>>,
+    now: crate::domain::Timestamp,
+) -> StoredEvent {
+    let e = validated.as_ref().ok();
+    let job = e.and_then(|e| e.job.as_ref());
+    StoredEvent {
+        id: 0,
+        fingerprint: ol::event_fingerprint(&raw),
+        kind: e.map(|e| kind_name(e.kind)).unwrap_or("unknown").to_string(),
+        job_namespace: job.map(|j| j.namespace.clone()),
+        job_name: job.map(|j| j.name.clone()),
+        run_id: e.and_then(|e| e.run_id.clone()),
+        event_type: e.and_then(|e| e.event_type).map(|s| state_name(Some(s)).to_string()),
+        event_time: e.map(|e| e.event_time),
+        received_at: now,
+        submitted_by: Some(caller.user.clone()),
+        status: "pending".into(),
+        errors: json!([]),
+        summary: json!({}),
+        body: raw,
+    }
+}
+
+/// A stored event's `[{location, message}]` errors as pairs.
+fn stored_errors(errors: &Value) -> Vec<(String, String)> {
+    errors
+        .as_array()
+        .map(|errs| {
+            errs.iter()
+                .map(|e| {
+                    let text = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+                    (text("location"), text("message"))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 fn kind_name(kind: EventKind) -> &'static str {
     kind.as_str()
 }
@@ -112,15 +208,8 @@ struct Resolver<'a> {
 }
 
 impl<'a> Resolver<'a> {
-    async fn new(lineage: &'a Lineage, caller: &'a Caller) -> Result<Resolver<'a>> {
-        Ok(Resolver {
-            lineage,
-            caller,
-            datastores: lineage.store.list_datastores().await?,
-            cache: HashMap::new(),
-            pool: Vec::new(),
-            prefetched: HashSet::new(),
-        })
+    fn new(lineage: &'a Lineage, caller: &'a Caller, datastores: Vec<Datastore>) -> Resolver<'a> {
+        Resolver { lineage, caller, datastores, cache: HashMap::new(), pool: Vec::new(), prefetched: HashSet::new() }
     }
 
     /// The datastores that list the namespace, in the order the store lists datastores.
@@ -359,91 +448,84 @@ fn job_key(kind: EventKind, namespace: &str, name: &str) -> String {
 
 impl Lineage {
     /// Stores, validates and applies each event in turn; one event's failure does not stop the rest.
+    /// The request's events are stored in one transaction before any is applied, and their
+    /// outcomes recorded in one transaction at the end.
     pub async fn ingest_openlineage(&self, caller: &Caller, events: Vec<Value>) -> Result<IngestReport> {
         let limits = Limits::default();
         let mut report = IngestReport::default();
-        for (index, raw) in events.into_iter().enumerate() {
-            report.events.push(self.ingest_one(caller, index, raw, &limits).await);
+        let now = crate::domain::now();
+        let mut validated = Vec::with_capacity(events.len());
+        let mut stored = Vec::with_capacity(events.len());
+        for raw in events {
+            let v = ol::validate(&raw, now, &limits);
+            stored.push(stored_event(caller, raw, &v, now));
+            validated.push(v);
         }
+        let count = stored.len();
+        let inserted = match self.store.insert_events(stored).await {
+            Ok(x) => x,
+            Err(e) => {
+                tracing::error!(error = %e, events = count, "storing OpenLineage events failed");
+                for (index, v) in validated.iter().enumerate() {
+                    let mut rep = EventReport::new(index);
+                    rep.kind = v.as_ref().ok().map(|e| kind_name(e.kind));
+                    rep.errors.push((String::new(), "the event could not be stored; retry".into()));
+                    report.events.push(rep);
+                }
+                return Ok(report);
+            }
+        };
+        let mut pending = Pending::default();
+        // Where an event of this request went in `report`, for duplicates within the request.
+        let mut seen: HashMap<Id, usize> = HashMap::new();
+        for (index, (v, (stored, duplicate))) in validated.into_iter().zip(inserted).enumerate() {
+            let earlier = seen.get(&stored.id).map(|&i| &report.events[i]);
+            let rep = self.ingest_one(caller, index, v, stored, duplicate, earlier, &mut pending).await;
+            if let Some(id) = rep.id {
+                seen.entry(id).or_insert(index);
+            }
+            report.events.push(rep);
+        }
+        self.flush(&mut pending).await;
         Ok(report)
     }
 
-    async fn ingest_one(&self, caller: &Caller, index: usize, raw: Value, limits: &Limits) -> EventReport {
-        let mut rep = EventReport {
-            index,
-            id: None,
-            status: "failed",
-            kind: None,
-            errors: Vec::new(),
-            summary: json!({}),
-            unresolved: Vec::new(),
-            edges_created: 0,
-        };
-        let now = crate::domain::now();
-        let validated = ol::validate(&raw, now, limits);
-        let (kind, job, run_id, event_type, event_time) = match &validated {
-            Ok(e) => (
-                Some(kind_name(e.kind)),
-                e.job.clone(),
-                e.run_id.clone(),
-                e.event_type.map(|s| state_name(Some(s)).to_string()),
-                Some(e.event_time),
-            ),
-            Err(_) => (None, None, None, None, None),
-        };
-        rep.kind = kind;
-        let stored = StoredEvent {
-            id: 0,
-            fingerprint: ol::event_fingerprint(&raw),
-            kind: kind.unwrap_or("unknown").to_string(),
-            job_namespace: job.as_ref().map(|j| j.namespace.clone()),
-            job_name: job.as_ref().map(|j| j.name.clone()),
-            run_id,
-            event_type,
-            event_time,
-            received_at: now,
-            submitted_by: Some(caller.user.clone()),
-            status: "pending".into(),
-            errors: json!([]),
-            summary: json!({}),
-            body: raw,
-        };
-        let (stored, duplicate) = match self.store.insert_event(stored).await {
-            Ok(x) => x,
-            Err(e) => {
-                tracing::error!(error = %e, index, "storing an OpenLineage event failed");
-                rep.errors.push((String::new(), "the event could not be stored; retry".into()));
-                return rep;
-            }
-        };
+    /// Applies one stored event unless it duplicates one already applied or rejected (`earlier`,
+    /// when that one came in this same request and its outcome is not stored yet).
+    #[allow(clippy::too_many_arguments)]
+    async fn ingest_one(
+        &self,
+        caller: &Caller,
+        index: usize,
+        validated: std::result::Result<Event, Vec<ol::ValidationIssue>>,
+        stored: StoredEvent,
+        duplicate: bool,
+        earlier: Option<&EventReport>,
+        pending: &mut Pending,
+    ) -> EventReport {
+        let mut rep = EventReport::new(index);
+        rep.kind = validated.as_ref().ok().map(|e| kind_name(e.kind));
         rep.id = Some(stored.id);
-        if duplicate && stored.status == "rejected" {
+        let (status, errors): (&str, Vec<(String, String)>) = match earlier {
+            Some(e) => (e.status, e.errors.clone()),
+            None => (stored.status.as_str(), stored_errors(&stored.errors)),
+        };
+        if duplicate && status == "rejected" {
             // The same invalid event is the same rejection, with its errors; nothing is stored twice.
             rep.status = "rejected";
-            rep.errors = stored
-                .errors
-                .as_array()
-                .map(|errs| {
-                    errs.iter()
-                        .map(|e| {
-                            let text = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
-                            (text("location"), text("message"))
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
+            rep.errors = errors;
             rep.summary = json!({"duplicate_of": stored.id});
             return rep;
         }
         // Applied or ignored before: nothing to do. A failed or denied event is tried again (the
         // store may be back, the caller may have the rights).
-        if duplicate && matches!(stored.status.as_str(), "applied" | "ignored") {
+        if duplicate && matches!(status, "applied" | "ignored") {
             rep.status = "ignored";
-            rep.summary = json!({"duplicate_of": stored.id, "original_status": stored.status});
+            rep.summary = json!({"duplicate_of": stored.id, "original_status": status});
             return rep;
         }
-        let raw = stored.body.clone();
-        self.apply_stored(caller, &mut rep, stored.id, validated).await;
+        let raw = stored.body;
+        self.apply_stored(caller, &mut rep, stored.id, validated, pending).await;
         if let (Some(f), "applied" | "ignored") = (&self.forwarder, rep.status) {
             f.forward(&raw);
         }
@@ -457,17 +539,18 @@ impl Lineage {
         rep: &mut EventReport,
         event_id: Id,
         validated: std::result::Result<Event, Vec<ol::ValidationIssue>>,
+        pending: &mut Pending,
     ) {
         let event = match validated {
             Ok(e) => e,
             Err(issues) => {
                 rep.status = "rejected";
                 rep.errors = issues.into_iter().map(|i| (i.pointer, i.message)).collect();
-                self.finish(rep).await;
+                pending.finish(rep, None);
                 return;
             }
         };
-        match self.apply_event(caller, event_id, &event).await {
+        match self.apply_event(caller, event_id, &event, pending).await {
             Ok((summary, metadata, unresolved)) => {
                 let changed = summary.edges_asserted + summary.edges_retired + summary.evidence_retired + metadata > 0;
                 rep.status = if changed { "applied" } else { "ignored" };
@@ -499,7 +582,7 @@ impl Lineage {
                 rep.errors.push((String::new(), e.client_message()));
             }
         }
-        self.finish(rep).await;
+        pending.finish(rep, Some(&event));
     }
 
     /// Re-applies stored events with ids above `after`, oldest first (for example after new
@@ -514,6 +597,7 @@ impl Lineage {
         let limits = Limits::default();
         let mut report = IngestReport::default();
         let mut cursor = after;
+        let mut pending = Pending::default();
         loop {
             let batch = self.store.events_after(cursor, 500).await?;
             let Some(last) = batch.last() else { break };
@@ -527,29 +611,25 @@ impl Lineage {
                     Caller { user: stored.submitted_by.clone().unwrap_or_else(|| "replay".into()), ..Caller::system() };
                 // Validated as of its arrival, so "at most five minutes in the future" holds.
                 let validated = ol::validate(&stored.body, stored.received_at, &limits);
-                let mut rep = EventReport {
-                    index: report.events.len(),
-                    id: Some(stored.id),
-                    status: "failed",
-                    kind: validated.as_ref().ok().map(|e| kind_name(e.kind)),
-                    errors: Vec::new(),
-                    summary: json!({}),
-                    unresolved: Vec::new(),
-                    edges_created: 0,
-                };
-                self.apply_stored(&caller, &mut rep, stored.id, validated).await;
+                let mut rep = EventReport::new(report.events.len());
+                rep.id = Some(stored.id);
+                rep.kind = validated.as_ref().ok().map(|e| kind_name(e.kind));
+                self.apply_stored(&caller, &mut rep, stored.id, validated, &mut pending).await;
                 progress(&rep);
                 report.events.push(rep);
             }
+            self.flush(&mut pending).await;
         }
         Ok(report)
     }
 
-    async fn finish(&self, rep: &mut EventReport) {
-        let Some(id) = rep.id else { return };
-        let errors: Vec<Value> = rep.errors.iter().map(|(l, m)| json!({"location": l, "message": m})).collect();
-        if let Err(e) = self.store.finish_event(id, rep.status, Value::Array(errors), rep.summary.clone()).await {
-            tracing::error!(error = %e, event_id = id, "recording an event's outcome failed");
+    /// Records the queued outcomes (one transaction).
+    async fn flush(&self, pending: &mut Pending) {
+        let outcomes = std::mem::take(&mut pending.outcomes);
+        pending.failed_runs.clear();
+        let n = outcomes.len();
+        if let Err(e) = self.store.finish_events(outcomes).await {
+            tracing::error!(error = %e, events = n, "recording events' outcomes failed");
         }
     }
 
@@ -559,8 +639,9 @@ impl Lineage {
         caller: &Caller,
         event_id: Id,
         event: &Event,
+        pending: &mut Pending,
     ) -> Result<(AssertionSummary, i64, Vec<Unresolved>)> {
-        let mut resolver = Resolver::new(self, caller).await?;
+        let mut resolver = Resolver::new(self, caller, pending.datastores(self).await?);
         resolver.prefetch(event).await?;
         let mut unresolved = BTreeSet::new();
         let mut batch = AssertionBatch::default();
@@ -646,22 +727,22 @@ impl Lineage {
 
         // A run that already failed or aborted is not undone by a late START or RUNNING.
         if is_run && matches!(state, Some(RunState::Start) | Some(RunState::Running) | Some(RunState::Other) | None) {
+            if pending.failed_runs.contains(&run_id) {
+                return Ok((AssertionSummary::default(), 0, unresolved.into_iter().collect()));
+            }
             let page = self
                 .store
                 .list_events(
-                    &crate::domain::EventFilter {
-                        run_id: Some(run_id.clone()),
-                        status: Some("applied".into()),
-                        ..Default::default()
-                    },
+                    &crate::domain::EventFilter { run_id: Some(run_id.clone()), ..Default::default() },
                     PageRequest { page: 1, size: 1000 },
                 )
                 .await?;
-            if page
-                .items
-                .iter()
-                .any(|e| e.id != event_id && matches!(e.event_type.as_deref(), Some("FAIL") | Some("ABORT")))
-            {
+            // A FAIL that had nothing to retire was `ignored`, but the run failed all the same.
+            if page.items.iter().any(|e| {
+                e.id != event_id
+                    && matches!(e.status.as_str(), "applied" | "ignored")
+                    && matches!(e.event_type.as_deref(), Some("FAIL") | Some("ABORT"))
+            }) {
                 return Ok((AssertionSummary::default(), 0, unresolved.into_iter().collect()));
             }
         }

@@ -14,7 +14,8 @@ use async_trait::async_trait;
 
 use crate::domain::{
     AssertionBatch, AssertionSummary, Container, ContainerInput, ContainerStats, Datastore, DatastoreInput, Direction,
-    Edge, EdgeFilter, EdgePatch, EventFilter, Evidence, Field, Id, NewEdge, Page, PageRequest, StoredEvent, Timestamp,
+    Edge, EdgeFilter, EdgePatch, EventFilter, EventOutcome, Evidence, Field, Id, NewEdge, Page, PageRequest,
+    StoredEvent, Timestamp,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -229,6 +230,22 @@ pub trait Store: Send + Sync + 'static {
         _summary: serde_json::Value,
     ) -> StoreResult<()> {
         Err(not_supported(self.kind()))
+    }
+    /// Stores a request's events in one transaction, in order, each as `insert_event` would
+    /// (an event whose fingerprint an earlier one in the list has is that one's duplicate).
+    async fn insert_events(&self, events: Vec<StoredEvent>) -> StoreResult<Vec<(StoredEvent, bool)>> {
+        let mut out = Vec::with_capacity(events.len());
+        for e in events {
+            out.push(self.insert_event(e).await?);
+        }
+        Ok(out)
+    }
+    /// Records several events' outcomes in one transaction.
+    async fn finish_events(&self, outcomes: Vec<EventOutcome>) -> StoreResult<()> {
+        for o in outcomes {
+            self.finish_event(o.id, &o.status, o.errors, o.summary).await?;
+        }
+        Ok(())
     }
     /// Newest first.
     async fn list_events(&self, _filter: &EventFilter, _page: PageRequest) -> StoreResult<Page<StoredEvent>> {

@@ -39,8 +39,8 @@ use self::rows::{
 use super::{GraphAround, Record, Store, StoreError, StoreResult};
 use crate::domain::{
     AssertionBatch, AssertionSummary, Container, ContainerInput, ContainerStats, Datastore, DatastoreInput, Direction,
-    Edge, EdgeFilter, EdgePatch, End, EventFilter, Evidence, Field, Id, Interval, MetadataAssertion, NewEdge, Page,
-    PageRequest, StoredEvent, Timestamp,
+    Edge, EdgeFilter, EdgePatch, End, EventFilter, EventOutcome, Evidence, Field, Id, Interval, MetadataAssertion,
+    NewEdge, Page, PageRequest, StoredEvent, Timestamp,
 };
 use crate::metrics;
 
@@ -1163,6 +1163,40 @@ impl Store for Neo4jStore {
             }
             other => other,
         }
+    }
+
+    async fn insert_events(&self, events: Vec<StoredEvent>) -> StoreResult<Vec<(StoredEvent, bool)>> {
+        let mut txn = self.begin().await?;
+        let result = events::insert_events_in(&mut txn, events.clone()).await;
+        match finish(txn, result).await {
+            // A concurrent request created one of these meanwhile: one event at a time instead.
+            Err(StoreError::Conflict(_)) => {
+                let mut out = Vec::with_capacity(events.len());
+                for e in events {
+                    out.push(self.insert_event(e).await?);
+                }
+                Ok(out)
+            }
+            other => other,
+        }
+    }
+
+    async fn finish_events(&self, outcomes: Vec<EventOutcome>) -> StoreResult<()> {
+        if outcomes.is_empty() {
+            return Ok(());
+        }
+        let rows = outcomes
+            .into_iter()
+            .map(|o| {
+                Ok(map([
+                    ("id", o.id.into()),
+                    ("status", o.status.into()),
+                    ("errors", json_string(&o.errors)?.into()),
+                    ("summary", json_string(&o.summary)?.into()),
+                ]))
+            })
+            .collect::<StoreResult<Vec<_>>>()?;
+        self.single(cypher!("finish_events").param("rows", list(rows))).await.map(|_| ())
     }
 
     async fn finish_event(

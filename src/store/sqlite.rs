@@ -20,8 +20,8 @@ use rusqlite::{params, Connection, OptionalExtension, Row, Transaction};
 use super::{GraphAround, Record, Store, StoreError, StoreResult};
 use crate::domain::{
     container_key, AssertionBatch, AssertionSummary, Container, ContainerInput, ContainerStats, Datastore,
-    DatastoreInput, Direction, Edge, EdgeFilter, EdgePatch, End, EventFilter, Evidence, Field, Id, Interval, NewEdge,
-    Page, PageRequest, StoredEvent, Timestamp,
+    DatastoreInput, Direction, Edge, EdgeFilter, EdgePatch, End, EventFilter, EventOutcome, Evidence, Field, Id,
+    Interval, NewEdge, Page, PageRequest, StoredEvent, Timestamp,
 };
 use crate::metrics::store_query;
 
@@ -88,8 +88,10 @@ CREATE TABLE IF NOT EXISTS edges (
   retired_at TEXT,
   intervals TEXT NOT NULL DEFAULT '[]'
 );
-CREATE INDEX IF NOT EXISTS edges_source ON edges(source_kind, source_id);
-CREATE INDEX IF NOT EXISTS edges_target ON edges(target_kind, target_id);
+DROP INDEX IF EXISTS edges_source;
+DROP INDEX IF EXISTS edges_target;
+CREATE INDEX IF NOT EXISTS edges_source_end ON edges(source_kind, source_id, retired_at);
+CREATE INDEX IF NOT EXISTS edges_target_end ON edges(target_kind, target_id, retired_at);
 CREATE INDEX IF NOT EXISTS edges_source_container ON edges(source_container_id);
 CREATE INDEX IF NOT EXISTS edges_target_container ON edges(target_container_id);
 CREATE INDEX IF NOT EXISTS edges_source_type ON edges(source_type);
@@ -169,6 +171,11 @@ fn open_connection(path: &Path) -> StoreResult<Connection> {
     conn.pragma_update(None, "journal_mode", "WAL").map_err(internal)?;
     conn.pragma_update(None, "synchronous", "NORMAL").map_err(internal)?;
     conn.pragma_update(None, "foreign_keys", "OFF").map_err(internal)?;
+    // Reads through a memory map instead of a pread and a copy per page: every commit empties
+    // the other connections' page caches, so readers fetch the same index pages again and again.
+    conn.pragma_update(None, "mmap_size", 1i64 << 30).map_err(internal)?;
+    // Ingest and traversal use a few dozen distinct statements; keep them all prepared.
+    conn.set_prepared_statement_cache_capacity(128);
     rusqlite::vtab::array::load_module(&conn).map_err(internal)?;
     register_unicode_lower(&conn).map_err(internal)?;
     Ok(conn)
@@ -329,27 +336,25 @@ fn event_row(r: &Row) -> rusqlite::Result<StoredEvent> {
 
 fn insert_event_row(tx: &Connection, e: &StoredEvent, keep_id: bool) -> rusqlite::Result<Id> {
     store_query(STORE, "insert_event");
-    tx.execute(
-        &format!(
-            "INSERT INTO events ({EVENT_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
-        ),
-        params![
-            if keep_id { Some(e.id) } else { None },
-            e.fingerprint,
-            e.kind,
-            e.job_namespace,
-            e.job_name,
-            e.run_id,
-            e.event_type,
-            e.event_time.as_ref().map(ts),
-            ts(&e.received_at),
-            e.submitted_by,
-            e.status,
-            e.errors.to_string(),
-            e.summary.to_string(),
-            e.body.to_string()
-        ],
-    )?;
+    tx.prepare_cached(&format!(
+        "INSERT INTO events ({EVENT_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+    ))?
+    .execute(params![
+        if keep_id { Some(e.id) } else { None },
+        e.fingerprint,
+        e.kind,
+        e.job_namespace,
+        e.job_name,
+        e.run_id,
+        e.event_type,
+        e.event_time.as_ref().map(ts),
+        ts(&e.received_at),
+        e.submitted_by,
+        e.status,
+        e.errors.to_string(),
+        e.summary.to_string(),
+        e.body.to_string()
+    ])?;
     Ok(tx.last_insert_rowid())
 }
 
@@ -445,6 +450,13 @@ impl SqliteStore {
             .map_err(|e| StoreError::Unavailable(format!("cannot create the data directory {}: {e}", dir.display())))?;
         let path = dir.join("tributary.db");
         let writer = open_connection(&path)?;
+        // Only the writer keeps a large page cache: its own commits do not empty it, whereas a
+        // reader's is dropped after every write, and dropping a large cache costs in proportion.
+        writer.pragma_update(None, "cache_size", -32_768).map_err(internal)?;
+        // Checkpoint every ~40 MiB of WAL rather than every 4 MiB: an ingest commits once per
+        // event, and each checkpoint syncs the file; pages rewritten in between are copied once.
+        writer.pragma_update(None, "wal_autocheckpoint", 10_000).map_err(internal)?;
+        writer.pragma_update(None, "journal_size_limit", 64i64 << 20).map_err(internal)?;
         writer.execute_batch(SCHEMA).map_err(internal)?;
         let readers = (0..READERS).map(|_| open_connection(&path).map(Mutex::new)).collect::<StoreResult<Vec<_>>>()?;
         Ok(Self { writer: Arc::new(Mutex::new(writer)), readers: Arc::new(readers), next_reader: AtomicUsize::new(0) })
@@ -517,22 +529,41 @@ fn insert_edge(tx: &Transaction, e: &NewEdge, now: &Timestamp) -> StoreResult<Op
     if exists.is_some() {
         return Ok(None);
     }
+    insert_new_edge(tx, e, now, ukey).map(Some)
+}
+
+/// Inserts an edge the caller knows to be absent (its `ukey` looked up in this transaction).
+fn insert_new_edge(tx: &Transaction, e: &NewEdge, now: &Timestamp, ukey: String) -> StoreResult<Edge> {
     let (sk, sid, sc, sf) = end_cols(&e.source);
     let (tk, tid, tc, tf) = end_cols(&e.target);
     let intervals = vec![Interval { from: *now, to: None }];
     store_query(STORE, "create_edge");
-    tx.execute(
+    let mut insert = tx.prepare_cached(
         "INSERT INTO edges (created, source_kind, source_id, source_container_id, source_fqn, target_kind, target_id, target_container_id, target_fqn, ukey, description, source_type, operation, derived, transformations, last_asserted_at, retired_at, intervals) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, NULL, ?17)",
-        params![
-            ts(now), sk, sid, sc, sf, tk, tid, tc, tf, ukey, e.description, e.source_type, e.operation, e.derived,
+    ).map_err(sql_err)?;
+    insert
+        .execute(params![
+            ts(now),
+            sk,
+            sid,
+            sc,
+            sf,
+            tk,
+            tid,
+            tc,
+            tf,
+            ukey,
+            e.description,
+            e.source_type,
+            e.operation,
+            e.derived,
             e.transformations.as_ref().map(|t| t.to_string()),
             e.last_asserted_at.as_ref().map(ts),
             serde_json::to_string(&intervals).unwrap_or_else(|_| "[]".into()),
-        ],
-    )
-    .map_err(sql_err)?;
+        ])
+        .map_err(sql_err)?;
     let id = tx.last_insert_rowid();
-    Ok(Some(Edge {
+    Ok(Edge {
         id,
         created: *now,
         source: e.source.clone(),
@@ -545,7 +576,55 @@ fn insert_edge(tx: &Transaction, e: &NewEdge, now: &Timestamp) -> StoreResult<Op
         last_asserted_at: e.last_asserted_at,
         retired_at: None,
         intervals,
-    }))
+    })
+}
+
+/// A WHERE clause of only the filters given, so the planner sees plain predicates it can answer
+/// from an index (`?1 IS NULL OR run_id = ?1` in one cached statement scans the whole table).
+#[derive(Default)]
+struct Filter {
+    clauses: Vec<String>,
+    params: Vec<SqlValue>,
+}
+
+impl Filter {
+    /// Adds `sql`, in which every `?` stands for `value`, when there is a value.
+    fn when(&mut self, sql: &str, value: Option<SqlValue>) -> &mut Self {
+        if let Some(v) = value {
+            let mut numbered = String::new();
+            for (i, part) in sql.split('?').enumerate() {
+                if i > 0 {
+                    numbered.push_str(&format!("?{}", self.params.len() + 1));
+                }
+                numbered.push_str(part);
+            }
+            self.clauses.push(format!("({numbered})"));
+            self.params.push(v);
+        }
+        self
+    }
+
+    fn always(&mut self, sql: &str) -> &mut Self {
+        self.clauses.push(format!("({sql})"));
+        self
+    }
+
+    fn sql(&self) -> String {
+        if self.clauses.is_empty() {
+            "1".into()
+        } else {
+            self.clauses.join(" AND ")
+        }
+    }
+
+    /// The placeholder for the next parameter (after the filter's own).
+    fn next(&self, i: usize) -> String {
+        format!("?{}", self.params.len() + i)
+    }
+
+    fn with(&self, extra: &[SqlValue]) -> rusqlite::ParamsFromIter<Vec<SqlValue>> {
+        rusqlite::params_from_iter(self.params.iter().chain(extra).cloned().collect())
+    }
 }
 
 fn page_of<T>(items: Vec<T>, total: i64, page: PageRequest) -> Page<T> {
@@ -707,19 +786,22 @@ impl Store for SqliteStore {
     ) -> StoreResult<Page<Container>> {
         let name = name.map(|n| n.to_lowercase());
         self.read(move |c| {
-            let filter =
-                "deleted = 0 AND (?1 IS NULL OR datastore_id = ?1) AND (?2 IS NULL OR instr(unicode_lower(name), ?2) > 0)";
+            let mut w = Filter::default();
+            w.always("deleted = 0")
+                .when("datastore_id = ?", datastore_id.map(SqlValue::Integer))
+                .when("instr(unicode_lower(name), ?) > 0", name.map(SqlValue::Text));
+            let filter = w.sql();
             store_query(STORE, "count_containers");
-            let total: i64 = c.query_row(
-                &format!("SELECT count(*) FROM containers WHERE {filter}"),
-                params![datastore_id, name],
-                |r| r.get(0),
-            )?;
+            let total: i64 =
+                c.query_row(&format!("SELECT count(*) FROM containers WHERE {filter}"), w.with(&[]), |r| r.get(0))?;
             store_query(STORE, "list_containers");
             let mut stmt = c.prepare_cached(&format!(
-                "SELECT {CONTAINER_COLS} FROM containers WHERE {filter} ORDER BY id LIMIT ?3 OFFSET ?4"
+                "SELECT {CONTAINER_COLS} FROM containers WHERE {filter} ORDER BY id LIMIT {} OFFSET {}",
+                w.next(1),
+                w.next(2)
             ))?;
-            let rows = stmt.query_map(params![datastore_id, name, page.size, page.offset()], container_row)?;
+            let rows = stmt
+                .query_map(w.with(&[SqlValue::Integer(page.size), SqlValue::Integer(page.offset())]), container_row)?;
             Ok(page_of(rows.collect::<rusqlite::Result<_>>()?, total, page))
         })
         .await
@@ -959,21 +1041,28 @@ impl Store for SqliteStore {
     async fn list_edges(&self, filter: &EdgeFilter, page: PageRequest) -> StoreResult<Page<Edge>> {
         let f = filter.clone();
         self.read(move |c| {
-            let where_sql =
-                "(?1 IS NULL OR (source_kind = 'c' AND source_id = ?1) OR (target_kind = 'c' AND target_id = ?1))
-                AND (?2 IS NULL OR (source_kind = 'f' AND source_id = ?2) OR (target_kind = 'f' AND target_id = ?2))
-                AND (?3 IS NULL OR source_type = ?3) AND (?4 OR retired_at IS NULL)";
+            let mut w = Filter::default();
+            w.when(
+                "(source_kind = 'c' AND source_id = ?) OR (target_kind = 'c' AND target_id = ?)",
+                f.container_id.map(SqlValue::Integer),
+            )
+            .when(
+                "(source_kind = 'f' AND source_id = ?) OR (target_kind = 'f' AND target_id = ?)",
+                f.field_id.map(SqlValue::Integer),
+            )
+            .when("source_type = ?", f.source_type.clone().map(SqlValue::Text));
+            if !f.include_retired {
+                w.always("retired_at IS NULL");
+            }
+            let where_sql = w.sql();
             store_query(STORE, "count_edges");
-            let total: i64 = c.query_row(
-                &format!("SELECT count(*) FROM edges WHERE {where_sql}"),
-                params![f.container_id, f.field_id, f.source_type, f.include_retired],
-                |r| r.get(0),
-            )?;
+            let total: i64 =
+                c.query_row(&format!("SELECT count(*) FROM edges WHERE {where_sql}"), w.with(&[]), |r| r.get(0))?;
             let items = query_edges(
                 c,
                 "list_edges",
-                &format!("{where_sql} ORDER BY id LIMIT ?5 OFFSET ?6 --"),
-                params![f.container_id, f.field_id, f.source_type, f.include_retired, page.size, page.offset()],
+                &format!("{where_sql} ORDER BY id LIMIT {} OFFSET {} --", w.next(1), w.next(2)),
+                w.with(&[SqlValue::Integer(page.size), SqlValue::Integer(page.offset())]),
             )?;
             Ok(page_of(items, total, page))
         })
@@ -1105,13 +1194,14 @@ impl Store for SqliteStore {
                 let ukey = edge_ukey(&a.edge.source, &a.edge.target, &a.edge.source_type);
                 store_query(STORE, "edge_by_ukey");
                 let existing: Option<Edge> = tx
-                    .query_row(&format!("SELECT {EDGE_COLS} FROM edges WHERE ukey = ?1"), params![ukey], edge_row)
+                    .prepare_cached(&format!("SELECT {EDGE_COLS} FROM edges WHERE ukey = ?1"))
+                    .map_err(sql_err)?
+                    .query_row(params![ukey], edge_row)
                     .optional()
                     .map_err(sql_err)?;
                 let edge_id = match existing {
                     None => {
-                        let created = insert_edge(tx, &a.edge, &now)?
-                            .ok_or_else(|| StoreError::Internal("edge vanished inside a transaction".into()))?;
+                        let created = insert_new_edge(tx, &a.edge, &now, ukey)?;
                         sum.edges_created += 1;
                         created.id
                     }
@@ -1125,19 +1215,20 @@ impl Store for SqliteStore {
                             (x, y) => x.or(y),
                         };
                         store_query(STORE, "assert_edge");
-                        tx.execute(
+                        tx.prepare_cached(
                             "UPDATE edges SET retired_at = NULL, intervals = ?2, last_asserted_at = ?3,
                                operation = coalesce(operation, ?4), derived = coalesce(?5, derived),
                                transformations = coalesce(?6, transformations) WHERE id = ?1",
-                            params![
-                                e.id,
-                                serde_json::to_string(&e.intervals).map_err(internal)?,
-                                last.as_ref().map(ts),
-                                a.edge.operation,
-                                a.edge.derived,
-                                a.edge.transformations.as_ref().map(|t| t.to_string())
-                            ],
                         )
+                        .map_err(sql_err)?
+                        .execute(params![
+                            e.id,
+                            serde_json::to_string(&e.intervals).map_err(internal)?,
+                            last.as_ref().map(ts),
+                            a.edge.operation,
+                            a.edge.derived,
+                            a.edge.transformations.as_ref().map(|t| t.to_string())
+                        ])
                         .map_err(sql_err)?;
                         e.id
                     }
@@ -1146,12 +1237,12 @@ impl Store for SqliteStore {
                 store_query(STORE, "evidence_exists");
                 type Had = (Option<String>, Option<i64>, Option<i64>);
                 let had: Option<Had> = tx
-                    .query_row(
+                    .prepare_cached(
                         "SELECT retired_at, first_observed_operation_id, last_observed_operation_id
                          FROM evidence WHERE edge_id = ?1 AND key = ?2",
-                        params![edge_id, a.evidence.key],
-                        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
                     )
+                    .map_err(sql_err)?
+                    .query_row(params![edge_id, a.evidence.key], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
                     .optional()
                     .map_err(sql_err)?;
                 if !matches!(had, Some((None, _, _))) {
@@ -1301,18 +1392,19 @@ impl Store for SqliteStore {
         }
         let source_type = source_type.to_string();
         self.read(move |c| {
-            // Each arm walks an index on (kind, id) or the fqn, so the cost follows the ends'
-            // own edges, not the size of the store (a query log rewrites hot tables often).
+            // Each arm walks the (kind, id, retired_at) index to the live edges only, so the cost
+            // follows the ends' live edges, not the store's size or history (a query log rewrites
+            // hot tables over and over, retiring their old column edges each time).
             query_edges(
                 c,
                 "live_edges_touching_ends",
-                "retired_at IS NULL AND source_type = ?4 AND id IN (
-                   SELECT id FROM edges WHERE source_kind = 'c' AND source_id IN rarray(?1)
-                   UNION SELECT id FROM edges WHERE target_kind = 'c' AND target_id IN rarray(?1)
-                   UNION SELECT id FROM edges WHERE source_kind = 'f' AND source_id IN rarray(?2)
-                   UNION SELECT id FROM edges WHERE target_kind = 'f' AND target_id IN rarray(?2)
-                   UNION SELECT id FROM edges WHERE source_kind = 'x' AND source_fqn IN rarray(?3)
-                   UNION SELECT id FROM edges WHERE target_kind = 'x' AND target_fqn IN rarray(?3))",
+                "source_type = ?4 AND id IN (
+                   SELECT id FROM edges WHERE source_kind = 'c' AND source_id IN rarray(?1) AND retired_at IS NULL
+                   UNION SELECT id FROM edges WHERE target_kind = 'c' AND target_id IN rarray(?1) AND retired_at IS NULL
+                   UNION SELECT id FROM edges WHERE source_kind = 'f' AND source_id IN rarray(?2) AND retired_at IS NULL
+                   UNION SELECT id FROM edges WHERE target_kind = 'f' AND target_id IN rarray(?2) AND retired_at IS NULL
+                   UNION SELECT id FROM edges WHERE source_kind = 'x' AND source_fqn IN rarray(?3) AND retired_at IS NULL
+                   UNION SELECT id FROM edges WHERE target_kind = 'x' AND target_fqn IN rarray(?3) AND retired_at IS NULL)",
                 params![id_array(&containers), id_array(&fields), str_array(&fqns), source_type],
             )
         })
@@ -1335,6 +1427,41 @@ impl Store for SqliteStore {
             }
             let id = insert_event_row(tx, &event, false).map_err(sql_err)?;
             Ok((StoredEvent { id, ..event }, false))
+        })
+        .await
+    }
+
+    async fn insert_events(&self, events: Vec<StoredEvent>) -> StoreResult<Vec<(StoredEvent, bool)>> {
+        self.write(move |tx| {
+            let mut out = Vec::with_capacity(events.len());
+            let mut lookup = tx
+                .prepare_cached(&format!("SELECT {EVENT_COLS} FROM events WHERE fingerprint = ?1"))
+                .map_err(sql_err)?;
+            for event in events {
+                store_query(STORE, "event_by_fingerprint");
+                match lookup.query_row(params![event.fingerprint], event_row).optional().map_err(sql_err)? {
+                    Some(existing) => out.push((existing, true)),
+                    None => {
+                        let id = insert_event_row(tx, &event, false).map_err(sql_err)?;
+                        out.push((StoredEvent { id, ..event }, false));
+                    }
+                }
+            }
+            Ok(out)
+        })
+        .await
+    }
+
+    async fn finish_events(&self, outcomes: Vec<EventOutcome>) -> StoreResult<()> {
+        self.write(move |tx| {
+            let mut stmt = tx
+                .prepare_cached("UPDATE events SET status = ?2, errors = ?3, summary = ?4 WHERE id = ?1")
+                .map_err(sql_err)?;
+            for o in outcomes {
+                store_query(STORE, "finish_event");
+                stmt.execute(params![o.id, o.status, o.errors.to_string(), o.summary.to_string()]).map_err(sql_err)?;
+            }
+            Ok(())
         })
         .await
     }
@@ -1362,35 +1489,26 @@ impl Store for SqliteStore {
     async fn list_events(&self, filter: &EventFilter, page: PageRequest) -> StoreResult<Page<StoredEvent>> {
         let f = filter.clone();
         self.read(move |c| {
-            let where_sql = "(?1 IS NULL OR status = ?1) AND (?2 IS NULL OR job_namespace = ?2) AND (?3 IS NULL OR job_name = ?3)
-                AND (?4 IS NULL OR run_id = ?4) AND (?5 IS NULL OR received_at >= ?5) AND (?6 IS NULL OR received_at <= ?6)";
-            let p = params![
-                f.status,
-                f.job_namespace,
-                f.job_name,
-                f.run_id,
-                f.since.as_ref().map(ts),
-                f.until.as_ref().map(ts)
-            ];
+            let text = |v: &Option<String>| v.clone().map(SqlValue::Text);
+            let mut w = Filter::default();
+            w.when("status = ?", text(&f.status))
+                .when("job_namespace = ?", text(&f.job_namespace))
+                .when("job_name = ?", text(&f.job_name))
+                .when("run_id = ?", text(&f.run_id))
+                .when("received_at >= ?", f.since.as_ref().map(|t| SqlValue::Text(ts(t))))
+                .when("received_at <= ?", f.until.as_ref().map(|t| SqlValue::Text(ts(t))));
+            let where_sql = w.sql();
             store_query(STORE, "count_events");
-            let total: i64 = c.query_row(&format!("SELECT count(*) FROM events WHERE {where_sql}"), p, |r| r.get(0))?;
+            let total: i64 =
+                c.query_row(&format!("SELECT count(*) FROM events WHERE {where_sql}"), w.with(&[]), |r| r.get(0))?;
             store_query(STORE, "list_events");
             let mut stmt = c.prepare_cached(&format!(
-                "SELECT {EVENT_COLS} FROM events WHERE {where_sql} ORDER BY id DESC LIMIT ?7 OFFSET ?8"
+                "SELECT {EVENT_COLS} FROM events WHERE {where_sql} ORDER BY id DESC LIMIT {} OFFSET {}",
+                w.next(1),
+                w.next(2)
             ))?;
-            let rows = stmt.query_map(
-                params![
-                    f.status,
-                    f.job_namespace,
-                    f.job_name,
-                    f.run_id,
-                    f.since.as_ref().map(ts),
-                    f.until.as_ref().map(ts),
-                    page.size,
-                    page.offset()
-                ],
-                event_row,
-            )?;
+            let rows =
+                stmt.query_map(w.with(&[SqlValue::Integer(page.size), SqlValue::Integer(page.offset())]), event_row)?;
             Ok(page_of(rows.collect::<rusqlite::Result<_>>()?, total, page))
         })
         .await

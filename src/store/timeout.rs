@@ -27,8 +27,8 @@ use async_trait::async_trait;
 use super::{GraphAround, Record, Store, StoreError, StoreResult};
 use crate::domain::{
     AssertionBatch, AssertionSummary, Container, ContainerInput, ContainerStats, Datastore, DatastoreInput, Direction,
-    Edge, EdgeFilter, EdgePatch, End, EventFilter, Evidence, Field, Id, MetadataAssertion, NewEdge, Page, PageRequest,
-    StoredEvent, Timestamp,
+    Edge, EdgeFilter, EdgePatch, End, EventFilter, EventOutcome, Evidence, Field, Id, MetadataAssertion, NewEdge, Page,
+    PageRequest, StoredEvent, Timestamp,
 };
 
 /// The limit when `TRIBUTARY_STORE_TIMEOUT_SECS` is not set.
@@ -242,6 +242,12 @@ impl<S: Store> Store for TimeoutStore<S> {
         summary: serde_json::Value,
     ) -> StoreResult<()> {
         self.within("finish_event", self.inner.finish_event(id, status, errors, summary)).await
+    }
+    async fn insert_events(&self, events: Vec<StoredEvent>) -> StoreResult<Vec<(StoredEvent, bool)>> {
+        self.within("insert_events", self.inner.insert_events(events)).await
+    }
+    async fn finish_events(&self, outcomes: Vec<EventOutcome>) -> StoreResult<()> {
+        self.within("finish_events", self.inner.finish_events(outcomes)).await
     }
     async fn list_events(&self, filter: &EventFilter, page: PageRequest) -> StoreResult<Page<StoredEvent>> {
         self.within("list_events", self.inner.list_events(filter, page)).await

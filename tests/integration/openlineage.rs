@@ -9,6 +9,7 @@ use crate::common::{ids, TestApp};
 both_stores!(
     seed_example_run_event_creates_edge_with_evidence,
     same_event_twice_changes_nothing,
+    one_list_is_read_in_order,
     invalid_events_are_refused_and_change_nothing,
     body_errors_are_400_or_413,
     lists_report_each_event,
@@ -201,6 +202,46 @@ async fn same_event_twice_changes_nothing(app: TestApp) {
     assert_eq!(app.live_edges().await, before);
     let stored = app.ok("{ openLineageEvents { total } }", json!({})).await;
     assert_eq!(stored["openLineageEvents"]["total"], 1);
+}
+
+/// A list is stored at once but applied event by event: what an earlier event of the same list
+/// did decides a later one, as if they had been posted one at a time.
+async fn one_list_is_read_in_order(app: TestApp) {
+    let (_, raw, orders) = app.warehouse().await;
+    let ok = run_event("COMPLETE", "run-a", "load", vec![ds("raw_orders")], vec![ds("orders")]);
+    let mut bad = ok.clone();
+    bad["eventTime"] = json!("2026-10-09");
+    let fail = run_event("FAIL", "run-b", "load", vec![], vec![]);
+    let late_start = run_event("START", "run-b", "load", vec![ds("orders")], vec![ds("raw_orders")]);
+    let (status, body) = app.post("/api/v1/lineage", &json!([ok, ok, bad, bad, fail, late_start])).await;
+    assert_eq!(status, 201, "{body}");
+    let events = body["events"].as_array().unwrap();
+    let statuses: Vec<&str> = events.iter().map(|e| e["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, ["applied", "ignored", "rejected", "rejected", "ignored", "ignored"], "{body}");
+    assert_eq!(events[1]["id"], events[0]["id"], "the repeated event is the first one");
+    assert_eq!(events[1]["summary"]["duplicate_of"], events[0]["id"]);
+    assert_eq!(events[3]["id"], events[2]["id"]);
+    assert_eq!(events[3]["errors"], events[2]["errors"], "the same rejection, with its errors");
+    assert_eq!(events[3]["errors"][0]["location"], "/eventTime");
+    // The FAIL of a run that asserted nothing changes nothing (ignored), yet the run failed:
+    // the START after it is ignored too, although its outcome was not stored yet.
+    assert_eq!(pairs(&app.live_edges().await), vec![(json!(raw), json!(orders))], "{body}");
+    // Every outcome is recorded on the stored events (four distinct events were stored).
+    let stored = app.ok("{ openLineageEvents { total items { id status } } }", json!({})).await;
+    assert_eq!(stored["openLineageEvents"]["total"], 4, "{stored}");
+    let mut recorded: Vec<&str> = stored["openLineageEvents"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["status"].as_str().unwrap())
+        .collect();
+    recorded.sort();
+    assert_eq!(recorded, ["applied", "ignored", "ignored", "rejected"], "{stored}");
+    // Sent again, the list changes nothing and reports the stored outcomes.
+    let (_, again) = app.post("/api/v1/lineage", &json!([ok, bad])).await;
+    assert_eq!(again["events"][0]["status"], "ignored");
+    assert_eq!(again["events"][1]["status"], "rejected");
+    assert_eq!(again["events"][1]["errors"][0]["location"], "/eventTime");
 }
 
 async fn invalid_events_are_refused_and_change_nothing(app: TestApp) {

@@ -3,7 +3,7 @@
 
 use neo4rs::Txn;
 
-use super::rows::{event_row, EventProps};
+use super::rows::{event_row, list, EventProps};
 use super::{allocate, exec, first_id, Cmd, EVENT_COUNTER};
 use crate::domain::StoredEvent;
 use crate::store::StoreResult;
@@ -32,4 +32,23 @@ pub(super) async fn insert_event_in(txn: &mut Txn, event: StoredEvent) -> StoreR
     } else {
         Ok((out.decode_first::<EventProps>("event")?, true))
     }
+}
+
+/// Creates a list of events in the caller's transaction: one id block, one MERGE statement.
+/// Ids allocated for events that turn out to exist stay unused (ids are never reused anyway).
+pub(super) async fn insert_events_in(txn: &mut Txn, events: Vec<StoredEvent>) -> StoreResult<Vec<(StoredEvent, bool)>> {
+    if events.is_empty() {
+        return Ok(Vec::new());
+    }
+    let first = first_id(&allocate(txn, &[(EVENT_COUNTER, events.len())]).await?, EVENT_COUNTER)?;
+    let events: Vec<StoredEvent> = events.into_iter().zip(first..).map(|(e, id)| StoredEvent { id, ..e }).collect();
+    let rows = events.iter().map(event_row).collect::<StoreResult<Vec<_>>>()?;
+    let out = exec(txn, cypher!("insert_events").param("rows", list(rows))).await?;
+    let created: Vec<bool> = out.column("created")?;
+    let stored = out.decode::<EventProps>("event")?;
+    Ok(events
+        .into_iter()
+        .zip(created.into_iter().zip(stored))
+        .map(|(mine, (created, found))| if created { (mine, false) } else { (found, true) })
+        .collect())
 }
