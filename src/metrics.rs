@@ -8,6 +8,9 @@ pub struct Metrics {
     pub registry: Registry,
     /// Every statement sent to a store, by `store` and `operation`.
     pub store_queries: IntCounterVec,
+    /// Wall time of each store call (one trait method: a read, or a write transaction), by
+    /// `store` and `call`; with `store_queries` it tells round trips from slow statements.
+    pub store_calls: HistogramVec,
     pub http_requests: IntCounterVec,
     pub http_latency: HistogramVec,
     /// OpenLineage events forwarded to another backend, by outcome (`sent`, `failed`, `dropped`).
@@ -21,6 +24,12 @@ fn build() -> Metrics {
     let store_queries = IntCounterVec::new(
         Opts::new("tributary_store_queries_total", "Statements sent to the store"),
         &["store", "operation"],
+    )
+    .expect("valid metric definition");
+    let store_calls = HistogramVec::new(
+        HistogramOpts::new("tributary_store_call_duration_seconds", "Store call latency")
+            .buckets(vec![0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0]),
+        &["store", "call"],
     )
     .expect("valid metric definition");
     let http_requests = IntCounterVec::new(
@@ -43,6 +52,7 @@ fn build() -> Metrics {
             .expect("valid metric definition");
     for c in [
         Box::new(store_queries.clone()) as Box<dyn prometheus::core::Collector>,
+        Box::new(store_calls.clone()),
         Box::new(http_requests.clone()),
         Box::new(http_latency.clone()),
         Box::new(forwarded.clone()),
@@ -50,7 +60,7 @@ fn build() -> Metrics {
     ] {
         registry.register(c).expect("metric registered once");
     }
-    Metrics { registry, store_queries, http_requests, http_latency, forwarded, events_purged }
+    Metrics { registry, store_queries, store_calls, http_requests, http_latency, forwarded, events_purged }
 }
 
 pub fn metrics() -> &'static Metrics {
@@ -61,6 +71,11 @@ pub fn metrics() -> &'static Metrics {
 /// Counts one statement sent to a store.
 pub fn store_query(store: &'static str, operation: &'static str) {
     metrics().store_queries.with_label_values(&[store, operation]).inc();
+}
+
+/// Times one store call.
+pub fn store_call(store: &'static str, call: &'static str, seconds: f64) {
+    metrics().store_calls.with_label_values(&[store, call]).observe(seconds);
 }
 
 /// Total statements sent to one store so far (tests and benchmarks read deltas of it).

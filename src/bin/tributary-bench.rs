@@ -6,6 +6,12 @@
 //! as a ratio against a baseline measured in the same run: a table on stdout and, with `--json`,
 //! a list of `{scenario, store, metric, value, baseline, ratio}`.
 
+/// mimalloc rather than the system allocator: a request allocates and frees many small
+/// strings and JSON values across the runtime's threads, where glibc's malloc spent a sixth of
+/// the ingest's CPU time.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[path = "tributary-bench/baseline.rs"]
 mod baseline;
 #[path = "tributary-bench/gen.rs"]
@@ -294,22 +300,26 @@ struct Opened {
 }
 
 async fn open_store(args: &Args, tag: &str) -> anyhow::Result<Opened> {
+    use tributary::store::timeout::{limit_from_env, TimeoutStore};
+    let limit = limit_from_env()?;
     match args.store {
         StoreArg::Embedded => {
             let dir = TempDir::new(tag)?;
-            let store = Arc::new(tributary::store::sqlite::SqliteStore::open(&dir.0)?);
+            // As `serve` opens it: behind the per-call time limit, which also times each call.
+            let store = Arc::new(TimeoutStore::new(tributary::store::sqlite::SqliteStore::open(&dir.0)?, limit));
             Ok(Opened { store, neo4j: None, dir: Some(dir) })
         }
         StoreArg::Neo4j => {
             let uri = args.neo4j_uri.clone().filter(|u| !u.is_empty()).context(
                 "--store neo4j needs --neo4j-uri or NEO4J_URI (start one with `eval \"$(scripts/neo4j-start)\"`)",
             )?;
-            let store = Arc::new(
-                tributary::store::neo4j::Neo4jStore::connect(&uri, &args.neo4j_user, &args.neo4j_password, None)
-                    .await?,
-            );
-            store.wipe().await?;
-            Ok(Opened { store: store.clone(), neo4j: Some(store), dir: None })
+            let connect =
+                || tributary::store::neo4j::Neo4jStore::connect(&uri, &args.neo4j_user, &args.neo4j_password, None);
+            // The service's store as `serve` opens it; a second pool for wiping and baselines.
+            let direct = Arc::new(connect().await?);
+            direct.wipe().await?;
+            let store = Arc::new(TimeoutStore::new(connect().await?, limit));
+            Ok(Opened { store, neo4j: Some(direct), dir: None })
         }
     }
 }
@@ -609,6 +619,43 @@ fn statements_by_operation(store: &str) -> std::collections::BTreeMap<String, u6
         }
     }
     out
+}
+
+/// Seconds spent in store calls so far, by call: (count, sum).
+fn store_call_seconds(store: &str) -> std::collections::BTreeMap<String, (u64, f64)> {
+    let mut out = std::collections::BTreeMap::new();
+    for family in tributary::metrics::metrics().registry.gather() {
+        if family.name() != "tributary_store_call_duration_seconds" {
+            continue;
+        }
+        for m in family.get_metric() {
+            let label = |n: &str| m.get_label().iter().find(|l| l.name() == n).map(|l| l.value().to_string());
+            if label("store").as_deref() == Some(store) {
+                let h = m.get_histogram();
+                let e: &mut (u64, f64) = out.entry(label("call").unwrap_or_default()).or_default();
+                e.0 += h.get_sample_count();
+                e.1 += h.get_sample_sum();
+            }
+        }
+    }
+    out
+}
+
+/// Milliseconds spent in store calls since `before`, by call, per unit of work.
+fn print_store_time(what: &str, store: &str, before: &std::collections::BTreeMap<String, (u64, f64)>, units: usize) {
+    let mut rows: Vec<(String, f64, f64)> = store_call_seconds(store)
+        .into_iter()
+        .map(|(call, (n, secs))| {
+            let (n0, s0) = before.get(&call).copied().unwrap_or_default();
+            let per = units.max(1) as f64;
+            (call, (n - n0) as f64 / per, (secs - s0) * 1000.0 / per)
+        })
+        .filter(|r| r.1 > 0.0)
+        .collect();
+    rows.sort_by(|a, b| b.2.total_cmp(&a.2));
+    let total: f64 = rows.iter().map(|r| r.2).sum();
+    let list: Vec<String> = rows.iter().map(|(c, n, ms)| format!("{c} {ms:.3} ms ({n:.2} calls)")).collect();
+    say(&format!("  (store time {what}: {total:.3} ms = {})", list.join(", ")));
 }
 
 /// The statements spent since `before`, by operation, per unit of work.
@@ -1062,6 +1109,7 @@ async fn ingest(
         .collect::<anyhow::Result<_>>()?;
     let store = store_name(args.store);
     let ops_before = statements_by_operation(store);
+    let time_before = store_call_seconds(store);
     let (mut st, mut pt, mut ct) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
     let (mut failed, mut applied, mut total) = (0i64, 0i64, 0usize);
     for (n, body) in &bodies {
@@ -1080,6 +1128,7 @@ async fn ingest(
         }
         if total == *n {
             print_statements("ingest, per event", store, &ops_before, *n);
+            print_store_time("ingest, per event", store, &time_before, *n);
         }
         let (took, _) = client.post(format!("{}/parse", client.baseline), body.clone()).await?;
         pt += took;

@@ -77,8 +77,12 @@ impl<S: Store> TimeoutStore<S> {
     /// Runs one call of the inner store within the limit. `operation` names the trait method,
     /// for the log.
     async fn within<T>(&self, operation: &'static str, call: impl Future<Output = StoreResult<T>>) -> StoreResult<T> {
+        let started = std::time::Instant::now();
         match tokio::time::timeout(self.limit, call).await {
-            Ok(result) => result,
+            Ok(result) => {
+                crate::metrics::store_call(self.inner.kind(), operation, started.elapsed().as_secs_f64());
+                result
+            }
             Err(_elapsed) => {
                 tracing::warn!(
                     store = self.inner.kind(),
