@@ -83,6 +83,8 @@ struct Pending {
     failed_runs: HashSet<String>,
     /// The datastores, read once per request: resolution reads them for every event.
     datastores: Option<Vec<Datastore>>,
+    /// The resolver's field cache, handed from event to event.
+    fields: HashMap<Id, HashMap<String, Id>>,
 }
 
 impl Pending {
@@ -205,11 +207,27 @@ struct Resolver<'a> {
     /// Containers read ahead for the event's datasets by `prefetch`, and the datasets covered.
     pool: Vec<Container>,
     prefetched: HashSet<(String, String)>,
+    /// Field ids by lowercased name, per container: read once per request, as a request's
+    /// events name the same tables over and over (a container created here is new to it).
+    fields: HashMap<Id, HashMap<String, Id>>,
 }
 
 impl<'a> Resolver<'a> {
-    fn new(lineage: &'a Lineage, caller: &'a Caller, datastores: Vec<Datastore>) -> Resolver<'a> {
-        Resolver { lineage, caller, datastores, cache: HashMap::new(), pool: Vec::new(), prefetched: HashSet::new() }
+    fn new(
+        lineage: &'a Lineage,
+        caller: &'a Caller,
+        datastores: Vec<Datastore>,
+        fields: HashMap<Id, HashMap<String, Id>>,
+    ) -> Resolver<'a> {
+        Resolver {
+            lineage,
+            caller,
+            datastores,
+            cache: HashMap::new(),
+            pool: Vec::new(),
+            prefetched: HashSet::new(),
+            fields,
+        }
     }
 
     /// The datastores that list the namespace, in the order the store lists datastores.
@@ -625,8 +643,8 @@ impl Lineage {
 
     /// Records the queued outcomes (one transaction).
     async fn flush(&self, pending: &mut Pending) {
-        let outcomes = std::mem::take(&mut pending.outcomes);
-        pending.failed_runs.clear();
+        // The caches start afresh too: a replay flushes every few hundred events.
+        let outcomes = std::mem::take(pending).outcomes;
         let n = outcomes.len();
         if let Err(e) = self.store.finish_events(outcomes).await {
             tracing::error!(error = %e, events = n, "recording events' outcomes failed");
@@ -641,7 +659,21 @@ impl Lineage {
         event: &Event,
         pending: &mut Pending,
     ) -> Result<(AssertionSummary, i64, Vec<Unresolved>)> {
-        let mut resolver = Resolver::new(self, caller, pending.datastores(self).await?);
+        let fields = std::mem::take(&mut pending.fields);
+        let mut resolver = Resolver::new(self, caller, pending.datastores(self).await?, fields);
+        let out = self.apply_resolved(caller, event_id, event, pending, &mut resolver).await;
+        pending.fields = std::mem::take(&mut resolver.fields);
+        out
+    }
+
+    async fn apply_resolved(
+        &self,
+        caller: &Caller,
+        event_id: Id,
+        event: &Event,
+        pending: &mut Pending,
+        resolver: &mut Resolver<'_>,
+    ) -> Result<(AssertionSummary, i64, Vec<Unresolved>)> {
         resolver.prefetch(event).await?;
         let mut unresolved = BTreeSet::new();
         let mut batch = AssertionBatch::default();
@@ -708,7 +740,7 @@ impl Lineage {
             }
         }
 
-        batch.metadata = self.metadata_of(&mut resolver, event, event_id).await?;
+        batch.metadata = self.metadata_of(resolver, event, event_id).await?;
         let new_tags = self.new_tags(caller, &batch.metadata).await?;
 
         let Some(job) = &event.job else {
@@ -747,7 +779,7 @@ impl Lineage {
             }
         }
 
-        let assertions = self.assertions_of(&mut resolver, &mut unresolved, event, event_id, caller).await?;
+        let assertions = self.assertions_of(resolver, &mut unresolved, event, event_id, caller).await?;
         let prior: Vec<Evidence> = self
             .store
             .evidence_by_keys(std::slice::from_ref(&key))
@@ -899,7 +931,6 @@ impl Lineage {
     ) -> Result<Vec<crate::domain::MetadataAssertion>> {
         let observed = crate::domain::now();
         let mut rows = Vec::new();
-        let mut fields: HashMap<Id, HashMap<String, Id>> = HashMap::new();
         for d in event.inputs.iter().chain(&event.outputs).chain(event.dataset.iter()) {
             let has_metadata =
                 d.description.is_some() || d.tags.is_some() || d.owners.is_some() || !d.schema.is_empty();
@@ -937,7 +968,7 @@ impl Lineage {
                     for (field, list) in by_field {
                         let field_id = match field {
                             None => None,
-                            Some(f) => match self.field_id_cached(&mut fields, c.id, &f).await? {
+                            Some(f) => match self.field_id_cached(&mut resolver.fields, c.id, &f).await? {
                                 Some(id) => Some(id),
                                 None => continue,
                             },
@@ -947,7 +978,7 @@ impl Lineage {
                 }
                 for f in &d.schema {
                     // dbt sends descriptions without types: each is recorded when it is sent.
-                    let Some(id) = self.field_id_cached(&mut fields, c.id, &f.name).await? else { continue };
+                    let Some(id) = self.field_id_cached(&mut resolver.fields, c.id, &f.name).await? else { continue };
                     if let Some(t) = &f.data_type {
                         rows.push(row(Some(id), "type", json!(t)));
                     }
@@ -1042,7 +1073,6 @@ impl Lineage {
             }
         }
         // Column lineage: both ends must be catalogued fields.
-        let mut container_fields: HashMap<Id, HashMap<String, Id>> = HashMap::new();
         for (o, output_ends) in &outputs {
             let targets: Vec<Id> = output_ends.iter().filter_map(|(_, c)| c.as_ref().map(|c| c.id)).collect();
             if o.column_lineage.is_empty() || targets.is_empty() {
@@ -1062,11 +1092,11 @@ impl Lineage {
                     .collect();
                 let mut pairs = Vec::new();
                 for oc in &targets {
-                    let Some(t) = self.field_id_cached(&mut container_fields, *oc, &edge.output_field).await? else {
+                    let Some(t) = self.field_id_cached(&mut resolver.fields, *oc, &edge.output_field).await? else {
                         continue;
                     };
                     for sc in &sources {
-                        if let Some(s) = self.field_id_cached(&mut container_fields, *sc, &edge.input.field).await? {
+                        if let Some(s) = self.field_id_cached(&mut resolver.fields, *sc, &edge.input.field).await? {
                             pairs.push(((*sc, s), (*oc, t)));
                         }
                     }
