@@ -22,8 +22,8 @@ use sqlparser::ast::{
     AssignmentTarget, BinaryOperator, CopySource, CopyTarget, CreateTable, CreateView, Delete, Expr, FromTable,
     FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr, Ident, Insert, JoinConstraint, JoinOperator, Merge,
     MergeAction, MergeInsertKind, MergeUpdateKind, NamedWindowDefinition, NamedWindowExpr, ObjectName, ObjectNamePart,
-    ObjectType, Query, Select, SelectItem, SelectItemQualifiedWildcardKind, SetExpr, Statement, TableAlias,
-    TableFactor, TableObject, TableWithJoins, Update, UpdateTableFromKind, Use, Visit, Visitor,
+    ObjectType, OutputClause, Query, Select, SelectItem, SelectItemQualifiedWildcardKind, SetExpr, Statement,
+    TableAlias, TableFactor, TableObject, TableWithJoins, Update, UpdateTableFromKind, Use, Visit, Visitor,
     WildcardAdditionalOptions, WindowType,
 };
 
@@ -1613,6 +1613,10 @@ impl<'a> Analyzer<'a> {
                         let _ = self.query(q, None);
                     }
                 }
+                // `COPY ... TO 'file'`: the file is what is written.
+                if *to || matches!(source, CopySource::Query(_)) {
+                    r.targets.extend(r.external_location.iter().cloned());
+                }
                 r
             }
             Statement::CopyIntoSnowflake { kind, into, from_obj, from_query, stage_params, .. } => {
@@ -1625,6 +1629,7 @@ impl<'a> Analyzer<'a> {
                     }
                     sqlparser::ast::CopyIntoSnowflakeKind::Location => {
                         r.external_location = Some(location(into));
+                        r.targets.push(location(into));
                         if let Some(o) = from_obj {
                             let _ = self.table_relation(o, None);
                         }
@@ -1654,12 +1659,14 @@ impl<'a> Analyzer<'a> {
                     }
                 }
                 r.external_location = Some(to.value.clone());
+                r.targets.push(to.value.clone());
                 r
             }
             Statement::Directory { path, source, .. } => {
                 let mut r = op("INSERT_OVERWRITE");
                 let _ = self.query(source, None);
                 r.external_location = Some(path.clone());
+                r.targets.push(path.clone());
                 r
             }
             Statement::LoadData { inpath, table_name, .. } => {
@@ -1682,11 +1689,18 @@ impl<'a> Analyzer<'a> {
             Statement::AlterTable(at) => {
                 let mut r = op(word);
                 for o in &at.operations {
-                    if let sqlparser::ast::AlterTableOperation::RenameTable { table_name } = o {
-                        let (sqlparser::ast::RenameTableNameKind::To(new)
-                        | sqlparser::ast::RenameTableNameKind::As(new)) = table_name;
-                        r.operation = "RENAME".into();
-                        self.rename(&at.name, new, &mut r);
+                    match o {
+                        sqlparser::ast::AlterTableOperation::RenameTable { table_name } => {
+                            let (sqlparser::ast::RenameTableNameKind::To(new)
+                            | sqlparser::ast::RenameTableNameKind::As(new)) = table_name;
+                            r.operation = "RENAME".into();
+                            self.rename(&at.name, new, &mut r);
+                        }
+                        sqlparser::ast::AlterTableOperation::SwapWith { table_name } => {
+                            r.operation = "SWAP".into();
+                            self.swap(&at.name, table_name, &mut r);
+                        }
+                        _ => {}
                     }
                 }
                 r
@@ -1750,6 +1764,161 @@ impl<'a> Analyzer<'a> {
         }
         r.columns.extend(self.columns_out(&to, &cols));
         r.targets.push(to);
+    }
+
+    /// Snowflake `ALTER TABLE a SWAP WITH b`: `a` now holds what `b` held (and `b` what `a` held).
+    /// Reported like a rename of `b` to `a`: target `a`, source `b`, each column of `a` from its
+    /// namesake in `b` when `b`'s columns are known; the tables of the call trade places too.
+    fn swap(&mut self, a: &ObjectName, b: &ObjectName, r: &mut StmtResult) {
+        let (a, b) = (self.qualify(a), self.qualify(b));
+        let ea = self.session.remove(&lower(&a));
+        let eb = self.session.remove(&lower(&b));
+        let cols: Vec<(String, Lin)> = match &eb {
+            Some(e) => e
+                .out
+                .cols
+                .iter()
+                .map(|c| {
+                    (c.name.clone(), if e.kind == EntryKind::Table { Lin::bare(&b, &c.name) } else { c.lin.clone() })
+                })
+                .collect(),
+            None => self
+                .catalog_output(&b)
+                .map(|o| o.cols.iter().map(|c| (c.name.clone(), c.lin.clone())).collect())
+                .unwrap_or_default(),
+        };
+        match &eb {
+            Some(e) if e.kind == EntryKind::Intermediate => self.tables.extend(e.sources.iter().cloned()),
+            _ => {
+                self.tables.insert(b.clone());
+            }
+        }
+        for (e, to) in [(eb, &a), (ea, &b)] {
+            let Some(e) = e else { continue };
+            let out_cols = e
+                .out
+                .cols
+                .iter()
+                .map(|c| OutCol {
+                    name: c.name.clone(),
+                    lin: if e.kind == EntryKind::Table { Lin::bare(to, &c.name) } else { c.lin.clone() },
+                })
+                .collect();
+            self.session.insert(
+                lower(to),
+                Entry { kind: e.kind, out: Rc::new(Output::new(out_cols, Vec::new())), sources: e.sources },
+            );
+        }
+        r.columns.extend(self.columns_out(&a, &cols));
+        r.targets.push(a);
+    }
+
+    /// T-SQL `OUTPUT ... INTO t [(cols)]` of an INSERT, UPDATE, DELETE or MERGE: `t` is one more
+    /// target. `inserted.c` is what the statement wrote to `c` of the `changed` table (that table's
+    /// own `c` when it did not write it), `deleted.c` the `changed` table's `c` as it was; other
+    /// references resolve among the statement's relations (a MERGE source, an UPDATE's FROM).
+    fn output_into(
+        &mut self,
+        output: Option<&OutputClause>,
+        changed: &str,
+        written: &[(String, Lin)],
+        mut rels: Vec<Relation>,
+        using: &[String],
+        r: &mut StmtResult,
+    ) {
+        let Some(OutputClause::Output { select_items, into_table: Some(into), .. }) = output else { return };
+        let Some(first) = into.targets.first() else { return };
+        let (ids, listed): (Vec<Ident>, Vec<String>) = match first {
+            Expr::Identifier(id) => (vec![id.clone()], Vec::new()),
+            Expr::CompoundIdentifier(ids) => (ids.clone(), Vec::new()),
+            // `INTO audit (a, b)` parses as a call.
+            Expr::Function(f) => {
+                let ids = f.name.0.iter().filter_map(|p| p.as_ident().cloned()).collect();
+                let listed = match &f.args {
+                    FunctionArguments::List(l) => l
+                        .args
+                        .iter()
+                        .filter_map(|a| match a {
+                            FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::Identifier(i))) => Some(self.fold(i)),
+                            _ => None,
+                        })
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                (ids, listed)
+            }
+            _ => return,
+        };
+        if ids.is_empty() {
+            return;
+        }
+        let name = ObjectName(ids.into_iter().map(ObjectNamePart::Identifier).collect());
+        let target = self.qualify(&name);
+        let known = self.target_columns(changed);
+        let stars = if known.is_some() { Vec::new() } else { vec![changed.to_string()] };
+        let mut ins: Vec<OutCol> = Vec::new();
+        let mut del: Vec<OutCol> = Vec::new();
+        for n in known.iter().flatten() {
+            let lin = written.iter().find(|(w, _)| lower(w) == lower(n)).map(|(_, l)| l.clone());
+            ins.push(OutCol { name: n.clone(), lin: lin.unwrap_or_else(|| Lin::bare(changed, n)) });
+            del.push(OutCol { name: n.clone(), lin: Lin::bare(changed, n) });
+        }
+        for (w, l) in written {
+            if !ins.iter().any(|c| lower(&c.name) == lower(w)) {
+                ins.push(OutCol { name: w.clone(), lin: l.clone() });
+            }
+        }
+        let pseudo = |alias: &str, cols: Vec<OutCol>| Relation {
+            alias: Some(alias.to_string()),
+            parts: Vec::new(),
+            kind: RelKind::Derived(Rc::new(Output::new(cols, stars.clone()))),
+        };
+        rels.push(pseudo("inserted", ins));
+        rels.push(pseudo("deleted", del));
+        let scope = Scope { rels: &rels, parent: None, using, aliases: &[] };
+        let mut cols: Vec<OutCol> = Vec::new();
+        let mut star_tables = Vec::new();
+        for item in select_items {
+            match item {
+                SelectItem::UnnamedExpr(e) => {
+                    let lin = self.expr_lin(e, &scope, &[]);
+                    cols.push(OutCol { name: self.item_name(e), lin });
+                }
+                SelectItem::ExprWithAlias { expr, alias } => {
+                    let lin = self.expr_lin(expr, &scope, &[]);
+                    cols.push(OutCol { name: self.fold(alias), lin });
+                }
+                SelectItem::QualifiedWildcard(SelectItemQualifiedWildcardKind::ObjectName(n), opts) => {
+                    let qual: Vec<String> = idents(n).iter().map(|i| lower(&i.value)).collect();
+                    if let Some(rel) = rels.iter().find(|x| x.matches(&qual)) {
+                        self.expand_rel(rel, Some(opts), &mut cols, &mut star_tables, &scope);
+                    }
+                }
+                _ => {}
+            }
+        }
+        if !star_tables.is_empty() {
+            self.unresolved(format!("OUTPUT ... * over {changed}: columns unknown"));
+        }
+        let names: Vec<String> = if !listed.is_empty() {
+            listed
+        } else if let Some(names) = self.target_columns(&target) {
+            names
+        } else {
+            cols.iter().map(|c| c.name.clone()).collect()
+        };
+        let pairs: Vec<(String, Lin)> = names
+            .iter()
+            .zip(cols.iter())
+            .filter(|(n, _)| !n.starts_with('$'))
+            .map(|(n, c)| (n.clone(), c.lin.clone()))
+            .collect();
+        // An `OUTPUT INTO @ids` table variable collapses into later statements like any
+        // intermediate table; it does not make the statement itself intermediate.
+        if !self.write(&target, &pairs) {
+            r.columns.extend(self.columns_out(&target, &pairs));
+            r.targets.push(target);
+        }
     }
 
     /// Records the columns written to `target`, and returns them as [`ColumnLineage`].
@@ -1911,7 +2080,15 @@ impl<'a> Analyzer<'a> {
             return StmtResult { operation, ..StmtResult::default() };
         };
         let target = self.qualify(name);
-        let mut cols: Vec<(String, Lin)> = if !ins.columns.is_empty() {
+        let mut cols: Vec<(String, Lin)> = if ins.by_name {
+            // `BY NAME`: each column goes to the target's column of the same name.
+            let known = self.target_columns(&target).map(|n| n.iter().map(|c| lower(c)).collect::<HashSet<_>>());
+            out.cols
+                .iter()
+                .filter(|c| known.as_ref().is_none_or(|k| k.contains(&lower(&c.name))))
+                .map(|c| (c.name.clone(), c.lin.clone()))
+                .collect()
+        } else if !ins.columns.is_empty() {
             let names: Vec<String> =
                 ins.columns.iter().filter_map(|c| idents(c).last().map(|i| self.fold(i))).collect();
             Self::pairs(&names, &out)
@@ -1935,13 +2112,15 @@ impl<'a> Analyzer<'a> {
             }
         }
         let intermediate = self.write(&target, &cols);
-        StmtResult {
+        let mut r = StmtResult {
             operation,
             columns: self.columns_out(&target, &cols),
-            targets: vec![target],
+            targets: vec![target.clone()],
             intermediate,
             ..StmtResult::default()
-        }
+        };
+        self.output_into(ins.output.as_ref(), &target, &cols, Vec::new(), &[], &mut r);
+        r
     }
 
     /// Snowflake / Oracle `INSERT ALL|FIRST [WHEN ...] INTO t [(cols)] [VALUES (...)] ... SELECT`.
@@ -2090,13 +2269,16 @@ impl<'a> Analyzer<'a> {
         }
         let mut r = StmtResult { operation: "UPDATE".into(), ..StmtResult::default() };
         if per_target.is_empty() {
-            per_target.push((default_target, Vec::new()));
+            per_target.push((default_target.clone(), Vec::new()));
         }
+        let written: Vec<(String, Lin)> =
+            per_target.iter().filter(|(t, _)| *t == default_target).flat_map(|(_, c)| c.iter().cloned()).collect();
         for (t, cols) in per_target {
             r.intermediate |= self.write(&t, &cols);
             r.columns.extend(self.columns_out(&t, &cols));
             r.targets.push(t);
         }
+        self.output_into(u.output.as_ref(), &default_target, &written, rels, &using, &mut r);
         r
     }
 
@@ -2123,7 +2305,14 @@ impl<'a> Analyzer<'a> {
             self.walk(e, &scope);
         }
         let intermediate = self.session.get(&lower(&target)).is_some_and(|e| e.kind == EntryKind::Intermediate);
-        StmtResult { operation: "DELETE".into(), targets: vec![target], intermediate, ..StmtResult::default() }
+        let mut r = StmtResult {
+            operation: "DELETE".into(),
+            targets: vec![target.clone()],
+            intermediate,
+            ..StmtResult::default()
+        };
+        self.output_into(d.output.as_ref(), &target, &[], rels, &using, &mut r);
+        r
     }
 
     fn merge(&mut self, m: &Merge) -> StmtResult {
@@ -2189,13 +2378,15 @@ impl<'a> Analyzer<'a> {
             }
         }
         let intermediate = self.write(&target, &cols);
-        StmtResult {
+        let mut r = StmtResult {
             operation: "MERGE_INTO".into(),
             columns: self.columns_out(&target, &cols),
-            targets: vec![target],
+            targets: vec![target.clone()],
             intermediate,
             ..StmtResult::default()
-        }
+        };
+        self.output_into(m.output.as_ref(), &target, &cols, rels, &using, &mut r);
+        r
     }
 
     fn create_table(&mut self, ct: &CreateTable) -> StmtResult {
@@ -2220,6 +2411,22 @@ impl<'a> Analyzer<'a> {
                 columns: self.columns_out(&target, &cols),
                 targets: vec![target],
                 external_location: location,
+                intermediate,
+                ..StmtResult::default()
+            };
+        }
+        if let Some(
+            sqlparser::ast::CreateTableLikeKind::Plain(like) | sqlparser::ast::CreateTableLikeKind::Parenthesized(like),
+        ) = &ct.like
+        {
+            // The shape only: no data moves, so no source; later statements know the columns.
+            let from = self.qualify(&like.name);
+            let names = self.target_columns(&from).unwrap_or_default();
+            let cols: Vec<(String, Lin)> = names.into_iter().map(|n| (n, Lin::default())).collect();
+            let intermediate = self.create(&target, &cols, temp, false);
+            return StmtResult {
+                operation: "CREATE_TABLE".into(),
+                targets: vec![target],
                 intermediate,
                 ..StmtResult::default()
             };

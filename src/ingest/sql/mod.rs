@@ -53,6 +53,21 @@
 //! - **Renames.** `ALTER TABLE a RENAME TO b` and MySQL `RENAME TABLE a TO b` are operation
 //!   `RENAME`, target `b`, source `a` (and, when `a`'s columns are known, each column of `b` from
 //!   its namesake), so a caller can move lineage; a 1-part new name stays in `a`'s schema.
+//! - **Swaps.** Snowflake `ALTER TABLE a SWAP WITH b` is operation `SWAP`, target `a`, source `b`
+//!   (each column of `a` from its namesake in `b` when known): `a` now holds what `b` held, the
+//!   usual end of building a staging table. A caller that also tracks `b` swaps its lineage back.
+//! - **Appends.** Redshift `ALTER TABLE t APPEND FROM s` is an `INSERT_INTO` of `t` from `s` with
+//!   columns matched by name (as `INSERT INTO t BY NAME SELECT * FROM s`).
+//! - **`LIKE`.** `CREATE TABLE t LIKE s` / `(LIKE s INCLUDING ...)` copies a shape, not data:
+//!   `CREATE_TABLE` with no source; later statements of the call know `t`'s columns.
+//! - **Copies.** `CLONE` (Snowflake, BigQuery, Databricks) and BigQuery `CREATE TABLE t COPY s`
+//!   are operation `CLONE`, source `s`, each column from its namesake when `s`'s are known.
+//! - **Writes to a location** (`UNLOAD ... TO`, `COPY ... TO 'file'`, Snowflake `COPY INTO @stage`,
+//!   `INSERT OVERWRITE DIRECTORY`) name the path as the target and as `external_location`.
+//! - **T-SQL `OUTPUT ... INTO t`** makes `t` a second target of the INSERT, UPDATE, DELETE or
+//!   MERGE: `inserted.c` is what the statement wrote to `c` (the changed table's `c` when it did
+//!   not write it), `deleted.c` the changed table's `c`; `$action` has no source. An `@table`
+//!   variable filled that way collapses into the statements that read it.
 //! - **PIVOT / UNPIVOT.** A pivoted value column is computed like `agg(CASE WHEN k = v THEN x
 //!   END)`, so from the aggregate's columns and the `FOR` column; it is named by its alias, else
 //!   by the value (`value_alias` with several aggregates). An UNPIVOT value column copies the
@@ -213,7 +228,7 @@ pub struct StatementLineage {
     /// Index of the statement in the input.
     pub index: usize,
     /// `CTAS`, `INSERT_INTO`, `INSERT_OVERWRITE`, `MERGE_INTO`, `VIEW`, `UPDATE`, `DELETE`,
-    /// `SELECT`, `CREATE_TABLE`, `CREATE_EXTERNAL_TABLE`, `CLONE`, `RENAME`, `COPY`, `UNLOAD`, `LOAD`, `USE`,
+    /// `SELECT`, `CREATE_TABLE`, `CREATE_EXTERNAL_TABLE`, `CLONE`, `RENAME`, `SWAP`, `COPY`, `UNLOAD`, `LOAD`, `USE`,
     /// `DROP`, `CREATE_PROCEDURE`, `EMPTY`, `UNKNOWN` (did not parse), or the statement's first
     /// keyword for the rest.
     pub operation: String,

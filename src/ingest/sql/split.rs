@@ -380,6 +380,8 @@ impl Splitter<'_> {
             return false;
         }
         match ww.as_str() {
+            // T-SQL table hints, `FROM t WITH (NOLOCK)`: a CTE's `WITH` is followed by a name.
+            "WITH" if self.next_is_punct(i, b'(') => false,
             "SELECT" | "VALUES" | "WITH" => {
                 if self.multi_insert || self.first == "FROM" {
                     return false;
@@ -800,7 +802,11 @@ fn find_kw(text: &str, toks: &[(Token, i32)], from: usize, kw: &str) -> Option<u
 /// - MySQL `LOAD DATA [LOCAL] INFILE 'f' ... INTO TABLE t ...` and BigQuery `LOAD DATA INTO t
 ///   FROM FILES (uris = ['f', ...])`: `LOAD DATA INPATH 'f' INTO TABLE t`;
 /// - Snowflake `CREATE [OR REPLACE] EXTERNAL TABLE t (...) LOCATION = @stage/path ...`:
-///   `CREATE EXTERNAL TABLE t LOCATION '@stage/path'` (its columns are computed from the files).
+///   `CREATE EXTERNAL TABLE t LOCATION '@stage/path'` (its columns are computed from the files);
+/// - Redshift `ALTER TABLE t APPEND FROM s ...`: `INSERT INTO t BY NAME SELECT * FROM s`;
+/// - Postgres `CREATE TABLE t (LIKE s INCLUDING ...)`, BigQuery `CREATE TABLE t COPY s` and
+///   `CREATE SNAPSHOT TABLE`: see [`create_like_or_copy`];
+/// - Spark/Hive `INSERT OVERWRITE DIRECTORY` with a format: see [`overwrite_directory`].
 pub(crate) fn rewrite(text: &str, dialect: Dialect) -> Option<String> {
     let toks = leveled(text, dialect);
     let word = |i: usize, kw: &str| toks.get(i).is_some_and(|(t, _)| t.is_kw(text, kw));
@@ -869,6 +875,26 @@ pub(crate) fn rewrite(text: &str, dialect: Dialect) -> Option<String> {
         let name = dotted_name(text, &toks, table_at)?;
         return Some(format!("LOAD DATA INPATH {file} INTO TABLE {name}"));
     }
+    if word(0, "ALTER") && word(1, "TABLE") {
+        // Redshift `ALTER TABLE t APPEND FROM s [IGNOREEXTRA | FILLTARGET]`: moves s's rows into
+        // t, matching columns by name.
+        let name = dotted_name(text, &toks, 2)?;
+        let end = toks.get(2)?.0.start + name.len();
+        let at = toks.iter().position(|(t, _)| t.start >= end)?;
+        if !(word(at, "APPEND") && word(at + 1, "FROM")) {
+            return None;
+        }
+        let from = dotted_name(text, &toks, at + 2)?;
+        return Some(format!("INSERT INTO {name} BY NAME SELECT * FROM {from}"));
+    }
+    if word(0, "CREATE") {
+        if let Some(r) = create_like_or_copy(text, &toks) {
+            return Some(r);
+        }
+    }
+    if word(0, "INSERT") && word(1, "OVERWRITE") {
+        return overwrite_directory(text, &toks);
+    }
     if dialect == Dialect::Snowflake && word(0, "CREATE") {
         let ext = find_kw(text, &toks, 1, "EXTERNAL")?;
         if !word(ext + 1, "TABLE") {
@@ -935,4 +961,77 @@ fn spark_table_clauses(text: &str, toks: &[(Token, i32)]) -> Option<String> {
     }
     out.push_str(text.get(at..)?);
     Some(out)
+}
+
+/// `CREATE TABLE t (LIKE s [INCLUDING ...])` (Postgres), which the parser refuses with options:
+/// `CREATE TABLE t LIKE s`. BigQuery `CREATE TABLE t COPY s` and `CREATE SNAPSHOT TABLE t CLONE s`:
+/// `CREATE TABLE t CLONE s`. `None` for anything else.
+fn create_like_or_copy(text: &str, toks: &[(Token, i32)]) -> Option<String> {
+    let word = |i: usize, kw: &str| toks.get(i).is_some_and(|(t, _)| t.is_kw(text, kw));
+    let table = toks.iter().take(8).position(|(t, d)| *d == 0 && t.is_kw(text, "TABLE"))?;
+    let mut at = table + 1;
+    if word(at, "IF") && word(at + 1, "NOT") && word(at + 2, "EXISTS") {
+        at += 3;
+    }
+    let name = dotted_name(text, toks, at)?;
+    let end = toks.get(at)?.0.start + name.len();
+    let after = toks.iter().position(|(t, _)| t.start >= end)?;
+    let snapshot = toks.iter().take(table).any(|(t, _)| t.is_kw(text, "SNAPSHOT"));
+    if (word(after, "COPY") || (snapshot && word(after, "CLONE"))) && toks.get(after + 1).is_some() {
+        let rest = text.get(toks.get(after + 1)?.0.start..)?;
+        return Some(format!("CREATE TABLE {name} CLONE {rest}"));
+    }
+    let open = toks.get(after).filter(|(t, _)| t.is_punct(text, b'('))?;
+    if !word(after + 1, "LIKE") {
+        return None;
+    }
+    let from = dotted_name(text, toks, after + 2)?;
+    // Only `(LIKE s <options>)`: other columns beside it would be lost.
+    let depth = open.1 + 1;
+    let extra = toks
+        .iter()
+        .skip(after + 1)
+        .take_while(|(t, d)| !(*d == open.1 && t.is_punct(text, b')')))
+        .any(|(t, d)| *d == depth && t.is_punct(text, b','));
+    if extra {
+        return None;
+    }
+    Some(format!("CREATE TABLE {name} LIKE {from}"))
+}
+
+/// Spark `INSERT OVERWRITE [LOCAL] DIRECTORY ['path'] USING fmt [OPTIONS (path 'p', ...)] query`
+/// and Hive's `... ROW FORMAT ... STORED AS fmt query`: `INSERT OVERWRITE DIRECTORY 'path'
+/// query` (the format changes no lineage). `None` for anything else.
+fn overwrite_directory(text: &str, toks: &[(Token, i32)]) -> Option<String> {
+    let word = |i: usize, kw: &str| toks.get(i).is_some_and(|(t, _)| t.is_kw(text, kw));
+    let mut at = 2;
+    let local = word(at, "LOCAL");
+    if local {
+        at += 1;
+    }
+    if !word(at, "DIRECTORY") {
+        return None;
+    }
+    at += 1;
+    let mut path = toks.get(at).filter(|(t, _)| t.kind == Kind::Str).map(|(t, _)| t.text(text).to_string());
+    if path.is_some() {
+        at += 1;
+    }
+    let query = toks
+        .iter()
+        .enumerate()
+        .skip(at)
+        .find(|(_, (t, d))| *d == 0 && (t.is_kw(text, "SELECT") || t.is_kw(text, "WITH") || t.is_kw(text, "FROM")))
+        .map(|(i, _)| i)?;
+    if query == at {
+        return None;
+    }
+    if path.is_none() {
+        // `OPTIONS (path 's3://...')`.
+        let p = toks.iter().take(query).position(|(t, d)| *d == 1 && t.is_kw(text, "PATH"))?;
+        path = toks.get(p + 1).filter(|(t, _)| t.kind == Kind::Str).map(|(t, _)| t.text(text).to_string());
+    }
+    let path = path?;
+    let local = if local { "LOCAL " } else { "" };
+    Some(format!("INSERT OVERWRITE {local}DIRECTORY {path} {}", text.get(toks.get(query)?.0.start..)?))
 }
