@@ -376,6 +376,10 @@ fn qualify_parts(parts: &[String], db: Option<&str>, schema: Option<&str>) -> St
     if parts.first().is_some_and(|p| is_local_temp(p)) {
         return parts.join(".");
     }
+    // Spark/Delta path tables, `delta.`s3://b/p``: the path is the table.
+    if let Some(path) = parts.last().filter(|p| parts.len() <= 2 && (p.contains("://") || p.starts_with('/'))) {
+        return path.clone();
+    }
     let mut full: Vec<&str> = Vec::with_capacity(3);
     match parts.len() {
         1 => {
@@ -1357,12 +1361,23 @@ impl<'a> Analyzer<'a> {
     ) {
         self.factor(&twj.relation, rels, using, deferred, outer);
         for j in &twj.joins {
+            let before = rels.len();
             self.factor(&j.relation, rels, using, deferred, outer);
             let (c, extra) = join_constraint(&j.join_operator);
             if let Some(e) = extra {
                 deferred.push(e);
             }
             match c {
+                // The columns both sides have are joined on, and appear once in `*`.
+                Some(JoinConstraint::Natural) => {
+                    let (left, right) = rels.split_at(before.min(rels.len()));
+                    let common: Vec<String> = right
+                        .iter()
+                        .flat_map(rel_columns)
+                        .filter(|c| left.iter().any(|l| rel_columns(l).contains(c)))
+                        .collect();
+                    using.extend(common);
+                }
                 Some(JoinConstraint::On(e)) => deferred.push(e),
                 Some(JoinConstraint::Using(names)) | Some(JoinConstraint::UsingAlias(names, _)) => {
                     for n in names {
@@ -1419,9 +1434,10 @@ impl<'a> Analyzer<'a> {
                 }
             }
         }
+        let pattern = opts.and_then(|o| o.opt_ilike.as_ref()).map(|i| i.pattern.clone());
         let mut push = |this: &mut Self, c: &OutCol| {
             let key = lower(&c.name);
-            if except.contains(&key) {
+            if except.contains(&key) || pattern.as_deref().is_some_and(|p| !ilike(p, &c.name)) {
                 return;
             }
             let mut c = c.clone();
@@ -1713,6 +1729,20 @@ impl<'a> Analyzer<'a> {
                 r
             }
             Statement::CreateProcedure { .. } | Statement::CreateFunction(_) => op("CREATE_PROCEDURE"),
+            // Spark `CACHE TABLE c AS SELECT ...`: a temporary view of the session.
+            Statement::Cache { table_name, query: Some(q), .. } => {
+                let target = self.qualify(table_name);
+                let out = self.query(q, None);
+                let cols: Vec<(String, Lin)> = out.cols.iter().map(|c| (c.name.clone(), c.lin.clone())).collect();
+                let intermediate = self.create(&target, &cols, true, true);
+                StmtResult {
+                    operation: "VIEW".into(),
+                    columns: self.columns_out(&target, &cols),
+                    targets: vec![target],
+                    intermediate,
+                    ..StmtResult::default()
+                }
+            }
             _ => op(word),
         }
     }
@@ -2099,6 +2129,42 @@ impl<'a> Analyzer<'a> {
         } else {
             Vec::new()
         };
+        let upsert: &[sqlparser::ast::Assignment] = match &ins.on {
+            Some(sqlparser::ast::OnInsert::DuplicateKeyUpdate(a)) => a,
+            Some(sqlparser::ast::OnInsert::OnConflict(sqlparser::ast::OnConflict {
+                action: sqlparser::ast::OnConflictAction::DoUpdate(u),
+                ..
+            })) => &u.assignments,
+            _ => &[],
+        };
+        if !upsert.is_empty() {
+            // `ON CONFLICT DO UPDATE` / `ON DUPLICATE KEY UPDATE`: `EXCLUDED.c`, MySQL `VALUES(c)`
+            // and an unqualified `c` are the row being inserted; the target's own columns are no
+            // sources of themselves. A column the insert wrote gains the update's sources.
+            let excluded: Vec<OutCol> = cols.iter().map(|(n, l)| OutCol { name: n.clone(), lin: l.clone() }).collect();
+            let rels = [
+                Relation {
+                    alias: Some("excluded".into()),
+                    parts: Vec::new(),
+                    kind: RelKind::Derived(Rc::new(Output::new(excluded, Vec::new()))),
+                },
+                Relation {
+                    alias: ins.table_alias.as_ref().map(|a| lower(&a.alias.value)),
+                    parts: name_parts(name, self.dialect).iter().map(|p| lower(p)).collect(),
+                    kind: RelKind::Table { name: target.clone(), known: None },
+                },
+            ];
+            let scope = Scope { rels: &rels, ..EMPTY_SCOPE };
+            for a in upsert {
+                let AssignmentTarget::ColumnName(n) = &a.target else { continue };
+                let Some(col) = idents(n).last().map(|i| self.fold(i)) else { continue };
+                let l = self.expr_lin(&a.value, &scope, &[]);
+                match cols.iter_mut().find(|(c, _)| lower(c) == lower(&col)) {
+                    Some((_, existing)) => existing.merge(&l),
+                    None => cols.push((col, l)),
+                }
+            }
+        }
         if !ins.assignments.is_empty() {
             let scope = EMPTY_SCOPE;
             for a in &ins.assignments {
@@ -2476,6 +2542,45 @@ impl<'a> Analyzer<'a> {
             ..StmtResult::default()
         }
     }
+}
+
+/// The lower-cased column names of a relation, when known.
+fn rel_columns(r: &Relation) -> Vec<String> {
+    match &r.kind {
+        RelKind::Table { known: Some(o), .. } | RelKind::Derived(o) => o.cols.iter().map(|c| lower(&c.name)).collect(),
+        RelKind::Generated { cols, value, .. } => cols.iter().chain(value.iter()).map(|c| lower(c)).collect(),
+        RelKind::Table { known: None, .. } => Vec::new(),
+    }
+}
+
+/// SQL `LIKE`/`ILIKE` matching, case-insensitive: `%` any run, `_` one character.
+fn ilike(pattern: &str, s: &str) -> bool {
+    let p: Vec<char> = pattern.to_lowercase().chars().collect();
+    let s: Vec<char> = s.to_lowercase().chars().collect();
+    // Greedy matching with one backtrack point per `%` (linear enough for column names).
+    let (mut pi, mut si) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while si < s.len() {
+        match p.get(pi) {
+            Some('%') => {
+                star = Some((pi, si));
+                pi += 1;
+            }
+            Some(c) if *c == '_' || Some(c) == s.get(si) => {
+                pi += 1;
+                si += 1;
+            }
+            _ => match star {
+                Some((sp, ss)) => {
+                    pi = sp + 1;
+                    si = ss + 1;
+                    star = Some((sp, ss + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    p.get(pi..).is_some_and(|rest| rest.iter().all(|c| *c == '%'))
 }
 
 fn renamed_rc(o: Rc<Output>, names: &[String]) -> Rc<Output> {

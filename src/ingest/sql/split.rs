@@ -809,6 +809,203 @@ fn find_kw(text: &str, toks: &[(Token, i32)], from: usize, kw: &str) -> Option<u
 /// - Spark/Hive `INSERT OVERWRITE DIRECTORY` with a format: see [`overwrite_directory`].
 pub(crate) fn rewrite(text: &str, dialect: Dialect) -> Option<String> {
     let toks = leveled(text, dialect);
+    match clean(text, &toks, dialect) {
+        Some(cleaned) => {
+            let toks = leveled(&cleaned, dialect);
+            Some(rewrite_one(&cleaned, toks, dialect).unwrap_or(cleaned))
+        }
+        None => rewrite_one(text, toks, dialect),
+    }
+}
+
+/// `text` without the spans `cuts` (sorted, not overlapping).
+fn without(text: &str, cuts: &[(usize, usize)]) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for &(a, b) in cuts {
+        out.push_str(text.get(at..a)?);
+        out.push(' ');
+        at = b;
+    }
+    out.push_str(text.get(at..)?);
+    Some(out)
+}
+
+/// Words that end a time-travel expression (`FOR SYSTEM_TIME AS OF <expr>`).
+const AFTER_TABLE: &[&str] = &[
+    "WHERE",
+    "GROUP",
+    "HAVING",
+    "ORDER",
+    "LIMIT",
+    "JOIN",
+    "INNER",
+    "LEFT",
+    "RIGHT",
+    "FULL",
+    "CROSS",
+    "NATURAL",
+    "ON",
+    "USING",
+    "UNION",
+    "EXCEPT",
+    "INTERSECT",
+    "MINUS",
+    "QUALIFY",
+    "WINDOW",
+    "AS",
+    "LATERAL",
+    "PIVOT",
+    "UNPIVOT",
+    "TABLESAMPLE",
+    "OUTER",
+    "SELECT",
+    "FROM",
+];
+
+/// Clauses that change no lineage and that the parser refuses in the dialect, cut out; `None`
+/// when there are none:
+///
+/// - T-SQL query hints `OPTION (...)` and join hints (`INNER LOOP JOIN`, `LEFT HASH JOIN`);
+/// - time travel other than BigQuery's and T-SQL's (which parse): Trino/Iceberg `FOR TIMESTAMP|
+///   VERSION AS OF x`, Delta `VERSION|TIMESTAMP AS OF x`, `FOR SYSTEM_TIME AS OF x`;
+/// - materialized view options between the name and `AS` (Redshift `AUTO REFRESH YES`,
+///   `BACKUP NO`, `DISTKEY(...)`) and Postgres's trailing `WITH [NO] DATA`;
+/// - Oracle physical attributes of a CTAS (`NOLOGGING PARALLEL 4 COMPRESS ...`);
+/// - Delta `INSERT INTO t REPLACE WHERE cond SELECT ...`: the condition (which rows are replaced).
+fn clean(text: &str, toks: &[(Token, i32)], dialect: Dialect) -> Option<String> {
+    let word = |i: usize, kw: &str| toks.get(i).is_some_and(|(t, _)| t.is_kw(text, kw));
+    let punct = |i: usize, c: u8| toks.get(i).is_some_and(|(t, _)| t.is_punct(text, c));
+    // The index of the `)` closing the `(` at index `open`.
+    let close = |open: usize| {
+        let depth = toks.get(open)?.1;
+        toks.iter().enumerate().skip(open + 1).find(|(_, (t, d))| *d == depth && t.is_punct(text, b')')).map(|(i, _)| i)
+    };
+    let span = |a: usize, b: usize| Some((toks.get(a)?.0.start, toks.get(b)?.0.end));
+    let mut cuts: Vec<(usize, usize)> = Vec::new();
+    let create_view = word(0, "CREATE") && toks.iter().take(6).any(|(t, _)| t.is_kw(text, "MATERIALIZED"));
+    if create_view {
+        let view = toks.iter().position(|(t, _)| t.is_kw(text, "VIEW"))?;
+        let mut at = view + 1;
+        if word(at, "IF") && word(at + 1, "NOT") && word(at + 2, "EXISTS") {
+            at += 3;
+        }
+        let name = dotted_name(text, toks, at)?;
+        let end = toks.get(at)?.0.start + name.len();
+        let after = toks.iter().position(|(t, _)| t.start >= end)?;
+        let after = if punct(after, b'(') { close(after)? + 1 } else { after };
+        let as_kw = find_kw(text, toks, after, "AS")?;
+        if as_kw > after {
+            cuts.push(span(after, as_kw - 1)?);
+        }
+        let n = toks.len();
+        if n >= 3 && word(n - 1, "DATA") && word(n - 2, "NO") && word(n - 3, "WITH") {
+            cuts.push(span(n - 3, n - 1)?);
+        } else if n >= 2 && word(n - 1, "DATA") && word(n - 2, "WITH") {
+            cuts.push(span(n - 2, n - 1)?);
+        }
+    } else if dialect == Dialect::Oracle && word(0, "CREATE") {
+        let table = toks.iter().take(6).position(|(t, d)| *d == 0 && t.is_kw(text, "TABLE"))?;
+        let name = dotted_name(text, toks, table + 1)?;
+        let end = toks.get(table + 1)?.0.start + name.len();
+        let after = toks.iter().position(|(t, _)| t.start >= end)?;
+        let after = if punct(after, b'(') { close(after)? + 1 } else { after };
+        let as_kw = find_kw(text, toks, after, "AS")?;
+        if as_kw > after && toks.get(as_kw + 1).is_some() {
+            cuts.push(span(after, as_kw - 1)?);
+        }
+    }
+    if dialect == Dialect::SparkSql && word(0, "INSERT") {
+        if let Some(r) = find_kw(text, toks, 1, "REPLACE").filter(|&r| word(r + 1, "WHERE")) {
+            let q = toks
+                .iter()
+                .enumerate()
+                .skip(r + 2)
+                .find(|(_, (t, d))| {
+                    *d == 0 && (t.is_kw(text, "SELECT") || t.is_kw(text, "WITH") || t.is_kw(text, "FROM"))
+                })
+                .map(|(i, _)| i)?;
+            cuts.push(span(r, q - 1)?);
+        }
+    }
+    let time_travel = !matches!(dialect, Dialect::BigQuery | Dialect::TSql);
+    let mut i = 0;
+    while i < toks.len() {
+        let (t, d) = toks.get(i)?;
+        let d = *d;
+        if t.kind != Kind::Word {
+            i += 1;
+            continue;
+        }
+        if dialect == Dialect::TSql {
+            if t.is_kw(text, "OPTION") && d == 0 && punct(i + 1, b'(') {
+                let c = close(i + 1)?;
+                cuts.push(span(i, c)?);
+                i = c + 1;
+                continue;
+            }
+            let hint = ["LOOP", "HASH", "MERGE", "REMOTE"].iter().any(|h| t.is_kw(text, h));
+            let after_join_kind = ["INNER", "OUTER", "LEFT", "RIGHT", "FULL"].iter().any(|k| i > 0 && word(i - 1, k));
+            if hint && after_join_kind && word(i + 1, "JOIN") {
+                cuts.push(span(i, i)?);
+            }
+        }
+        if time_travel {
+            let kinds = ["SYSTEM_TIME", "TIMESTAMP", "VERSION", "SYSTEM_VERSION"];
+            let expr_at = if t.is_kw(text, "FOR")
+                && kinds.iter().any(|k| word(i + 1, k))
+                && word(i + 2, "AS")
+                && word(i + 3, "OF")
+            {
+                Some(i + 4)
+            } else if (t.is_kw(text, "VERSION") || t.is_kw(text, "TIMESTAMP"))
+                && word(i + 1, "AS")
+                && word(i + 2, "OF")
+                && i > 0
+                && toks.get(i - 1).is_some_and(|(p, _)| matches!(p.kind, Kind::Word | Kind::Quoted))
+                && !word(i - 1, "SELECT")
+            {
+                Some(i + 3)
+            } else {
+                None
+            };
+            if let Some(e) = expr_at {
+                let lit = |k: usize| toks.get(k).is_some_and(|(x, _)| matches!(x.kind, Kind::Str | Kind::Number));
+                let last = if lit(e) {
+                    e
+                } else if lit(e + 1) && ["TIMESTAMP", "DATE"].iter().any(|k| word(e, k)) {
+                    e + 1
+                } else {
+                    let mut j = e;
+                    while let Some((x, xd)) = toks.get(j + 1) {
+                        let stop = *xd < d
+                            || (*xd == d
+                                && (x.is_punct(text, b',')
+                                    || x.is_punct(text, b';')
+                                    || x.is_punct(text, b')')
+                                    || AFTER_TABLE.iter().any(|k| x.is_kw(text, k))));
+                        if stop {
+                            break;
+                        }
+                        j += 1;
+                    }
+                    j
+                };
+                cuts.push(span(i, last)?);
+                i = last + 1;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    if cuts.is_empty() {
+        return None;
+    }
+    cuts.sort_unstable();
+    without(text, &cuts)
+}
+
+fn rewrite_one(text: &str, toks: Vec<(Token, i32)>, dialect: Dialect) -> Option<String> {
     let word = |i: usize, kw: &str| toks.get(i).is_some_and(|(t, _)| t.is_kw(text, kw));
     if dialect == Dialect::TSql && (word(0, "UPDATE") || word(0, "DELETE")) && word(1, "TOP") {
         let open = toks.get(2).filter(|(t, _)| t.is_punct(text, b'('))?;
@@ -856,7 +1053,9 @@ pub(crate) fn rewrite(text: &str, dialect: Dialect) -> Option<String> {
         ));
     }
     if matches!(dialect, Dialect::SparkSql | Dialect::Hive) && word(0, "CREATE") {
-        return spark_table_clauses(text, &toks);
+        if let Some(r) = spark_table_clauses(text, &toks) {
+            return Some(r);
+        }
     }
     if word(0, "LOAD") && word(1, "DATA") {
         let into = find_kw(text, &toks, 2, "INTO")?;
@@ -977,9 +1176,16 @@ fn create_like_or_copy(text: &str, toks: &[(Token, i32)]) -> Option<String> {
     let end = toks.get(at)?.0.start + name.len();
     let after = toks.iter().position(|(t, _)| t.start >= end)?;
     let snapshot = toks.iter().take(table).any(|(t, _)| t.is_kw(text, "SNAPSHOT"));
-    if (word(after, "COPY") || (snapshot && word(after, "CLONE"))) && toks.get(after + 1).is_some() {
-        let rest = text.get(toks.get(after + 1)?.0.start..)?;
-        return Some(format!("CREATE TABLE {name} CLONE {rest}"));
+    let shallow = (word(after, "SHALLOW") || word(after, "DEEP")) && word(after + 1, "CLONE");
+    if word(after, "COPY") || (snapshot && word(after, "CLONE")) || shallow {
+        // The source's name only: its time-travel clause changes no lineage.
+        let from = dotted_name(text, toks, if shallow { after + 2 } else { after + 1 })?;
+        let head = if snapshot {
+            format!("CREATE TABLE {name}")
+        } else {
+            text.get(..toks.get(after)?.0.start)?.trim_end().to_string()
+        };
+        return Some(format!("{head} CLONE {from}"));
     }
     let open = toks.get(after).filter(|(t, _)| t.is_punct(text, b'('))?;
     if !word(after + 1, "LIKE") {
