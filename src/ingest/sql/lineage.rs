@@ -2242,6 +2242,24 @@ impl<'a> Analyzer<'a> {
         r
     }
 
+    /// The one base table behind CTE `name` (T-SQL `WITH c AS (SELECT ... FROM t) DELETE FROM c`
+    /// deletes from `t`); `None` when `name` is no CTE or reads several tables.
+    fn cte_base(&self, name: &ObjectName) -> Option<String> {
+        let parts = idents(name);
+        if parts.len() != 1 {
+            return None;
+        }
+        let key = lower(&parts.first()?.value);
+        let (_, o) = self.ctes.iter().rev().find(|(k, _)| *k == key)?;
+        let mut tables: BTreeSet<&String> = o.cols.iter().flat_map(|c| c.lin.sources.iter().map(|(t, _)| t)).collect();
+        tables.extend(o.star_tables.iter());
+        let mut it = tables.into_iter();
+        match (it.next(), it.next()) {
+            (Some(t), None) => Some(t.clone()),
+            _ => None,
+        }
+    }
+
     /// The table behind alias `name` among `from`'s relations (T-SQL `UPDATE a ... FROM t a`).
     fn aliased_table(&self, name: &ObjectName, from: &[TableWithJoins]) -> Option<String> {
         let parts = idents(name);
@@ -2277,7 +2295,7 @@ impl<'a> Analyzer<'a> {
         let default_target = match (&aliased, target_name) {
             (Some(t), _) => t.clone(),
             (None, Some(n)) => {
-                let t = self.qualify(n);
+                let t = self.cte_base(n).unwrap_or_else(|| self.qualify(n));
                 self.join_item(&u.table, &mut rels, &mut using, &mut deferred, None);
                 t
             }
@@ -2353,10 +2371,10 @@ impl<'a> Analyzer<'a> {
             FromTable::WithFromKeyword(v) | FromTable::WithoutKeyword(v) => v,
         };
         let target = if let Some(n) = d.tables.first() {
-            self.aliased_table(n, from).unwrap_or_else(|| self.qualify(n))
+            self.aliased_table(n, from).or_else(|| self.cte_base(n)).unwrap_or_else(|| self.qualify(n))
         } else {
             match from.first().map(|t| &t.relation) {
-                Some(TableFactor::Table { name, .. }) => self.qualify(name),
+                Some(TableFactor::Table { name, .. }) => self.cte_base(name).unwrap_or_else(|| self.qualify(name)),
                 _ => return StmtResult { operation: "DELETE".into(), ..StmtResult::default() },
             }
         };

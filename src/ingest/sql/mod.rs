@@ -295,7 +295,9 @@ fn procedural(text: &str, dialect: Dialect) -> Option<String> {
     let second = toks.next();
     let w = first.text(text).to_ascii_uppercase();
     match w.as_str() {
-        "IF" | "WHILE" | "LOOP" | "FOR" | "REPEAT" | "ELSE" => Some(text.to_string()),
+        "IF" | "WHILE" | "LOOP" | "FOR" | "REPEAT" | "ELSE" | "ELSEIF" | "ELSIF" => Some(text.to_string()),
+        // The `END IF;` of a block split at its inner `;`s.
+        "END" if dialect != Dialect::TSql => Some(text.to_string()),
         "DECLARE" if dialect != Dialect::TSql => Some(text.to_string()),
         "BEGIN" => {
             let s = second?;
@@ -306,16 +308,55 @@ fn procedural(text: &str, dialect: Dialect) -> Option<String> {
                 Some(text.to_string())
             }
         }
-        "DO" | "EXECUTE" => {
-            // `DO $$ ... $$`, Snowflake `EXECUTE IMMEDIATE $$ ... $$`.
-            let body = lexer::Lexer::new(text, Dialect::Postgres).find(|t| t.kind == lexer::Kind::Dollar)?;
-            let b = body.text(text);
-            let open = b.get(1..).and_then(|r| r.find('$')).map(|p| p + 2)?;
-            let inner = b.get(open..b.len().saturating_sub(open))?;
-            Some(inner.to_string())
-        }
+        "EXECUTE" | "EXEC" if dialect != Dialect::Postgres => dynamic_sql(text, dialect).or_else(|| dollar_body(text)),
+        "DO" => dollar_body(text),
         _ => None,
     }
+}
+
+/// Dynamic SQL given whole as one literal: `EXECUTE IMMEDIATE 'INSERT ...'` (Oracle, BigQuery,
+/// Snowflake), T-SQL `EXEC sp_executesql N'...'`: the literal's text. `None` when the statement
+/// is built from pieces (its text is not known before it runs).
+fn dynamic_sql(text: &str, dialect: Dialect) -> Option<String> {
+    let toks: Vec<lexer::Token> = lexer::Lexer::new(text, dialect).filter(lexer::Token::significant).collect();
+    let first = toks.first()?.text(text).to_ascii_uppercase();
+    if first != "EXEC" && first != "EXECUTE" {
+        return None;
+    }
+    let second = toks.get(1)?.text(text).to_ascii_uppercase();
+    if second != "IMMEDIATE" && !second.ends_with("SP_EXECUTESQL") {
+        return None;
+    }
+    let lit = toks.get(2).filter(|t| t.kind == lexer::Kind::Str)?;
+    let alone = toks.get(3).is_none_or(|t| {
+        t.is_punct(text, b';') || t.is_punct(text, b',') || t.is_kw(text, "USING") || t.is_kw(text, "INTO")
+    });
+    if !alone {
+        return None;
+    }
+    let raw = lit.text(text);
+    let raw = raw.strip_prefix(['N', 'n']).unwrap_or(raw);
+    Some(split::unquote_string(raw))
+}
+
+/// A statement of a procedure body, or the statements of the dynamic SQL it runs (one level).
+fn expand_dynamic(stmt: String, dialect: Dialect) -> Vec<String> {
+    match dynamic_sql(&stmt, dialect) {
+        Some(inner) => split::body_statements(&inner, dialect).into_iter().map(|(_, s)| s).collect(),
+        // Built from pieces: what it runs is not known.
+        None if matches!(first_word(&stmt, dialect).as_str(), "EXEC" | "EXECUTE") => Vec::new(),
+        None => vec![stmt],
+    }
+}
+
+/// The inside of the first `$tag$ ... $tag$` in `text`: `DO $$ ... $$`, Snowflake `EXECUTE
+/// IMMEDIATE $$ ... $$`.
+fn dollar_body(text: &str) -> Option<String> {
+    let body = lexer::Lexer::new(text, Dialect::Postgres).find(|t| t.kind == lexer::Kind::Dollar)?;
+    let b = body.text(text);
+    let open = b.get(1..).and_then(|r| r.find('$')).map(|p| p + 2)?;
+    let inner = b.get(open..b.len().saturating_sub(open))?;
+    Some(inner.to_string())
 }
 
 fn parse(
@@ -491,14 +532,18 @@ pub fn analyze(
                     units.push(fixed("CREATE_PROCEDURE", vec![], vec![], &piece, Some(routine.name.clone())));
                 }
                 for (_, stmt) in body {
-                    if !push_rewritten(&mut units, index, &stmt, Some(routine.name.clone()), true) {
-                        push(&mut units, index, stmt, Some(routine.name.clone()), true);
+                    for stmt in expand_dynamic(stmt, dialect) {
+                        if !push_rewritten(&mut units, index, &stmt, Some(routine.name.clone()), true) {
+                            push(&mut units, index, stmt, Some(routine.name.clone()), true);
+                        }
                     }
                 }
             } else if let Some(body) = procedural(&piece, dialect) {
                 for (_, stmt) in split::body_statements(&body, dialect) {
-                    if !push_rewritten(&mut units, index, &stmt, None, true) {
-                        push(&mut units, index, stmt, None, true);
+                    for stmt in expand_dynamic(stmt, dialect) {
+                        if !push_rewritten(&mut units, index, &stmt, None, true) {
+                            push(&mut units, index, stmt, None, true);
+                        }
                     }
                 }
             } else if !push_rewritten(&mut units, index, &piece, None, false) {

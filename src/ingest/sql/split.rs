@@ -35,6 +35,15 @@ pub fn split_statements(script: &str, dialect: Dialect) -> Vec<(usize, String)> 
 pub(crate) fn body_statements(body: &str, dialect: Dialect) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     for (offset, text) in split(body, dialect, Mode::Body) {
+        // Dynamic SQL (`EXECUTE IMMEDIATE '...'`, `EXEC sp_executesql N'...'`) is kept whole: the
+        // caller analyses the statement in its literal.
+        let mut words = Lexer::new(&text, dialect).filter(|t| t.kind == Kind::Word).map(|t| upper(t.text(&text)));
+        if let (Some("EXEC" | "EXECUTE"), Some(w)) = (words.next().as_deref(), words.next()) {
+            if w == "IMMEDIATE" || w.ends_with("SP_EXECUTESQL") {
+                out.push((offset, text.trim_end().to_string()));
+                continue;
+            }
+        }
         if let Some(cut) = first_dml_keyword(&text, dialect) {
             let piece = text.get(cut..).unwrap_or("").trim_end();
             if !piece.is_empty() {
@@ -635,7 +644,7 @@ fn dollar_body(text: &str) -> &str {
     inner.strip_suffix(tag).unwrap_or(inner)
 }
 
-fn unquote_string(text: &str) -> String {
+pub(crate) fn unquote_string(text: &str) -> String {
     let inner = text.strip_prefix('\'').unwrap_or(text);
     let inner = inner.strip_suffix('\'').unwrap_or(inner);
     inner.replace("''", "'").replace("\\'", "'")
@@ -883,6 +892,26 @@ fn clean(text: &str, toks: &[(Token, i32)], dialect: Dialect) -> Option<String> 
     };
     let span = |a: usize, b: usize| Some((toks.get(a)?.0.start, toks.get(b)?.0.end));
     let mut cuts: Vec<(usize, usize)> = Vec::new();
+    if word(0, "CREATE") {
+        // Oracle `CREATE OR REPLACE FORCE EDITIONABLE VIEW` (as DBMS_METADATA writes it), Trino
+        // `CREATE VIEW v SECURITY INVOKER AS`: view options that change no lineage.
+        let view = toks.iter().take(8).position(|(t, d)| *d == 0 && t.is_kw(text, "VIEW"));
+        if let Some(v) = view {
+            for k in 1..v {
+                let opt = ["FORCE", "NOFORCE", "EDITIONABLE", "NONEDITIONABLE", "EDITIONING"];
+                if opt.iter().any(|o| word(k, o)) {
+                    cuts.push(span(k, k)?);
+                }
+            }
+            if let Some(sec) =
+                toks.iter().skip(v).position(|(t, d)| *d == 0 && t.is_kw(text, "SECURITY")).map(|p| p + v)
+            {
+                if (word(sec + 1, "INVOKER") || word(sec + 1, "DEFINER")) && word(sec + 2, "AS") {
+                    cuts.push(span(sec, sec + 1)?);
+                }
+            }
+        }
+    }
     let create_view = word(0, "CREATE") && toks.iter().take(6).any(|(t, _)| t.is_kw(text, "MATERIALIZED"));
     if create_view {
         let view = toks.iter().position(|(t, _)| t.is_kw(text, "VIEW"))?;
@@ -905,15 +934,19 @@ fn clean(text: &str, toks: &[(Token, i32)], dialect: Dialect) -> Option<String> 
             cuts.push(span(n - 2, n - 1)?);
         }
     } else if dialect == Dialect::Oracle && word(0, "CREATE") {
-        let table = toks.iter().take(6).position(|(t, d)| *d == 0 && t.is_kw(text, "TABLE"))?;
-        let name = dotted_name(text, toks, table + 1)?;
-        let end = toks.get(table + 1)?.0.start + name.len();
-        let after = toks.iter().position(|(t, _)| t.start >= end)?;
-        let after = if punct(after, b'(') { close(after)? + 1 } else { after };
-        let as_kw = find_kw(text, toks, after, "AS")?;
-        if as_kw > after && toks.get(as_kw + 1).is_some() {
-            cuts.push(span(after, as_kw - 1)?);
-        }
+        let attributes = || {
+            let table = toks.iter().take(6).position(|(t, d)| *d == 0 && t.is_kw(text, "TABLE"))?;
+            let name = dotted_name(text, toks, table + 1)?;
+            let end = toks.get(table + 1)?.0.start + name.len();
+            let after = toks.iter().position(|(t, _)| t.start >= end)?;
+            let after = if punct(after, b'(') { close(after)? + 1 } else { after };
+            let as_kw = find_kw(text, toks, after, "AS")?;
+            if as_kw > after && toks.get(as_kw + 1).is_some() {
+                return span(after, as_kw - 1);
+            }
+            None
+        };
+        cuts.extend(attributes());
     }
     if dialect == Dialect::SparkSql && word(0, "INSERT") {
         if let Some(r) = find_kw(text, toks, 1, "REPLACE").filter(|&r| word(r + 1, "WHERE")) {
