@@ -242,20 +242,20 @@ fn probe() {
             default_schema: v["default_schema"].as_str().map(str::to_string),
             ..Options::default()
         };
-        println!("=== [{}] {}", v["dialect"].as_str().unwrap_or(""), statements.join(" ;; "));
+        eprintln!("=== [{}] {}", v["dialect"].as_str().unwrap_or(""), statements.join(" ;; "));
         for r in analyze(&statements, dialect, &options, &catalog) {
-            println!("  op={} targets={:?} sources={:?}", r.operation, r.targets, r.sources);
+            eprintln!("  op={} targets={:?} sources={:?}", r.operation, r.targets, r.sources);
             for c in &r.columns {
-                println!("    {} <- {:?}{}", c.target, c.sources, if c.derived { " (derived)" } else { "" });
+                eprintln!("    {} <- {:?}{}", c.target, c.sources, if c.derived { " (derived)" } else { "" });
             }
             if !r.errors.is_empty() {
-                println!("  ERRORS {:?}", r.errors);
+                eprintln!("  ERRORS {:?}", r.errors);
             }
             if !r.unresolved.is_empty() {
-                println!("  unresolved {:?}", r.unresolved);
+                eprintln!("  unresolved {:?}", r.unresolved);
             }
             if let Some(l) = &r.external_location {
-                println!("  location {l}");
+                eprintln!("  location {l}");
             }
         }
     }
