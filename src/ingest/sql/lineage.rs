@@ -1735,6 +1735,7 @@ impl<'a> Analyzer<'a> {
                 let out = self.query(q, None);
                 let cols: Vec<(String, Lin)> = out.cols.iter().map(|c| (c.name.clone(), c.lin.clone())).collect();
                 let intermediate = self.create(&target, &cols, true, true);
+                self.keep_stars(&target, &out.star_tables);
                 StmtResult {
                     operation: "VIEW".into(),
                     columns: self.columns_out(&target, &cols),
@@ -2006,6 +2007,17 @@ impl<'a> Analyzer<'a> {
         kind == EntryKind::Intermediate
     }
 
+    /// A view or intermediate table made with `SELECT *` over a table of unknown columns: a later
+    /// reference to any of its columns is that table's column.
+    fn keep_stars(&mut self, target: &str, stars: &[String]) {
+        if stars.is_empty() {
+            return;
+        }
+        if let Some(e) = self.session.get_mut(&lower(target)).filter(|e| e.kind != EntryKind::Table) {
+            e.out = Rc::new(Output::new(e.out.cols.clone(), stars.to_vec()));
+        }
+    }
+
     /// Merges what a write (INSERT, MERGE, UPDATE) adds to a table created earlier in the call.
     /// Returns whether the target is intermediate.
     fn write(&mut self, target: &str, cols: &[(String, Lin)]) -> bool {
@@ -2088,6 +2100,7 @@ impl<'a> Analyzer<'a> {
         let target = self.qualify(&name);
         let cols: Vec<(String, Lin)> = out.cols.iter().map(|c| (c.name.clone(), c.lin.clone())).collect();
         let intermediate = self.create(&target, &cols, temp, false);
+        self.keep_stars(&target, &out.star_tables);
         StmtResult {
             operation: "CTAS".into(),
             columns: self.columns_out(&target, &cols),
@@ -2125,7 +2138,10 @@ impl<'a> Analyzer<'a> {
         } else if let Some(names) = self.target_columns(&target) {
             Self::pairs(&names, &out)
         } else if out.star_tables.is_empty() {
-            out.cols.iter().filter(|c| !c.name.starts_with("column")).map(|c| (c.name.clone(), c.lin.clone())).collect()
+            // By the select list's names; an unnamed expression (`a + 1`) names no column.
+            let named =
+                |n: &str| !n.starts_with("column") && n.chars().all(|c| c.is_alphanumeric() || "_$#@".contains(c));
+            out.cols.iter().filter(|c| named(&c.name)).map(|c| (c.name.clone(), c.lin.clone())).collect()
         } else {
             Vec::new()
         };
@@ -2490,6 +2506,7 @@ impl<'a> Analyzer<'a> {
                 Self::pairs(&col_names, &out)
             };
             let intermediate = self.create(&target, &cols, temp, false);
+            self.keep_stars(&target, &out.star_tables);
             return StmtResult {
                 operation: "CTAS".into(),
                 columns: self.columns_out(&target, &cols),
@@ -2552,6 +2569,7 @@ impl<'a> Analyzer<'a> {
             Self::pairs(&names, &out)
         };
         let intermediate = self.create(&target, &cols, cv.temporary, true);
+        self.keep_stars(&target, &out.star_tables);
         StmtResult {
             operation: "VIEW".into(),
             columns: self.columns_out(&target, &cols),
@@ -2613,7 +2631,14 @@ fn renamed_rc(o: Rc<Output>, names: &[String]) -> Rc<Output> {
 fn table_option_location(ct: &CreateTable) -> Option<String> {
     let text = ct.table_options.to_string();
     let upper = text.to_ascii_uppercase();
-    let at = upper.find("LOCATION")?;
+    let Some(at) = upper.find("LOCATION") else {
+        // BigQuery `OPTIONS (uris = ['gs://...', ...])`: the first URI.
+        let at = upper.find("URIS")?;
+        let rest = text.get(at..)?;
+        let open = rest.find('\'')? + 1;
+        let len = rest.get(open..)?.find('\'')?;
+        return rest.get(open..open + len).map(str::to_string);
+    };
     let rest = text.get(at + "LOCATION".len()..)?.trim_start().trim_start_matches('=').trim_start();
     let value: String = if let Some(r) = rest.strip_prefix('\'') {
         r.split('\'').next().unwrap_or("").to_string()

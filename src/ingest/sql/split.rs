@@ -1086,6 +1086,21 @@ fn rewrite_one(text: &str, toks: Vec<(Token, i32)>, dialect: Dialect) -> Option<
         ));
     }
     if matches!(dialect, Dialect::SparkSql | Dialect::Hive) && word(0, "CREATE") {
+        // `CREATE TEMPORARY VIEW v USING fmt OPTIONS (path 'p', ...)`: a view of the files at p.
+        let view = toks.iter().take(6).position(|(t, _)| t.is_kw(text, "VIEW"));
+        if let Some(v) =
+            view.filter(|&v| toks.iter().take(v).any(|(t, _)| t.is_kw(text, "TEMPORARY") || t.is_kw(text, "TEMP")))
+        {
+            if let Some(name) = dotted_name(text, &toks, v + 1) {
+                let using = find_kw(text, &toks, v + 1, "USING");
+                let path = toks.iter().position(|(t, d)| *d == 1 && t.is_kw(text, "PATH"));
+                if let (Some(_), Some(p)) = (using, path) {
+                    let p = toks.get(p + 1).filter(|(t, _)| t.kind == Kind::Str)?.0.text(text);
+                    let p = p.trim_matches('\'').replace('`', "");
+                    return Some(format!("CREATE TEMPORARY VIEW {name} AS SELECT * FROM `{p}`"));
+                }
+            }
+        }
         if let Some(r) = spark_table_clauses(text, &toks) {
             return Some(r);
         }
