@@ -1135,9 +1135,31 @@ fn rewrite_one(text: &str, toks: Vec<(Token, i32)>, dialect: Dialect) -> Option<
         return Some(format!("INSERT INTO {name} BY NAME SELECT * FROM {from}"));
     }
     if word(0, "CREATE") {
-        if let Some(r) = create_like_or_copy(text, &toks) {
+        if let Some(r) = create_like_or_copy(text, &toks).or_else(|| ctas_column_names(text, &toks)) {
             return Some(r);
         }
+    }
+    if matches!(dialect, Dialect::MySql | Dialect::MariaDb) && word(0, "UPDATE") {
+        // `UPDATE t, s SET ...`: the comma join written as the parser takes it.
+        let set = find_kw(text, &toks, 1, "SET")?;
+        let commas: Vec<(usize, usize)> = toks
+            .iter()
+            .take(set)
+            .filter(|(t, d)| *d == 0 && t.is_punct(text, b','))
+            .map(|(t, _)| (t.start, t.end))
+            .collect();
+        if commas.is_empty() {
+            return None;
+        }
+        let mut out = String::with_capacity(text.len() + 16 * commas.len());
+        let mut at = 0;
+        for (a, b) in commas {
+            out.push_str(text.get(at..a)?);
+            out.push_str(" CROSS JOIN ");
+            at = b;
+        }
+        out.push_str(text.get(at..)?);
+        return Some(out);
     }
     if word(0, "INSERT") && word(1, "OVERWRITE") {
         return overwrite_directory(text, &toks);
@@ -1288,4 +1310,46 @@ fn overwrite_directory(text: &str, toks: &[(Token, i32)]) -> Option<String> {
     let path = path?;
     let local = if local { "LOCAL " } else { "" };
     Some(format!("INSERT OVERWRITE {local}DIRECTORY {path} {}", text.get(toks.get(query)?.0.start..)?))
+}
+
+/// `CREATE TABLE t (a, b) AS query` (column names without types, Snowflake and Postgres):
+/// `CREATE TABLE t AS SELECT * FROM (query) AS _q (a, b)`, the query's columns renamed by
+/// position. `None` for anything else.
+fn ctas_column_names(text: &str, toks: &[(Token, i32)]) -> Option<String> {
+    let word = |i: usize, kw: &str| toks.get(i).is_some_and(|(t, _)| t.is_kw(text, kw));
+    let table = toks.iter().take(8).position(|(t, d)| *d == 0 && t.is_kw(text, "TABLE"))?;
+    let mut at = table + 1;
+    if word(at, "IF") && word(at + 1, "NOT") && word(at + 2, "EXISTS") {
+        at += 3;
+    }
+    let name = dotted_name(text, toks, at)?;
+    let end = toks.get(at)?.0.start + name.len();
+    let open = toks.iter().position(|(t, _)| t.start >= end)?;
+    if !toks.get(open).is_some_and(|(t, _)| t.is_punct(text, b'(')) {
+        return None;
+    }
+    // Names and commas only, up to the `)`.
+    let mut i = open + 1;
+    loop {
+        let (t, _) = toks.get(i)?;
+        if !matches!(t.kind, Kind::Word | Kind::Quoted) {
+            return None;
+        }
+        let (n, _) = toks.get(i + 1)?;
+        if n.is_punct(text, b')') {
+            i += 2;
+            break;
+        }
+        if !n.is_punct(text, b',') {
+            return None;
+        }
+        i += 2;
+    }
+    if !word(i, "AS") || toks.get(i + 1).is_none() {
+        return None;
+    }
+    let names = text.get(toks.get(open)?.0.start..toks.get(i - 1)?.0.end)?;
+    let query = text.get(toks.get(i + 1)?.0.start..)?.trim_end().trim_end_matches(';');
+    let head = text.get(..toks.get(open)?.0.start)?.trim_end();
+    Some(format!("{head} AS SELECT * FROM ({query}) AS _q {names}"))
 }
