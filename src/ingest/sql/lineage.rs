@@ -19,12 +19,12 @@ use std::ops::ControlFlow;
 use std::rc::Rc;
 
 use sqlparser::ast::{
-    AssignmentTarget, BinaryOperator, CopySource, CopyTarget, CreateTable, CreateView, Delete, Expr, FromTable,
-    FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr, Ident, Insert, JoinConstraint, JoinOperator, Merge,
-    MergeAction, MergeInsertKind, MergeUpdateKind, NamedWindowDefinition, NamedWindowExpr, ObjectName, ObjectNamePart,
-    ObjectType, OutputClause, Query, Select, SelectItem, SelectItemQualifiedWildcardKind, SetExpr, Statement,
-    TableAlias, TableFactor, TableObject, TableWithJoins, Update, UpdateTableFromKind, Use, Visit, Visitor,
-    WildcardAdditionalOptions, WindowType,
+    AccessExpr, AssignmentTarget, BinaryOperator, CopySource, CopyTarget, CreateTable, CreateView, Delete, Expr,
+    FromTable, FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr, Ident, Insert, JoinConstraint,
+    JoinOperator, Merge, MergeAction, MergeInsertKind, MergeUpdateKind, NamedWindowDefinition, NamedWindowExpr,
+    ObjectName, ObjectNamePart, ObjectType, OutputClause, Query, Select, SelectItem, SelectItemQualifiedWildcardKind,
+    SetExpr, Statement, TableAlias, TableFactor, TableObject, TableWithJoins, Update, UpdateTableFromKind, Use, Visit,
+    Visitor, WildcardAdditionalOptions, WindowType,
 };
 
 use super::{ColumnLineage, Columns, Dialect, Options};
@@ -624,11 +624,47 @@ impl Visitor for Walker<'_, '_> {
                 self.absorb(r);
             }
             Expr::CompoundIdentifier(ids) => {
-                if ids.first().is_some_and(|f| self.lambda.contains(&lower(&f.value))) {
+                let addr = e as *const Expr as usize;
+                if self.skip.contains(&addr) || ids.first().is_some_and(|f| self.lambda.contains(&lower(&f.value))) {
                     return ControlFlow::Continue(());
                 }
                 let r = self.an.resolve(self.scope, ids);
                 self.absorb(r);
+            }
+            // `t.arr[1]`, `col.field[0].x`, `(t.rec).field`: the leading names are one column
+            // reference (qualifier and struct fields included); the names after a `.` further on
+            // are fields, not columns. Subscripts are visited as expressions.
+            Expr::CompoundFieldAccess { root, access_chain } => {
+                let mut ids: Vec<Ident> = match &**root {
+                    Expr::Identifier(id) => vec![id.clone()],
+                    Expr::CompoundIdentifier(ids) => ids.clone(),
+                    _ => Vec::new(),
+                };
+                let lead = !ids.is_empty();
+                if lead {
+                    self.skip.push(&**root as *const Expr as usize);
+                }
+                let mut in_lead = lead;
+                for a in access_chain {
+                    match a {
+                        AccessExpr::Dot(x @ (Expr::Identifier(_) | Expr::CompoundIdentifier(_))) => {
+                            if in_lead {
+                                match x {
+                                    Expr::Identifier(id) => ids.push(id.clone()),
+                                    Expr::CompoundIdentifier(more) => ids.extend(more.iter().cloned()),
+                                    _ => {}
+                                }
+                            }
+                            self.skip.push(x as *const Expr as usize);
+                        }
+                        _ => in_lead = false,
+                    }
+                }
+                if lead && !ids.first().is_some_and(|f| self.lambda.contains(&lower(&f.value))) {
+                    let r = self.an.resolve(self.scope, &ids);
+                    self.absorb(r);
+                    self.last_derived = Some(true);
+                }
             }
             _ => {}
         }

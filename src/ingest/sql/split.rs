@@ -840,6 +840,33 @@ fn without(text: &str, cuts: &[(usize, usize)]) -> Option<String> {
     Some(out)
 }
 
+const TSQL_TABLE_HINTS: &[&str] = &[
+    "NOLOCK",
+    "HOLDLOCK",
+    "TABLOCK",
+    "TABLOCKX",
+    "ROWLOCK",
+    "UPDLOCK",
+    "XLOCK",
+    "PAGLOCK",
+    "READUNCOMMITTED",
+    "READCOMMITTED",
+    "READCOMMITTEDLOCK",
+    "REPEATABLEREAD",
+    "SERIALIZABLE",
+    "READPAST",
+    "NOWAIT",
+    "SNAPSHOT",
+    "FORCESEEK",
+    "FORCESCAN",
+    "INDEX",
+    "NOEXPAND",
+    "KEEPIDENTITY",
+    "KEEPDEFAULTS",
+    "IGNORE_CONSTRAINTS",
+    "IGNORE_TRIGGERS",
+];
+
 /// Words that end a time-travel expression (`FOR SYSTEM_TIME AS OF <expr>`).
 const AFTER_TABLE: &[&str] = &[
     "WHERE",
@@ -972,6 +999,18 @@ fn clean(text: &str, toks: &[(Token, i32)], dialect: Dialect) -> Option<String> 
         }
         if dialect == Dialect::TSql {
             if t.is_kw(text, "OPTION") && d == 0 && punct(i + 1, b'(') {
+                let c = close(i + 1)?;
+                cuts.push(span(i, c)?);
+                i = c + 1;
+                continue;
+            }
+            // Table hints, `dbo.t WITH (TABLOCK)`: refused after an INSERT or MERGE target.
+            let table_hint = t.is_kw(text, "WITH")
+                && punct(i + 1, b'(')
+                && i > 0
+                && toks.get(i - 1).is_some_and(|(p, _)| matches!(p.kind, Kind::Word | Kind::Quoted))
+                && TSQL_TABLE_HINTS.iter().any(|h| word(i + 2, h));
+            if table_hint {
                 let c = close(i + 1)?;
                 cuts.push(span(i, c)?);
                 i = c + 1;
@@ -1247,7 +1286,8 @@ fn create_like_or_copy(text: &str, toks: &[(Token, i32)]) -> Option<String> {
     let after = toks.iter().position(|(t, _)| t.start >= end)?;
     let snapshot = toks.iter().take(table).any(|(t, _)| t.is_kw(text, "SNAPSHOT"));
     let shallow = (word(after, "SHALLOW") || word(after, "DEEP")) && word(after + 1, "CLONE");
-    if word(after, "COPY") || (snapshot && word(after, "CLONE")) || shallow {
+    // Snowflake's `COPY GRANTS` is no copy of data.
+    if (word(after, "COPY") && !word(after + 1, "GRANTS")) || (snapshot && word(after, "CLONE")) || shallow {
         // The source's name only: its time-travel clause changes no lineage.
         let from = dotted_name(text, toks, if shallow { after + 2 } else { after + 1 })?;
         let head = if snapshot {
