@@ -310,6 +310,24 @@ fn procedural(text: &str, dialect: Dialect) -> Option<String> {
         }
         "EXECUTE" | "EXEC" if dialect != Dialect::Postgres => dynamic_sql(text, dialect).or_else(|| dollar_body(text)),
         "DO" => dollar_body(text),
+        // Snowflake `CREATE [OR REPLACE] TASK|PIPE name ... AS <statement>`: the statement runs.
+        "CREATE" if dialect == Dialect::Snowflake => {
+            let toks: Vec<lexer::Token> =
+                lexer::Lexer::new(text, dialect).filter(lexer::Token::significant).take(64).collect();
+            let kind = toks.iter().take(4).position(|t| t.is_kw(text, "TASK") || t.is_kw(text, "PIPE"))?;
+            let mut depth = 0i32;
+            for (i, t) in toks.iter().enumerate().skip(kind + 1) {
+                if t.is_punct(text, b'(') {
+                    depth += 1;
+                } else if t.is_punct(text, b')') {
+                    depth -= 1;
+                } else if depth == 0 && t.is_kw(text, "AS") {
+                    let next = toks.get(i + 1)?;
+                    return text.get(next.start..).map(str::to_string);
+                }
+            }
+            None
+        }
         _ => None,
     }
 }

@@ -91,6 +91,7 @@ fn one_of(w: &str, list: &[&str]) -> bool {
 
 /// Previous tokens after which a statement keyword continues the statement.
 const CONTINUES_AFTER: &[&str] = &[
+    "BULK",
     "THEN",
     "ON",
     "FOR",
@@ -166,8 +167,20 @@ const STARTS: &[&str] = &[
     "DESCRIBE", "LOAD",
 ];
 
-const TSQL_STARTS: &[&str] =
-    &["IF", "WHILE", "RETURN", "PRINT", "RAISERROR", "THROW", "WAITFOR", "OPEN", "CLOSE", "DEALLOCATE", "FETCH"];
+const TSQL_STARTS: &[&str] = &[
+    "IF",
+    "ELSE",
+    "WHILE",
+    "RETURN",
+    "PRINT",
+    "RAISERROR",
+    "THROW",
+    "WAITFOR",
+    "OPEN",
+    "CLOSE",
+    "DEALLOCATE",
+    "FETCH",
+];
 
 struct Splitter<'s> {
     src: &'s str,
@@ -395,7 +408,8 @@ impl Splitter<'_> {
                 if self.multi_insert || self.first == "FROM" {
                     return false;
                 }
-                self.seen_query || !one_of(&self.first, TAKES_QUERY)
+                // T-SQL `ELSE INSERT ... SELECT|VALUES`: the query belongs to the statement.
+                self.seen_query || !(one_of(&self.first, TAKES_QUERY) || self.first == "ELSE")
             }
             "INSERT" | "UPDATE" | "DELETE" | "MERGE" | "UPSERT" | "REPLACE" => {
                 if self.next_is_punct(i, b'(') || self.first == "FROM" {
@@ -1142,6 +1156,37 @@ fn rewrite_one(text: &str, toks: Vec<(Token, i32)>, dialect: Dialect) -> Option<
         }
         if let Some(r) = spark_table_clauses(text, &toks) {
             return Some(r);
+        }
+    }
+    if dialect == Dialect::TSql && word(0, "BULK") && word(1, "INSERT") {
+        // `BULK INSERT t FROM 'file' WITH (...)`: a load.
+        let name = dotted_name(text, &toks, 2)?;
+        let from = find_kw(text, &toks, 2, "FROM")?;
+        let file = toks.get(from + 1).filter(|(t, _)| t.kind == Kind::Str)?.0.text(text);
+        return Some(format!("LOAD DATA INPATH {file} INTO TABLE {name}"));
+    }
+    if dialect == Dialect::SparkSql && word(0, "COPY") && word(1, "INTO") {
+        // Databricks `COPY INTO t FROM 'path' | (SELECT ... FROM 'path') FILEFORMAT = ...`.
+        let from = find_kw(text, &toks, 2, "FROM")?;
+        let name = text.get(toks.get(2)?.0.start..toks.get(from)?.0.start)?.trim();
+        let file = toks.iter().skip(from).find(|(t, _)| t.kind == Kind::Str)?.0.text(text);
+        return Some(format!("LOAD DATA INPATH {file} INTO TABLE {name}"));
+    }
+    if dialect == Dialect::Snowflake && word(0, "CREATE") {
+        // `CREATE [OR REPLACE] STREAM s [IF NOT EXISTS] ON TABLE|VIEW t ...`: changes of t, read
+        // like a view of it.
+        if let Some(k) = toks.iter().take(4).position(|(t, _)| t.is_kw(text, "STREAM")) {
+            let mut at = k + 1;
+            if word(at, "IF") && word(at + 1, "NOT") && word(at + 2, "EXISTS") {
+                at += 3;
+            }
+            let name = dotted_name(text, &toks, at)?;
+            let on = find_kw(text, &toks, at, "ON")?;
+            if !(word(on + 1, "TABLE") || word(on + 1, "VIEW")) {
+                return None;
+            }
+            let src = dotted_name(text, &toks, on + 2)?;
+            return Some(format!("CREATE VIEW {name} AS SELECT * FROM {src}"));
         }
     }
     if word(0, "LOAD") && word(1, "DATA") {
