@@ -330,6 +330,8 @@ pub(crate) struct Analyzer<'a> {
     constant: bool,
     /// Inside subqueries of filters: nothing is reported unresolved.
     quiet: usize,
+    /// What the data-modifying CTEs of the statement wrote (`WITH x AS (INSERT ... RETURNING)`).
+    cte_writes: Vec<StmtResult>,
 }
 
 /// Folds an identifier as the dialect folds unquoted names.
@@ -762,6 +764,7 @@ impl<'a> Analyzer<'a> {
             in_procedure: false,
             constant: false,
             quiet: 0,
+            cte_writes: Vec::new(),
         }
     }
 
@@ -1032,6 +1035,57 @@ impl<'a> Analyzer<'a> {
             }
         }
         Output::new(cols, stars)
+    }
+
+    /// The rows an `INSERT ... RETURNING` hands on: its items over the inserted row, whose
+    /// columns are what the insert `w` wrote (the table's own columns otherwise).
+    fn insert_returning(&mut self, ins: &Insert, w: &StmtResult) -> Output {
+        let (Some(items), Some(target), TableObject::TableName(name)) = (&ins.returning, w.targets.first(), &ins.table)
+        else {
+            return Output::default();
+        };
+        let prefix = format!("{target}.");
+        let cols: Vec<OutCol> = w
+            .columns
+            .iter()
+            .filter_map(|c| {
+                let name = c.target.strip_prefix(&prefix)?;
+                let sources = c
+                    .sources
+                    .iter()
+                    .filter_map(|s| s.rsplit_once('.'))
+                    .map(|(t, col)| (t.to_string(), col.to_string()))
+                    .collect();
+                Some(OutCol { name: name.to_string(), lin: Lin { sources, derived: c.derived } })
+            })
+            .collect();
+        let rels = [Relation {
+            alias: ins.table_alias.as_ref().map(|a| lower(&a.alias.value)),
+            parts: name_parts(name, self.dialect).iter().map(|p| lower(p)).collect(),
+            kind: RelKind::Derived(Rc::new(Output::new(cols, vec![target.clone()]))),
+        }];
+        let scope = Scope { rels: &rels, ..EMPTY_SCOPE };
+        let mut out = Vec::new();
+        let mut stars = Vec::new();
+        for item in items {
+            match item {
+                SelectItem::UnnamedExpr(e) => {
+                    let lin = self.expr_lin(e, &scope, &[]);
+                    out.push(OutCol { name: self.item_name(e), lin });
+                }
+                SelectItem::ExprWithAlias { expr, alias } => {
+                    let lin = self.expr_lin(expr, &scope, &[]);
+                    out.push(OutCol { name: self.fold(alias), lin });
+                }
+                SelectItem::Wildcard(opts) => {
+                    for r in &rels {
+                        self.expand_rel(r, Some(opts), &mut out, &mut stars, &scope);
+                    }
+                }
+                _ => {}
+            }
+        }
+        Output::new(out, stars)
     }
 
     fn set_expr(&mut self, se: &SetExpr, outer: Option<&Scope>) -> Output {
@@ -1626,7 +1680,16 @@ impl<'a> Analyzer<'a> {
         self.tables.clear();
         self.unresolved.clear();
         self.ctes.clear();
+        self.cte_writes.clear();
         let mut r = self.dispatch(st, word);
+        for w in std::mem::take(&mut self.cte_writes) {
+            for t in w.targets {
+                if !r.targets.contains(&t) {
+                    r.targets.push(t);
+                }
+            }
+            r.columns.extend(w.columns);
+        }
         let targets_l: HashSet<String> = r.targets.iter().map(|t| lower(t)).collect();
         r.sources = self.tables.iter().filter(|t| !targets_l.contains(&lower(t))).cloned().collect();
         r.sources.sort();
@@ -2097,6 +2160,18 @@ impl<'a> Analyzer<'a> {
                     let names: Vec<String> = cte.alias.columns.iter().map(|c| self.fold(&c.name)).collect();
                     let out = match &*cte.query.body {
                         SetExpr::Delete(st) | SetExpr::Update(st) => self.returning(st, None),
+                        // `WITH x AS (INSERT ... RETURNING ...)` writes its table too (reported as
+                        // one more target) and hands on what it returns. (An UPDATE or DELETE
+                        // there is a source of the statement, which a target could not be.)
+                        SetExpr::Insert(st) => match st {
+                            Statement::Insert(i) => {
+                                let w = self.insert(i);
+                                let out = self.insert_returning(i, &w);
+                                self.cte_writes.push(w);
+                                out
+                            }
+                            _ => Output::default(),
+                        },
                         _ => self.query(&cte.query, None),
                     }
                     .renamed(&names);
