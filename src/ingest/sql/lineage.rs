@@ -433,6 +433,30 @@ fn apply_use(u: &Use, dialect: Dialect, db: &mut Option<String>, schema: &mut Op
     }
 }
 
+/// Postgres/Redshift `SET search_path TO a, b`: the first schema becomes the default one.
+fn apply_search_path(set: &sqlparser::ast::Set, dialect: Dialect, schema: &mut Option<String>) {
+    if !matches!(dialect, Dialect::Postgres | Dialect::Redshift) {
+        return;
+    }
+    if let sqlparser::ast::Set::SingleAssignment { variable, values, .. } = set {
+        if !variable.to_string().eq_ignore_ascii_case("search_path") {
+            return;
+        }
+        let first = match values.first() {
+            Some(Expr::Identifier(id)) => Some(fold(id, dialect)),
+            Some(Expr::Value(v)) => match &v.value {
+                sqlparser::ast::Value::SingleQuotedString(s) => Some(s.clone()),
+                _ => None,
+            },
+            _ => None,
+        };
+        // `"$user"` and `public` first: the tables named are in the schema after it, or public.
+        if let Some(f) = first.filter(|f| f != "$user") {
+            *schema = Some(f);
+        }
+    }
+}
+
 /// The tables that collapse (see the parent module): created as temporary, or created and then
 /// dropped later in the same call. Keys are lower-cased qualified names.
 pub(crate) fn intermediate_tables<'s>(
@@ -450,6 +474,7 @@ pub(crate) fn intermediate_tables<'s>(
         };
         match st {
             Statement::Use(u) => apply_use(u, dialect, &mut db, &mut schema),
+            Statement::Set(set) => apply_search_path(set, dialect, &mut schema),
             Statement::CreateTable(ct) => {
                 let k = key(&ct.name, &db, &schema);
                 if ct.temporary || ct.volatile || is_local_temp(&k) {
@@ -1794,6 +1819,10 @@ impl<'a> Analyzer<'a> {
                 apply_use(u, self.dialect, &mut self.db, &mut self.schema);
                 op("USE")
             }
+            Statement::Set(set) => {
+                apply_search_path(set, self.dialect, &mut self.schema);
+                op(word)
+            }
             Statement::Drop { names, .. } => {
                 for n in names {
                     let k = lower(&self.qualify(n));
@@ -2269,9 +2298,15 @@ impl<'a> Analyzer<'a> {
             // and an unqualified `c` are the row being inserted; the target's own columns are no
             // sources of themselves. A column the insert wrote gains the update's sources.
             let excluded: Vec<OutCol> = cols.iter().map(|(n, l)| OutCol { name: n.clone(), lin: l.clone() }).collect();
+            // MySQL's row alias, `VALUES (...) AS new ON DUPLICATE KEY UPDATE b = new.b`.
+            let row_alias = ins
+                .insert_alias
+                .as_ref()
+                .and_then(|a| idents(&a.row_alias).last().map(|i| lower(&i.value)))
+                .unwrap_or_else(|| "excluded".into());
             let rels = [
                 Relation {
-                    alias: Some("excluded".into()),
+                    alias: Some(row_alias),
                     parts: Vec::new(),
                     kind: RelKind::Derived(Rc::new(Output::new(excluded, Vec::new()))),
                 },
@@ -2287,7 +2322,15 @@ impl<'a> Analyzer<'a> {
                 let Some(col) = idents(n).last().map(|i| self.fold(i)) else { continue };
                 let l = self.expr_lin(&a.value, &scope, &[]);
                 match cols.iter_mut().find(|(c, _)| lower(c) == lower(&col)) {
-                    Some((_, existing)) => existing.merge(&l),
+                    // The row keeps what the insert wrote; the table's own columns add nothing.
+                    Some((_, existing)) => {
+                        let tl = lower(&target);
+                        let own = Lin {
+                            sources: l.sources.iter().filter(|(t, _)| lower(t) != tl).cloned().collect(),
+                            derived: l.derived,
+                        };
+                        existing.merge(&own);
+                    }
                     None => cols.push((col, l)),
                 }
             }
