@@ -27,7 +27,8 @@
 //!   identifiers, quotes removed. Column names fold the same way. A BigQuery back-quoted
 //!   `` `project.dataset.table` `` counts as three parts. T-SQL `#temp` and `@table` variables are
 //!   never qualified. `USE db` (and Snowflake's `USE SCHEMA`) changes the defaults for the rest of
-//!   the call. The catalog ([`Columns`]) is asked with the qualified, folded name.
+//!   the call, and so does Postgres's and Redshift's `SET search_path TO s, ...` (its first
+//!   schema). The catalog ([`Columns`]) is asked with the qualified, folded name.
 //! - **Intermediate tables** collapse: a table created in the call with `TEMP`/`TEMPORARY`/
 //!   `VOLATILE`, a T-SQL `#temp` or `@table`, a `CREATE TEMP VIEW`, or any table or view created in
 //!   the call and dropped later in the same call. Later statements that read one report its sources
@@ -68,6 +69,14 @@
 //!   MERGE: `inserted.c` is what the statement wrote to `c` (the changed table's `c` when it did
 //!   not write it), `deleted.c` the changed table's `c`; `$action` has no source. An `@table`
 //!   variable filled that way collapses into the statements that read it.
+//! - **Upserts.** `ON CONFLICT DO UPDATE` / `ON DUPLICATE KEY UPDATE` assignments are writes of
+//!   the same statement: `EXCLUDED.c`, `VALUES(c)`, MySQL's row alias and an unqualified `c` are
+//!   the inserted row's `c`.
+//! - **Dynamic SQL** given whole as one literal (`EXECUTE IMMEDIATE '...'`, `EXEC sp_executesql
+//!   N'...'`) is analysed as the statements in the literal; one built from pieces is skipped.
+//!   Snowflake `CREATE TASK|PIPE ... AS <statement>` is analysed as that statement.
+//! - **Writes through a CTE** (`WITH c AS (SELECT ... FROM t) DELETE FROM c`) write `t` when `c`
+//!   reads one table. An `INSERT ... RETURNING` inside a `WITH` is reported as one more target.
 //! - **PIVOT / UNPIVOT.** A pivoted value column is computed like `agg(CASE WHEN k = v THEN x
 //!   END)`, so from the aggregate's columns and the `FOR` column; it is named by its alias, else
 //!   by the value (`value_alias` with several aggregates). An UNPIVOT value column copies the
