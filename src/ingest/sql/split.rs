@@ -199,6 +199,9 @@ struct Splitter<'s> {
     routine: bool,
     /// Oracle `CREATE PROCEDURE p IS <declarations>; BEGIN`: the `;`s before the block are its own.
     awaiting_block: bool,
+    /// Oracle `CREATE PACKAGE [BODY] p AS|IS ... END p;`: 0 no package, 1 a package before its
+    /// `AS`, 2 inside it (the `AS` opened a block that the last `END` closes).
+    package: u8,
     batch: bool,
     seen_query: bool,
     pending_update: bool,
@@ -223,6 +226,7 @@ fn split(src: &str, dialect: Dialect, mode: Mode) -> Vec<(usize, String)> {
         block_depth: 0,
         routine: false,
         awaiting_block: false,
+        package: 0,
         batch: false,
         seen_query: false,
         pending_update: false,
@@ -248,6 +252,7 @@ impl Splitter<'_> {
         self.block_depth = 0;
         self.routine = false;
         self.awaiting_block = false;
+        self.package = 0;
         self.batch = false;
         self.seen_query = false;
         self.pending_update = false;
@@ -294,6 +299,11 @@ impl Splitter<'_> {
 
     /// `GO [n]` alone on its line (T-SQL).
     fn is_go(&self, i: usize, t: &Token) -> bool {
+        // SQL*Plus ends a PL/SQL block with `/` alone on its line.
+        if self.dialect == Dialect::Oracle && t.is_punct(self.src, b'/') && self.line_start(i) {
+            let rest = self.src.get(t.end..self.line_end(t.end)).unwrap_or("");
+            return rest.trim().is_empty();
+        }
         if self.dialect != Dialect::TSql || !t.is_kw(self.src, "GO") || !self.line_start(i) {
             return false;
         }
@@ -499,6 +509,15 @@ impl Splitter<'_> {
                 _ => {}
             }
         }
+        if self.routine && self.dialect == Dialect::Oracle && w == "PACKAGE" && self.package == 0 {
+            self.package = 1;
+        }
+        if self.package == 1 && self.depth <= 0 && (w == "IS" || w == "AS") {
+            self.package = 2;
+            self.block_depth += 1;
+            self.prev = w;
+            return;
+        }
         if self.routine
             && self.dialect == Dialect::Oracle
             && self.depth <= 0
@@ -562,7 +581,12 @@ pub(crate) fn procedure_parts(sql: &str, dialect: Dialect) -> Option<Routine> {
     if !(first.is_kw(sql, "CREATE") || first.is_kw(sql, "ALTER")) {
         return None;
     }
-    if !head.any(|t| t.kind == Kind::Word && one_of(t.text(sql), &["PROCEDURE", "PROC", "FUNCTION", "TRIGGER"])) {
+    let kinds: &[&str] = if dialect == Dialect::Oracle {
+        &["PROCEDURE", "PROC", "FUNCTION", "TRIGGER", "PACKAGE"]
+    } else {
+        &["PROCEDURE", "PROC", "FUNCTION", "TRIGGER"]
+    };
+    if !head.any(|t| t.kind == Kind::Word && one_of(t.text(sql), kinds)) {
         return None;
     }
     let toks: Vec<Token> = Lexer::new(sql, lex_dialect).filter(Token::significant).collect();
@@ -571,8 +595,11 @@ pub(crate) fn procedure_parts(sql: &str, dialect: Dialect) -> Option<Routine> {
     while i < toks.len().min(16) {
         let t = &toks[i];
         i += 1;
-        if t.kind == Kind::Word && one_of(t.text(sql), &["PROCEDURE", "PROC", "FUNCTION", "TRIGGER"]) {
+        if t.kind == Kind::Word && one_of(t.text(sql), kinds) {
             found = true;
+            if t.is_kw(sql, "PACKAGE") && toks.get(i).is_some_and(|b| b.is_kw(sql, "BODY")) {
+                i += 1;
+            }
             break;
         }
         if t.kind == Kind::Word && one_of(t.text(sql), &["TABLE", "VIEW", "INDEX", "AS", "SELECT"]) {
