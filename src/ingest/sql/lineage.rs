@@ -27,6 +27,8 @@ use sqlparser::ast::{
     Visitor, WildcardAdditionalOptions, WindowType,
 };
 
+use sqlparser::parser::Parser;
+
 use super::{ColumnLineage, Columns, Dialect, Options};
 
 /// A base-table column: (qualified table, column).
@@ -332,6 +334,8 @@ pub(crate) struct Analyzer<'a> {
     quiet: usize,
     /// What the data-modifying CTEs of the statement wrote (`WITH x AS (INSERT ... RETURNING)`).
     cte_writes: Vec<StmtResult>,
+    /// Inside a trigger's body: the table it is on (`inserted`/`deleted`, `NEW.c`/`OLD.c` are its rows).
+    trigger_table: Option<String>,
 }
 
 /// Folds an identifier as the dialect folds unquoted names.
@@ -665,6 +669,13 @@ impl Visitor for Walker<'_, '_> {
                 let mut ids: Vec<Ident> = match &**root {
                     Expr::Identifier(id) => vec![id.clone()],
                     Expr::CompoundIdentifier(ids) => ids.clone(),
+                    // Oracle's `:NEW.c` in a trigger.
+                    Expr::Value(v) => match &v.value {
+                        sqlparser::ast::Value::Placeholder(p) if self.an.trigger_table.is_some() => {
+                            vec![Ident::new(p.clone())]
+                        }
+                        _ => Vec::new(),
+                    },
                     _ => Vec::new(),
                 };
                 let lead = !ids.is_empty();
@@ -790,11 +801,21 @@ impl<'a> Analyzer<'a> {
             constant: false,
             quiet: 0,
             cte_writes: Vec::new(),
+            trigger_table: None,
         }
     }
 
     fn fold(&self, id: &Ident) -> String {
         fold(id, self.dialect)
+    }
+
+    /// The trigger whose body the next statements come from (its table as written), or none.
+    pub(crate) fn set_trigger(&mut self, table: Option<&str>) {
+        self.trigger_table = table.and_then(|t| {
+            let d = self.dialect.parser_dialect();
+            let name = Parser::new(&*d).try_with_sql(t).ok()?.parse_object_name(false).ok()?;
+            Some(self.qualify(&name))
+        });
     }
 
     fn qualify(&self, name: &ObjectName) -> String {
@@ -835,6 +856,15 @@ impl<'a> Analyzer<'a> {
 
     fn resolve(&mut self, scope: &Scope, ids: &[Ident]) -> Option<Lin> {
         self.constant = false;
+        // `NEW.c` / `OLD.c` (`:NEW.c` in Oracle) in a trigger: the trigger table's column.
+        if let (Some(t), [first, col]) = (&self.trigger_table, ids) {
+            let f = lower(first.value.trim_start_matches(':'));
+            if (f == "new" || f == "old") && !scope.rels.iter().any(|r| r.matches(std::slice::from_ref(&f))) {
+                let t = t.clone();
+                self.tables.insert(t.clone());
+                return Some(Lin::bare(&t, &self.fold(col)));
+            }
+        }
         if ids.len() >= 2 {
             let lowered: Vec<String> = ids.iter().map(|i| lower(&i.value)).collect();
             let mut s = Some(scope);
@@ -1188,7 +1218,14 @@ impl<'a> Analyzer<'a> {
             let lin = Lin { sources: BTreeSet::new(), derived: true };
             return Relation { alias, parts: lparts, kind: RelKind::Generated { lin, cols: Vec::new(), value: None } };
         }
-        let q = qualify_parts(&parts, self.db.as_deref(), self.schema.as_deref());
+        // T-SQL trigger pseudo-tables: the rows of the trigger's table.
+        let pseudo = self.dialect == Dialect::TSql
+            && lparts.len() == 1
+            && lparts.first().is_some_and(|p| p == "inserted" || p == "deleted");
+        let q = match (&self.trigger_table, pseudo) {
+            (Some(t), true) => t.clone(),
+            _ => qualify_parts(&parts, self.db.as_deref(), self.schema.as_deref()),
+        };
         let key = lower(&q);
         let kind = if let Some(e) = self.session.get(&key) {
             match e.kind {

@@ -75,6 +75,8 @@
 //! - **Dynamic SQL** given whole as one literal (`EXECUTE IMMEDIATE '...'`, `EXEC sp_executesql
 //!   N'...'`) is analysed as the statements in the literal; one built from pieces is skipped.
 //!   Snowflake `CREATE TASK|PIPE ... AS <statement>` is analysed as that statement.
+//! - **Triggers.** In a trigger's body, T-SQL's `inserted`/`deleted` and `NEW.c`/`OLD.c`
+//!   (`:NEW.c` in Oracle) are the rows of the table the trigger is on.
 //! - **Writes through a CTE** (`WITH c AS (SELECT ... FROM t) DELETE FROM c`) write `t` when `c`
 //!   reads one table. An `INSERT ... RETURNING` inside a `WITH` is reported as one more target.
 //! - **PIVOT / UNPIVOT.** A pivoted value column is computed like `agg(CASE WHEN k = v THEN x
@@ -287,6 +289,8 @@ struct Unit {
     joins_previous: bool,
     /// Reported as unresolved with the statement.
     note: Option<String>,
+    /// The table of the trigger whose body this statement came from (`ON t`).
+    trigger: Option<String>,
 }
 
 /// The longest run of operators (`a + b + ...`, `x = 1 OR x = 2 OR ...`) in one expression that is
@@ -466,6 +470,7 @@ pub fn analyze(
             original: None,
             joins_previous: false,
             note: None,
+            trigger: None,
         });
     };
     // A statement the parser does not take, rewritten into ones it does.
@@ -511,6 +516,7 @@ pub fn analyze(
                 original: None,
                 joins_previous: false,
                 note: None,
+                trigger: None,
             };
         if sql.len() > options.max_statement_bytes {
             let e = format!(
@@ -558,10 +564,14 @@ pub fn analyze(
                 if body.is_empty() {
                     units.push(fixed("CREATE_PROCEDURE", vec![], vec![], &piece, Some(routine.name.clone())));
                 }
+                let trigger = split::trigger_table(&piece, dialect);
                 for (_, stmt) in body {
                     for stmt in expand_dynamic(stmt, dialect) {
                         if !push_rewritten(&mut units, index, &stmt, Some(routine.name.clone()), true) {
                             push(&mut units, index, stmt, Some(routine.name.clone()), true);
+                        }
+                        if let Some(u) = units.last_mut() {
+                            u.trigger.clone_from(&trigger);
                         }
                     }
                 }
@@ -622,6 +632,7 @@ pub fn analyze(
             }
             Ok(stmts) => {
                 an.in_procedure = u.lineage_only;
+                an.set_trigger(u.trigger.as_deref());
                 let word = first_word(&u.text, dialect);
                 for st in stmts {
                     let r = an.statement(st, &word);

@@ -1465,3 +1465,18 @@ fn ctas_column_names(text: &str, toks: &[(Token, i32)]) -> Option<String> {
     let head = text.get(..toks.get(open)?.0.start)?.trim_end();
     Some(format!("{head} AS SELECT * FROM ({query}) AS _q {names}"))
 }
+
+/// The table a trigger is defined on: `CREATE TRIGGER trg [BEFORE|AFTER ...] ON t ...`, as
+/// written. `None` for anything else.
+pub(crate) fn trigger_table(text: &str, dialect: Dialect) -> Option<String> {
+    let toks = leveled(text, dialect);
+    let trigger = toks.iter().take(6).position(|(t, _)| t.is_kw(text, "TRIGGER"))?;
+    let on = toks
+        .iter()
+        .enumerate()
+        .skip(trigger + 1)
+        .take_while(|(_, (t, _))| !(t.is_kw(text, "AS") || t.is_kw(text, "BEGIN") || t.is_kw(text, "IS")))
+        .find(|(_, (t, d))| *d == 0 && t.is_kw(text, "ON"))
+        .map(|(i, _)| i)?;
+    dotted_name(text, &toks, on + 1)
+}
