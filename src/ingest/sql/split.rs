@@ -663,6 +663,14 @@ pub(crate) fn procedure_parts(sql: &str, dialect: Dialect) -> Option<Routine> {
                 } else if text.eq_ignore_ascii_case("RETURN") {
                     let rest = sql.get(t.end..).unwrap_or("");
                     return Some(Routine { name, body: rest.trim().to_string(), language });
+                } else if text.eq_ignore_ascii_case("ROW")
+                    && i >= 2
+                    && toks[i - 1].is_kw(sql, "EACH")
+                    && toks.get(i + 1).is_some_and(|n| DML_START.iter().any(|k| n.is_kw(sql, k)))
+                {
+                    // MySQL `... FOR EACH ROW INSERT ...`: a trigger body of one statement.
+                    let rest = toks.get(i + 1).and_then(|n| sql.get(n.start..)).unwrap_or("");
+                    return Some(Routine { name, body: rest.trim().to_string(), language });
                 }
             }
             _ => {}
