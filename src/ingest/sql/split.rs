@@ -1257,6 +1257,21 @@ fn rewrite_one(text: &str, toks: Vec<(Token, i32)>, dialect: Dialect) -> Option<
         if let Some(r) = create_like_or_copy(text, &toks).or_else(|| ctas_column_names(text, &toks)) {
             return Some(r);
         }
+        // Postgres `CREATE [OR REPLACE] RECURSIVE VIEW v (cols) AS q`, by its definition:
+        // `CREATE VIEW v AS WITH RECURSIVE v (cols) AS (q) SELECT * FROM v`.
+        if let Some(r) =
+            toks.iter().take(4).position(|(t, _)| t.is_kw(text, "RECURSIVE")).filter(|&r| word(r + 1, "VIEW"))
+        {
+            let name = dotted_name(text, &toks, r + 2)?;
+            let as_kw = find_kw(text, &toks, r + 2, "AS")?;
+            let cols = text.get(toks.get(r + 2)?.0.start + name.len()..toks.get(as_kw)?.0.start)?.trim();
+            let query = text.get(toks.get(as_kw + 1)?.0.start..)?.trim_end().trim_end_matches(';');
+            let head = text.get(..toks.get(r)?.0.start)?.trim_end();
+            let short = name.rsplit('.').next().unwrap_or(&name);
+            return Some(format!(
+                "{head} VIEW {name} AS WITH RECURSIVE {short} {cols} AS ({query}) SELECT * FROM {short}"
+            ));
+        }
     }
     if matches!(dialect, Dialect::MySql | Dialect::MariaDb) && word(0, "UPDATE") {
         // `UPDATE t, s SET ...`: the comma join written as the parser takes it.
