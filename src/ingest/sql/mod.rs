@@ -354,6 +354,13 @@ fn dynamic_sql(text: &str, dialect: Dialect) -> Option<String> {
     if first != "EXEC" && first != "EXECUTE" {
         return None;
     }
+    // T-SQL `EXEC ('...')`.
+    if toks.get(1).is_some_and(|t| t.is_punct(text, b'(')) {
+        let lit = toks.get(2).filter(|t| t.kind == lexer::Kind::Str)?;
+        toks.get(3).filter(|t| t.is_punct(text, b')'))?;
+        let raw = lit.text(text);
+        return Some(split::unquote_string(raw.strip_prefix(['N', 'n']).unwrap_or(raw)));
+    }
     let second = toks.get(1)?.text(text).to_ascii_uppercase();
     if second != "IMMEDIATE" && !second.ends_with("SP_EXECUTESQL") {
         return None;

@@ -38,7 +38,14 @@ pub(crate) fn body_statements(body: &str, dialect: Dialect) -> Vec<(usize, Strin
         // Dynamic SQL (`EXECUTE IMMEDIATE '...'`, `EXEC sp_executesql N'...'`) is kept whole: the
         // caller analyses the statement in its literal.
         let mut words = Lexer::new(&text, dialect).filter(|t| t.kind == Kind::Word).map(|t| upper(t.text(&text)));
-        if let (Some("EXEC" | "EXECUTE"), Some(w)) = (words.next().as_deref(), words.next()) {
+        let paren =
+            Lexer::new(&text, dialect).filter(Token::significant).nth(1).is_some_and(|t| t.is_punct(&text, b'('));
+        let first = words.next();
+        if paren && matches!(first.as_deref(), Some("EXEC" | "EXECUTE")) {
+            out.push((offset, text.trim_end().to_string()));
+            continue;
+        }
+        if let (Some("EXEC" | "EXECUTE"), Some(w)) = (first.as_deref(), words.next()) {
             if w == "IMMEDIATE" || w.ends_with("SP_EXECUTESQL") {
                 out.push((offset, text.trim_end().to_string()));
                 continue;
@@ -1035,6 +1042,14 @@ fn clean(text: &str, toks: &[(Token, i32)], dialect: Dialect) -> Option<String> 
                 })
                 .map(|(i, _)| i)?;
             cuts.push(span(r, q - 1)?);
+        }
+    }
+    if dialect == Dialect::Redshift && word(0, "CREATE") {
+        // Column compression, `a int ENCODE zstd`.
+        for (i, (t, _)) in toks.iter().enumerate() {
+            if t.is_kw(text, "ENCODE") && toks.get(i + 1).is_some_and(|(n, _)| n.kind == Kind::Word) {
+                cuts.push(span(i, i + 1)?);
+            }
         }
     }
     let time_travel = !matches!(dialect, Dialect::BigQuery | Dialect::TSql);
