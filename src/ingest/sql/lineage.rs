@@ -1839,6 +1839,31 @@ impl<'a> Analyzer<'a> {
                 r.targets.push(to.value.clone());
                 r
             }
+            // BigQuery `EXPORT DATA OPTIONS (uri = 'gs://...', ...) AS SELECT ...`: a write to a path.
+            Statement::ExportData(e) => {
+                let mut r = op("UNLOAD");
+                let _ = self.query(&e.query, None);
+                let uri = e.options.iter().find_map(|o| match o {
+                    sqlparser::ast::SqlOption::KeyValue { key, value }
+                        if key.to_string().eq_ignore_ascii_case("uri") =>
+                    {
+                        match value {
+                            Expr::Value(v) => match &v.value {
+                                sqlparser::ast::Value::SingleQuotedString(s)
+                                | sqlparser::ast::Value::DoubleQuotedString(s) => Some(s.clone()),
+                                _ => None,
+                            },
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                });
+                if let Some(u) = uri {
+                    r.targets.push(u.clone());
+                    r.external_location = Some(u);
+                }
+                r
+            }
             Statement::Directory { path, source, .. } => {
                 let mut r = op("INSERT_OVERWRITE");
                 let _ = self.query(source, None);
