@@ -64,7 +64,9 @@
 //! - **Copies.** `CLONE` (Snowflake, BigQuery, Databricks) and BigQuery `CREATE TABLE t COPY s`
 //!   are operation `CLONE`, source `s`, each column from its namesake when `s`'s are known.
 //! - **Writes to a location** (`UNLOAD ... TO`, `COPY ... TO 'file'`, Snowflake `COPY INTO @stage`,
-//!   `INSERT OVERWRITE DIRECTORY`) name the path as the target and as `external_location`.
+//!   `INSERT OVERWRITE DIRECTORY`, BigQuery `EXPORT DATA`) name the path as the target and as
+//!   `external_location`. Loads (`COPY INTO t`, `LOAD DATA`, T-SQL `BULK INSERT`, Databricks
+//!   `COPY INTO`) name the file or stage as `external_location`, the table as the target.
 //! - **T-SQL `OUTPUT ... INTO t`** makes `t` a second target of the INSERT, UPDATE, DELETE or
 //!   MERGE: `inserted.c` is what the statement wrote to `c` (the changed table's `c` when it did
 //!   not write it), `deleted.c` the changed table's `c`; `$action` has no source. An `@table`
