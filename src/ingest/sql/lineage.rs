@@ -1844,15 +1844,12 @@ impl<'a> Analyzer<'a> {
                 let mut r = op("UNLOAD");
                 let _ = self.query(&e.query, None);
                 let uri = e.options.iter().find_map(|o| match o {
-                    sqlparser::ast::SqlOption::KeyValue { key, value }
+                    sqlparser::ast::SqlOption::KeyValue { key, value: Expr::Value(v) }
                         if key.to_string().eq_ignore_ascii_case("uri") =>
                     {
-                        match value {
-                            Expr::Value(v) => match &v.value {
-                                sqlparser::ast::Value::SingleQuotedString(s)
-                                | sqlparser::ast::Value::DoubleQuotedString(s) => Some(s.clone()),
-                                _ => None,
-                            },
+                        match &v.value {
+                            sqlparser::ast::Value::SingleQuotedString(s)
+                            | sqlparser::ast::Value::DoubleQuotedString(s) => Some(s.clone()),
                             _ => None,
                         }
                     }
