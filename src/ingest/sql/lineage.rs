@@ -19,13 +19,15 @@ use std::ops::ControlFlow;
 use std::rc::Rc;
 
 use sqlparser::ast::{
-    AssignmentTarget, BinaryOperator, CopySource, CopyTarget, CreateTable, CreateView, Delete, Expr, FromTable,
-    FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr, Ident, Insert, JoinConstraint, JoinOperator, Merge,
-    MergeAction, MergeInsertKind, MergeUpdateKind, NamedWindowDefinition, NamedWindowExpr, ObjectName, ObjectNamePart,
-    ObjectType, Query, Select, SelectItem, SelectItemQualifiedWildcardKind, SetExpr, Statement, TableAlias,
-    TableFactor, TableObject, TableWithJoins, Update, UpdateTableFromKind, Use, Visit, Visitor,
-    WildcardAdditionalOptions, WindowType,
+    AccessExpr, AssignmentTarget, BinaryOperator, CopySource, CopyTarget, CreateTable, CreateView, Delete, Expr,
+    FromTable, FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr, Ident, Insert, JoinConstraint,
+    JoinOperator, Merge, MergeAction, MergeInsertKind, MergeUpdateKind, NamedWindowDefinition, NamedWindowExpr,
+    ObjectName, ObjectNamePart, ObjectType, OutputClause, Query, Select, SelectItem, SelectItemQualifiedWildcardKind,
+    SetExpr, Statement, TableAlias, TableFactor, TableObject, TableWithJoins, Update, UpdateTableFromKind, Use, Visit,
+    Visitor, WildcardAdditionalOptions, WindowType,
 };
+
+use sqlparser::parser::Parser;
 
 use super::{ColumnLineage, Columns, Dialect, Options};
 
@@ -330,6 +332,10 @@ pub(crate) struct Analyzer<'a> {
     constant: bool,
     /// Inside subqueries of filters: nothing is reported unresolved.
     quiet: usize,
+    /// What the data-modifying CTEs of the statement wrote (`WITH x AS (INSERT ... RETURNING)`).
+    cte_writes: Vec<StmtResult>,
+    /// Inside a trigger's body: the table it is on (`inserted`/`deleted`, `NEW.c`/`OLD.c` are its rows).
+    trigger_table: Option<String>,
 }
 
 /// Folds an identifier as the dialect folds unquoted names.
@@ -375,6 +381,10 @@ fn is_local_temp(first: &str) -> bool {
 fn qualify_parts(parts: &[String], db: Option<&str>, schema: Option<&str>) -> String {
     if parts.first().is_some_and(|p| is_local_temp(p)) {
         return parts.join(".");
+    }
+    // Spark/Delta path tables, `delta.`s3://b/p``: the path is the table.
+    if let Some(path) = parts.last().filter(|p| parts.len() <= 2 && (p.contains("://") || p.starts_with('/'))) {
+        return path.clone();
     }
     let mut full: Vec<&str> = Vec::with_capacity(3);
     match parts.len() {
@@ -427,6 +437,30 @@ fn apply_use(u: &Use, dialect: Dialect, db: &mut Option<String>, schema: &mut Op
     }
 }
 
+/// Postgres/Redshift `SET search_path TO a, b`: the first schema becomes the default one.
+fn apply_search_path(set: &sqlparser::ast::Set, dialect: Dialect, schema: &mut Option<String>) {
+    if !matches!(dialect, Dialect::Postgres | Dialect::Redshift) {
+        return;
+    }
+    if let sqlparser::ast::Set::SingleAssignment { variable, values, .. } = set {
+        if !variable.to_string().eq_ignore_ascii_case("search_path") {
+            return;
+        }
+        let first = match values.first() {
+            Some(Expr::Identifier(id)) => Some(fold(id, dialect)),
+            Some(Expr::Value(v)) => match &v.value {
+                sqlparser::ast::Value::SingleQuotedString(s) => Some(s.clone()),
+                _ => None,
+            },
+            _ => None,
+        };
+        // `"$user"` and `public` first: the tables named are in the schema after it, or public.
+        if let Some(f) = first.filter(|f| f != "$user") {
+            *schema = Some(f);
+        }
+    }
+}
+
 /// The tables that collapse (see the parent module): created as temporary, or created and then
 /// dropped later in the same call. Keys are lower-cased qualified names.
 pub(crate) fn intermediate_tables<'s>(
@@ -444,6 +478,7 @@ pub(crate) fn intermediate_tables<'s>(
         };
         match st {
             Statement::Use(u) => apply_use(u, dialect, &mut db, &mut schema),
+            Statement::Set(set) => apply_search_path(set, dialect, &mut schema),
             Statement::CreateTable(ct) => {
                 let k = key(&ct.name, &db, &schema);
                 if ct.temporary || ct.volatile || is_local_temp(&k) {
@@ -620,11 +655,54 @@ impl Visitor for Walker<'_, '_> {
                 self.absorb(r);
             }
             Expr::CompoundIdentifier(ids) => {
-                if ids.first().is_some_and(|f| self.lambda.contains(&lower(&f.value))) {
+                let addr = e as *const Expr as usize;
+                if self.skip.contains(&addr) || ids.first().is_some_and(|f| self.lambda.contains(&lower(&f.value))) {
                     return ControlFlow::Continue(());
                 }
                 let r = self.an.resolve(self.scope, ids);
                 self.absorb(r);
+            }
+            // `t.arr[1]`, `col.field[0].x`, `(t.rec).field`: the leading names are one column
+            // reference (qualifier and struct fields included); the names after a `.` further on
+            // are fields, not columns. Subscripts are visited as expressions.
+            Expr::CompoundFieldAccess { root, access_chain } => {
+                let mut ids: Vec<Ident> = match &**root {
+                    Expr::Identifier(id) => vec![id.clone()],
+                    Expr::CompoundIdentifier(ids) => ids.clone(),
+                    // Oracle's `:NEW.c` in a trigger.
+                    Expr::Value(v) => match &v.value {
+                        sqlparser::ast::Value::Placeholder(p) if self.an.trigger_table.is_some() => {
+                            vec![Ident::new(p.clone())]
+                        }
+                        _ => Vec::new(),
+                    },
+                    _ => Vec::new(),
+                };
+                let lead = !ids.is_empty();
+                if lead {
+                    self.skip.push(&**root as *const Expr as usize);
+                }
+                let mut in_lead = lead;
+                for a in access_chain {
+                    match a {
+                        AccessExpr::Dot(x @ (Expr::Identifier(_) | Expr::CompoundIdentifier(_))) => {
+                            if in_lead {
+                                match x {
+                                    Expr::Identifier(id) => ids.push(id.clone()),
+                                    Expr::CompoundIdentifier(more) => ids.extend(more.iter().cloned()),
+                                    _ => {}
+                                }
+                            }
+                            self.skip.push(x as *const Expr as usize);
+                        }
+                        _ => in_lead = false,
+                    }
+                }
+                if lead && !ids.first().is_some_and(|f| self.lambda.contains(&lower(&f.value))) {
+                    let r = self.an.resolve(self.scope, &ids);
+                    self.absorb(r);
+                    self.last_derived = Some(true);
+                }
             }
             _ => {}
         }
@@ -722,11 +800,22 @@ impl<'a> Analyzer<'a> {
             in_procedure: false,
             constant: false,
             quiet: 0,
+            cte_writes: Vec::new(),
+            trigger_table: None,
         }
     }
 
     fn fold(&self, id: &Ident) -> String {
         fold(id, self.dialect)
+    }
+
+    /// The trigger whose body the next statements come from (its table as written), or none.
+    pub(crate) fn set_trigger(&mut self, table: Option<&str>) {
+        self.trigger_table = table.and_then(|t| {
+            let d = self.dialect.parser_dialect();
+            let name = Parser::new(&*d).try_with_sql(t).ok()?.parse_object_name(false).ok()?;
+            Some(self.qualify(&name))
+        });
     }
 
     fn qualify(&self, name: &ObjectName) -> String {
@@ -767,6 +856,15 @@ impl<'a> Analyzer<'a> {
 
     fn resolve(&mut self, scope: &Scope, ids: &[Ident]) -> Option<Lin> {
         self.constant = false;
+        // `NEW.c` / `OLD.c` (`:NEW.c` in Oracle) in a trigger: the trigger table's column.
+        if let (Some(t), [first, col]) = (&self.trigger_table, ids) {
+            let f = lower(first.value.trim_start_matches(':'));
+            if (f == "new" || f == "old") && !scope.rels.iter().any(|r| r.matches(std::slice::from_ref(&f))) {
+                let t = t.clone();
+                self.tables.insert(t.clone());
+                return Some(Lin::bare(&t, &self.fold(col)));
+            }
+        }
         if ids.len() >= 2 {
             let lowered: Vec<String> = ids.iter().map(|i| lower(&i.value)).collect();
             let mut s = Some(scope);
@@ -994,6 +1092,57 @@ impl<'a> Analyzer<'a> {
         Output::new(cols, stars)
     }
 
+    /// The rows an `INSERT ... RETURNING` hands on: its items over the inserted row, whose
+    /// columns are what the insert `w` wrote (the table's own columns otherwise).
+    fn insert_returning(&mut self, ins: &Insert, w: &StmtResult) -> Output {
+        let (Some(items), Some(target), TableObject::TableName(name)) = (&ins.returning, w.targets.first(), &ins.table)
+        else {
+            return Output::default();
+        };
+        let prefix = format!("{target}.");
+        let cols: Vec<OutCol> = w
+            .columns
+            .iter()
+            .filter_map(|c| {
+                let name = c.target.strip_prefix(&prefix)?;
+                let sources = c
+                    .sources
+                    .iter()
+                    .filter_map(|s| s.rsplit_once('.'))
+                    .map(|(t, col)| (t.to_string(), col.to_string()))
+                    .collect();
+                Some(OutCol { name: name.to_string(), lin: Lin { sources, derived: c.derived } })
+            })
+            .collect();
+        let rels = [Relation {
+            alias: ins.table_alias.as_ref().map(|a| lower(&a.alias.value)),
+            parts: name_parts(name, self.dialect).iter().map(|p| lower(p)).collect(),
+            kind: RelKind::Derived(Rc::new(Output::new(cols, vec![target.clone()]))),
+        }];
+        let scope = Scope { rels: &rels, ..EMPTY_SCOPE };
+        let mut out = Vec::new();
+        let mut stars = Vec::new();
+        for item in items {
+            match item {
+                SelectItem::UnnamedExpr(e) => {
+                    let lin = self.expr_lin(e, &scope, &[]);
+                    out.push(OutCol { name: self.item_name(e), lin });
+                }
+                SelectItem::ExprWithAlias { expr, alias } => {
+                    let lin = self.expr_lin(expr, &scope, &[]);
+                    out.push(OutCol { name: self.fold(alias), lin });
+                }
+                SelectItem::Wildcard(opts) => {
+                    for r in &rels {
+                        self.expand_rel(r, Some(opts), &mut out, &mut stars, &scope);
+                    }
+                }
+                _ => {}
+            }
+        }
+        Output::new(out, stars)
+    }
+
     fn set_expr(&mut self, se: &SetExpr, outer: Option<&Scope>) -> Output {
         match se {
             SetExpr::Select(s) => self.select(s, outer),
@@ -1069,7 +1218,14 @@ impl<'a> Analyzer<'a> {
             let lin = Lin { sources: BTreeSet::new(), derived: true };
             return Relation { alias, parts: lparts, kind: RelKind::Generated { lin, cols: Vec::new(), value: None } };
         }
-        let q = qualify_parts(&parts, self.db.as_deref(), self.schema.as_deref());
+        // T-SQL trigger pseudo-tables: the rows of the trigger's table.
+        let pseudo = self.dialect == Dialect::TSql
+            && lparts.len() == 1
+            && lparts.first().is_some_and(|p| p == "inserted" || p == "deleted");
+        let q = match (&self.trigger_table, pseudo) {
+            (Some(t), true) => t.clone(),
+            _ => qualify_parts(&parts, self.db.as_deref(), self.schema.as_deref()),
+        };
         let key = lower(&q);
         let kind = if let Some(e) = self.session.get(&key) {
             match e.kind {
@@ -1357,12 +1513,23 @@ impl<'a> Analyzer<'a> {
     ) {
         self.factor(&twj.relation, rels, using, deferred, outer);
         for j in &twj.joins {
+            let before = rels.len();
             self.factor(&j.relation, rels, using, deferred, outer);
             let (c, extra) = join_constraint(&j.join_operator);
             if let Some(e) = extra {
                 deferred.push(e);
             }
             match c {
+                // The columns both sides have are joined on, and appear once in `*`.
+                Some(JoinConstraint::Natural) => {
+                    let (left, right) = rels.split_at(before.min(rels.len()));
+                    let common: Vec<String> = right
+                        .iter()
+                        .flat_map(rel_columns)
+                        .filter(|c| left.iter().any(|l| rel_columns(l).contains(c)))
+                        .collect();
+                    using.extend(common);
+                }
                 Some(JoinConstraint::On(e)) => deferred.push(e),
                 Some(JoinConstraint::Using(names)) | Some(JoinConstraint::UsingAlias(names, _)) => {
                     for n in names {
@@ -1419,9 +1586,10 @@ impl<'a> Analyzer<'a> {
                 }
             }
         }
+        let pattern = opts.and_then(|o| o.opt_ilike.as_ref()).map(|i| i.pattern.clone());
         let mut push = |this: &mut Self, c: &OutCol| {
             let key = lower(&c.name);
-            if except.contains(&key) {
+            if except.contains(&key) || pattern.as_deref().is_some_and(|p| !ilike(p, &c.name)) {
                 return;
             }
             let mut c = c.clone();
@@ -1574,7 +1742,16 @@ impl<'a> Analyzer<'a> {
         self.tables.clear();
         self.unresolved.clear();
         self.ctes.clear();
+        self.cte_writes.clear();
         let mut r = self.dispatch(st, word);
+        for w in std::mem::take(&mut self.cte_writes) {
+            for t in w.targets {
+                if !r.targets.contains(&t) {
+                    r.targets.push(t);
+                }
+            }
+            r.columns.extend(w.columns);
+        }
         let targets_l: HashSet<String> = r.targets.iter().map(|t| lower(t)).collect();
         r.sources = self.tables.iter().filter(|t| !targets_l.contains(&lower(t))).cloned().collect();
         r.sources.sort();
@@ -1613,6 +1790,10 @@ impl<'a> Analyzer<'a> {
                         let _ = self.query(q, None);
                     }
                 }
+                // `COPY ... TO 'file'`: the file is what is written.
+                if *to || matches!(source, CopySource::Query(_)) {
+                    r.targets.extend(r.external_location.iter().cloned());
+                }
                 r
             }
             Statement::CopyIntoSnowflake { kind, into, from_obj, from_query, stage_params, .. } => {
@@ -1625,6 +1806,7 @@ impl<'a> Analyzer<'a> {
                     }
                     sqlparser::ast::CopyIntoSnowflakeKind::Location => {
                         r.external_location = Some(location(into));
+                        r.targets.push(location(into));
                         if let Some(o) = from_obj {
                             let _ = self.table_relation(o, None);
                         }
@@ -1654,12 +1836,36 @@ impl<'a> Analyzer<'a> {
                     }
                 }
                 r.external_location = Some(to.value.clone());
+                r.targets.push(to.value.clone());
+                r
+            }
+            // BigQuery `EXPORT DATA OPTIONS (uri = 'gs://...', ...) AS SELECT ...`: a write to a path.
+            Statement::ExportData(e) => {
+                let mut r = op("UNLOAD");
+                let _ = self.query(&e.query, None);
+                let uri = e.options.iter().find_map(|o| match o {
+                    sqlparser::ast::SqlOption::KeyValue { key, value: Expr::Value(v) }
+                        if key.to_string().eq_ignore_ascii_case("uri") =>
+                    {
+                        match &v.value {
+                            sqlparser::ast::Value::SingleQuotedString(s)
+                            | sqlparser::ast::Value::DoubleQuotedString(s) => Some(s.clone()),
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                });
+                if let Some(u) = uri {
+                    r.targets.push(u.clone());
+                    r.external_location = Some(u);
+                }
                 r
             }
             Statement::Directory { path, source, .. } => {
                 let mut r = op("INSERT_OVERWRITE");
                 let _ = self.query(source, None);
                 r.external_location = Some(path.clone());
+                r.targets.push(path.clone());
                 r
             }
             Statement::LoadData { inpath, table_name, .. } => {
@@ -1672,6 +1878,10 @@ impl<'a> Analyzer<'a> {
                 apply_use(u, self.dialect, &mut self.db, &mut self.schema);
                 op("USE")
             }
+            Statement::Set(set) => {
+                apply_search_path(set, self.dialect, &mut self.schema);
+                op(word)
+            }
             Statement::Drop { names, .. } => {
                 for n in names {
                     let k = lower(&self.qualify(n));
@@ -1682,11 +1892,18 @@ impl<'a> Analyzer<'a> {
             Statement::AlterTable(at) => {
                 let mut r = op(word);
                 for o in &at.operations {
-                    if let sqlparser::ast::AlterTableOperation::RenameTable { table_name } = o {
-                        let (sqlparser::ast::RenameTableNameKind::To(new)
-                        | sqlparser::ast::RenameTableNameKind::As(new)) = table_name;
-                        r.operation = "RENAME".into();
-                        self.rename(&at.name, new, &mut r);
+                    match o {
+                        sqlparser::ast::AlterTableOperation::RenameTable { table_name } => {
+                            let (sqlparser::ast::RenameTableNameKind::To(new)
+                            | sqlparser::ast::RenameTableNameKind::As(new)) = table_name;
+                            r.operation = "RENAME".into();
+                            self.rename(&at.name, new, &mut r);
+                        }
+                        sqlparser::ast::AlterTableOperation::SwapWith { table_name } => {
+                            r.operation = "SWAP".into();
+                            self.swap(&at.name, table_name, &mut r);
+                        }
+                        _ => {}
                     }
                 }
                 r
@@ -1699,6 +1916,21 @@ impl<'a> Analyzer<'a> {
                 r
             }
             Statement::CreateProcedure { .. } | Statement::CreateFunction(_) => op("CREATE_PROCEDURE"),
+            // Spark `CACHE TABLE c AS SELECT ...`: a temporary view of the session.
+            Statement::Cache { table_name, query: Some(q), .. } => {
+                let target = self.qualify(table_name);
+                let out = self.query(q, None);
+                let cols: Vec<(String, Lin)> = out.cols.iter().map(|c| (c.name.clone(), c.lin.clone())).collect();
+                let intermediate = self.create(&target, &cols, true, true);
+                self.keep_stars(&target, &out.star_tables);
+                StmtResult {
+                    operation: "VIEW".into(),
+                    columns: self.columns_out(&target, &cols),
+                    targets: vec![target],
+                    intermediate,
+                    ..StmtResult::default()
+                }
+            }
             _ => op(word),
         }
     }
@@ -1750,6 +1982,161 @@ impl<'a> Analyzer<'a> {
         }
         r.columns.extend(self.columns_out(&to, &cols));
         r.targets.push(to);
+    }
+
+    /// Snowflake `ALTER TABLE a SWAP WITH b`: `a` now holds what `b` held (and `b` what `a` held).
+    /// Reported like a rename of `b` to `a`: target `a`, source `b`, each column of `a` from its
+    /// namesake in `b` when `b`'s columns are known; the tables of the call trade places too.
+    fn swap(&mut self, a: &ObjectName, b: &ObjectName, r: &mut StmtResult) {
+        let (a, b) = (self.qualify(a), self.qualify(b));
+        let ea = self.session.remove(&lower(&a));
+        let eb = self.session.remove(&lower(&b));
+        let cols: Vec<(String, Lin)> = match &eb {
+            Some(e) => e
+                .out
+                .cols
+                .iter()
+                .map(|c| {
+                    (c.name.clone(), if e.kind == EntryKind::Table { Lin::bare(&b, &c.name) } else { c.lin.clone() })
+                })
+                .collect(),
+            None => self
+                .catalog_output(&b)
+                .map(|o| o.cols.iter().map(|c| (c.name.clone(), c.lin.clone())).collect())
+                .unwrap_or_default(),
+        };
+        match &eb {
+            Some(e) if e.kind == EntryKind::Intermediate => self.tables.extend(e.sources.iter().cloned()),
+            _ => {
+                self.tables.insert(b.clone());
+            }
+        }
+        for (e, to) in [(eb, &a), (ea, &b)] {
+            let Some(e) = e else { continue };
+            let out_cols = e
+                .out
+                .cols
+                .iter()
+                .map(|c| OutCol {
+                    name: c.name.clone(),
+                    lin: if e.kind == EntryKind::Table { Lin::bare(to, &c.name) } else { c.lin.clone() },
+                })
+                .collect();
+            self.session.insert(
+                lower(to),
+                Entry { kind: e.kind, out: Rc::new(Output::new(out_cols, Vec::new())), sources: e.sources },
+            );
+        }
+        r.columns.extend(self.columns_out(&a, &cols));
+        r.targets.push(a);
+    }
+
+    /// T-SQL `OUTPUT ... INTO t [(cols)]` of an INSERT, UPDATE, DELETE or MERGE: `t` is one more
+    /// target. `inserted.c` is what the statement wrote to `c` of the `changed` table (that table's
+    /// own `c` when it did not write it), `deleted.c` the `changed` table's `c` as it was; other
+    /// references resolve among the statement's relations (a MERGE source, an UPDATE's FROM).
+    fn output_into(
+        &mut self,
+        output: Option<&OutputClause>,
+        changed: &str,
+        written: &[(String, Lin)],
+        mut rels: Vec<Relation>,
+        using: &[String],
+        r: &mut StmtResult,
+    ) {
+        let Some(OutputClause::Output { select_items, into_table: Some(into), .. }) = output else { return };
+        let Some(first) = into.targets.first() else { return };
+        let (ids, listed): (Vec<Ident>, Vec<String>) = match first {
+            Expr::Identifier(id) => (vec![id.clone()], Vec::new()),
+            Expr::CompoundIdentifier(ids) => (ids.clone(), Vec::new()),
+            // `INTO audit (a, b)` parses as a call.
+            Expr::Function(f) => {
+                let ids = f.name.0.iter().filter_map(|p| p.as_ident().cloned()).collect();
+                let listed = match &f.args {
+                    FunctionArguments::List(l) => l
+                        .args
+                        .iter()
+                        .filter_map(|a| match a {
+                            FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::Identifier(i))) => Some(self.fold(i)),
+                            _ => None,
+                        })
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                (ids, listed)
+            }
+            _ => return,
+        };
+        if ids.is_empty() {
+            return;
+        }
+        let name = ObjectName(ids.into_iter().map(ObjectNamePart::Identifier).collect());
+        let target = self.qualify(&name);
+        let known = self.target_columns(changed);
+        let stars = if known.is_some() { Vec::new() } else { vec![changed.to_string()] };
+        let mut ins: Vec<OutCol> = Vec::new();
+        let mut del: Vec<OutCol> = Vec::new();
+        for n in known.iter().flatten() {
+            let lin = written.iter().find(|(w, _)| lower(w) == lower(n)).map(|(_, l)| l.clone());
+            ins.push(OutCol { name: n.clone(), lin: lin.unwrap_or_else(|| Lin::bare(changed, n)) });
+            del.push(OutCol { name: n.clone(), lin: Lin::bare(changed, n) });
+        }
+        for (w, l) in written {
+            if !ins.iter().any(|c| lower(&c.name) == lower(w)) {
+                ins.push(OutCol { name: w.clone(), lin: l.clone() });
+            }
+        }
+        let pseudo = |alias: &str, cols: Vec<OutCol>| Relation {
+            alias: Some(alias.to_string()),
+            parts: Vec::new(),
+            kind: RelKind::Derived(Rc::new(Output::new(cols, stars.clone()))),
+        };
+        rels.push(pseudo("inserted", ins));
+        rels.push(pseudo("deleted", del));
+        let scope = Scope { rels: &rels, parent: None, using, aliases: &[] };
+        let mut cols: Vec<OutCol> = Vec::new();
+        let mut star_tables = Vec::new();
+        for item in select_items {
+            match item {
+                SelectItem::UnnamedExpr(e) => {
+                    let lin = self.expr_lin(e, &scope, &[]);
+                    cols.push(OutCol { name: self.item_name(e), lin });
+                }
+                SelectItem::ExprWithAlias { expr, alias } => {
+                    let lin = self.expr_lin(expr, &scope, &[]);
+                    cols.push(OutCol { name: self.fold(alias), lin });
+                }
+                SelectItem::QualifiedWildcard(SelectItemQualifiedWildcardKind::ObjectName(n), opts) => {
+                    let qual: Vec<String> = idents(n).iter().map(|i| lower(&i.value)).collect();
+                    if let Some(rel) = rels.iter().find(|x| x.matches(&qual)) {
+                        self.expand_rel(rel, Some(opts), &mut cols, &mut star_tables, &scope);
+                    }
+                }
+                _ => {}
+            }
+        }
+        if !star_tables.is_empty() {
+            self.unresolved(format!("OUTPUT ... * over {changed}: columns unknown"));
+        }
+        let names: Vec<String> = if !listed.is_empty() {
+            listed
+        } else if let Some(names) = self.target_columns(&target) {
+            names
+        } else {
+            cols.iter().map(|c| c.name.clone()).collect()
+        };
+        let pairs: Vec<(String, Lin)> = names
+            .iter()
+            .zip(cols.iter())
+            .filter(|(n, _)| !n.starts_with('$'))
+            .map(|(n, c)| (n.clone(), c.lin.clone()))
+            .collect();
+        // An `OUTPUT INTO @ids` table variable collapses into later statements like any
+        // intermediate table; it does not make the statement itself intermediate.
+        if !self.write(&target, &pairs) {
+            r.columns.extend(self.columns_out(&target, &pairs));
+            r.targets.push(target);
+        }
     }
 
     /// Records the columns written to `target`, and returns them as [`ColumnLineage`].
@@ -1807,6 +2194,17 @@ impl<'a> Analyzer<'a> {
         kind == EntryKind::Intermediate
     }
 
+    /// A view or intermediate table made with `SELECT *` over a table of unknown columns: a later
+    /// reference to any of its columns is that table's column.
+    fn keep_stars(&mut self, target: &str, stars: &[String]) {
+        if stars.is_empty() {
+            return;
+        }
+        if let Some(e) = self.session.get_mut(&lower(target)).filter(|e| e.kind != EntryKind::Table) {
+            e.out = Rc::new(Output::new(e.out.cols.clone(), stars.to_vec()));
+        }
+    }
+
     /// Merges what a write (INSERT, MERGE, UPDATE) adds to a table created earlier in the call.
     /// Returns whether the target is intermediate.
     fn write(&mut self, target: &str, cols: &[(String, Lin)]) -> bool {
@@ -1850,6 +2248,18 @@ impl<'a> Analyzer<'a> {
                     let names: Vec<String> = cte.alias.columns.iter().map(|c| self.fold(&c.name)).collect();
                     let out = match &*cte.query.body {
                         SetExpr::Delete(st) | SetExpr::Update(st) => self.returning(st, None),
+                        // `WITH x AS (INSERT ... RETURNING ...)` writes its table too (reported as
+                        // one more target) and hands on what it returns. (An UPDATE or DELETE
+                        // there is a source of the statement, which a target could not be.)
+                        SetExpr::Insert(st) => match st {
+                            Statement::Insert(i) => {
+                                let w = self.insert(i);
+                                let out = self.insert_returning(i, &w);
+                                self.cte_writes.push(w);
+                                out
+                            }
+                            _ => Output::default(),
+                        },
                         _ => self.query(&cte.query, None),
                     }
                     .renamed(&names);
@@ -1889,6 +2299,7 @@ impl<'a> Analyzer<'a> {
         let target = self.qualify(&name);
         let cols: Vec<(String, Lin)> = out.cols.iter().map(|c| (c.name.clone(), c.lin.clone())).collect();
         let intermediate = self.create(&target, &cols, temp, false);
+        self.keep_stars(&target, &out.star_tables);
         StmtResult {
             operation: "CTAS".into(),
             columns: self.columns_out(&target, &cols),
@@ -1911,17 +2322,78 @@ impl<'a> Analyzer<'a> {
             return StmtResult { operation, ..StmtResult::default() };
         };
         let target = self.qualify(name);
-        let mut cols: Vec<(String, Lin)> = if !ins.columns.is_empty() {
+        let mut cols: Vec<(String, Lin)> = if ins.by_name {
+            // `BY NAME`: each column goes to the target's column of the same name.
+            let known = self.target_columns(&target).map(|n| n.iter().map(|c| lower(c)).collect::<HashSet<_>>());
+            out.cols
+                .iter()
+                .filter(|c| known.as_ref().is_none_or(|k| k.contains(&lower(&c.name))))
+                .map(|c| (c.name.clone(), c.lin.clone()))
+                .collect()
+        } else if !ins.columns.is_empty() {
             let names: Vec<String> =
                 ins.columns.iter().filter_map(|c| idents(c).last().map(|i| self.fold(i))).collect();
             Self::pairs(&names, &out)
         } else if let Some(names) = self.target_columns(&target) {
             Self::pairs(&names, &out)
         } else if out.star_tables.is_empty() {
-            out.cols.iter().filter(|c| !c.name.starts_with("column")).map(|c| (c.name.clone(), c.lin.clone())).collect()
+            // By the select list's names; an unnamed expression (`a + 1`) names no column.
+            let named =
+                |n: &str| !n.starts_with("column") && n.chars().all(|c| c.is_alphanumeric() || "_$#@".contains(c));
+            out.cols.iter().filter(|c| named(&c.name)).map(|c| (c.name.clone(), c.lin.clone())).collect()
         } else {
             Vec::new()
         };
+        let upsert: &[sqlparser::ast::Assignment] = match &ins.on {
+            Some(sqlparser::ast::OnInsert::DuplicateKeyUpdate(a)) => a,
+            Some(sqlparser::ast::OnInsert::OnConflict(sqlparser::ast::OnConflict {
+                action: sqlparser::ast::OnConflictAction::DoUpdate(u),
+                ..
+            })) => &u.assignments,
+            _ => &[],
+        };
+        if !upsert.is_empty() {
+            // `ON CONFLICT DO UPDATE` / `ON DUPLICATE KEY UPDATE`: `EXCLUDED.c`, MySQL `VALUES(c)`
+            // and an unqualified `c` are the row being inserted; the target's own columns are no
+            // sources of themselves. A column the insert wrote gains the update's sources.
+            let excluded: Vec<OutCol> = cols.iter().map(|(n, l)| OutCol { name: n.clone(), lin: l.clone() }).collect();
+            // MySQL's row alias, `VALUES (...) AS new ON DUPLICATE KEY UPDATE b = new.b`.
+            let row_alias = ins
+                .insert_alias
+                .as_ref()
+                .and_then(|a| idents(&a.row_alias).last().map(|i| lower(&i.value)))
+                .unwrap_or_else(|| "excluded".into());
+            let rels = [
+                Relation {
+                    alias: Some(row_alias),
+                    parts: Vec::new(),
+                    kind: RelKind::Derived(Rc::new(Output::new(excluded, Vec::new()))),
+                },
+                Relation {
+                    alias: ins.table_alias.as_ref().map(|a| lower(&a.alias.value)),
+                    parts: name_parts(name, self.dialect).iter().map(|p| lower(p)).collect(),
+                    kind: RelKind::Table { name: target.clone(), known: None },
+                },
+            ];
+            let scope = Scope { rels: &rels, ..EMPTY_SCOPE };
+            for a in upsert {
+                let AssignmentTarget::ColumnName(n) = &a.target else { continue };
+                let Some(col) = idents(n).last().map(|i| self.fold(i)) else { continue };
+                let l = self.expr_lin(&a.value, &scope, &[]);
+                match cols.iter_mut().find(|(c, _)| lower(c) == lower(&col)) {
+                    // The row keeps what the insert wrote; the table's own columns add nothing.
+                    Some((_, existing)) => {
+                        let tl = lower(&target);
+                        let own = Lin {
+                            sources: l.sources.iter().filter(|(t, _)| lower(t) != tl).cloned().collect(),
+                            derived: l.derived,
+                        };
+                        existing.merge(&own);
+                    }
+                    None => cols.push((col, l)),
+                }
+            }
+        }
         if !ins.assignments.is_empty() {
             let scope = EMPTY_SCOPE;
             for a in &ins.assignments {
@@ -1935,13 +2407,15 @@ impl<'a> Analyzer<'a> {
             }
         }
         let intermediate = self.write(&target, &cols);
-        StmtResult {
+        let mut r = StmtResult {
             operation,
             columns: self.columns_out(&target, &cols),
-            targets: vec![target],
+            targets: vec![target.clone()],
             intermediate,
             ..StmtResult::default()
-        }
+        };
+        self.output_into(ins.output.as_ref(), &target, &cols, Vec::new(), &[], &mut r);
+        r
     }
 
     /// Snowflake / Oracle `INSERT ALL|FIRST [WHEN ...] INTO t [(cols)] [VALUES (...)] ... SELECT`.
@@ -1997,6 +2471,24 @@ impl<'a> Analyzer<'a> {
         r
     }
 
+    /// The one base table behind CTE `name` (T-SQL `WITH c AS (SELECT ... FROM t) DELETE FROM c`
+    /// deletes from `t`); `None` when `name` is no CTE or reads several tables.
+    fn cte_base(&self, name: &ObjectName) -> Option<String> {
+        let parts = idents(name);
+        if parts.len() != 1 {
+            return None;
+        }
+        let key = lower(&parts.first()?.value);
+        let (_, o) = self.ctes.iter().rev().find(|(k, _)| *k == key)?;
+        let mut tables: BTreeSet<&String> = o.cols.iter().flat_map(|c| c.lin.sources.iter().map(|(t, _)| t)).collect();
+        tables.extend(o.star_tables.iter());
+        let mut it = tables.into_iter();
+        match (it.next(), it.next()) {
+            (Some(t), None) => Some(t.clone()),
+            _ => None,
+        }
+    }
+
     /// The table behind alias `name` among `from`'s relations (T-SQL `UPDATE a ... FROM t a`).
     fn aliased_table(&self, name: &ObjectName, from: &[TableWithJoins]) -> Option<String> {
         let parts = idents(name);
@@ -2032,7 +2524,7 @@ impl<'a> Analyzer<'a> {
         let default_target = match (&aliased, target_name) {
             (Some(t), _) => t.clone(),
             (None, Some(n)) => {
-                let t = self.qualify(n);
+                let t = self.cte_base(n).unwrap_or_else(|| self.qualify(n));
                 self.join_item(&u.table, &mut rels, &mut using, &mut deferred, None);
                 t
             }
@@ -2090,13 +2582,16 @@ impl<'a> Analyzer<'a> {
         }
         let mut r = StmtResult { operation: "UPDATE".into(), ..StmtResult::default() };
         if per_target.is_empty() {
-            per_target.push((default_target, Vec::new()));
+            per_target.push((default_target.clone(), Vec::new()));
         }
+        let written: Vec<(String, Lin)> =
+            per_target.iter().filter(|(t, _)| *t == default_target).flat_map(|(_, c)| c.iter().cloned()).collect();
         for (t, cols) in per_target {
             r.intermediate |= self.write(&t, &cols);
             r.columns.extend(self.columns_out(&t, &cols));
             r.targets.push(t);
         }
+        self.output_into(u.output.as_ref(), &default_target, &written, rels, &using, &mut r);
         r
     }
 
@@ -2105,10 +2600,10 @@ impl<'a> Analyzer<'a> {
             FromTable::WithFromKeyword(v) | FromTable::WithoutKeyword(v) => v,
         };
         let target = if let Some(n) = d.tables.first() {
-            self.aliased_table(n, from).unwrap_or_else(|| self.qualify(n))
+            self.aliased_table(n, from).or_else(|| self.cte_base(n)).unwrap_or_else(|| self.qualify(n))
         } else {
             match from.first().map(|t| &t.relation) {
-                Some(TableFactor::Table { name, .. }) => self.qualify(name),
+                Some(TableFactor::Table { name, .. }) => self.cte_base(name).unwrap_or_else(|| self.qualify(name)),
                 _ => return StmtResult { operation: "DELETE".into(), ..StmtResult::default() },
             }
         };
@@ -2123,7 +2618,14 @@ impl<'a> Analyzer<'a> {
             self.walk(e, &scope);
         }
         let intermediate = self.session.get(&lower(&target)).is_some_and(|e| e.kind == EntryKind::Intermediate);
-        StmtResult { operation: "DELETE".into(), targets: vec![target], intermediate, ..StmtResult::default() }
+        let mut r = StmtResult {
+            operation: "DELETE".into(),
+            targets: vec![target.clone()],
+            intermediate,
+            ..StmtResult::default()
+        };
+        self.output_into(d.output.as_ref(), &target, &[], rels, &using, &mut r);
+        r
     }
 
     fn merge(&mut self, m: &Merge) -> StmtResult {
@@ -2189,13 +2691,15 @@ impl<'a> Analyzer<'a> {
             }
         }
         let intermediate = self.write(&target, &cols);
-        StmtResult {
+        let mut r = StmtResult {
             operation: "MERGE_INTO".into(),
             columns: self.columns_out(&target, &cols),
-            targets: vec![target],
+            targets: vec![target.clone()],
             intermediate,
             ..StmtResult::default()
-        }
+        };
+        self.output_into(m.output.as_ref(), &target, &cols, rels, &using, &mut r);
+        r
     }
 
     fn create_table(&mut self, ct: &CreateTable) -> StmtResult {
@@ -2215,11 +2719,28 @@ impl<'a> Analyzer<'a> {
                 Self::pairs(&col_names, &out)
             };
             let intermediate = self.create(&target, &cols, temp, false);
+            self.keep_stars(&target, &out.star_tables);
             return StmtResult {
                 operation: "CTAS".into(),
                 columns: self.columns_out(&target, &cols),
                 targets: vec![target],
                 external_location: location,
+                intermediate,
+                ..StmtResult::default()
+            };
+        }
+        if let Some(
+            sqlparser::ast::CreateTableLikeKind::Plain(like) | sqlparser::ast::CreateTableLikeKind::Parenthesized(like),
+        ) = &ct.like
+        {
+            // The shape only: no data moves, so no source; later statements know the columns.
+            let from = self.qualify(&like.name);
+            let names = self.target_columns(&from).unwrap_or_default();
+            let cols: Vec<(String, Lin)> = names.into_iter().map(|n| (n, Lin::default())).collect();
+            let intermediate = self.create(&target, &cols, temp, false);
+            return StmtResult {
+                operation: "CREATE_TABLE".into(),
+                targets: vec![target],
                 intermediate,
                 ..StmtResult::default()
             };
@@ -2261,6 +2782,7 @@ impl<'a> Analyzer<'a> {
             Self::pairs(&names, &out)
         };
         let intermediate = self.create(&target, &cols, cv.temporary, true);
+        self.keep_stars(&target, &out.star_tables);
         StmtResult {
             operation: "VIEW".into(),
             columns: self.columns_out(&target, &cols),
@@ -2269,6 +2791,45 @@ impl<'a> Analyzer<'a> {
             ..StmtResult::default()
         }
     }
+}
+
+/// The lower-cased column names of a relation, when known.
+fn rel_columns(r: &Relation) -> Vec<String> {
+    match &r.kind {
+        RelKind::Table { known: Some(o), .. } | RelKind::Derived(o) => o.cols.iter().map(|c| lower(&c.name)).collect(),
+        RelKind::Generated { cols, value, .. } => cols.iter().chain(value.iter()).map(|c| lower(c)).collect(),
+        RelKind::Table { known: None, .. } => Vec::new(),
+    }
+}
+
+/// SQL `LIKE`/`ILIKE` matching, case-insensitive: `%` any run, `_` one character.
+fn ilike(pattern: &str, s: &str) -> bool {
+    let p: Vec<char> = pattern.to_lowercase().chars().collect();
+    let s: Vec<char> = s.to_lowercase().chars().collect();
+    // Greedy matching with one backtrack point per `%` (linear enough for column names).
+    let (mut pi, mut si) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while si < s.len() {
+        match p.get(pi) {
+            Some('%') => {
+                star = Some((pi, si));
+                pi += 1;
+            }
+            Some(c) if *c == '_' || Some(c) == s.get(si) => {
+                pi += 1;
+                si += 1;
+            }
+            _ => match star {
+                Some((sp, ss)) => {
+                    pi = sp + 1;
+                    si = ss + 1;
+                    star = Some((sp, ss + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    p.get(pi..).is_some_and(|rest| rest.iter().all(|c| *c == '%'))
 }
 
 fn renamed_rc(o: Rc<Output>, names: &[String]) -> Rc<Output> {
@@ -2283,7 +2844,14 @@ fn renamed_rc(o: Rc<Output>, names: &[String]) -> Rc<Output> {
 fn table_option_location(ct: &CreateTable) -> Option<String> {
     let text = ct.table_options.to_string();
     let upper = text.to_ascii_uppercase();
-    let at = upper.find("LOCATION")?;
+    let Some(at) = upper.find("LOCATION") else {
+        // BigQuery `OPTIONS (uris = ['gs://...', ...])`: the first URI.
+        let at = upper.find("URIS")?;
+        let rest = text.get(at..)?;
+        let open = rest.find('\'')? + 1;
+        let len = rest.get(open..)?.find('\'')?;
+        return rest.get(open..open + len).map(str::to_string);
+    };
     let rest = text.get(at + "LOCATION".len()..)?.trim_start().trim_start_matches('=').trim_start();
     let value: String = if let Some(r) = rest.strip_prefix('\'') {
         r.split('\'').next().unwrap_or("").to_string()

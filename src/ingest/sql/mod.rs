@@ -27,7 +27,8 @@
 //!   identifiers, quotes removed. Column names fold the same way. A BigQuery back-quoted
 //!   `` `project.dataset.table` `` counts as three parts. T-SQL `#temp` and `@table` variables are
 //!   never qualified. `USE db` (and Snowflake's `USE SCHEMA`) changes the defaults for the rest of
-//!   the call. The catalog ([`Columns`]) is asked with the qualified, folded name.
+//!   the call, and so does Postgres's and Redshift's `SET search_path TO s, ...` (its first
+//!   schema). The catalog ([`Columns`]) is asked with the qualified, folded name.
 //! - **Intermediate tables** collapse: a table created in the call with `TEMP`/`TEMPORARY`/
 //!   `VOLATILE`, a T-SQL `#temp` or `@table`, a `CREATE TEMP VIEW`, or any table or view created in
 //!   the call and dropped later in the same call. Later statements that read one report its sources
@@ -53,6 +54,33 @@
 //! - **Renames.** `ALTER TABLE a RENAME TO b` and MySQL `RENAME TABLE a TO b` are operation
 //!   `RENAME`, target `b`, source `a` (and, when `a`'s columns are known, each column of `b` from
 //!   its namesake), so a caller can move lineage; a 1-part new name stays in `a`'s schema.
+//! - **Swaps.** Snowflake `ALTER TABLE a SWAP WITH b` is operation `SWAP`, target `a`, source `b`
+//!   (each column of `a` from its namesake in `b` when known): `a` now holds what `b` held, the
+//!   usual end of building a staging table. A caller that also tracks `b` swaps its lineage back.
+//! - **Appends.** Redshift `ALTER TABLE t APPEND FROM s` is an `INSERT_INTO` of `t` from `s` with
+//!   columns matched by name (as `INSERT INTO t BY NAME SELECT * FROM s`).
+//! - **`LIKE`.** `CREATE TABLE t LIKE s` / `(LIKE s INCLUDING ...)` copies a shape, not data:
+//!   `CREATE_TABLE` with no source; later statements of the call know `t`'s columns.
+//! - **Copies.** `CLONE` (Snowflake, BigQuery, Databricks) and BigQuery `CREATE TABLE t COPY s`
+//!   are operation `CLONE`, source `s`, each column from its namesake when `s`'s are known.
+//! - **Writes to a location** (`UNLOAD ... TO`, `COPY ... TO 'file'`, Snowflake `COPY INTO @stage`,
+//!   `INSERT OVERWRITE DIRECTORY`, BigQuery `EXPORT DATA`) name the path as the target and as
+//!   `external_location`. Loads (`COPY INTO t`, `LOAD DATA`, T-SQL `BULK INSERT`, Databricks
+//!   `COPY INTO`) name the file or stage as `external_location`, the table as the target.
+//! - **T-SQL `OUTPUT ... INTO t`** makes `t` a second target of the INSERT, UPDATE, DELETE or
+//!   MERGE: `inserted.c` is what the statement wrote to `c` (the changed table's `c` when it did
+//!   not write it), `deleted.c` the changed table's `c`; `$action` has no source. An `@table`
+//!   variable filled that way collapses into the statements that read it.
+//! - **Upserts.** `ON CONFLICT DO UPDATE` / `ON DUPLICATE KEY UPDATE` assignments are writes of
+//!   the same statement: `EXCLUDED.c`, `VALUES(c)`, MySQL's row alias and an unqualified `c` are
+//!   the inserted row's `c`.
+//! - **Dynamic SQL** given whole as one literal (`EXECUTE IMMEDIATE '...'`, `EXEC sp_executesql
+//!   N'...'`) is analysed as the statements in the literal; one built from pieces is skipped.
+//!   Snowflake `CREATE TASK|PIPE ... AS <statement>` is analysed as that statement.
+//! - **Triggers.** In a trigger's body, T-SQL's `inserted`/`deleted` and `NEW.c`/`OLD.c`
+//!   (`:NEW.c` in Oracle) are the rows of the table the trigger is on.
+//! - **Writes through a CTE** (`WITH c AS (SELECT ... FROM t) DELETE FROM c`) write `t` when `c`
+//!   reads one table. An `INSERT ... RETURNING` inside a `WITH` is reported as one more target.
 //! - **PIVOT / UNPIVOT.** A pivoted value column is computed like `agg(CASE WHEN k = v THEN x
 //!   END)`, so from the aggregate's columns and the `FOR` column; it is named by its alias, else
 //!   by the value (`value_alias` with several aggregates). An UNPIVOT value column copies the
@@ -213,7 +241,7 @@ pub struct StatementLineage {
     /// Index of the statement in the input.
     pub index: usize,
     /// `CTAS`, `INSERT_INTO`, `INSERT_OVERWRITE`, `MERGE_INTO`, `VIEW`, `UPDATE`, `DELETE`,
-    /// `SELECT`, `CREATE_TABLE`, `CREATE_EXTERNAL_TABLE`, `CLONE`, `RENAME`, `COPY`, `UNLOAD`, `LOAD`, `USE`,
+    /// `SELECT`, `CREATE_TABLE`, `CREATE_EXTERNAL_TABLE`, `CLONE`, `RENAME`, `SWAP`, `COPY`, `UNLOAD`, `LOAD`, `USE`,
     /// `DROP`, `CREATE_PROCEDURE`, `EMPTY`, `UNKNOWN` (did not parse), or the statement's first
     /// keyword for the rest.
     pub operation: String,
@@ -263,6 +291,8 @@ struct Unit {
     joins_previous: bool,
     /// Reported as unresolved with the statement.
     note: Option<String>,
+    /// The table of the trigger whose body this statement came from (`ON t`).
+    trigger: Option<String>,
 }
 
 /// The longest run of operators (`a + b + ...`, `x = 1 OR x = 2 OR ...`) in one expression that is
@@ -280,7 +310,9 @@ fn procedural(text: &str, dialect: Dialect) -> Option<String> {
     let second = toks.next();
     let w = first.text(text).to_ascii_uppercase();
     match w.as_str() {
-        "IF" | "WHILE" | "LOOP" | "FOR" | "REPEAT" | "ELSE" => Some(text.to_string()),
+        "IF" | "WHILE" | "LOOP" | "FOR" | "REPEAT" | "ELSE" | "ELSEIF" | "ELSIF" => Some(text.to_string()),
+        // The `END IF;` of a block split at its inner `;`s.
+        "END" if dialect != Dialect::TSql => Some(text.to_string()),
         "DECLARE" if dialect != Dialect::TSql => Some(text.to_string()),
         "BEGIN" => {
             let s = second?;
@@ -291,16 +323,80 @@ fn procedural(text: &str, dialect: Dialect) -> Option<String> {
                 Some(text.to_string())
             }
         }
-        "DO" | "EXECUTE" => {
-            // `DO $$ ... $$`, Snowflake `EXECUTE IMMEDIATE $$ ... $$`.
-            let body = lexer::Lexer::new(text, Dialect::Postgres).find(|t| t.kind == lexer::Kind::Dollar)?;
-            let b = body.text(text);
-            let open = b.get(1..).and_then(|r| r.find('$')).map(|p| p + 2)?;
-            let inner = b.get(open..b.len().saturating_sub(open))?;
-            Some(inner.to_string())
+        "EXECUTE" | "EXEC" if dialect != Dialect::Postgres => dynamic_sql(text, dialect).or_else(|| dollar_body(text)),
+        "DO" => dollar_body(text),
+        // Snowflake `CREATE [OR REPLACE] TASK|PIPE name ... AS <statement>`: the statement runs.
+        "CREATE" if dialect == Dialect::Snowflake => {
+            let toks: Vec<lexer::Token> =
+                lexer::Lexer::new(text, dialect).filter(lexer::Token::significant).take(64).collect();
+            let kind = toks.iter().take(4).position(|t| t.is_kw(text, "TASK") || t.is_kw(text, "PIPE"))?;
+            let mut depth = 0i32;
+            for (i, t) in toks.iter().enumerate().skip(kind + 1) {
+                if t.is_punct(text, b'(') {
+                    depth += 1;
+                } else if t.is_punct(text, b')') {
+                    depth -= 1;
+                } else if depth == 0 && t.is_kw(text, "AS") {
+                    let next = toks.get(i + 1)?;
+                    return text.get(next.start..).map(str::to_string);
+                }
+            }
+            None
         }
         _ => None,
     }
+}
+
+/// Dynamic SQL given whole as one literal: `EXECUTE IMMEDIATE 'INSERT ...'` (Oracle, BigQuery,
+/// Snowflake), T-SQL `EXEC sp_executesql N'...'`: the literal's text. `None` when the statement
+/// is built from pieces (its text is not known before it runs).
+fn dynamic_sql(text: &str, dialect: Dialect) -> Option<String> {
+    let toks: Vec<lexer::Token> = lexer::Lexer::new(text, dialect).filter(lexer::Token::significant).collect();
+    let first = toks.first()?.text(text).to_ascii_uppercase();
+    if first != "EXEC" && first != "EXECUTE" {
+        return None;
+    }
+    // T-SQL `EXEC ('...')`.
+    if toks.get(1).is_some_and(|t| t.is_punct(text, b'(')) {
+        let lit = toks.get(2).filter(|t| t.kind == lexer::Kind::Str)?;
+        toks.get(3).filter(|t| t.is_punct(text, b')'))?;
+        let raw = lit.text(text);
+        return Some(split::unquote_string(raw.strip_prefix(['N', 'n']).unwrap_or(raw)));
+    }
+    let second = toks.get(1)?.text(text).to_ascii_uppercase();
+    if second != "IMMEDIATE" && !second.ends_with("SP_EXECUTESQL") {
+        return None;
+    }
+    let lit = toks.get(2).filter(|t| t.kind == lexer::Kind::Str)?;
+    let alone = toks.get(3).is_none_or(|t| {
+        t.is_punct(text, b';') || t.is_punct(text, b',') || t.is_kw(text, "USING") || t.is_kw(text, "INTO")
+    });
+    if !alone {
+        return None;
+    }
+    let raw = lit.text(text);
+    let raw = raw.strip_prefix(['N', 'n']).unwrap_or(raw);
+    Some(split::unquote_string(raw))
+}
+
+/// A statement of a procedure body, or the statements of the dynamic SQL it runs (one level).
+fn expand_dynamic(stmt: String, dialect: Dialect) -> Vec<String> {
+    match dynamic_sql(&stmt, dialect) {
+        Some(inner) => split::body_statements(&inner, dialect).into_iter().map(|(_, s)| s).collect(),
+        // Built from pieces: what it runs is not known.
+        None if matches!(first_word(&stmt, dialect).as_str(), "EXEC" | "EXECUTE") => Vec::new(),
+        None => vec![stmt],
+    }
+}
+
+/// The inside of the first `$tag$ ... $tag$` in `text`: `DO $$ ... $$`, Snowflake `EXECUTE
+/// IMMEDIATE $$ ... $$`.
+fn dollar_body(text: &str) -> Option<String> {
+    let body = lexer::Lexer::new(text, Dialect::Postgres).find(|t| t.kind == lexer::Kind::Dollar)?;
+    let b = body.text(text);
+    let open = b.get(1..).and_then(|r| r.find('$')).map(|p| p + 2)?;
+    let inner = b.get(open..b.len().saturating_sub(open))?;
+    Some(inner.to_string())
 }
 
 fn parse(
@@ -383,6 +479,7 @@ pub fn analyze(
             original: None,
             joins_previous: false,
             note: None,
+            trigger: None,
         });
     };
     // A statement the parser does not take, rewritten into ones it does.
@@ -428,6 +525,7 @@ pub fn analyze(
                 original: None,
                 joins_previous: false,
                 note: None,
+                trigger: None,
             };
         if sql.len() > options.max_statement_bytes {
             let e = format!(
@@ -475,15 +573,23 @@ pub fn analyze(
                 if body.is_empty() {
                     units.push(fixed("CREATE_PROCEDURE", vec![], vec![], &piece, Some(routine.name.clone())));
                 }
+                let trigger = split::trigger_table(&piece, dialect);
                 for (_, stmt) in body {
-                    if !push_rewritten(&mut units, index, &stmt, Some(routine.name.clone()), true) {
-                        push(&mut units, index, stmt, Some(routine.name.clone()), true);
+                    for stmt in expand_dynamic(stmt, dialect) {
+                        if !push_rewritten(&mut units, index, &stmt, Some(routine.name.clone()), true) {
+                            push(&mut units, index, stmt, Some(routine.name.clone()), true);
+                        }
+                        if let Some(u) = units.last_mut() {
+                            u.trigger.clone_from(&trigger);
+                        }
                     }
                 }
             } else if let Some(body) = procedural(&piece, dialect) {
                 for (_, stmt) in split::body_statements(&body, dialect) {
-                    if !push_rewritten(&mut units, index, &stmt, None, true) {
-                        push(&mut units, index, stmt, None, true);
+                    for stmt in expand_dynamic(stmt, dialect) {
+                        if !push_rewritten(&mut units, index, &stmt, None, true) {
+                            push(&mut units, index, stmt, None, true);
+                        }
                     }
                 }
             } else if !push_rewritten(&mut units, index, &piece, None, false) {
@@ -535,6 +641,7 @@ pub fn analyze(
             }
             Ok(stmts) => {
                 an.in_procedure = u.lineage_only;
+                an.set_trigger(u.trigger.as_deref());
                 let word = first_word(&u.text, dialect);
                 for st in stmts {
                     let r = an.statement(st, &word);

@@ -35,6 +35,22 @@ pub fn split_statements(script: &str, dialect: Dialect) -> Vec<(usize, String)> 
 pub(crate) fn body_statements(body: &str, dialect: Dialect) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     for (offset, text) in split(body, dialect, Mode::Body) {
+        // Dynamic SQL (`EXECUTE IMMEDIATE '...'`, `EXEC sp_executesql N'...'`) is kept whole: the
+        // caller analyses the statement in its literal.
+        let mut words = Lexer::new(&text, dialect).filter(|t| t.kind == Kind::Word).map(|t| upper(t.text(&text)));
+        let paren =
+            Lexer::new(&text, dialect).filter(Token::significant).nth(1).is_some_and(|t| t.is_punct(&text, b'('));
+        let first = words.next();
+        if paren && matches!(first.as_deref(), Some("EXEC" | "EXECUTE")) {
+            out.push((offset, text.trim_end().to_string()));
+            continue;
+        }
+        if let (Some("EXEC" | "EXECUTE"), Some(w)) = (first.as_deref(), words.next()) {
+            if w == "IMMEDIATE" || w.ends_with("SP_EXECUTESQL") {
+                out.push((offset, text.trim_end().to_string()));
+                continue;
+            }
+        }
         if let Some(cut) = first_dml_keyword(&text, dialect) {
             let piece = text.get(cut..).unwrap_or("").trim_end();
             if !piece.is_empty() {
@@ -82,6 +98,7 @@ fn one_of(w: &str, list: &[&str]) -> bool {
 
 /// Previous tokens after which a statement keyword continues the statement.
 const CONTINUES_AFTER: &[&str] = &[
+    "BULK",
     "THEN",
     "ON",
     "FOR",
@@ -157,8 +174,20 @@ const STARTS: &[&str] = &[
     "DESCRIBE", "LOAD",
 ];
 
-const TSQL_STARTS: &[&str] =
-    &["IF", "WHILE", "RETURN", "PRINT", "RAISERROR", "THROW", "WAITFOR", "OPEN", "CLOSE", "DEALLOCATE", "FETCH"];
+const TSQL_STARTS: &[&str] = &[
+    "IF",
+    "ELSE",
+    "WHILE",
+    "RETURN",
+    "PRINT",
+    "RAISERROR",
+    "THROW",
+    "WAITFOR",
+    "OPEN",
+    "CLOSE",
+    "DEALLOCATE",
+    "FETCH",
+];
 
 struct Splitter<'s> {
     src: &'s str,
@@ -177,6 +206,9 @@ struct Splitter<'s> {
     routine: bool,
     /// Oracle `CREATE PROCEDURE p IS <declarations>; BEGIN`: the `;`s before the block are its own.
     awaiting_block: bool,
+    /// Oracle `CREATE PACKAGE [BODY] p AS|IS ... END p;`: 0 no package, 1 a package before its
+    /// `AS`, 2 inside it (the `AS` opened a block that the last `END` closes).
+    package: u8,
     batch: bool,
     seen_query: bool,
     pending_update: bool,
@@ -201,6 +233,7 @@ fn split(src: &str, dialect: Dialect, mode: Mode) -> Vec<(usize, String)> {
         block_depth: 0,
         routine: false,
         awaiting_block: false,
+        package: 0,
         batch: false,
         seen_query: false,
         pending_update: false,
@@ -226,6 +259,7 @@ impl Splitter<'_> {
         self.block_depth = 0;
         self.routine = false;
         self.awaiting_block = false;
+        self.package = 0;
         self.batch = false;
         self.seen_query = false;
         self.pending_update = false;
@@ -272,6 +306,11 @@ impl Splitter<'_> {
 
     /// `GO [n]` alone on its line (T-SQL).
     fn is_go(&self, i: usize, t: &Token) -> bool {
+        // SQL*Plus ends a PL/SQL block with `/` alone on its line.
+        if self.dialect == Dialect::Oracle && t.is_punct(self.src, b'/') && self.line_start(i) {
+            let rest = self.src.get(t.end..self.line_end(t.end)).unwrap_or("");
+            return rest.trim().is_empty();
+        }
         if self.dialect != Dialect::TSql || !t.is_kw(self.src, "GO") || !self.line_start(i) {
             return false;
         }
@@ -380,11 +419,14 @@ impl Splitter<'_> {
             return false;
         }
         match ww.as_str() {
+            // T-SQL table hints, `FROM t WITH (NOLOCK)`: a CTE's `WITH` is followed by a name.
+            "WITH" if self.next_is_punct(i, b'(') => false,
             "SELECT" | "VALUES" | "WITH" => {
                 if self.multi_insert || self.first == "FROM" {
                     return false;
                 }
-                self.seen_query || !one_of(&self.first, TAKES_QUERY)
+                // T-SQL `ELSE INSERT ... SELECT|VALUES`: the query belongs to the statement.
+                self.seen_query || !(one_of(&self.first, TAKES_QUERY) || self.first == "ELSE")
             }
             "INSERT" | "UPDATE" | "DELETE" | "MERGE" | "UPSERT" | "REPLACE" => {
                 if self.next_is_punct(i, b'(') || self.first == "FROM" {
@@ -474,6 +516,15 @@ impl Splitter<'_> {
                 _ => {}
             }
         }
+        if self.routine && self.dialect == Dialect::Oracle && w == "PACKAGE" && self.package == 0 {
+            self.package = 1;
+        }
+        if self.package == 1 && self.depth <= 0 && (w == "IS" || w == "AS") {
+            self.package = 2;
+            self.block_depth += 1;
+            self.prev = w;
+            return;
+        }
         if self.routine
             && self.dialect == Dialect::Oracle
             && self.depth <= 0
@@ -537,7 +588,12 @@ pub(crate) fn procedure_parts(sql: &str, dialect: Dialect) -> Option<Routine> {
     if !(first.is_kw(sql, "CREATE") || first.is_kw(sql, "ALTER")) {
         return None;
     }
-    if !head.any(|t| t.kind == Kind::Word && one_of(t.text(sql), &["PROCEDURE", "PROC", "FUNCTION", "TRIGGER"])) {
+    let kinds: &[&str] = if dialect == Dialect::Oracle {
+        &["PROCEDURE", "PROC", "FUNCTION", "TRIGGER", "PACKAGE"]
+    } else {
+        &["PROCEDURE", "PROC", "FUNCTION", "TRIGGER"]
+    };
+    if !head.any(|t| t.kind == Kind::Word && one_of(t.text(sql), kinds)) {
         return None;
     }
     let toks: Vec<Token> = Lexer::new(sql, lex_dialect).filter(Token::significant).collect();
@@ -546,8 +602,11 @@ pub(crate) fn procedure_parts(sql: &str, dialect: Dialect) -> Option<Routine> {
     while i < toks.len().min(16) {
         let t = &toks[i];
         i += 1;
-        if t.kind == Kind::Word && one_of(t.text(sql), &["PROCEDURE", "PROC", "FUNCTION", "TRIGGER"]) {
+        if t.kind == Kind::Word && one_of(t.text(sql), kinds) {
             found = true;
+            if t.is_kw(sql, "PACKAGE") && toks.get(i).is_some_and(|b| b.is_kw(sql, "BODY")) {
+                i += 1;
+            }
             break;
         }
         if t.kind == Kind::Word && one_of(t.text(sql), &["TABLE", "VIEW", "INDEX", "AS", "SELECT"]) {
@@ -611,6 +670,14 @@ pub(crate) fn procedure_parts(sql: &str, dialect: Dialect) -> Option<Routine> {
                 } else if text.eq_ignore_ascii_case("RETURN") {
                     let rest = sql.get(t.end..).unwrap_or("");
                     return Some(Routine { name, body: rest.trim().to_string(), language });
+                } else if text.eq_ignore_ascii_case("ROW")
+                    && i >= 2
+                    && toks[i - 1].is_kw(sql, "EACH")
+                    && toks.get(i + 1).is_some_and(|n| DML_START.iter().any(|k| n.is_kw(sql, k)))
+                {
+                    // MySQL `... FOR EACH ROW INSERT ...`: a trigger body of one statement.
+                    let rest = toks.get(i + 1).and_then(|n| sql.get(n.start..)).unwrap_or("");
+                    return Some(Routine { name, body: rest.trim().to_string(), language });
                 }
             }
             _ => {}
@@ -633,7 +700,7 @@ fn dollar_body(text: &str) -> &str {
     inner.strip_suffix(tag).unwrap_or(inner)
 }
 
-fn unquote_string(text: &str) -> String {
+pub(crate) fn unquote_string(text: &str) -> String {
     let inner = text.strip_prefix('\'').unwrap_or(text);
     let inner = inner.strip_suffix('\'').unwrap_or(inner);
     inner.replace("''", "'").replace("\\'", "'")
@@ -800,9 +867,281 @@ fn find_kw(text: &str, toks: &[(Token, i32)], from: usize, kw: &str) -> Option<u
 /// - MySQL `LOAD DATA [LOCAL] INFILE 'f' ... INTO TABLE t ...` and BigQuery `LOAD DATA INTO t
 ///   FROM FILES (uris = ['f', ...])`: `LOAD DATA INPATH 'f' INTO TABLE t`;
 /// - Snowflake `CREATE [OR REPLACE] EXTERNAL TABLE t (...) LOCATION = @stage/path ...`:
-///   `CREATE EXTERNAL TABLE t LOCATION '@stage/path'` (its columns are computed from the files).
+///   `CREATE EXTERNAL TABLE t LOCATION '@stage/path'` (its columns are computed from the files);
+/// - Redshift `ALTER TABLE t APPEND FROM s ...`: `INSERT INTO t BY NAME SELECT * FROM s`;
+/// - Postgres `CREATE TABLE t (LIKE s INCLUDING ...)`, BigQuery `CREATE TABLE t COPY s` and
+///   `CREATE SNAPSHOT TABLE`: see [`create_like_or_copy`];
+/// - Spark/Hive `INSERT OVERWRITE DIRECTORY` with a format: see [`overwrite_directory`].
 pub(crate) fn rewrite(text: &str, dialect: Dialect) -> Option<String> {
     let toks = leveled(text, dialect);
+    match clean(text, &toks, dialect) {
+        Some(cleaned) => {
+            let toks = leveled(&cleaned, dialect);
+            Some(rewrite_one(&cleaned, toks, dialect).unwrap_or(cleaned))
+        }
+        None => rewrite_one(text, toks, dialect),
+    }
+}
+
+/// `text` without the spans `cuts` (sorted, not overlapping).
+fn without(text: &str, cuts: &[(usize, usize)]) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for &(a, b) in cuts {
+        out.push_str(text.get(at..a)?);
+        out.push(' ');
+        at = b;
+    }
+    out.push_str(text.get(at..)?);
+    Some(out)
+}
+
+const TSQL_TABLE_HINTS: &[&str] = &[
+    "NOLOCK",
+    "HOLDLOCK",
+    "TABLOCK",
+    "TABLOCKX",
+    "ROWLOCK",
+    "UPDLOCK",
+    "XLOCK",
+    "PAGLOCK",
+    "READUNCOMMITTED",
+    "READCOMMITTED",
+    "READCOMMITTEDLOCK",
+    "REPEATABLEREAD",
+    "SERIALIZABLE",
+    "READPAST",
+    "NOWAIT",
+    "SNAPSHOT",
+    "FORCESEEK",
+    "FORCESCAN",
+    "INDEX",
+    "NOEXPAND",
+    "KEEPIDENTITY",
+    "KEEPDEFAULTS",
+    "IGNORE_CONSTRAINTS",
+    "IGNORE_TRIGGERS",
+];
+
+/// Words that end a time-travel expression (`FOR SYSTEM_TIME AS OF <expr>`).
+const AFTER_TABLE: &[&str] = &[
+    "WHERE",
+    "GROUP",
+    "HAVING",
+    "ORDER",
+    "LIMIT",
+    "JOIN",
+    "INNER",
+    "LEFT",
+    "RIGHT",
+    "FULL",
+    "CROSS",
+    "NATURAL",
+    "ON",
+    "USING",
+    "UNION",
+    "EXCEPT",
+    "INTERSECT",
+    "MINUS",
+    "QUALIFY",
+    "WINDOW",
+    "AS",
+    "LATERAL",
+    "PIVOT",
+    "UNPIVOT",
+    "TABLESAMPLE",
+    "OUTER",
+    "SELECT",
+    "FROM",
+];
+
+/// Clauses that change no lineage and that the parser refuses in the dialect, cut out; `None`
+/// when there are none:
+///
+/// - T-SQL query hints `OPTION (...)` and join hints (`INNER LOOP JOIN`, `LEFT HASH JOIN`);
+/// - time travel other than BigQuery's and T-SQL's (which parse): Trino/Iceberg `FOR TIMESTAMP|
+///   VERSION AS OF x`, Delta `VERSION|TIMESTAMP AS OF x`, `FOR SYSTEM_TIME AS OF x`;
+/// - materialized view options between the name and `AS` (Redshift `AUTO REFRESH YES`,
+///   `BACKUP NO`, `DISTKEY(...)`) and Postgres's trailing `WITH [NO] DATA`;
+/// - Oracle physical attributes of a CTAS (`NOLOGGING PARALLEL 4 COMPRESS ...`);
+/// - Delta `INSERT INTO t REPLACE WHERE cond SELECT ...`: the condition (which rows are replaced).
+fn clean(text: &str, toks: &[(Token, i32)], dialect: Dialect) -> Option<String> {
+    let word = |i: usize, kw: &str| toks.get(i).is_some_and(|(t, _)| t.is_kw(text, kw));
+    let punct = |i: usize, c: u8| toks.get(i).is_some_and(|(t, _)| t.is_punct(text, c));
+    // The index of the `)` closing the `(` at index `open`.
+    let close = |open: usize| {
+        let depth = toks.get(open)?.1;
+        toks.iter().enumerate().skip(open + 1).find(|(_, (t, d))| *d == depth && t.is_punct(text, b')')).map(|(i, _)| i)
+    };
+    let span = |a: usize, b: usize| Some((toks.get(a)?.0.start, toks.get(b)?.0.end));
+    let mut cuts: Vec<(usize, usize)> = Vec::new();
+    if word(0, "CREATE") {
+        // Oracle `CREATE OR REPLACE FORCE EDITIONABLE VIEW` (as DBMS_METADATA writes it), Trino
+        // `CREATE VIEW v SECURITY INVOKER AS`: view options that change no lineage.
+        let view = toks.iter().take(8).position(|(t, d)| *d == 0 && t.is_kw(text, "VIEW"));
+        if let Some(v) = view {
+            for k in 1..v {
+                let opt = ["FORCE", "NOFORCE", "EDITIONABLE", "NONEDITIONABLE", "EDITIONING"];
+                if opt.iter().any(|o| word(k, o)) {
+                    cuts.push(span(k, k)?);
+                }
+            }
+            if let Some(sec) =
+                toks.iter().skip(v).position(|(t, d)| *d == 0 && t.is_kw(text, "SECURITY")).map(|p| p + v)
+            {
+                if (word(sec + 1, "INVOKER") || word(sec + 1, "DEFINER")) && word(sec + 2, "AS") {
+                    cuts.push(span(sec, sec + 1)?);
+                }
+            }
+        }
+    }
+    let create_view = word(0, "CREATE") && toks.iter().take(6).any(|(t, _)| t.is_kw(text, "MATERIALIZED"));
+    if create_view {
+        let view = toks.iter().position(|(t, _)| t.is_kw(text, "VIEW"))?;
+        let mut at = view + 1;
+        if word(at, "IF") && word(at + 1, "NOT") && word(at + 2, "EXISTS") {
+            at += 3;
+        }
+        let name = dotted_name(text, toks, at)?;
+        let end = toks.get(at)?.0.start + name.len();
+        let after = toks.iter().position(|(t, _)| t.start >= end)?;
+        let after = if punct(after, b'(') { close(after)? + 1 } else { after };
+        let as_kw = find_kw(text, toks, after, "AS")?;
+        if as_kw > after {
+            cuts.push(span(after, as_kw - 1)?);
+        }
+        let n = toks.len();
+        if n >= 3 && word(n - 1, "DATA") && word(n - 2, "NO") && word(n - 3, "WITH") {
+            cuts.push(span(n - 3, n - 1)?);
+        } else if n >= 2 && word(n - 1, "DATA") && word(n - 2, "WITH") {
+            cuts.push(span(n - 2, n - 1)?);
+        }
+    } else if dialect == Dialect::Oracle && word(0, "CREATE") {
+        let attributes = || {
+            let table = toks.iter().take(6).position(|(t, d)| *d == 0 && t.is_kw(text, "TABLE"))?;
+            let name = dotted_name(text, toks, table + 1)?;
+            let end = toks.get(table + 1)?.0.start + name.len();
+            let after = toks.iter().position(|(t, _)| t.start >= end)?;
+            let after = if punct(after, b'(') { close(after)? + 1 } else { after };
+            let as_kw = find_kw(text, toks, after, "AS")?;
+            if as_kw > after && toks.get(as_kw + 1).is_some() {
+                return span(after, as_kw - 1);
+            }
+            None
+        };
+        cuts.extend(attributes());
+    }
+    if dialect == Dialect::SparkSql && word(0, "INSERT") {
+        if let Some(r) = find_kw(text, toks, 1, "REPLACE").filter(|&r| word(r + 1, "WHERE")) {
+            let q = toks
+                .iter()
+                .enumerate()
+                .skip(r + 2)
+                .find(|(_, (t, d))| {
+                    *d == 0 && (t.is_kw(text, "SELECT") || t.is_kw(text, "WITH") || t.is_kw(text, "FROM"))
+                })
+                .map(|(i, _)| i)?;
+            cuts.push(span(r, q - 1)?);
+        }
+    }
+    if dialect == Dialect::Redshift && word(0, "CREATE") {
+        // Column compression, `a int ENCODE zstd`.
+        for (i, (t, _)) in toks.iter().enumerate() {
+            if t.is_kw(text, "ENCODE") && toks.get(i + 1).is_some_and(|(n, _)| n.kind == Kind::Word) {
+                cuts.push(span(i, i + 1)?);
+            }
+        }
+    }
+    let time_travel = !matches!(dialect, Dialect::BigQuery | Dialect::TSql);
+    let mut i = 0;
+    while i < toks.len() {
+        let (t, d) = toks.get(i)?;
+        let d = *d;
+        if t.kind != Kind::Word {
+            i += 1;
+            continue;
+        }
+        if dialect == Dialect::TSql {
+            if t.is_kw(text, "OPTION") && d == 0 && punct(i + 1, b'(') {
+                let c = close(i + 1)?;
+                cuts.push(span(i, c)?);
+                i = c + 1;
+                continue;
+            }
+            // Table hints, `dbo.t WITH (TABLOCK)`: refused after an INSERT or MERGE target.
+            let table_hint = t.is_kw(text, "WITH")
+                && punct(i + 1, b'(')
+                && i > 0
+                && toks.get(i - 1).is_some_and(|(p, _)| matches!(p.kind, Kind::Word | Kind::Quoted))
+                && TSQL_TABLE_HINTS.iter().any(|h| word(i + 2, h));
+            if table_hint {
+                let c = close(i + 1)?;
+                cuts.push(span(i, c)?);
+                i = c + 1;
+                continue;
+            }
+            let hint = ["LOOP", "HASH", "MERGE", "REMOTE"].iter().any(|h| t.is_kw(text, h));
+            let after_join_kind = ["INNER", "OUTER", "LEFT", "RIGHT", "FULL"].iter().any(|k| i > 0 && word(i - 1, k));
+            if hint && after_join_kind && word(i + 1, "JOIN") {
+                cuts.push(span(i, i)?);
+            }
+        }
+        if time_travel {
+            let kinds = ["SYSTEM_TIME", "TIMESTAMP", "VERSION", "SYSTEM_VERSION"];
+            let expr_at = if t.is_kw(text, "FOR")
+                && kinds.iter().any(|k| word(i + 1, k))
+                && word(i + 2, "AS")
+                && word(i + 3, "OF")
+            {
+                Some(i + 4)
+            } else if (t.is_kw(text, "VERSION") || t.is_kw(text, "TIMESTAMP"))
+                && word(i + 1, "AS")
+                && word(i + 2, "OF")
+                && i > 0
+                && toks.get(i - 1).is_some_and(|(p, _)| matches!(p.kind, Kind::Word | Kind::Quoted))
+                && !word(i - 1, "SELECT")
+            {
+                Some(i + 3)
+            } else {
+                None
+            };
+            if let Some(e) = expr_at {
+                let lit = |k: usize| toks.get(k).is_some_and(|(x, _)| matches!(x.kind, Kind::Str | Kind::Number));
+                let last = if lit(e) {
+                    e
+                } else if lit(e + 1) && ["TIMESTAMP", "DATE"].iter().any(|k| word(e, k)) {
+                    e + 1
+                } else {
+                    let mut j = e;
+                    while let Some((x, xd)) = toks.get(j + 1) {
+                        let stop = *xd < d
+                            || (*xd == d
+                                && (x.is_punct(text, b',')
+                                    || x.is_punct(text, b';')
+                                    || x.is_punct(text, b')')
+                                    || AFTER_TABLE.iter().any(|k| x.is_kw(text, k))));
+                        if stop {
+                            break;
+                        }
+                        j += 1;
+                    }
+                    j
+                };
+                cuts.push(span(i, last)?);
+                i = last + 1;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    if cuts.is_empty() {
+        return None;
+    }
+    cuts.sort_unstable();
+    without(text, &cuts)
+}
+
+fn rewrite_one(text: &str, toks: Vec<(Token, i32)>, dialect: Dialect) -> Option<String> {
     let word = |i: usize, kw: &str| toks.get(i).is_some_and(|(t, _)| t.is_kw(text, kw));
     if dialect == Dialect::TSql && (word(0, "UPDATE") || word(0, "DELETE")) && word(1, "TOP") {
         let open = toks.get(2).filter(|(t, _)| t.is_punct(text, b'('))?;
@@ -850,7 +1189,55 @@ pub(crate) fn rewrite(text: &str, dialect: Dialect) -> Option<String> {
         ));
     }
     if matches!(dialect, Dialect::SparkSql | Dialect::Hive) && word(0, "CREATE") {
-        return spark_table_clauses(text, &toks);
+        // `CREATE TEMPORARY VIEW v USING fmt OPTIONS (path 'p', ...)`: a view of the files at p.
+        let view = toks.iter().take(6).position(|(t, _)| t.is_kw(text, "VIEW"));
+        if let Some(v) =
+            view.filter(|&v| toks.iter().take(v).any(|(t, _)| t.is_kw(text, "TEMPORARY") || t.is_kw(text, "TEMP")))
+        {
+            if let Some(name) = dotted_name(text, &toks, v + 1) {
+                let using = find_kw(text, &toks, v + 1, "USING");
+                let path = toks.iter().position(|(t, d)| *d == 1 && t.is_kw(text, "PATH"));
+                if let (Some(_), Some(p)) = (using, path) {
+                    let p = toks.get(p + 1).filter(|(t, _)| t.kind == Kind::Str)?.0.text(text);
+                    let p = p.trim_matches('\'').replace('`', "");
+                    return Some(format!("CREATE TEMPORARY VIEW {name} AS SELECT * FROM `{p}`"));
+                }
+            }
+        }
+        if let Some(r) = spark_table_clauses(text, &toks) {
+            return Some(r);
+        }
+    }
+    if dialect == Dialect::TSql && word(0, "BULK") && word(1, "INSERT") {
+        // `BULK INSERT t FROM 'file' WITH (...)`: a load.
+        let name = dotted_name(text, &toks, 2)?;
+        let from = find_kw(text, &toks, 2, "FROM")?;
+        let file = toks.get(from + 1).filter(|(t, _)| t.kind == Kind::Str)?.0.text(text);
+        return Some(format!("LOAD DATA INPATH {file} INTO TABLE {name}"));
+    }
+    if dialect == Dialect::SparkSql && word(0, "COPY") && word(1, "INTO") {
+        // Databricks `COPY INTO t FROM 'path' | (SELECT ... FROM 'path') FILEFORMAT = ...`.
+        let from = find_kw(text, &toks, 2, "FROM")?;
+        let name = text.get(toks.get(2)?.0.start..toks.get(from)?.0.start)?.trim();
+        let file = toks.iter().skip(from).find(|(t, _)| t.kind == Kind::Str)?.0.text(text);
+        return Some(format!("LOAD DATA INPATH {file} INTO TABLE {name}"));
+    }
+    if dialect == Dialect::Snowflake && word(0, "CREATE") {
+        // `CREATE [OR REPLACE] STREAM s [IF NOT EXISTS] ON TABLE|VIEW t ...`: changes of t, read
+        // like a view of it.
+        if let Some(k) = toks.iter().take(4).position(|(t, _)| t.is_kw(text, "STREAM")) {
+            let mut at = k + 1;
+            if word(at, "IF") && word(at + 1, "NOT") && word(at + 2, "EXISTS") {
+                at += 3;
+            }
+            let name = dotted_name(text, &toks, at)?;
+            let on = find_kw(text, &toks, at, "ON")?;
+            if !(word(on + 1, "TABLE") || word(on + 1, "VIEW")) {
+                return None;
+            }
+            let src = dotted_name(text, &toks, on + 2)?;
+            return Some(format!("CREATE VIEW {name} AS SELECT * FROM {src}"));
+        }
     }
     if word(0, "LOAD") && word(1, "DATA") {
         let into = find_kw(text, &toks, 2, "INTO")?;
@@ -868,6 +1255,63 @@ pub(crate) fn rewrite(text: &str, dialect: Dialect) -> Option<String> {
         };
         let name = dotted_name(text, &toks, table_at)?;
         return Some(format!("LOAD DATA INPATH {file} INTO TABLE {name}"));
+    }
+    if word(0, "ALTER") && word(1, "TABLE") {
+        // Redshift `ALTER TABLE t APPEND FROM s [IGNOREEXTRA | FILLTARGET]`: moves s's rows into
+        // t, matching columns by name.
+        let name = dotted_name(text, &toks, 2)?;
+        let end = toks.get(2)?.0.start + name.len();
+        let at = toks.iter().position(|(t, _)| t.start >= end)?;
+        if !(word(at, "APPEND") && word(at + 1, "FROM")) {
+            return None;
+        }
+        let from = dotted_name(text, &toks, at + 2)?;
+        return Some(format!("INSERT INTO {name} BY NAME SELECT * FROM {from}"));
+    }
+    if word(0, "CREATE") {
+        if let Some(r) = create_like_or_copy(text, &toks).or_else(|| ctas_column_names(text, &toks)) {
+            return Some(r);
+        }
+        // Postgres `CREATE [OR REPLACE] RECURSIVE VIEW v (cols) AS q`, by its definition:
+        // `CREATE VIEW v AS WITH RECURSIVE v (cols) AS (q) SELECT * FROM v`.
+        if let Some(r) =
+            toks.iter().take(4).position(|(t, _)| t.is_kw(text, "RECURSIVE")).filter(|&r| word(r + 1, "VIEW"))
+        {
+            let name = dotted_name(text, &toks, r + 2)?;
+            let as_kw = find_kw(text, &toks, r + 2, "AS")?;
+            let cols = text.get(toks.get(r + 2)?.0.start + name.len()..toks.get(as_kw)?.0.start)?.trim();
+            let query = text.get(toks.get(as_kw + 1)?.0.start..)?.trim_end().trim_end_matches(';');
+            let head = text.get(..toks.get(r)?.0.start)?.trim_end();
+            let short = name.rsplit('.').next().unwrap_or(&name);
+            return Some(format!(
+                "{head} VIEW {name} AS WITH RECURSIVE {short} {cols} AS ({query}) SELECT * FROM {short}"
+            ));
+        }
+    }
+    if matches!(dialect, Dialect::MySql | Dialect::MariaDb) && word(0, "UPDATE") {
+        // `UPDATE t, s SET ...`: the comma join written as the parser takes it.
+        let set = find_kw(text, &toks, 1, "SET")?;
+        let commas: Vec<(usize, usize)> = toks
+            .iter()
+            .take(set)
+            .filter(|(t, d)| *d == 0 && t.is_punct(text, b','))
+            .map(|(t, _)| (t.start, t.end))
+            .collect();
+        if commas.is_empty() {
+            return None;
+        }
+        let mut out = String::with_capacity(text.len() + 16 * commas.len());
+        let mut at = 0;
+        for (a, b) in commas {
+            out.push_str(text.get(at..a)?);
+            out.push_str(" CROSS JOIN ");
+            at = b;
+        }
+        out.push_str(text.get(at..)?);
+        return Some(out);
+    }
+    if word(0, "INSERT") && word(1, "OVERWRITE") {
+        return overwrite_directory(text, &toks);
     }
     if dialect == Dialect::Snowflake && word(0, "CREATE") {
         let ext = find_kw(text, &toks, 1, "EXTERNAL")?;
@@ -935,4 +1379,142 @@ fn spark_table_clauses(text: &str, toks: &[(Token, i32)]) -> Option<String> {
     }
     out.push_str(text.get(at..)?);
     Some(out)
+}
+
+/// `CREATE TABLE t (LIKE s [INCLUDING ...])` (Postgres), which the parser refuses with options:
+/// `CREATE TABLE t LIKE s`. BigQuery `CREATE TABLE t COPY s` and `CREATE SNAPSHOT TABLE t CLONE s`:
+/// `CREATE TABLE t CLONE s`. `None` for anything else.
+fn create_like_or_copy(text: &str, toks: &[(Token, i32)]) -> Option<String> {
+    let word = |i: usize, kw: &str| toks.get(i).is_some_and(|(t, _)| t.is_kw(text, kw));
+    let table = toks.iter().take(8).position(|(t, d)| *d == 0 && t.is_kw(text, "TABLE"))?;
+    let mut at = table + 1;
+    if word(at, "IF") && word(at + 1, "NOT") && word(at + 2, "EXISTS") {
+        at += 3;
+    }
+    let name = dotted_name(text, toks, at)?;
+    let end = toks.get(at)?.0.start + name.len();
+    let after = toks.iter().position(|(t, _)| t.start >= end)?;
+    let snapshot = toks.iter().take(table).any(|(t, _)| t.is_kw(text, "SNAPSHOT"));
+    let shallow = (word(after, "SHALLOW") || word(after, "DEEP")) && word(after + 1, "CLONE");
+    // Snowflake's `COPY GRANTS` is no copy of data.
+    if (word(after, "COPY") && !word(after + 1, "GRANTS")) || (snapshot && word(after, "CLONE")) || shallow {
+        // The source's name only: its time-travel clause changes no lineage.
+        let from = dotted_name(text, toks, if shallow { after + 2 } else { after + 1 })?;
+        let head = if snapshot {
+            format!("CREATE TABLE {name}")
+        } else {
+            text.get(..toks.get(after)?.0.start)?.trim_end().to_string()
+        };
+        return Some(format!("{head} CLONE {from}"));
+    }
+    let open = toks.get(after).filter(|(t, _)| t.is_punct(text, b'('))?;
+    if !word(after + 1, "LIKE") {
+        return None;
+    }
+    let from = dotted_name(text, toks, after + 2)?;
+    // Only `(LIKE s <options>)`: other columns beside it would be lost.
+    let depth = open.1 + 1;
+    let extra = toks
+        .iter()
+        .skip(after + 1)
+        .take_while(|(t, d)| !(*d == open.1 && t.is_punct(text, b')')))
+        .any(|(t, d)| *d == depth && t.is_punct(text, b','));
+    if extra {
+        return None;
+    }
+    Some(format!("CREATE TABLE {name} LIKE {from}"))
+}
+
+/// Spark `INSERT OVERWRITE [LOCAL] DIRECTORY ['path'] USING fmt [OPTIONS (path 'p', ...)] query`
+/// and Hive's `... ROW FORMAT ... STORED AS fmt query`: `INSERT OVERWRITE DIRECTORY 'path'
+/// query` (the format changes no lineage). `None` for anything else.
+fn overwrite_directory(text: &str, toks: &[(Token, i32)]) -> Option<String> {
+    let word = |i: usize, kw: &str| toks.get(i).is_some_and(|(t, _)| t.is_kw(text, kw));
+    let mut at = 2;
+    let local = word(at, "LOCAL");
+    if local {
+        at += 1;
+    }
+    if !word(at, "DIRECTORY") {
+        return None;
+    }
+    at += 1;
+    let mut path = toks.get(at).filter(|(t, _)| t.kind == Kind::Str).map(|(t, _)| t.text(text).to_string());
+    if path.is_some() {
+        at += 1;
+    }
+    let query = toks
+        .iter()
+        .enumerate()
+        .skip(at)
+        .find(|(_, (t, d))| *d == 0 && (t.is_kw(text, "SELECT") || t.is_kw(text, "WITH") || t.is_kw(text, "FROM")))
+        .map(|(i, _)| i)?;
+    if query == at {
+        return None;
+    }
+    if path.is_none() {
+        // `OPTIONS (path 's3://...')`.
+        let p = toks.iter().take(query).position(|(t, d)| *d == 1 && t.is_kw(text, "PATH"))?;
+        path = toks.get(p + 1).filter(|(t, _)| t.kind == Kind::Str).map(|(t, _)| t.text(text).to_string());
+    }
+    let path = path?;
+    let local = if local { "LOCAL " } else { "" };
+    Some(format!("INSERT OVERWRITE {local}DIRECTORY {path} {}", text.get(toks.get(query)?.0.start..)?))
+}
+
+/// `CREATE TABLE t (a, b) AS query` (column names without types, Snowflake and Postgres):
+/// `CREATE TABLE t AS SELECT * FROM (query) AS _q (a, b)`, the query's columns renamed by
+/// position. `None` for anything else.
+fn ctas_column_names(text: &str, toks: &[(Token, i32)]) -> Option<String> {
+    let word = |i: usize, kw: &str| toks.get(i).is_some_and(|(t, _)| t.is_kw(text, kw));
+    let table = toks.iter().take(8).position(|(t, d)| *d == 0 && t.is_kw(text, "TABLE"))?;
+    let mut at = table + 1;
+    if word(at, "IF") && word(at + 1, "NOT") && word(at + 2, "EXISTS") {
+        at += 3;
+    }
+    let name = dotted_name(text, toks, at)?;
+    let end = toks.get(at)?.0.start + name.len();
+    let open = toks.iter().position(|(t, _)| t.start >= end)?;
+    if !toks.get(open).is_some_and(|(t, _)| t.is_punct(text, b'(')) {
+        return None;
+    }
+    // Names and commas only, up to the `)`.
+    let mut i = open + 1;
+    loop {
+        let (t, _) = toks.get(i)?;
+        if !matches!(t.kind, Kind::Word | Kind::Quoted) {
+            return None;
+        }
+        let (n, _) = toks.get(i + 1)?;
+        if n.is_punct(text, b')') {
+            i += 2;
+            break;
+        }
+        if !n.is_punct(text, b',') {
+            return None;
+        }
+        i += 2;
+    }
+    if !word(i, "AS") || toks.get(i + 1).is_none() {
+        return None;
+    }
+    let names = text.get(toks.get(open)?.0.start..toks.get(i - 1)?.0.end)?;
+    let query = text.get(toks.get(i + 1)?.0.start..)?.trim_end().trim_end_matches(';');
+    let head = text.get(..toks.get(open)?.0.start)?.trim_end();
+    Some(format!("{head} AS SELECT * FROM ({query}) AS _q {names}"))
+}
+
+/// The table a trigger is defined on: `CREATE TRIGGER trg [BEFORE|AFTER ...] ON t ...`, as
+/// written. `None` for anything else.
+pub(crate) fn trigger_table(text: &str, dialect: Dialect) -> Option<String> {
+    let toks = leveled(text, dialect);
+    let trigger = toks.iter().take(6).position(|(t, _)| t.is_kw(text, "TRIGGER"))?;
+    let on = toks
+        .iter()
+        .enumerate()
+        .skip(trigger + 1)
+        .take_while(|(_, (t, _))| !(t.is_kw(text, "AS") || t.is_kw(text, "BEGIN") || t.is_kw(text, "IS")))
+        .find(|(_, (t, d))| *d == 0 && t.is_kw(text, "ON"))
+        .map(|(i, _)| i)?;
+    dotted_name(text, &toks, on + 1)
 }

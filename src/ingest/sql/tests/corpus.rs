@@ -213,3 +213,50 @@ fn corpus_throughput() {
         1e6 / per_sec
     );
 }
+
+/// Prints what `analyze` says about each `{"dialect", "sql"}` line of the file named by
+/// `SQL_PROBE`: a tool for writing cases (the expectation still comes from the SQL's meaning).
+/// `SQL_PROBE=/tmp/p.jsonl cargo test --lib ingest::sql::tests::corpus::probe -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn probe() {
+    let Ok(path) = std::env::var("SQL_PROBE") else { return };
+    let text = std::fs::read_to_string(path).unwrap();
+    for line in text.lines().filter(|l| !l.trim().is_empty() && !l.starts_with("//")) {
+        let v: Value = serde_json::from_str(line).unwrap();
+        let dialect = Dialect::parse(v["dialect"].as_str().unwrap()).unwrap();
+        let statements: Vec<String> = match (&v["sql"], &v["statements"]) {
+            (Value::String(s), _) => vec![s.clone()],
+            (_, Value::Array(a)) => a.iter().map(|s| s.as_str().unwrap().to_string()).collect(),
+            _ => panic!("no sql"),
+        };
+        let mut catalog = HashMap::new();
+        if let Some(c) = v["catalog"].as_object() {
+            for (t, cols) in c {
+                let cols = cols.as_array().unwrap().iter().map(|c| c.as_str().unwrap().to_string()).collect();
+                catalog.insert(t.clone(), cols);
+            }
+        }
+        let options = Options {
+            default_database: v["default_database"].as_str().map(str::to_string),
+            default_schema: v["default_schema"].as_str().map(str::to_string),
+            ..Options::default()
+        };
+        eprintln!("=== [{}] {}", v["dialect"].as_str().unwrap_or(""), statements.join(" ;; "));
+        for r in analyze(&statements, dialect, &options, &catalog) {
+            eprintln!("  op={} targets={:?} sources={:?}", r.operation, r.targets, r.sources);
+            for c in &r.columns {
+                eprintln!("    {} <- {:?}{}", c.target, c.sources, if c.derived { " (derived)" } else { "" });
+            }
+            if !r.errors.is_empty() {
+                eprintln!("  ERRORS {:?}", r.errors);
+            }
+            if !r.unresolved.is_empty() {
+                eprintln!("  unresolved {:?}", r.unresolved);
+            }
+            if let Some(l) = &r.external_location {
+                eprintln!("  location {l}");
+            }
+        }
+    }
+}

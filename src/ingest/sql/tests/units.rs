@@ -276,6 +276,34 @@ const DIALECTS: [Dialect; 12] = [
     Dialect::Ansi,
 ];
 
+/// Statements that are rewritten or cut before parsing, or analysed through a literal.
+const REWRITTEN: &str = "ALTER TABLE a APPEND FROM b IGNOREEXTRA; CREATE TABLE t (LIKE s INCLUDING ALL); \
+    ALTER TABLE a SWAP WITH b; CREATE TABLE c COPY d; CREATE TABLE e SHALLOW CLONE f VERSION AS OF 3; \
+    MERGE t USING s ON t.id = s.id WHEN MATCHED THEN DELETE OUTPUT deleted.* INTO a (x); \
+    SELECT a FROM s FOR TIMESTAMP AS OF TIMESTAMP '2024-01-01' x INNER HASH JOIN u ON 1 = 1 OPTION (MAXDOP 1); \
+    EXECUTE IMMEDIATE 'INSERT INTO t SELECT ''a'' FROM s'; EXEC sp_executesql N'DELETE FROM t'; \
+    CREATE OR REPLACE FORCE EDITIONABLE MATERIALIZED VIEW v BACKUP NO AUTO REFRESH YES AS SELECT 1 WITH NO DATA; \
+    INSERT OVERWRITE LOCAL DIRECTORY USING csv OPTIONS (path '/x') SELECT 1; INSERT INTO t REPLACE WHERE x SELECT 1; \
+    CACHE TABLE c AS SELECT * FROM delta.`/p`; CREATE TEMP VIEW v USING csv OPTIONS (path 'p'); \
+    INSERT INTO t (a) SELECT a FROM s ON CONFLICT (a) DO UPDATE SET b = EXCLUDED.a; SELECT * ILIKE '%a_' FROM s; \
+    CREATE TABLE x (a, b) AS SELECT 1, 2; UPDATE t, s SET t.a = s.a; BULK INSERT t FROM 'f' WITH (X = 1); \
+    COPY INTO delta.`/p` FROM (SELECT a FROM '/q'); CREATE STREAM st ON TABLE s; CREATE TASK k AS INSERT INTO t SELECT 1; \
+    CREATE RECURSIVE VIEW v (n) AS SELECT 1; CREATE TRIGGER g AFTER INSERT ON t FOR EACH ROW INSERT INTO a VALUES (NEW.x); \
+    CREATE PACKAGE BODY p AS PROCEDURE q IS BEGIN DELETE FROM t; END q; END p;\n/\n";
+
+#[test]
+fn no_panic_on_prefixes_of_rewritten_statements() {
+    let opts = Options::default();
+    for d in DIALECTS {
+        for cut in (0..=REWRITTEN.len()).step_by(7) {
+            if REWRITTEN.is_char_boundary(cut) {
+                let s = REWRITTEN[..cut].to_string();
+                assert!(!analyze(&[s], d, &opts, &NoColumns).is_empty());
+            }
+        }
+    }
+}
+
 #[test]
 fn no_panic_on_mutated_and_random_input() {
     let seeds = [
@@ -286,6 +314,7 @@ fn no_panic_on_mutated_and_random_input() {
         "DELIMITER //\nCREATE PROCEDURE p() BEGIN INSERT INTO a SELECT 1; END //",
         "UPDATE t SET (a, b) = (SELECT c, d FROM u) WHERE EXISTS (SELECT 1 FROM w)",
         "SELECT f.value FROM t, LATERAL FLATTEN(input => t.v) f, UNNEST(t.arr) AS g(h) CROSS APPLY (SELECT 1) z",
+        REWRITTEN,
     ];
     let alphabet: Vec<&str> = vec![
         "(", ")", "'", "\"", "`", "[", "]", "$$", "$", ";", "--", "/*", "*/", "#", "@", ",", ".", " ", "\n", "SELECT",
