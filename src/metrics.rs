@@ -11,6 +11,9 @@ pub struct Metrics {
     /// Wall time of each store call (one trait method: a read, or a write transaction), by
     /// `store` and `call`; with `store_queries` it tells round trips from slow statements.
     pub store_calls: HistogramVec,
+    /// Wall time of each statement inside a Neo4j transaction (sent, run, all rows pulled), by
+    /// `store` and `statement` (the `cypher/` file's name).
+    pub store_statements: HistogramVec,
     pub http_requests: IntCounterVec,
     pub http_latency: HistogramVec,
     /// OpenLineage events forwarded to another backend, by outcome (`sent`, `failed`, `dropped`).
@@ -30,6 +33,12 @@ fn build() -> Metrics {
         HistogramOpts::new("tributary_store_call_duration_seconds", "Store call latency")
             .buckets(vec![0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0]),
         &["store", "call"],
+    )
+    .expect("valid metric definition");
+    let store_statements = HistogramVec::new(
+        HistogramOpts::new("tributary_store_statement_duration_seconds", "Store statement latency")
+            .buckets(vec![0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0]),
+        &["store", "statement"],
     )
     .expect("valid metric definition");
     let http_requests = IntCounterVec::new(
@@ -53,6 +62,7 @@ fn build() -> Metrics {
     for c in [
         Box::new(store_queries.clone()) as Box<dyn prometheus::core::Collector>,
         Box::new(store_calls.clone()),
+        Box::new(store_statements.clone()),
         Box::new(http_requests.clone()),
         Box::new(http_latency.clone()),
         Box::new(forwarded.clone()),
@@ -60,7 +70,16 @@ fn build() -> Metrics {
     ] {
         registry.register(c).expect("metric registered once");
     }
-    Metrics { registry, store_queries, store_calls, http_requests, http_latency, forwarded, events_purged }
+    Metrics {
+        registry,
+        store_queries,
+        store_calls,
+        store_statements,
+        http_requests,
+        http_latency,
+        forwarded,
+        events_purged,
+    }
 }
 
 pub fn metrics() -> &'static Metrics {
@@ -76,6 +95,11 @@ pub fn store_query(store: &'static str, operation: &'static str) {
 /// Times one store call.
 pub fn store_call(store: &'static str, call: &'static str, seconds: f64) {
     metrics().store_calls.with_label_values(&[store, call]).observe(seconds);
+}
+
+/// Times one statement inside a transaction.
+pub fn store_statement(store: &'static str, statement: &'static str, seconds: f64) {
+    metrics().store_statements.with_label_values(&[store, statement]).observe(seconds);
 }
 
 /// Total statements sent to one store so far (tests and benchmarks read deltas of it).

@@ -623,16 +623,25 @@ fn statements_by_operation(store: &str) -> std::collections::BTreeMap<String, u6
 
 /// Seconds spent in store calls so far, by call: (count, sum).
 fn store_call_seconds(store: &str) -> std::collections::BTreeMap<String, (u64, f64)> {
+    histogram_sums("tributary_store_call_duration_seconds", "call", store)
+}
+
+/// Seconds spent in Neo4j statements inside transactions so far, by statement: (count, sum).
+fn store_statement_seconds(store: &str) -> std::collections::BTreeMap<String, (u64, f64)> {
+    histogram_sums("tributary_store_statement_duration_seconds", "statement", store)
+}
+
+fn histogram_sums(name: &str, by: &str, store: &str) -> std::collections::BTreeMap<String, (u64, f64)> {
     let mut out = std::collections::BTreeMap::new();
     for family in tributary::metrics::metrics().registry.gather() {
-        if family.name() != "tributary_store_call_duration_seconds" {
+        if family.name() != name {
             continue;
         }
         for m in family.get_metric() {
             let label = |n: &str| m.get_label().iter().find(|l| l.name() == n).map(|l| l.value().to_string());
             if label("store").as_deref() == Some(store) {
                 let h = m.get_histogram();
-                let e: &mut (u64, f64) = out.entry(label("call").unwrap_or_default()).or_default();
+                let e: &mut (u64, f64) = out.entry(label(by).unwrap_or_default()).or_default();
                 e.0 += h.get_sample_count();
                 e.1 += h.get_sample_sum();
             }
@@ -642,8 +651,13 @@ fn store_call_seconds(store: &str) -> std::collections::BTreeMap<String, (u64, f
 }
 
 /// Milliseconds spent in store calls since `before`, by call, per unit of work.
-fn print_store_time(what: &str, store: &str, before: &std::collections::BTreeMap<String, (u64, f64)>, units: usize) {
-    let mut rows: Vec<(String, f64, f64)> = store_call_seconds(store)
+fn print_store_time(
+    what: &str,
+    now: std::collections::BTreeMap<String, (u64, f64)>,
+    before: &std::collections::BTreeMap<String, (u64, f64)>,
+    units: usize,
+) {
+    let mut rows: Vec<(String, f64, f64)> = now
         .into_iter()
         .map(|(call, (n, secs))| {
             let (n0, s0) = before.get(&call).copied().unwrap_or_default();
@@ -655,7 +669,7 @@ fn print_store_time(what: &str, store: &str, before: &std::collections::BTreeMap
     rows.sort_by(|a, b| b.2.total_cmp(&a.2));
     let total: f64 = rows.iter().map(|r| r.2).sum();
     let list: Vec<String> = rows.iter().map(|(c, n, ms)| format!("{c} {ms:.3} ms ({n:.2} calls)")).collect();
-    say(&format!("  (store time {what}: {total:.3} ms = {})", list.join(", ")));
+    say(&format!("  ({what}: {total:.3} ms = {})", list.join(", ")));
 }
 
 /// The statements spent since `before`, by operation, per unit of work.
@@ -1110,6 +1124,7 @@ async fn ingest(
     let store = store_name(args.store);
     let ops_before = statements_by_operation(store);
     let time_before = store_call_seconds(store);
+    let statements_before = store_statement_seconds(store);
     let (mut st, mut pt, mut ct) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
     let (mut failed, mut applied, mut total) = (0i64, 0i64, 0usize);
     for (n, body) in &bodies {
@@ -1128,7 +1143,11 @@ async fn ingest(
         }
         if total == *n {
             print_statements("ingest, per event", store, &ops_before, *n);
-            print_store_time("ingest, per event", store, &time_before, *n);
+            print_store_time("store calls, per event", store_call_seconds(store), &time_before, *n);
+            if cypher {
+                let now = store_statement_seconds(store);
+                print_store_time("Neo4j statements in transactions, per event", now, &statements_before, *n);
+            }
         }
         let (took, _) = client.post(format!("{}/parse", client.baseline), body.clone()).await?;
         pt += took;

@@ -222,11 +222,13 @@ impl Rows {
 async fn exec(txn: &mut Txn, cmd: Cmd) -> StoreResult<Rows> {
     let op = cmd.name;
     metrics::store_query(KIND, op);
+    let started = std::time::Instant::now();
     let mut stream = txn.execute(cmd.query).await.map_err(|e| db_error(op, e))?;
     let mut rows = Vec::new();
     while let Some(row) = stream.next(txn.handle()).await.map_err(|e| db_error(op, e))? {
         rows.push(row);
     }
+    metrics::store_statement(KIND, op, started.elapsed().as_secs_f64());
     Ok(Rows { op, rows })
 }
 
@@ -1218,9 +1220,9 @@ impl Store for Neo4jStore {
     }
 
     async fn list_events(&self, filter: &EventFilter, page: PageRequest) -> StoreResult<Page<StoredEvent>> {
+        let cmd = if filter.run_id.is_some() { cypher!("list_events_of_run") } else { cypher!("list_events") };
         self.single(
-            cypher!("list_events")
-                .param("status", filter.status.clone())
+            cmd.param("status", filter.status.clone())
                 .param("job_namespace", filter.job_namespace.clone())
                 .param("job_name", filter.job_name.clone())
                 .param("run_id", filter.run_id.clone())
