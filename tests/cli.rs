@@ -163,14 +163,8 @@ async fn export_then_import_moves_a_store_losing_nothing() {
 
     // Into Neo4j and back, when the suite runs with one (scripts/test always does).
     if let Ok(uri) = std::env::var("NEO4J_URI") {
-        let store = tributary::store::neo4j::Neo4jStore::connect(
-            &uri,
-            &std::env::var("NEO4J_USER").unwrap_or_else(|_| "neo4j".into()),
-            &std::env::var("NEO4J_PASSWORD").unwrap_or_default(),
-            None,
-        )
-        .await
-        .unwrap();
+        let _only = NEO4J.lock().await;
+        let store = neo4j_store(&uri).await;
         store.wipe().await.unwrap();
         let neo = [("NEO4J_URI", uri.as_str())];
         let mut cmd = Command::new(BIN);
@@ -268,12 +262,47 @@ async fn accepted_events_are_forwarded_to_another_backend() {
 async fn import_query_log_records_lineage_and_is_idempotent() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    let data = data.to_str().unwrap();
+    import_query_log_case(&dir, &["--data-dir", data.to_str().unwrap()]).await;
+}
+
+/// The same import into Neo4j, when the suite runs with one (scripts/test always does).
+#[tokio::test]
+async fn import_query_log_records_lineage_and_is_idempotent_on_neo4j() {
+    let Ok(uri) = std::env::var("NEO4J_URI") else {
+        assert!(std::env::var("TRIBUTARY_SKIP_NEO4J").is_ok(), "NEO4J_URI is not set: run `scripts/test`");
+        return;
+    };
+    let _only = NEO4J.lock().await;
+    let store = neo4j_store(&uri).await;
+    store.wipe().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    import_query_log_case(&dir, &["--neo4j-uri", &uri]).await;
+    store.wipe().await.unwrap();
+}
+
+/// The suite's Neo4j is one database: the tests here that wipe it take turns.
+static NEO4J: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+async fn neo4j_store(uri: &str) -> tributary::store::neo4j::Neo4jStore {
+    tributary::store::neo4j::Neo4jStore::connect(
+        uri,
+        &std::env::var("NEO4J_USER").unwrap_or_else(|_| "neo4j".into()),
+        &std::env::var("NEO4J_PASSWORD").unwrap_or_default(),
+        None,
+    )
+    .await
+    .unwrap()
+}
+
+/// Registers two tables, imports a three-line log (out of start_time order, one line not SQL)
+/// twice into the store `store` names, and checks the summary, idempotency and the CTAS label.
+async fn import_query_log_case(dir: &tempfile::TempDir, store: &[&str]) {
     {
-        let s = Server::start(&["--data-dir", data]);
-        gql(&s.url, "mutation { upsertDatastore(input: {name: \"wh\", type: \"snowflake\"}) { id } }").await;
-        gql(&s.url, "mutation { a: upsertContainer(input: {datastoreId: 1, database: \"DB\", schema: \"PUBLIC\", name: \"RAW\", fields: [{name: \"ID\"}]}) { id }
-                             b: upsertContainer(input: {datastoreId: 1, database: \"DB\", schema: \"PUBLIC\", name: \"MART\", fields: [{name: \"ID\"}]}) { id } }").await;
+        let s = Server::start(store);
+        let ds = gql(&s.url, "mutation { upsertDatastore(input: {name: \"wh\", type: \"snowflake\"}) { id } }").await;
+        let ds = &ds["upsertDatastore"]["id"];
+        gql(&s.url, &format!("mutation {{ a: upsertContainer(input: {{datastoreId: {ds}, database: \"DB\", schema: \"PUBLIC\", name: \"RAW\", fields: [{{name: \"ID\"}}]}}) {{ id }}
+                             b: upsertContainer(input: {{datastoreId: {ds}, database: \"DB\", schema: \"PUBLIC\", name: \"MART\", fields: [{{name: \"ID\"}}]}}) {{ id }} }}")).await;
     }
     let csv_path = dir.path().join("log.csv");
     std::fs::write(
@@ -284,7 +313,8 @@ async fn import_query_log_records_lineage_and_is_idempotent() {
          \"this is not sql\",DB,PUBLIC,etl,2026-01-01T00:00:03Z\n",
     )
     .unwrap();
-    let out = run(&["import-query-log", csv_path.to_str().unwrap(), "--datastore", "wh", "--data-dir", data], &[]);
+    let import = [&["import-query-log", csv_path.to_str().unwrap(), "--datastore", "wh"], store].concat();
+    let out = run(&import, &[]);
     let summary = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(
         summary.contains("imported 3 statements")
@@ -292,10 +322,10 @@ async fn import_query_log_records_lineage_and_is_idempotent() {
             && summary.contains("1 did not parse"),
         "{summary}"
     );
-    let export = |data: &str| lines(&run(&["export", "--data-dir", data], &[]).stdout);
-    let first = export(data);
-    run(&["import-query-log", csv_path.to_str().unwrap(), "--datastore", "wh", "--data-dir", data], &[]);
-    let second = export(data);
+    let export = || lines(&run(&[&["export"], store].concat(), &[]).stdout);
+    let first = export();
+    run(&import, &[]);
+    let second = export();
     let edges = |r: &[Value]| -> Vec<Value> {
         r.iter()
             .filter(|x| x["record"] == "edge")
@@ -303,7 +333,7 @@ async fn import_query_log_records_lineage_and_is_idempotent() {
             .collect()
     };
     assert_eq!(edges(&first), edges(&second), "a second run changes no edge");
-    let s = Server::start(&["--data-dir", data]);
+    let s = Server::start(store);
     let v = gql(&s.url, "{ edges { items { sourceType operation sourceContainer { name } targetContainer { name } sourceField { name } } } }").await;
     let table: Vec<&Value> =
         v["edges"]["items"].as_array().unwrap().iter().filter(|e| e["sourceField"].is_null()).collect();
