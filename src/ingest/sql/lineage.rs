@@ -1069,27 +1069,7 @@ impl<'a> Analyzer<'a> {
         for e in deferred.iter().copied().chain(selection) {
             self.walk(e, &scope);
         }
-        let mut cols = Vec::new();
-        let mut stars = Vec::new();
-        for item in items {
-            match item {
-                SelectItem::UnnamedExpr(e) => {
-                    let lin = self.expr_lin(e, &scope, &[]);
-                    cols.push(OutCol { name: self.item_name(e), lin });
-                }
-                SelectItem::ExprWithAlias { expr, alias } => {
-                    let lin = self.expr_lin(expr, &scope, &[]);
-                    cols.push(OutCol { name: self.fold(alias), lin });
-                }
-                SelectItem::Wildcard(opts) => {
-                    for r in &rels {
-                        self.expand_rel(r, Some(opts), &mut cols, &mut stars, &scope);
-                    }
-                }
-                _ => {}
-            }
-        }
-        Output::new(cols, stars)
+        self.returned(items, &rels, &scope)
     }
 
     /// The rows an `INSERT ... RETURNING` hands on: its items over the inserted row, whose
@@ -1120,27 +1100,33 @@ impl<'a> Analyzer<'a> {
             kind: RelKind::Derived(Rc::new(Output::new(cols, vec![target.clone()]))),
         }];
         let scope = Scope { rels: &rels, ..EMPTY_SCOPE };
-        let mut out = Vec::new();
+        self.returned(items, &rels, &scope)
+    }
+
+    /// The columns a `RETURNING` list hands on over `rels`: its expressions, and `*` expanded
+    /// over every relation.
+    fn returned(&mut self, items: &[SelectItem], rels: &[Relation], scope: &Scope) -> Output {
+        let mut cols = Vec::new();
         let mut stars = Vec::new();
         for item in items {
             match item {
                 SelectItem::UnnamedExpr(e) => {
-                    let lin = self.expr_lin(e, &scope, &[]);
-                    out.push(OutCol { name: self.item_name(e), lin });
+                    let lin = self.expr_lin(e, scope, &[]);
+                    cols.push(OutCol { name: self.item_name(e), lin });
                 }
                 SelectItem::ExprWithAlias { expr, alias } => {
-                    let lin = self.expr_lin(expr, &scope, &[]);
-                    out.push(OutCol { name: self.fold(alias), lin });
+                    let lin = self.expr_lin(expr, scope, &[]);
+                    cols.push(OutCol { name: self.fold(alias), lin });
                 }
                 SelectItem::Wildcard(opts) => {
-                    for r in &rels {
-                        self.expand_rel(r, Some(opts), &mut out, &mut stars, &scope);
+                    for r in rels {
+                        self.expand_rel(r, Some(opts), &mut cols, &mut stars, scope);
                     }
                 }
                 _ => {}
             }
         }
-        Output::new(out, stars)
+        Output::new(cols, stars)
     }
 
     fn set_expr(&mut self, se: &SetExpr, outer: Option<&Scope>) -> Output {

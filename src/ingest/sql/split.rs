@@ -1381,10 +1381,9 @@ fn spark_table_clauses(text: &str, toks: &[(Token, i32)]) -> Option<String> {
     Some(out)
 }
 
-/// `CREATE TABLE t (LIKE s [INCLUDING ...])` (Postgres), which the parser refuses with options:
-/// `CREATE TABLE t LIKE s`. BigQuery `CREATE TABLE t COPY s` and `CREATE SNAPSHOT TABLE t CLONE s`:
-/// `CREATE TABLE t CLONE s`. `None` for anything else.
-fn create_like_or_copy(text: &str, toks: &[(Token, i32)]) -> Option<String> {
+/// `CREATE ... TABLE [IF NOT EXISTS] name`: the index of the `TABLE` keyword (among the first
+/// eight tokens), the name as written, and the index of the first token after the name.
+fn created_table(text: &str, toks: &[(Token, i32)]) -> Option<(usize, String, usize)> {
     let word = |i: usize, kw: &str| toks.get(i).is_some_and(|(t, _)| t.is_kw(text, kw));
     let table = toks.iter().take(8).position(|(t, d)| *d == 0 && t.is_kw(text, "TABLE"))?;
     let mut at = table + 1;
@@ -1394,6 +1393,15 @@ fn create_like_or_copy(text: &str, toks: &[(Token, i32)]) -> Option<String> {
     let name = dotted_name(text, toks, at)?;
     let end = toks.get(at)?.0.start + name.len();
     let after = toks.iter().position(|(t, _)| t.start >= end)?;
+    Some((table, name, after))
+}
+
+/// `CREATE TABLE t (LIKE s [INCLUDING ...])` (Postgres), which the parser refuses with options:
+/// `CREATE TABLE t LIKE s`. BigQuery `CREATE TABLE t COPY s` and `CREATE SNAPSHOT TABLE t CLONE s`:
+/// `CREATE TABLE t CLONE s`. `None` for anything else.
+fn create_like_or_copy(text: &str, toks: &[(Token, i32)]) -> Option<String> {
+    let word = |i: usize, kw: &str| toks.get(i).is_some_and(|(t, _)| t.is_kw(text, kw));
+    let (table, name, after) = created_table(text, toks)?;
     let snapshot = toks.iter().take(table).any(|(t, _)| t.is_kw(text, "SNAPSHOT"));
     let shallow = (word(after, "SHALLOW") || word(after, "DEEP")) && word(after + 1, "CLONE");
     // Snowflake's `COPY GRANTS` is no copy of data.
@@ -1467,14 +1475,7 @@ fn overwrite_directory(text: &str, toks: &[(Token, i32)]) -> Option<String> {
 /// position. `None` for anything else.
 fn ctas_column_names(text: &str, toks: &[(Token, i32)]) -> Option<String> {
     let word = |i: usize, kw: &str| toks.get(i).is_some_and(|(t, _)| t.is_kw(text, kw));
-    let table = toks.iter().take(8).position(|(t, d)| *d == 0 && t.is_kw(text, "TABLE"))?;
-    let mut at = table + 1;
-    if word(at, "IF") && word(at + 1, "NOT") && word(at + 2, "EXISTS") {
-        at += 3;
-    }
-    let name = dotted_name(text, toks, at)?;
-    let end = toks.get(at)?.0.start + name.len();
-    let open = toks.iter().position(|(t, _)| t.start >= end)?;
+    let (_, _, open) = created_table(text, toks)?;
     if !toks.get(open).is_some_and(|(t, _)| t.is_punct(text, b'(')) {
         return None;
     }
