@@ -18,6 +18,21 @@ use crate::domain::{
     StoredEvent, Timestamp,
 };
 
+/// Ends by kind, each list distinct and sorted: container ids, field ids, external fqns (for
+/// statements that look each kind up through its own index).
+pub(crate) fn ends_by_kind(ends: &[crate::domain::End]) -> (Vec<Id>, Vec<Id>, Vec<String>) {
+    use std::collections::BTreeSet;
+    let (mut containers, mut fields, mut fqns) = (BTreeSet::new(), BTreeSet::new(), BTreeSet::new());
+    for end in ends {
+        match end {
+            crate::domain::End::Container { id } => containers.insert(*id),
+            crate::domain::End::Field { id, .. } => fields.insert(*id),
+            crate::domain::End::External { fqn } => fqns.insert(fqn.clone()),
+        };
+    }
+    (containers.into_iter().collect(), fields.into_iter().collect(), fqns.into_iter().collect())
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("{0}")]

@@ -1125,20 +1125,12 @@ impl Store for Neo4jStore {
         if ends.is_empty() {
             return Ok(Vec::new());
         }
-        let (mut container_ids, mut field_ids, mut fqns) = (BTreeSet::new(), BTreeSet::new(), BTreeSet::new());
-        for end in ends {
-            match end {
-                End::Container { id } => container_ids.insert(*id),
-                End::Field { id, .. } => field_ids.insert(*id),
-                End::External { fqn } => fqns.insert(fqn.clone()),
-            };
-        }
-        let vec = |set: BTreeSet<Id>| set.into_iter().collect::<Vec<_>>();
+        let (container_ids, field_ids, fqns) = super::ends_by_kind(ends);
         self.single(
             cypher!("live_edges_touching_ends")
-                .param("container_ids", vec(container_ids))
-                .param("field_ids", vec(field_ids))
-                .param("fqns", fqns.into_iter().collect::<Vec<_>>())
+                .param("container_ids", container_ids)
+                .param("field_ids", field_ids)
+                .param("fqns", fqns)
                 .param("source_type", source_type.to_string()),
         )
         .await?

@@ -1382,14 +1382,7 @@ impl Store for SqliteStore {
     }
 
     async fn live_edges_touching_ends(&self, ends: &[End], source_type: &str) -> StoreResult<Vec<Edge>> {
-        let (mut containers, mut fields, mut fqns) = (Vec::new(), Vec::new(), Vec::new());
-        for end in ends {
-            match end {
-                End::Container { id } => containers.push(*id),
-                End::Field { id, .. } => fields.push(*id),
-                End::External { fqn } => fqns.push(fqn.clone()),
-            }
-        }
+        let (containers, fields, fqns) = super::ends_by_kind(ends);
         let source_type = source_type.to_string();
         self.read(move |c| {
             // Each arm walks the (kind, id, retired_at) index to the live edges only, so the cost
