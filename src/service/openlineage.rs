@@ -10,17 +10,19 @@
 //! Empty inputs or outputs mean "not reported": a run that reported no edge retires nothing.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 
 use serde_json::{json, Value};
 
 use super::{Caller, Lineage};
 use crate::auth::Permission;
 use crate::domain::{
-    Assertion, AssertionBatch, AssertionSummary, Container, Datastore, End, Evidence, Id, NewEdge, PageRequest,
+    Assertion, AssertionBatch, AssertionSummary, Container, Datastore, End, Evidence, Id, NewEdge,
     StoredEvent,
 };
 use crate::error::{Error, Result};
 use crate::ingest::openlineage::{self as ol, Event, EventKind, Limits, RunState};
+use crate::store::Store;
 
 pub const SOURCE_TYPE: &str = "openlineage";
 
@@ -186,6 +188,10 @@ pub fn external_fqn(namespace: &str, name: &str) -> String {
     }
 }
 
+/// Events applied in one store session (one transaction) at most: a bigger request commits
+/// every this many, so it does not keep other writers waiting for its whole length.
+const SESSION_EVENTS: usize = 500;
+
 const FILE_SCHEMES: [&str; 7] = ["s3://", "gs://", "gcs://", "file://", "hdfs://", "abfss://", "wasbs://"];
 
 /// What a dataset resolves to: the best-matching container in each datastore it matches that
@@ -275,6 +281,21 @@ impl<'a> Resolver<'a> {
         let datastores: Vec<Id> = datastores.into_iter().collect();
         self.pool = self.lineage.store.containers_by_names(&names, Some(&datastores)).await?;
         self.prefetched.extend(covered);
+        // Schemas and column lineage name fields: read the candidates' fields in the same breath.
+        let names_fields =
+            event.datasets().any(|d| !d.schema.is_empty() || !d.column_lineage.is_empty() || !d.dataset_wide.is_empty());
+        let missing: Vec<Id> =
+            self.pool.iter().map(|c| c.id).filter(|id| !self.fields.contains_key(id)).collect();
+        if names_fields && !missing.is_empty() {
+            for id in &missing {
+                self.fields.insert(*id, HashMap::new());
+            }
+            for f in self.lineage.store.fields_of_containers(&missing).await? {
+                if let Some(names) = self.fields.get_mut(&f.container_id) {
+                    names.entry(f.name.to_lowercase()).or_insert(f.id);
+                }
+            }
+        }
         Ok(())
     }
 
@@ -493,19 +514,54 @@ impl Lineage {
                 return Ok(report);
             }
         };
-        let mut pending = Pending::default();
         // Where an event of this request went in `report`, for duplicates within the request.
         let mut seen: HashMap<Id, usize> = HashMap::new();
-        for (index, (v, (stored, duplicate))) in validated.into_iter().zip(inserted).enumerate() {
-            let earlier = seen.get(&stored.id).map(|&i| &report.events[i]);
-            let rep = self.ingest_one(caller, index, v, stored, duplicate, earlier, &mut pending).await;
-            if let Some(id) = rep.id {
-                seen.entry(id).or_insert(index);
+        let mut items = validated.into_iter().zip(inserted).enumerate().peekable();
+        while items.peek().is_some() {
+            let chunk: Vec<_> = items.by_ref().take(SESSION_EVENTS).collect();
+            let (session, lineage) = self.session().await;
+            let first = report.events.len();
+            let mut pending = Pending::default();
+            let mut forward = Vec::new();
+            for (index, (v, (stored, duplicate))) in chunk {
+                let earlier = seen.get(&stored.id).map(|&i| &report.events[i]);
+                let rep =
+                    lineage.ingest_one(caller, index, v, stored, duplicate, earlier, &mut pending, &mut forward).await;
+                if let Some(id) = rep.id {
+                    seen.entry(id).or_insert(index);
+                }
+                report.events.push(rep);
             }
-            report.events.push(rep);
+            lineage.flush(&mut pending).await;
+            if let Some(s) = session {
+                if let Err(e) = s.commit_session().await {
+                    tracing::error!(error = %e, events = report.events.len() - first, "committing OpenLineage events failed");
+                    forward.clear();
+                    for rep in report.events[first..].iter_mut().filter(|r| matches!(r.status, "applied" | "ignored")) {
+                        rep.status = "failed";
+                        rep.errors.push((String::new(), "the store could not commit the event; retry".into()));
+                    }
+                }
+            }
+            if let Some(f) = &self.forwarder {
+                forward.iter().for_each(|raw| f.forward(raw));
+            }
         }
-        self.flush(&mut pending).await;
         Ok(report)
+    }
+
+    /// A store session for a run of events (their reads and writes in one transaction, one commit)
+    /// and this service on it; without one (Neo4j, or the writer not free in time) each write
+    /// commits alone.
+    async fn session(&self) -> (Option<Arc<dyn Store>>, Lineage) {
+        match self.store.session().await {
+            Ok(Some(s)) => (Some(s.clone()), Lineage { store: s, ..self.clone() }),
+            Ok(None) => (None, self.clone()),
+            Err(e) => {
+                tracing::warn!(error = %e, "no store session; applying each event in its own transaction");
+                (None, self.clone())
+            }
+        }
     }
 
     /// Applies one stored event unless it duplicates one already applied or rejected (`earlier`,
@@ -520,6 +576,7 @@ impl Lineage {
         duplicate: bool,
         earlier: Option<&EventReport>,
         pending: &mut Pending,
+        forward: &mut Vec<Value>,
     ) -> EventReport {
         let mut rep = EventReport::new(index);
         rep.kind = validated.as_ref().ok().map(|e| kind_name(e.kind));
@@ -544,8 +601,9 @@ impl Lineage {
         }
         let raw = stored.body;
         self.apply_stored(caller, &mut rep, stored.id, validated, pending).await;
-        if let (Some(f), "applied" | "ignored") = (&self.forwarder, rep.status) {
-            f.forward(&raw);
+        // Forwarded once committed.
+        if self.forwarder.is_some() && matches!(rep.status, "applied" | "ignored") {
+            forward.push(raw);
         }
         rep
     }
@@ -620,6 +678,7 @@ impl Lineage {
             let batch = self.store.events_after(cursor, 500).await?;
             let Some(last) = batch.last() else { break };
             cursor = last.id;
+            let (session, lineage) = self.session().await;
             for stored in batch {
                 if !statuses.is_empty() && !statuses.iter().any(|s| s == &stored.status) {
                     continue;
@@ -632,11 +691,14 @@ impl Lineage {
                 let mut rep = EventReport::new(report.events.len());
                 rep.id = Some(stored.id);
                 rep.kind = validated.as_ref().ok().map(|e| kind_name(e.kind));
-                self.apply_stored(&caller, &mut rep, stored.id, validated, &mut pending).await;
+                lineage.apply_stored(&caller, &mut rep, stored.id, validated, &mut pending).await;
                 progress(&rep);
                 report.events.push(rep);
             }
-            self.flush(&mut pending).await;
+            lineage.flush(&mut pending).await;
+            if let Some(s) = session {
+                s.commit_session().await?;
+            }
         }
         Ok(report)
     }
@@ -762,18 +824,12 @@ impl Lineage {
             if pending.failed_runs.contains(&run_id) {
                 return Ok((AssertionSummary::default(), 0, unresolved.into_iter().collect()));
             }
-            let page = self
-                .store
-                .list_events(
-                    &crate::domain::EventFilter { run_id: Some(run_id.clone()), ..Default::default() },
-                    PageRequest { page: 1, size: 1000 },
-                )
-                .await?;
+            let states = self.store.run_event_states(&run_id).await?;
             // A FAIL that had nothing to retire was `ignored`, but the run failed all the same.
-            if page.items.iter().any(|e| {
-                e.id != event_id
-                    && matches!(e.status.as_str(), "applied" | "ignored")
-                    && matches!(e.event_type.as_deref(), Some("FAIL") | Some("ABORT"))
+            if states.iter().any(|(id, status, event_type)| {
+                *id != event_id
+                    && matches!(status.as_str(), "applied" | "ignored")
+                    && matches!(event_type.as_deref(), Some("FAIL") | Some("ABORT"))
             }) {
                 return Ok((AssertionSummary::default(), 0, unresolved.into_iter().collect()));
             }

@@ -92,6 +92,18 @@ pub trait Store: Send + Sync + 'static {
     /// Readiness: the database answers.
     async fn ping(&self) -> StoreResult<()>;
 
+    /// A view of the store whose calls all run in one transaction (reads see its writes; each
+    /// write is undone alone when it fails), made durable by `commit_session` on the view and
+    /// rolled back when the view is dropped uncommitted. `None` where the store offers none (or
+    /// this already is a session): then each call commits on its own.
+    async fn session(&self) -> StoreResult<Option<std::sync::Arc<dyn Store>>> {
+        Ok(None)
+    }
+    /// Commits the work of the session this view is; elsewhere nothing to do.
+    async fn commit_session(&self) -> StoreResult<()> {
+        Ok(())
+    }
+
     // ---- catalog ----
     /// Creates or updates the datastore named `input.name`.
     async fn upsert_datastore(&self, input: DatastoreInput) -> StoreResult<Datastore>;
@@ -122,6 +134,24 @@ pub trait Store: Send + Sync + 'static {
     /// never returned again, but retired edges keep their ids. Returns false when it did not exist.
     async fn delete_container(&self, id: Id) -> StoreResult<bool>;
     async fn fields_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Field>>;
+    /// Every live field of the given containers, ordered by id (the resolver's field cache,
+    /// filled in one read per event).
+    async fn fields_of_containers(&self, ids: &[Id]) -> StoreResult<Vec<Field>> {
+        let mut out = Vec::new();
+        for &id in ids {
+            let mut page = 1;
+            loop {
+                let p = self.container_fields(id, None, PageRequest { page, size: 1000 }).await?;
+                let n = p.items.len();
+                out.extend(p.items);
+                if n < 1000 {
+                    break;
+                }
+                page += 1;
+            }
+        }
+        Ok(out)
+    }
     /// Fields of a container ordered by id; `name` is a case-insensitive (Unicode) substring match.
     async fn container_fields(
         &self,
@@ -261,6 +291,22 @@ pub trait Store: Send + Sync + 'static {
             self.finish_event(o.id, &o.status, o.errors, o.summary).await?;
         }
         Ok(())
+    }
+    /// `(id, status, eventType)` of every stored event of an OpenLineage run: what a START needs
+    /// to know whether its run already failed, without reading the bodies.
+    async fn run_event_states(&self, run_id: &str) -> StoreResult<Vec<(Id, String, Option<String>)>> {
+        let filter = EventFilter { run_id: Some(run_id.to_string()), ..Default::default() };
+        let mut out = Vec::new();
+        let mut page = 1;
+        loop {
+            let p = self.list_events(&filter, PageRequest { page, size: 1000 }).await?;
+            let n = p.items.len();
+            out.extend(p.items.into_iter().map(|e| (e.id, e.status, e.event_type)));
+            if n < 1000 {
+                return Ok(out);
+            }
+            page += 1;
+        }
     }
     /// Newest first.
     async fn list_events(&self, _filter: &EventFilter, _page: PageRequest) -> StoreResult<Page<StoredEvent>> {

@@ -851,6 +851,13 @@ impl Store for Neo4jStore {
         self.read(cypher!("fields_by_ids").param("ids", distinct(ids))).await?.decode::<FieldProps>("field")
     }
 
+    async fn fields_of_containers(&self, ids: &[Id]) -> StoreResult<Vec<Field>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.read(cypher!("fields_of_containers").param("ids", distinct(ids))).await?.decode::<FieldProps>("field")
+    }
+
     async fn container_fields(
         &self,
         container_id: Id,
@@ -1209,6 +1216,14 @@ impl Store for Neo4jStore {
         )
         .await
         .map(|_| ())
+    }
+
+    async fn run_event_states(&self, run_id: &str) -> StoreResult<Vec<(Id, String, Option<String>)>> {
+        let rows = self.read(cypher!("run_event_states").param("run_id", run_id)).await?;
+        let ids: Vec<Id> = rows.column("id")?;
+        let statuses: Vec<String> = rows.column("status")?;
+        let types: Vec<Option<String>> = rows.column("event_type")?;
+        Ok(ids.into_iter().zip(statuses).zip(types).map(|((i, s), t)| (i, s, t)).collect())
     }
 
     async fn list_events(&self, filter: &EventFilter, page: PageRequest) -> StoreResult<Page<StoredEvent>> {

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use chrono::{DateTime, SecondsFormat, Utc};
 use rusqlite::types::Value as SqlValue;
-use rusqlite::{params, Connection, OptionalExtension, Row, Transaction};
+use rusqlite::{params, Connection, OptionalExtension, Row};
 
 use super::{GraphAround, Record, Store, StoreError, StoreResult};
 use crate::domain::{
@@ -157,6 +157,120 @@ pub struct SqliteStore {
     writer: Arc<Mutex<Connection>>,
     readers: Arc<Vec<Mutex<Connection>>>,
     next_reader: AtomicUsize,
+    /// Taken by every write and by a session for its whole life: a session's open transaction
+    /// on the writer must not see other writes slip in between its calls.
+    gate: Arc<tokio::sync::Mutex<()>>,
+    /// Stops its thread when the last handle on this store goes.
+    _checkpointer: Arc<Checkpointer>,
+    /// Set on the view `Store::session` returns: every call runs on the session's thread, in its
+    /// open transaction on the writer.
+    session: Option<Session>,
+}
+
+/// Copies the WAL back into the database every second on a connection of its own. A passive
+/// checkpoint waits for no one (readers and the writer go on), so the WAL stays small without a
+/// commit ever paying for it.
+struct Checkpointer {
+    _stop: Mutex<std::sync::mpsc::Sender<()>>,
+}
+
+impl Checkpointer {
+    fn start(conn: Connection) -> Checkpointer {
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        let spawned = std::thread::Builder::new().name("sqlite-checkpoint".into()).spawn(move || {
+            // Ends when the store is dropped (the sender goes).
+            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                stopped.recv_timeout(std::time::Duration::from_secs(1))
+            {
+                let r = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| {
+                    Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?))
+                });
+                match r {
+                    Ok((_, wal_pages, copied)) if copied > 0 => {
+                        tracing::debug!(store = STORE, wal_pages, copied, "checkpointed the WAL")
+                    }
+                    Ok(_) => {}
+                    Err(e) => tracing::warn!(error = %e, store = STORE, "checkpointing the WAL failed"),
+                }
+            }
+        });
+        if let Err(e) = spawned {
+            // The writer's own checkpoints still keep the WAL bounded.
+            tracing::warn!(error = %e, store = STORE, "could not start the checkpoint thread");
+        }
+        Checkpointer { _stop: Mutex::new(stop) }
+    }
+}
+
+/// One write transaction held open across many calls (an OpenLineage request's events): reads
+/// see the session's own writes, and the pages touched stay in the writer's cache until one
+/// commit writes them to the WAL once. The session holds the writer gate for its life, so no
+/// other write interleaves; its calls run on the calling thread (`block_in_place`) instead of
+/// hopping to the blocking pool, as a hop costs more than most of these statements. Dropping
+/// it uncommitted rolls everything back.
+struct Session {
+    writer: Arc<Mutex<Connection>>,
+    _gate: tokio::sync::OwnedMutexGuard<()>,
+    committed: std::sync::atomic::AtomicBool,
+}
+
+fn session_ended() -> StoreError {
+    StoreError::Unavailable("the store's transaction for this request already ended; retry".into())
+}
+
+/// Runs blocking work on this thread, telling a multi-threaded runtime to move its other tasks
+/// away meanwhile (a current-thread runtime, as in tests, just runs it).
+fn blocking<T>(f: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => tokio::task::block_in_place(f),
+        _ => f(),
+    }
+}
+
+impl Session {
+    async fn start(writer: Arc<Mutex<Connection>>, gate: Arc<tokio::sync::Mutex<()>>) -> StoreResult<Session> {
+        let gate = gate.lock_owned().await;
+        let session = Session { writer, _gate: gate, committed: std::sync::atomic::AtomicBool::new(false) };
+        session.run(|c| {
+            store_query(STORE, "begin");
+            c.execute_batch("BEGIN IMMEDIATE").map_err(internal)
+        })?;
+        Ok(session)
+    }
+
+    /// Runs `f` in the session's transaction.
+    fn run<T>(&self, f: impl FnOnce(&Connection) -> StoreResult<T>) -> StoreResult<T> {
+        if self.committed.load(Ordering::Acquire) {
+            return Err(session_ended());
+        }
+        blocking(|| {
+            let conn = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+            f(&conn)
+        })
+    }
+
+    fn commit(&self) -> StoreResult<()> {
+        self.run(|c| {
+            store_query(STORE, "commit");
+            c.execute_batch("COMMIT").map_err(internal)
+        })?;
+        self.committed.store(true, Ordering::Release);
+        Ok(())
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if self.committed.load(Ordering::Acquire) {
+            return;
+        }
+        let conn = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        if !conn.is_autocommit() {
+            if let Err(e) = conn.execute_batch("ROLLBACK") {
+                tracing::error!(error = %e, store = STORE, "rolling back a store session failed");
+            }
+        }
+    }
 }
 
 fn internal(e: impl std::fmt::Display) -> StoreError {
@@ -453,13 +567,22 @@ impl SqliteStore {
         // Only the writer keeps a large page cache: its own commits do not empty it, whereas a
         // reader's is dropped after every write, and dropping a large cache costs in proportion.
         writer.pragma_update(None, "cache_size", -32_768).map_err(internal)?;
-        // Checkpoint every ~40 MiB of WAL rather than every 4 MiB: an ingest commits once per
-        // event, and each checkpoint syncs the file; pages rewritten in between are copied once.
-        writer.pragma_update(None, "wal_autocheckpoint", 10_000).map_err(internal)?;
+        // Checkpoints run on their own thread (`Checkpointer`), not inside whichever commit
+        // crosses the threshold: a checkpoint copies and syncs tens of MiB, which a request
+        // should not wait for. The writer's own only starts if that thread falls far behind.
+        writer.pragma_update(None, "wal_autocheckpoint", 50_000).map_err(internal)?;
         writer.pragma_update(None, "journal_size_limit", 64i64 << 20).map_err(internal)?;
         writer.execute_batch(SCHEMA).map_err(internal)?;
         let readers = (0..READERS).map(|_| open_connection(&path).map(Mutex::new)).collect::<StoreResult<Vec<_>>>()?;
-        Ok(Self { writer: Arc::new(Mutex::new(writer)), readers: Arc::new(readers), next_reader: AtomicUsize::new(0) })
+        let checkpointer = Arc::new(Checkpointer::start(open_connection(&path)?));
+        Ok(Self {
+            _checkpointer: checkpointer,
+            writer: Arc::new(Mutex::new(writer)),
+            readers: Arc::new(readers),
+            next_reader: AtomicUsize::new(0),
+            gate: Arc::new(tokio::sync::Mutex::new(())),
+            session: None,
+        })
     }
 
     async fn read<T, F>(&self, f: F) -> StoreResult<T>
@@ -467,6 +590,9 @@ impl SqliteStore {
         T: Send + 'static,
         F: FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
     {
+        if let Some(s) = &self.session {
+            return s.run(move |c| f(c).map_err(internal));
+        }
         let readers = self.readers.clone();
         let i = self.next_reader.fetch_add(1, Ordering::Relaxed) % readers.len();
         tokio::task::spawn_blocking(move || {
@@ -478,14 +604,27 @@ impl SqliteStore {
         .map_err(internal)?
     }
 
-    /// Runs `f` in one transaction on the writer; an error rolls everything back.
+    /// Runs `f` in one transaction on the writer (in a session, under a savepoint of its
+    /// transaction); an error rolls back everything `f` did.
     async fn write<T, F>(&self, f: F) -> StoreResult<T>
     where
         T: Send + 'static,
-        F: FnOnce(&Transaction) -> StoreResult<T> + Send + 'static,
+        F: FnOnce(&Connection) -> StoreResult<T> + Send + 'static,
     {
+        if let Some(s) = &self.session {
+            return s.run(move |c| {
+                c.execute_batch("SAVEPOINT call").map_err(internal)?;
+                let out = f(c);
+                let end = if out.is_ok() { "RELEASE call" } else { "ROLLBACK TO call; RELEASE call" };
+                c.execute_batch(end).map_err(internal)?;
+                out
+            });
+        }
         let writer = self.writer.clone();
+        // Held until the blocking work ends, even when the caller stops waiting for it.
+        let gate = self.gate.clone().lock_owned().await;
         tokio::task::spawn_blocking(move || {
+            let _gate = gate;
             // A panicked write rolled back (its transaction was dropped): recover the lock.
             let mut conn = writer.lock().unwrap_or_else(|p| p.into_inner());
             let tx = conn.transaction().map_err(internal)?;
@@ -519,7 +658,7 @@ fn edges_by_ids_tx(conn: &Connection, ids: &[Id]) -> rusqlite::Result<Vec<Edge>>
     query_edges(conn, "edges_by_ids", "id IN rarray(?1)", params![id_array(ids)])
 }
 
-fn insert_edge(tx: &Transaction, e: &NewEdge, now: &Timestamp) -> StoreResult<Option<Edge>> {
+fn insert_edge(tx: &Connection, e: &NewEdge, now: &Timestamp) -> StoreResult<Option<Edge>> {
     let ukey = edge_ukey(&e.source, &e.target, &e.source_type);
     store_query(STORE, "edge_exists");
     let exists: Option<Id> = tx
@@ -533,7 +672,7 @@ fn insert_edge(tx: &Transaction, e: &NewEdge, now: &Timestamp) -> StoreResult<Op
 }
 
 /// Inserts an edge the caller knows to be absent (its `ukey` looked up in this transaction).
-fn insert_new_edge(tx: &Transaction, e: &NewEdge, now: &Timestamp, ukey: String) -> StoreResult<Edge> {
+fn insert_new_edge(tx: &Connection, e: &NewEdge, now: &Timestamp, ukey: String) -> StoreResult<Edge> {
     let (sk, sid, sc, sf) = end_cols(&e.source);
     let (tk, tid, tc, tf) = end_cols(&e.target);
     let intervals = vec![Interval { from: *now, to: None }];
@@ -635,6 +774,28 @@ fn page_of<T>(items: Vec<T>, total: i64, page: PageRequest) -> Page<T> {
 impl Store for SqliteStore {
     fn kind(&self) -> &'static str {
         STORE
+    }
+
+    async fn session(&self) -> StoreResult<Option<Arc<dyn Store>>> {
+        if self.session.is_some() {
+            return Ok(None);
+        }
+        let session = Session::start(self.writer.clone(), self.gate.clone()).await?;
+        Ok(Some(Arc::new(SqliteStore {
+            writer: self.writer.clone(),
+            readers: self.readers.clone(),
+            next_reader: AtomicUsize::new(0),
+            gate: self.gate.clone(),
+            _checkpointer: self._checkpointer.clone(),
+            session: Some(session),
+        })))
+    }
+
+    async fn commit_session(&self) -> StoreResult<()> {
+        match &self.session {
+            Some(s) => s.commit(),
+            None => Ok(()),
+        }
     }
 
     async fn ping(&self) -> StoreResult<()> {
@@ -849,6 +1010,19 @@ impl Store for SqliteStore {
             store_query(STORE, "fields_by_ids");
             let mut stmt =
                 c.prepare_cached(&format!("SELECT {FIELD_COLS} FROM fields WHERE deleted = 0 AND id IN rarray(?1)"))?;
+            let rows = stmt.query_map(params![Rc::new(ids)], field_row)?;
+            rows.collect()
+        })
+        .await
+    }
+
+    async fn fields_of_containers(&self, ids: &[Id]) -> StoreResult<Vec<Field>> {
+        let ids = id_array(ids).to_vec();
+        self.read(move |c| {
+            store_query(STORE, "fields_of_containers");
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {FIELD_COLS} FROM fields WHERE deleted = 0 AND container_id IN rarray(?1) ORDER BY id"
+            ))?;
             let rows = stmt.query_map(params![Rc::new(ids)], field_row)?;
             rows.collect()
         })
@@ -1199,6 +1373,7 @@ impl Store for SqliteStore {
                     .query_row(params![ukey], edge_row)
                     .optional()
                     .map_err(sql_err)?;
+                let created = existing.is_none();
                 let edge_id = match existing {
                     None => {
                         let created = insert_new_edge(tx, &a.edge, &now, ukey)?;
@@ -1234,17 +1409,21 @@ impl Store for SqliteStore {
                     }
                 };
                 sum.edges_asserted += 1;
-                store_query(STORE, "evidence_exists");
                 type Had = (Option<String>, Option<i64>, Option<i64>);
-                let had: Option<Had> = tx
-                    .prepare_cached(
+                // A new edge (ids are never reused) has no evidence yet.
+                let had: Option<Had> = if created {
+                    None
+                } else {
+                    store_query(STORE, "evidence_exists");
+                    tx.prepare_cached(
                         "SELECT retired_at, first_observed_operation_id, last_observed_operation_id
                          FROM evidence WHERE edge_id = ?1 AND key = ?2",
                     )
                     .map_err(sql_err)?
                     .query_row(params![edge_id, a.evidence.key], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
                     .optional()
-                    .map_err(sql_err)?;
+                    .map_err(sql_err)?
+                };
                 if !matches!(had, Some((None, _, _))) {
                     sum.evidence_created += 1;
                 }
@@ -1475,6 +1654,17 @@ impl Store for SqliteStore {
             )
             .map_err(sql_err)?;
             Ok(())
+        })
+        .await
+    }
+
+    async fn run_event_states(&self, run_id: &str) -> StoreResult<Vec<(Id, String, Option<String>)>> {
+        let run_id = run_id.to_string();
+        self.read(move |c| {
+            store_query(STORE, "run_event_states");
+            let mut stmt = c.prepare_cached("SELECT id, status, event_type FROM events WHERE run_id = ?1 ORDER BY id")?;
+            let rows = stmt.query_map(params![run_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+            rows.collect()
         })
         .await
     }

@@ -56,22 +56,22 @@ fn parse_limit(v: &str) -> StoreResult<Duration> {
 }
 
 /// A store whose every call (but `export` and `import`) gives up after `limit`.
-pub struct TimeoutStore<S> {
-    inner: S,
+pub struct TimeoutStore {
+    inner: std::sync::Arc<dyn Store>,
     limit: Duration,
 }
 
-impl<S: Store> TimeoutStore<S> {
-    pub fn new(inner: S, limit: Duration) -> Self {
-        TimeoutStore { inner, limit }
+impl TimeoutStore {
+    pub fn new(inner: impl Store, limit: Duration) -> Self {
+        TimeoutStore { inner: std::sync::Arc::new(inner), limit }
     }
 
     pub fn limit(&self) -> Duration {
         self.limit
     }
 
-    pub fn inner(&self) -> &S {
-        &self.inner
+    pub fn inner(&self) -> &dyn Store {
+        self.inner.as_ref()
     }
 
     /// Runs one call of the inner store within the limit. `operation` names the trait method,
@@ -106,12 +106,20 @@ fn seconds(d: Duration) -> String {
 }
 
 #[async_trait]
-impl<S: Store> Store for TimeoutStore<S> {
+impl Store for TimeoutStore {
     fn kind(&self) -> &'static str {
         self.inner.kind()
     }
     async fn ping(&self) -> StoreResult<()> {
         self.within("ping", self.inner.ping()).await
+    }
+    async fn session(&self) -> StoreResult<Option<std::sync::Arc<dyn Store>>> {
+        // Waiting for the writer counts against the limit; the session's calls are limited too.
+        let session = self.within("session", self.inner.session()).await?;
+        Ok(session.map(|inner| std::sync::Arc::new(TimeoutStore { inner, limit: self.limit }) as std::sync::Arc<dyn Store>))
+    }
+    async fn commit_session(&self) -> StoreResult<()> {
+        self.within("commit_session", self.inner.commit_session()).await
     }
 
     // ---- catalog ----
@@ -149,6 +157,9 @@ impl<S: Store> Store for TimeoutStore<S> {
     }
     async fn fields_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Field>> {
         self.within("fields_by_ids", self.inner.fields_by_ids(ids)).await
+    }
+    async fn fields_of_containers(&self, ids: &[Id]) -> StoreResult<Vec<Field>> {
+        self.within("fields_of_containers", self.inner.fields_of_containers(ids)).await
     }
     async fn container_fields(
         &self,
@@ -252,6 +263,9 @@ impl<S: Store> Store for TimeoutStore<S> {
     }
     async fn finish_events(&self, outcomes: Vec<EventOutcome>) -> StoreResult<()> {
         self.within("finish_events", self.inner.finish_events(outcomes)).await
+    }
+    async fn run_event_states(&self, run_id: &str) -> StoreResult<Vec<(Id, String, Option<String>)>> {
+        self.within("run_event_states", self.inner.run_event_states(run_id)).await
     }
     async fn list_events(&self, filter: &EventFilter, page: PageRequest) -> StoreResult<Page<StoredEvent>> {
         self.within("list_events", self.inner.list_events(filter, page)).await
