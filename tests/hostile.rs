@@ -102,7 +102,7 @@ impl Faults {
 /// A real embedded store whose calls can be made to fail with a driver-like message or to hang
 /// first, by name (deterministic: only the calls named, every time).
 struct FaultyStore {
-    inner: SqliteStore,
+    inner: Arc<dyn Store>,
     faults: Arc<Faults>,
 }
 
@@ -143,6 +143,14 @@ impl Store for FaultyStore {
     }
     async fn ping(&self) -> StoreResult<()> {
         delegate!(self, ping())
+    }
+    async fn session(&self) -> StoreResult<Option<Arc<dyn Store>>> {
+        self.gate("session").await?;
+        let session = self.inner.session().await?;
+        Ok(session.map(|inner| Arc::new(FaultyStore { inner, faults: self.faults.clone() }) as Arc<dyn Store>))
+    }
+    async fn commit_session(&self) -> StoreResult<()> {
+        delegate!(self, commit_session())
     }
     async fn upsert_datastore(&self, input: DatastoreInput) -> StoreResult<Datastore> {
         delegate!(self, upsert_datastore(input))
@@ -318,7 +326,7 @@ async fn serve(store: Arc<dyn Store>, auth: bool) -> Server {
 fn faulty_store() -> (FaultyStore, Arc<Faults>, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let faults = Arc::new(Faults::default());
-    (FaultyStore { inner: SqliteStore::open(dir.path()).unwrap(), faults: faults.clone() }, faults, dir)
+    (FaultyStore { inner: Arc::new(SqliteStore::open(dir.path()).unwrap()), faults: faults.clone() }, faults, dir)
 }
 
 async fn gql(url: &str, query: &str) -> (u16, Value, Duration) {
@@ -512,6 +520,144 @@ fn the_timeout_comes_from_the_environment() {
 }
 
 // ---------------------------------------------------------------- the corpus
+
+// ---------------------------------------------------------------- store sessions
+
+const SESSION_NS: &str = "postgres://wh.example:5432";
+
+/// A store with a warehouse datastore mapped to `SESSION_NS` and tables `raw_orders` and
+/// `orders` (fields id, email) in analytics.public.
+async fn session_warehouse(store: &Arc<dyn Store>) -> (Id, Id) {
+    let ds = store
+        .upsert_datastore(DatastoreInput {
+            name: "warehouse".into(),
+            kind: "postgresql".into(),
+            namespaces: vec![SESSION_NS.into()],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let mut ids = Vec::new();
+    for name in ["raw_orders", "orders"] {
+        let fields = ["id", "email"].iter().map(|f| FieldInput { name: (*f).into(), ..Default::default() }).collect();
+        let input = ContainerInput {
+            datastore_id: ds.id,
+            name: name.into(),
+            database: Some("analytics".into()),
+            schema: Some("public".into()),
+            fields,
+            ..Default::default()
+        };
+        ids.push(store.upsert_container(input).await.unwrap().0.id);
+    }
+    (ids[0], ids[1])
+}
+
+fn complete_event(run: &str, input: &str, output: &str) -> Value {
+    json!({
+        "eventType": "COMPLETE",
+        "eventTime": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+        "producer": "https://example.com/hostile-tests",
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+        "run": {"runId": run},
+        "job": {"namespace": "nightly", "name": format!("load_{output}")},
+        "inputs": [{"namespace": SESSION_NS, "name": format!("analytics.public.{input}")}],
+        "outputs": [{"namespace": SESSION_NS, "name": format!("analytics.public.{output}")}],
+    })
+}
+
+async fn live_openlineage_edges(store: &Arc<dyn Store>) -> Vec<(End, End)> {
+    let filter = EdgeFilter { source_type: Some("openlineage".into()), ..Default::default() };
+    let page = store.list_edges(&filter, PageRequest { page: 1, size: 100 }).await.unwrap();
+    page.items.into_iter().map(|e| (e.source, e.target)).collect()
+}
+
+/// The embedded store applies a request's events in one transaction. When that transaction
+/// cannot commit, every event of the request says `failed` (not `applied`), none of its lineage
+/// stays, the events themselves stay stored, and `replay` applies them once the store is back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_whose_commit_fails_keeps_its_events_for_replay() {
+    let _serial = SERIAL.lock().await;
+    log();
+    let (store, faults, _dir) = faulty_store();
+    let store: Arc<dyn Store> = Arc::new(TimeoutStore::new(store, DEFAULT_LIMIT));
+    let (raw, orders) = session_warehouse(&store).await;
+    let lineage = tributary::service::Lineage::new(store.clone());
+    let caller = tributary::service::Caller::system();
+    let events = vec![
+        complete_event("7c1d2e6a-0000-4000-8000-000000000001", "raw_orders", "orders"),
+        complete_event("7c1d2e6a-0000-4000-8000-000000000002", "orders", "raw_orders"),
+    ];
+
+    faults.fail("commit_session");
+    let report = lineage.ingest_openlineage(&caller, events.clone()).await.unwrap();
+    let statuses: Vec<&str> = report.events.iter().map(|e| e.status).collect();
+    assert_eq!(statuses, ["failed", "failed"], "{report:?}");
+    assert!(report.events[0].errors.iter().any(|(_, m)| m.contains("retry")), "{report:?}");
+    assert!(live_openlineage_edges(&store).await.is_empty(), "a failed commit kept lineage");
+    let stored = store.list_events(&EventFilter::default(), PageRequest { page: 1, size: 10 }).await.unwrap();
+    assert_eq!(stored.total, 2, "the events themselves are kept");
+
+    faults.clear();
+    let replayed = lineage.replay_openlineage(0, &[], |_| {}).await.unwrap();
+    assert_eq!(replayed.count("applied"), 2, "{replayed:?}");
+    let mut edges = live_openlineage_edges(&store).await;
+    edges.sort_by_key(|(s, t)| (s.key(), t.key()));
+    let mut want = vec![
+        (End::Container { id: raw }, End::Container { id: orders }),
+        (End::Container { id: orders }, End::Container { id: raw }),
+    ];
+    want.sort_by_key(|(s, t)| (s.key(), t.key()));
+    assert_eq!(edges, want);
+
+    // Sent again, they are duplicates of applied events: nothing new, nothing failed.
+    let again = lineage.ingest_openlineage(&caller, events).await.unwrap();
+    assert_eq!(again.count("ignored"), 2, "{again:?}");
+}
+
+/// A session's reads see its own writes and no one else does until it commits; a failing write
+/// inside it is undone alone; a session dropped without committing leaves nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_session_commits_together_and_undoes_a_failed_write_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(TimeoutStore::new(SqliteStore::open(dir.path()).unwrap(), DEFAULT_LIMIT));
+    let (raw, orders) = session_warehouse(&store).await;
+    let edge = NewEdge {
+        source: End::Container { id: raw },
+        target: End::Container { id: orders },
+        description: None,
+        source_type: "user".into(),
+        operation: None,
+        derived: None,
+        transformations: None,
+        last_asserted_at: None,
+    };
+
+    let session = store.session().await.unwrap().expect("the embedded store has sessions");
+    assert!(session.session().await.unwrap().is_none(), "a session does not nest");
+    session.put_doc("note", "a", json!(1)).await.unwrap();
+    session.create_edges(vec![edge.clone()], false, chrono::Utc::now()).await.unwrap();
+    assert_eq!(session.get_doc("note", "a").await.unwrap(), Some(json!(1)), "the session reads its writes");
+    assert_eq!(store.get_doc("note", "a").await.unwrap(), None, "others do not see them before the commit");
+    // The same edge again is a conflict: that write (with the new edge before it) fails and is
+    // undone, the rest stays.
+    let back = NewEdge { source: End::Container { id: orders }, target: End::Container { id: raw }, ..edge.clone() };
+    let twice = vec![back, edge.clone()];
+    assert!(session.create_edges(twice, false, chrono::Utc::now()).await.is_err());
+    session.commit_session().await.unwrap();
+    assert_eq!(store.get_doc("note", "a").await.unwrap(), Some(json!(1)));
+    let live = store.list_edges(&EdgeFilter::default(), PageRequest { page: 1, size: 10 }).await.unwrap();
+    assert_eq!(live.total, 1, "only the first edge: the failed write's orders -> raw_orders was undone");
+    assert!(session.put_doc("note", "late", json!(2)).await.is_err(), "a committed session takes no more calls");
+
+    let dropped = store.session().await.unwrap().unwrap();
+    dropped.put_doc("note", "b", json!(2)).await.unwrap();
+    drop(dropped);
+    assert_eq!(store.get_doc("note", "b").await.unwrap(), None, "a dropped session rolled back");
+    // The writer is free again.
+    store.put_doc("note", "c", json!(3)).await.unwrap();
+    assert_eq!(store.get_doc("note", "c").await.unwrap(), Some(json!(3)));
+}
 
 fn fixtures_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hostile")

@@ -17,8 +17,7 @@ use serde_json::{json, Value};
 use super::{Caller, Lineage};
 use crate::auth::Permission;
 use crate::domain::{
-    Assertion, AssertionBatch, AssertionSummary, Container, Datastore, End, Evidence, Id, NewEdge,
-    StoredEvent,
+    Assertion, AssertionBatch, AssertionSummary, Container, Datastore, End, Evidence, Id, NewEdge, StoredEvent,
 };
 use crate::error::{Error, Result};
 use crate::ingest::openlineage::{self as ol, Event, EventKind, Limits, RunState};
@@ -282,10 +281,10 @@ impl<'a> Resolver<'a> {
         self.pool = self.lineage.store.containers_by_names(&names, Some(&datastores)).await?;
         self.prefetched.extend(covered);
         // Schemas and column lineage name fields: read the candidates' fields in the same breath.
-        let names_fields =
-            event.datasets().any(|d| !d.schema.is_empty() || !d.column_lineage.is_empty() || !d.dataset_wide.is_empty());
-        let missing: Vec<Id> =
-            self.pool.iter().map(|c| c.id).filter(|id| !self.fields.contains_key(id)).collect();
+        let names_fields = event
+            .datasets()
+            .any(|d| !d.schema.is_empty() || !d.column_lineage.is_empty() || !d.dataset_wide.is_empty());
+        let missing: Vec<Id> = self.pool.iter().map(|c| c.id).filter(|id| !self.fields.contains_key(id)).collect();
         if names_fields && !missing.is_empty() {
             for id in &missing {
                 self.fields.insert(*id, HashMap::new());

@@ -210,7 +210,8 @@ impl Checkpointer {
 /// it uncommitted rolls everything back.
 struct Session {
     writer: Arc<Mutex<Connection>>,
-    _gate: tokio::sync::OwnedMutexGuard<()>,
+    /// Held until the commit (or the rollback when dropped).
+    gate: Mutex<Option<tokio::sync::OwnedMutexGuard<()>>>,
     committed: std::sync::atomic::AtomicBool,
 }
 
@@ -230,7 +231,8 @@ fn blocking<T>(f: impl FnOnce() -> T) -> T {
 impl Session {
     async fn start(writer: Arc<Mutex<Connection>>, gate: Arc<tokio::sync::Mutex<()>>) -> StoreResult<Session> {
         let gate = gate.lock_owned().await;
-        let session = Session { writer, _gate: gate, committed: std::sync::atomic::AtomicBool::new(false) };
+        let session =
+            Session { writer, gate: Mutex::new(Some(gate)), committed: std::sync::atomic::AtomicBool::new(false) };
         session.run(|c| {
             store_query(STORE, "begin");
             c.execute_batch("BEGIN IMMEDIATE").map_err(internal)
@@ -255,6 +257,8 @@ impl Session {
             c.execute_batch("COMMIT").map_err(internal)
         })?;
         self.committed.store(true, Ordering::Release);
+        // Other writers may go on while this view lingers.
+        self.gate.lock().unwrap_or_else(|p| p.into_inner()).take();
         Ok(())
     }
 }
@@ -1662,7 +1666,8 @@ impl Store for SqliteStore {
         let run_id = run_id.to_string();
         self.read(move |c| {
             store_query(STORE, "run_event_states");
-            let mut stmt = c.prepare_cached("SELECT id, status, event_type FROM events WHERE run_id = ?1 ORDER BY id")?;
+            let mut stmt =
+                c.prepare_cached("SELECT id, status, event_type FROM events WHERE run_id = ?1 ORDER BY id")?;
             let rows = stmt.query_map(params![run_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
             rows.collect()
         })

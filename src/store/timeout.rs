@@ -116,7 +116,8 @@ impl Store for TimeoutStore {
     async fn session(&self) -> StoreResult<Option<std::sync::Arc<dyn Store>>> {
         // Waiting for the writer counts against the limit; the session's calls are limited too.
         let session = self.within("session", self.inner.session()).await?;
-        Ok(session.map(|inner| std::sync::Arc::new(TimeoutStore { inner, limit: self.limit }) as std::sync::Arc<dyn Store>))
+        Ok(session
+            .map(|inner| std::sync::Arc::new(TimeoutStore { inner, limit: self.limit }) as std::sync::Arc<dyn Store>))
     }
     async fn commit_session(&self) -> StoreResult<()> {
         self.within("commit_session", self.inner.commit_session()).await
