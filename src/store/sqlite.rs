@@ -597,15 +597,14 @@ impl SqliteStore {
         if let Some(s) = &self.session {
             return s.run(move |c| f(c).map_err(internal));
         }
-        let readers = self.readers.clone();
-        let i = self.next_reader.fetch_add(1, Ordering::Relaxed) % readers.len();
-        tokio::task::spawn_blocking(move || {
+        let i = self.next_reader.fetch_add(1, Ordering::Relaxed) % self.readers.len();
+        // On this thread, not the blocking pool: a read takes tens of microseconds, a hop to
+        // another thread and back costs more (two wake-ups) on a small machine.
+        blocking(|| {
             // A panic in an earlier read leaves no half-done state on a reader: recover its lock.
-            let conn = readers[i].lock().unwrap_or_else(|p| p.into_inner());
+            let conn = self.readers[i].lock().unwrap_or_else(|p| p.into_inner());
             f(&conn).map_err(internal)
         })
-        .await
-        .map_err(internal)?
     }
 
     /// Runs `f` in one transaction on the writer (in a session, under a savepoint of its
