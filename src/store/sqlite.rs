@@ -4,8 +4,9 @@
 //! mode with `synchronous=NORMAL` keeps every committed transaction across a `kill -9` of the
 //! process (only an OS crash may lose the last ones). One writer connection behind a mutex
 //! (SQLite has one writer anyway) and a few reader connections so reads never wait on writes.
-//! Blocking calls run on tokio's blocking pool. Batched reads pass ids as one `rarray`
-//! parameter, so a read of any number of ids is one statement.
+//! Writes run on tokio's blocking pool; reads and a session's calls on the calling thread
+//! (`block_in_place`). Batched reads pass ids as one `rarray` parameter, so a read of any number
+//! of ids is one statement.
 
 use std::path::Path;
 use std::rc::Rc;

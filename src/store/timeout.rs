@@ -8,10 +8,12 @@
 //! ([`limit_from_env`], read by `server::open_store`).
 //!
 //! What a timeout does and does not do:
-//! - It stops waiting; it cannot always stop the work. The embedded store runs each call on
+//! - It stops waiting; it cannot always stop the work. The embedded store runs a write on
 //!   tokio's blocking pool, and a blocking task cannot be cancelled: a timed-out SQLite write may
 //!   still commit a moment later, and it keeps the single writer connection until it ends (later
-//!   writes queue behind it and may time out in turn). A client that got `UNAVAILABLE` for a
+//!   writes queue behind it and may time out in turn). Embedded reads and a session's calls run
+//!   on the calling thread (`block_in_place`), so the limit cannot cut them short at all: they
+//!   are single indexed statements, and SQLite's own busy timeout (10 s) bounds their waiting. A client that got `UNAVAILABLE` for a
 //!   write must therefore read before retrying, or rely on the write being idempotent (upserts,
 //!   OpenLineage events deduplicated by fingerprint). A Neo4j call is a future: dropping it drops
 //!   the Bolt request, and the server rolls the transaction back when the connection is reset.
