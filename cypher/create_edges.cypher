@@ -1,7 +1,8 @@
 // Parameters: $rows: [map of LINEAGE properties]: id, ukey, created, description, source_type,
 // operation, derived, transformations (JSON string), last_asserted_at, retired_at, intervals (JSON
 // string), and per end (source_*, target_*): kind ('container' | 'field' | 'external'), id,
-// container_id, fqn. Container and field ends must exist (checked before); an external end is
+// container_id, fqn. A missing container or field end gives no row for its edge (callers compare
+// the count and name the missing end); an external end is
 // merged by fqn. Returns the created edges by id.
 UNWIND $rows AS row
 CALL (row) {

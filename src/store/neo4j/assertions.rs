@@ -11,7 +11,7 @@
 //! evidence, retire the listed evidence, retire the candidates left without live evidence and
 //! close their last interval.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use neo4rs::{BoltType, Txn};
 
@@ -146,7 +146,6 @@ pub(super) async fn apply_assertions_in(
     }
 
     if !created.is_empty() {
-        ensure_ends_exist(txn, created.iter().flat_map(|e| [&e.source, &e.target])).await?;
         let first = first_id(&allocate(txn, &[(EDGE_COUNTER, created.len())]).await?, EDGE_COUNTER)?;
         for (id, edge) in (first..).zip(created.iter_mut()) {
             edge.id = id;
@@ -154,6 +153,9 @@ pub(super) async fn apply_assertions_in(
         let rows = created.iter().map(edge_row).collect::<StoreResult<Vec<_>>>()?;
         let written = exec(txn, cypher!("create_edges").param("rows", list(rows))).await?.rows.len();
         if written != created.len() {
+            // An end is missing (deleted meanwhile): name it. The transaction fails either way,
+            // so the check costs a statement only when it fails, not on every batch.
+            ensure_ends_exist(txn, created.iter().flat_map(|e| [&e.source, &e.target])).await?;
             return Err(internal(
                 "create_edges",
                 format!("created {written} of {} edges: an end node is missing", created.len()),
@@ -182,10 +184,19 @@ pub(super) async fn apply_assertions_in(
             }
         }
     }
-    if !evidence.is_empty() {
-        let rows = evidence.iter().map(evidence_row).collect::<StoreResult<Vec<_>>>()?;
-        summary.evidence_created =
-            exec(txn, cypher!("assert_evidence").param("rows", list(rows))).await?.value("created")?;
+    // Evidence of an edge created just now is new for sure: CREATE it; MERGE the rest.
+    let fresh: HashSet<Id> = created.iter().map(|e| e.id).collect();
+    let (new_rows, other_rows): (Vec<&Evidence>, Vec<&Evidence>) =
+        evidence.iter().partition(|e| fresh.contains(&e.edge_id));
+    if !new_rows.is_empty() {
+        let rows = new_rows.into_iter().map(evidence_row).collect::<StoreResult<Vec<_>>>()?;
+        let made: i64 = exec(txn, cypher!("create_evidence").param("rows", list(rows))).await?.value("created")?;
+        summary.evidence_created += made;
+    }
+    if !other_rows.is_empty() {
+        let rows = other_rows.into_iter().map(evidence_row).collect::<StoreResult<Vec<_>>>()?;
+        let made: i64 = exec(txn, cypher!("assert_evidence").param("rows", list(rows))).await?.value("created")?;
+        summary.evidence_created += made;
     }
 
     // ---- 3. evidence that no longer asserts its edge ----
