@@ -7,9 +7,11 @@
 //! The stored edges the batch names are read, write-locked, in one statement; the batch is folded
 //! over them in memory with the embedded store's rules, in order (so an edge asserted twice is
 //! created by the first assertion and asserted again by the second); then each kind of change is
-//! one `UNWIND $rows` statement: create the new edges, update the asserted ones, upsert the
-//! evidence, retire the listed evidence, retire the candidates left without live evidence and
-//! close their last interval.
+//! one `UNWIND $rows` statement: create the new edges, update the asserted ones, create the
+//! evidence of the new edges (CREATE: it cannot exist yet, and a MERGE that creates costs about
+//! twice as much), upsert the other evidence, retire the listed evidence, retire the candidates
+//! left without live evidence and close their last interval. A missing end is looked up (to name
+//! it) only when `create_edges` comes up short.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
