@@ -247,21 +247,20 @@ impl Lineage {
         container: Id,
         name: &str,
     ) -> Result<Option<Id>> {
-        if let std::collections::hash_map::Entry::Vacant(slot) = cache.entry(container) {
-            let mut names = HashMap::new();
-            let mut page = 1;
-            loop {
-                let p = self.store.container_fields(container, None, PageRequest { page, size: MAX_PAGE_SIZE }).await?;
-                let n = p.items.len();
-                names.extend(p.items.into_iter().map(|f| (f.name.to_lowercase(), f.id)));
-                if n < MAX_PAGE_SIZE as usize {
-                    break;
-                }
-                page += 1;
-            }
-            slot.insert(names);
+        if !cache.contains_key(&container) {
+            cache.extend(self.field_names(&[container]).await?);
         }
         Ok(cache.get(&container).and_then(|m| m.get(&name.to_lowercase())).copied())
+    }
+
+    /// Field ids by lowercased name for each of `containers` (every one gets a map, empty when it
+    /// has no field), in one read. Of two names that fold alike the later field wins.
+    pub(crate) async fn field_names(&self, containers: &[Id]) -> Result<HashMap<Id, HashMap<String, Id>>> {
+        let mut out: HashMap<Id, HashMap<String, Id>> = containers.iter().map(|&c| (c, HashMap::new())).collect();
+        for f in self.store.fields_of_containers(containers).await? {
+            out.entry(f.container_id).or_default().insert(f.name.to_lowercase(), f.id);
+        }
+        Ok(out)
     }
 
     async fn container_datastore(&self, id: Id) -> Result<Id> {

@@ -187,6 +187,9 @@ impl Store for FaultyStore {
     async fn fields_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Field>> {
         delegate!(self, fields_by_ids(ids))
     }
+    async fn fields_of_containers(&self, ids: &[Id]) -> StoreResult<Vec<Field>> {
+        delegate!(self, fields_of_containers(ids))
+    }
     async fn container_fields(&self, c: Id, name: Option<&str>, page: PageRequest) -> StoreResult<Page<Field>> {
         delegate!(self, container_fields(c, name, page))
     }
@@ -261,6 +264,9 @@ impl Store for FaultyStore {
     }
     async fn finish_event(&self, id: Id, status: &str, errors: Value, summary: Value) -> StoreResult<()> {
         delegate!(self, finish_event(id, status, errors, summary))
+    }
+    async fn run_event_states(&self, run_id: &str) -> StoreResult<Vec<(Id, String, Option<String>)>> {
+        delegate!(self, run_event_states(run_id))
     }
     async fn list_events(&self, filter: &EventFilter, page: PageRequest) -> StoreResult<Page<StoredEvent>> {
         delegate!(self, list_events(filter, page))

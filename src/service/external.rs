@@ -13,9 +13,7 @@ use serde_json::{json, Value};
 
 use super::{Caller, Lineage};
 use crate::auth::Permission;
-use crate::domain::{
-    Assertion, AssertionBatch, AssertionSummary, Container, Datastore, End, Evidence, Id, NewEdge, PageRequest,
-};
+use crate::domain::{Assertion, AssertionBatch, AssertionSummary, Container, Datastore, End, Evidence, Id, NewEdge};
 use crate::error::{Error, Result};
 
 /// The source type of edges sent by external engines.
@@ -161,19 +159,9 @@ impl Lineage {
             return Ok(hit.clone());
         }
         let mut names = FieldList::default();
-        let mut page = 1;
-        loop {
-            let p =
-                self.store.container_fields(container, None, PageRequest { page, size: super::MAX_PAGE_SIZE }).await?;
-            let n = p.items.len();
-            for f in p.items {
-                names.by_name.entry(f.name.to_lowercase()).or_insert(f.id);
-                names.names.push(f.name);
-            }
-            if n < super::MAX_PAGE_SIZE as usize {
-                break;
-            }
-            page += 1;
+        for f in self.store.fields_of_containers(&[container]).await? {
+            names.by_name.entry(f.name.to_lowercase()).or_insert(f.id);
+            names.names.push(f.name);
         }
         let names = Arc::new(names);
         op.cache().fields.put(container, names.clone());

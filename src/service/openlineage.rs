@@ -286,14 +286,7 @@ impl<'a> Resolver<'a> {
             .any(|d| !d.schema.is_empty() || !d.column_lineage.is_empty() || !d.dataset_wide.is_empty());
         let missing: Vec<Id> = self.pool.iter().map(|c| c.id).filter(|id| !self.fields.contains_key(id)).collect();
         if names_fields && !missing.is_empty() {
-            for id in &missing {
-                self.fields.insert(*id, HashMap::new());
-            }
-            for f in self.lineage.store.fields_of_containers(&missing).await? {
-                if let Some(names) = self.fields.get_mut(&f.container_id) {
-                    names.entry(f.name.to_lowercase()).or_insert(f.id);
-                }
-            }
+            self.fields.extend(self.lineage.field_names(&missing).await?);
         }
         Ok(())
     }

@@ -134,24 +134,9 @@ pub trait Store: Send + Sync + 'static {
     /// never returned again, but retired edges keep their ids. Returns false when it did not exist.
     async fn delete_container(&self, id: Id) -> StoreResult<bool>;
     async fn fields_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Field>>;
-    /// Every live field of the given containers, ordered by id (the resolver's field cache,
-    /// filled in one read per event).
-    async fn fields_of_containers(&self, ids: &[Id]) -> StoreResult<Vec<Field>> {
-        let mut out = Vec::new();
-        for &id in ids {
-            let mut page = 1;
-            loop {
-                let p = self.container_fields(id, None, PageRequest { page, size: 1000 }).await?;
-                let n = p.items.len();
-                out.extend(p.items);
-                if n < 1000 {
-                    break;
-                }
-                page += 1;
-            }
-        }
-        Ok(out)
-    }
+    /// Every live field of the given containers, ordered by id, in one read (the services' field
+    /// name caches).
+    async fn fields_of_containers(&self, ids: &[Id]) -> StoreResult<Vec<Field>>;
     /// Fields of a container ordered by id; `name` is a case-insensitive (Unicode) substring match.
     async fn container_fields(
         &self,
@@ -294,19 +279,8 @@ pub trait Store: Send + Sync + 'static {
     }
     /// `(id, status, eventType)` of every stored event of an OpenLineage run: what a START needs
     /// to know whether its run already failed, without reading the bodies.
-    async fn run_event_states(&self, run_id: &str) -> StoreResult<Vec<(Id, String, Option<String>)>> {
-        let filter = EventFilter { run_id: Some(run_id.to_string()), ..Default::default() };
-        let mut out = Vec::new();
-        let mut page = 1;
-        loop {
-            let p = self.list_events(&filter, PageRequest { page, size: 1000 }).await?;
-            let n = p.items.len();
-            out.extend(p.items.into_iter().map(|e| (e.id, e.status, e.event_type)));
-            if n < 1000 {
-                return Ok(out);
-            }
-            page += 1;
-        }
+    async fn run_event_states(&self, _run_id: &str) -> StoreResult<Vec<(Id, String, Option<String>)>> {
+        Err(not_supported(self.kind()))
     }
     /// Newest first.
     async fn list_events(&self, _filter: &EventFilter, _page: PageRequest) -> StoreResult<Page<StoredEvent>> {
