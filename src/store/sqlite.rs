@@ -163,8 +163,8 @@ pub struct SqliteStore {
     gate: Arc<tokio::sync::Mutex<()>>,
     /// Stops its thread when the last handle on this store goes.
     _checkpointer: Arc<Checkpointer>,
-    /// Set on the view `Store::session` returns: every call runs on the session's thread, in its
-    /// open transaction on the writer.
+    /// Set on the view `Store::session` returns: every call runs in the session's open transaction
+    /// on the writer.
     session: Option<Session>,
 }
 
@@ -172,7 +172,7 @@ pub struct SqliteStore {
 /// checkpoint waits for no one (readers and the writer go on), so the WAL stays small without a
 /// commit ever paying for it.
 struct Checkpointer {
-    _stop: Mutex<std::sync::mpsc::Sender<()>>,
+    _stop: std::sync::mpsc::Sender<()>,
 }
 
 impl Checkpointer {
@@ -199,7 +199,7 @@ impl Checkpointer {
             // The writer's own checkpoints still keep the WAL bounded.
             tracing::warn!(error = %e, store = STORE, "could not start the checkpoint thread");
         }
-        Checkpointer { _stop: Mutex::new(stop) }
+        Checkpointer { _stop: stop }
     }
 }
 
@@ -211,9 +211,8 @@ impl Checkpointer {
 /// it uncommitted rolls everything back.
 struct Session {
     writer: Arc<Mutex<Connection>>,
-    /// Held until the commit (or the rollback when dropped).
+    /// Held until the commit (or the rollback when dropped); `None` once committed.
     gate: Mutex<Option<tokio::sync::OwnedMutexGuard<()>>>,
-    committed: std::sync::atomic::AtomicBool,
 }
 
 fn session_ended() -> StoreError {
@@ -232,8 +231,7 @@ fn blocking<T>(f: impl FnOnce() -> T) -> T {
 impl Session {
     async fn start(writer: Arc<Mutex<Connection>>, gate: Arc<tokio::sync::Mutex<()>>) -> StoreResult<Session> {
         let gate = gate.lock_owned().await;
-        let session =
-            Session { writer, gate: Mutex::new(Some(gate)), committed: std::sync::atomic::AtomicBool::new(false) };
+        let session = Session { writer, gate: Mutex::new(Some(gate)) };
         session.run(|c| {
             store_query(STORE, "begin");
             c.execute_batch("BEGIN IMMEDIATE").map_err(internal)
@@ -241,9 +239,13 @@ impl Session {
         Ok(session)
     }
 
+    fn committed(&self) -> bool {
+        self.gate.lock().unwrap_or_else(|p| p.into_inner()).is_none()
+    }
+
     /// Runs `f` in the session's transaction.
     fn run<T>(&self, f: impl FnOnce(&Connection) -> StoreResult<T>) -> StoreResult<T> {
-        if self.committed.load(Ordering::Acquire) {
+        if self.committed() {
             return Err(session_ended());
         }
         blocking(|| {
@@ -257,8 +259,7 @@ impl Session {
             store_query(STORE, "commit");
             c.execute_batch("COMMIT").map_err(internal)
         })?;
-        self.committed.store(true, Ordering::Release);
-        // Other writers may go on while this view lingers.
+        // Committed: other writers may go on while this view lingers.
         self.gate.lock().unwrap_or_else(|p| p.into_inner()).take();
         Ok(())
     }
@@ -266,7 +267,7 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        if self.committed.load(Ordering::Acquire) {
+        if self.committed() {
             return;
         }
         let conn = self.writer.lock().unwrap_or_else(|p| p.into_inner());
@@ -1591,23 +1592,7 @@ impl Store for SqliteStore {
     }
 
     async fn insert_event(&self, event: StoredEvent) -> StoreResult<(StoredEvent, bool)> {
-        self.write(move |tx| {
-            store_query(STORE, "event_by_fingerprint");
-            let existing = tx
-                .query_row(
-                    &format!("SELECT {EVENT_COLS} FROM events WHERE fingerprint = ?1"),
-                    params![event.fingerprint],
-                    event_row,
-                )
-                .optional()
-                .map_err(sql_err)?;
-            if let Some(e) = existing {
-                return Ok((e, true));
-            }
-            let id = insert_event_row(tx, &event, false).map_err(sql_err)?;
-            Ok((StoredEvent { id, ..event }, false))
-        })
-        .await
+        self.insert_events(vec![event]).await?.pop().ok_or_else(|| internal("storing one event returned none"))
     }
 
     async fn insert_events(&self, events: Vec<StoredEvent>) -> StoreResult<Vec<(StoredEvent, bool)>> {
@@ -1652,17 +1637,7 @@ impl Store for SqliteStore {
         errors: serde_json::Value,
         summary: serde_json::Value,
     ) -> StoreResult<()> {
-        let status = status.to_string();
-        self.write(move |tx| {
-            store_query(STORE, "finish_event");
-            tx.execute(
-                "UPDATE events SET status = ?2, errors = ?3, summary = ?4 WHERE id = ?1",
-                params![id, status, errors.to_string(), summary.to_string()],
-            )
-            .map_err(sql_err)?;
-            Ok(())
-        })
-        .await
+        self.finish_events(vec![EventOutcome { id, status: status.to_string(), errors, summary }]).await
     }
 
     async fn run_event_states(&self, run_id: &str) -> StoreResult<Vec<(Id, String, Option<String>)>> {

@@ -13,10 +13,11 @@
 //!   still commit a moment later, and it keeps the single writer connection until it ends (later
 //!   writes queue behind it and may time out in turn). Embedded reads and a session's calls run
 //!   on the calling thread (`block_in_place`), so the limit cannot cut them short at all: they
-//!   are single indexed statements, and SQLite's own busy timeout (10 s) bounds their waiting. A client that got `UNAVAILABLE` for a
-//!   write must therefore read before retrying, or rely on the write being idempotent (upserts,
-//!   OpenLineage events deduplicated by fingerprint). A Neo4j call is a future: dropping it drops
-//!   the Bolt request, and the server rolls the transaction back when the connection is reset.
+//!   are single indexed statements, and SQLite's own busy timeout (10 s) bounds their waiting.
+//!   A client that got `UNAVAILABLE` for a write must therefore read before retrying, or rely
+//!   on the write being idempotent (upserts, OpenLineage events deduplicated by fingerprint). A
+//!   Neo4j call is a future: dropping it drops the Bolt request, and the server rolls the
+//!   transaction back when the connection is reset.
 //! - `export` and `import` are not limited: they move the whole store at once, only the CLI
 //!   (`tributary export` / `import`) calls them, and a big store legitimately takes minutes.
 //! - `kind()` is the inner store's, so metrics keep their `store` label.
