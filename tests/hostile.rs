@@ -199,6 +199,9 @@ impl Store for FaultyStore {
     async fn container_stats(&self, ids: &[Id]) -> StoreResult<Vec<ContainerStats>> {
         delegate!(self, container_stats(ids))
     }
+    async fn field_counts(&self, ids: &[Id]) -> StoreResult<Vec<(Id, i64)>> {
+        delegate!(self, field_counts(ids))
+    }
     async fn fields_with_lineage(&self, ids: &[Id]) -> StoreResult<Vec<Id>> {
         delegate!(self, fields_with_lineage(ids))
     }

@@ -53,6 +53,18 @@ by_id_loader!(FieldLoader, Field, fields_by_ids, |f: &Field| f.id);
 by_id_loader!(DatastoreLoader, Datastore, datastores_by_ids, |d: &Datastore| d.id);
 by_id_loader!(StatsLoader, ContainerStats, container_stats, |s: &ContainerStats| s.container_id);
 
+/// Live field counts (0 for a container without fields).
+pub struct FieldCountLoader(pub Arc<dyn Store>);
+impl Loader<Id> for FieldCountLoader {
+    type Value = i64;
+    type Error = LoadError;
+    async fn load(&self, keys: &[Id]) -> Result<HashMap<Id, i64>, LoadError> {
+        let mut out: HashMap<Id, i64> = keys.iter().map(|k| (*k, 0)).collect();
+        out.extend(self.0.field_counts(keys).await?);
+        Ok(out)
+    }
+}
+
 pub struct EvidenceLoader(pub Arc<dyn Store>);
 impl Loader<Id> for EvidenceLoader {
     type Value = Vec<Evidence>;
@@ -104,6 +116,20 @@ impl<L: Loader<Id, Error = LoadError>> Prefetching<L> {
         self.loader.load_one(key).await
     }
 
+    /// Puts values read by another loader's statement into the cache, as `prefetch` would.
+    pub async fn feed(&self, values: impl IntoIterator<Item = (Id, L::Value)>) {
+        let values: Vec<(Id, L::Value)> = {
+            let mut read = self.read.lock().unwrap_or_else(|p| p.into_inner());
+            values
+                .into_iter()
+                .inspect(|(k, _)| {
+                    read.insert(*k);
+                })
+                .collect()
+        };
+        self.loader.feed_many(values).await;
+    }
+
     /// Reads these keys now, straight from the store (one statement per `MAX_BATCH` keys not
     /// read yet), into the cache, so the per-node resolvers that follow find them there. Not
     /// `DataLoader::load_many`: that waits out the loader's batching window (1 ms, 1-2 ms with
@@ -132,6 +158,7 @@ pub struct Loaders {
     pub fields: Prefetching<FieldLoader>,
     pub datastores: Prefetching<DatastoreLoader>,
     pub stats: Prefetching<StatsLoader>,
+    pub field_counts: Prefetching<FieldCountLoader>,
     pub evidence: Prefetching<EvidenceLoader>,
     pub has_lineage: Prefetching<HasLineageLoader>,
 }
@@ -143,6 +170,7 @@ impl Loaders {
             fields: Prefetching::new(FieldLoader(store.clone())),
             datastores: Prefetching::new(DatastoreLoader(store.clone())),
             stats: Prefetching::new(StatsLoader(store.clone())),
+            field_counts: Prefetching::new(FieldCountLoader(store.clone())),
             evidence: Prefetching::new(EvidenceLoader(store.clone())),
             has_lineage: Prefetching::new(HasLineageLoader(store)),
         }

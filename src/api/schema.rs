@@ -6,6 +6,8 @@ use async_graphql::{
     ComplexObject, Context, EmptySubscription, Enum, InputObject, Json, MaybeUndefined, Object, Schema, SimpleObject,
 };
 
+use std::sync::Arc;
+
 use super::loaders::{LoadError, Loaders};
 use crate::domain::{
     self, ContainerInput as DomainContainerInput, DatastoreInput as DomainDatastoreInput, Direction, EdgeFilter,
@@ -136,7 +138,7 @@ impl Container {
         load_datastore(ctx, self.0.datastore_id).await
     }
     async fn field_count(&self, ctx: &Context<'_>) -> GqlResult<i64> {
-        Ok(stats(ctx, self.0.id).await?.0)
+        field_count(ctx, self.0.id).await
     }
     async fn linked_field_count(&self, ctx: &Context<'_>) -> GqlResult<i64> {
         Ok(stats(ctx, self.0.id).await?.1)
@@ -171,6 +173,10 @@ async fn load_container(ctx: &Context<'_>, id: Id) -> GqlResult<Option<Container
 
 async fn load_field(ctx: &Context<'_>, id: Id) -> GqlResult<Option<Field>> {
     Ok(loaders(ctx).fields.load_one(id).await.map_err(Error::from)?.map(Field))
+}
+
+async fn field_count(ctx: &Context<'_>, id: Id) -> GqlResult<i64> {
+    Ok(loaders(ctx).field_counts.load_one(id).await.map_err(Error::from)?.unwrap_or(0))
 }
 
 async fn stats(ctx: &Context<'_>, id: Id) -> GqlResult<(i64, i64)> {
@@ -436,43 +442,56 @@ pub struct GraphNode {
     pub has_upstream: bool,
     /// The container has connections downstream that are not in this response.
     pub has_downstream: bool,
+    #[graphql(skip)]
+    pub record: Option<Arc<domain::Container>>,
 }
 
 #[ComplexObject]
 impl GraphNode {
     async fn name(&self, ctx: &Context<'_>) -> GqlResult<Option<String>> {
-        Ok(load_container(ctx, self.id).await?.map(|c| c.0.name))
+        Ok(self.record(ctx).await?.map(|c| c.name.clone()))
     }
     async fn display_name(&self, ctx: &Context<'_>) -> GqlResult<Option<String>> {
-        Ok(load_container(ctx, self.id).await?.and_then(|c| c.0.display_name))
+        Ok(self.record(ctx).await?.and_then(|c| c.display_name.clone()))
     }
     async fn container_type(&self, ctx: &Context<'_>) -> GqlResult<Option<String>> {
-        Ok(load_container(ctx, self.id).await?.map(|c| c.0.container_type))
+        Ok(self.record(ctx).await?.map(|c| c.container_type.clone()))
     }
     async fn table_type(&self, ctx: &Context<'_>) -> GqlResult<Option<String>> {
-        Ok(load_container(ctx, self.id).await?.and_then(|c| c.0.table_type))
+        Ok(self.record(ctx).await?.and_then(|c| c.table_type.clone()))
     }
     async fn purpose(&self, ctx: &Context<'_>) -> GqlResult<Option<String>> {
-        Ok(load_container(ctx, self.id).await?.and_then(|c| c.0.purpose))
+        Ok(self.record(ctx).await?.and_then(|c| c.purpose.clone()))
     }
     async fn active_anomaly_count(&self, ctx: &Context<'_>) -> GqlResult<i64> {
-        Ok(load_container(ctx, self.id).await?.map(|c| c.0.active_anomaly_count).unwrap_or(0))
+        Ok(self.record(ctx).await?.map(|c| c.active_anomaly_count).unwrap_or(0))
     }
     async fn datastore(&self, ctx: &Context<'_>) -> GqlResult<Option<Datastore>> {
-        match load_container(ctx, self.id).await? {
-            Some(c) => load_datastore(ctx, c.0.datastore_id).await,
+        match self.record(ctx).await? {
+            Some(c) => load_datastore(ctx, c.datastore_id).await,
             None => Ok(None),
         }
     }
     async fn field_count(&self, ctx: &Context<'_>) -> GqlResult<i64> {
-        Ok(stats(ctx, self.id).await?.0)
+        field_count(ctx, self.id).await
     }
     async fn linked_field_count(&self, ctx: &Context<'_>) -> GqlResult<i64> {
         Ok(stats(ctx, self.id).await?.1)
     }
     /// The whole container record.
     async fn container(&self, ctx: &Context<'_>) -> GqlResult<Option<Container>> {
-        load_container(ctx, self.id).await
+        Ok(self.record(ctx).await?.map(|c| Container(c.as_ref().clone())))
+    }
+}
+
+impl GraphNode {
+    /// The container's record: the one attached when the graph was prefetched, else through
+    /// the loader (a node's half-dozen fields would otherwise each look it up and clone it).
+    async fn record(&self, ctx: &Context<'_>) -> GqlResult<Option<Arc<domain::Container>>> {
+        match &self.record {
+            Some(c) => Ok(Some(c.clone())),
+            None => Ok(load_container(ctx, self.id).await?.map(|c| Arc::new(c.0))),
+        }
     }
 }
 
@@ -556,7 +575,8 @@ async fn prefetch_containers(ctx: &Context<'_>, sel: async_graphql::Lookahead<'_
         return Ok(());
     }
     let l = loaders(ctx);
-    let wants_stats = sel.field("fieldCount").exists() || sel.field("linkedFieldCount").exists();
+    let wants_count = sel.field("fieldCount").exists();
+    let wants_linked = sel.field("linkedFieldCount").exists();
     let wants_datastores = sel.field("datastore").exists() || sel.field("datastoreName").exists();
     // The reads run side by side: each is its own store statement.
     let containers = async {
@@ -569,13 +589,18 @@ async fn prefetch_containers(ctx: &Context<'_>, sel: async_graphql::Lookahead<'_
         Ok(())
     };
     let stats = async {
-        if wants_stats {
-            l.stats.prefetch(ids.iter().copied()).await
-        } else {
-            Ok(())
+        if wants_linked {
+            // The full stats carry the counts too: one statement for both fields.
+            l.stats.prefetch(ids.iter().copied()).await?;
+            let stats = l.stats.loader.load_many(ids.iter().copied()).await?;
+            let counts = ids.iter().map(|id| (*id, stats.get(id).map_or(0, |s| s.field_count)));
+            l.field_counts.feed(counts).await;
+        } else if wants_count {
+            l.field_counts.prefetch(ids.iter().copied()).await?;
         }
+        Ok(())
     };
-    let (containers, stats): (Result<(), LoadError>, _) = tokio::join!(containers, stats);
+    let (containers, stats): (Result<(), LoadError>, Result<(), LoadError>) = tokio::join!(containers, stats);
     containers.and(stats).map_err(Error::from)?;
     Ok(())
 }
@@ -1037,9 +1062,16 @@ impl QueryRoot {
         let g = lineage(ctx).lineage_graph(container_id, depth.unwrap_or(2), side.map(Into::into)).await?;
         let look = ctx.look_ahead();
         let node_ids: Vec<Id> = g.nodes.iter().map(|n| n.container_id).collect();
+        let wants_nodes = look.field("nodes").exists();
         prefetch_containers(ctx, look.field("nodes"), &node_ids).await?;
         prefetch_edges(ctx, look.field("edges"), &g.edges).await?;
         prefetch_edges(ctx, look.field("externalEdges"), &g.external_edges).await?;
+        // The records just prefetched, attached to their nodes (one cache read for all).
+        let mut records = if wants_nodes && !node_ids.is_empty() {
+            loaders(ctx).containers.loader.load_many(node_ids.iter().copied()).await.map_err(Error::from)?
+        } else {
+            Default::default()
+        };
         Ok(LineageGraph {
             nodes: g
                 .nodes
@@ -1050,6 +1082,7 @@ impl QueryRoot {
                     is_target: n.is_target,
                     has_upstream: n.has_upstream,
                     has_downstream: n.has_downstream,
+                    record: records.remove(&n.container_id).map(Arc::new),
                 })
                 .collect(),
             edges: g.edges.into_iter().map(LineageEdge).collect(),

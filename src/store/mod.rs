@@ -147,6 +147,9 @@ pub trait Store: Send + Sync + 'static {
     async fn delete_field(&self, id: Id) -> StoreResult<bool>;
     /// Field count and the number of fields with a live field edge, per container.
     async fn container_stats(&self, ids: &[Id]) -> StoreResult<Vec<ContainerStats>>;
+    /// The live field count alone, per container with at least one live field: what a graph's
+    /// `fieldCount` needs, without `container_stats`' look at every field's edges.
+    async fn field_counts(&self, ids: &[Id]) -> StoreResult<Vec<(Id, i64)>>;
     /// The subset of `ids` that have at least one live field edge.
     async fn fields_with_lineage(&self, ids: &[Id]) -> StoreResult<Vec<Id>>;
 

@@ -897,6 +897,14 @@ impl Store for Neo4jStore {
             .collect()
     }
 
+    async fn field_counts(&self, ids: &[Id]) -> StoreResult<Vec<(Id, i64)>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let out = self.read(cypher!("field_counts").param("ids", distinct(ids))).await?;
+        out.rows.iter().map(|row| Ok((out.get(row, "container_id")?, out.get(row, "field_count")?))).collect()
+    }
+
     async fn fields_with_lineage(&self, ids: &[Id]) -> StoreResult<Vec<Id>> {
         if ids.is_empty() {
             return Ok(Vec::new());

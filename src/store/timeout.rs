@@ -12,7 +12,7 @@
 //!   tokio's blocking pool, and a blocking task cannot be cancelled: a timed-out SQLite write may
 //!   still commit a moment later, and it keeps the single writer connection until it ends (later
 //!   writes queue behind it and may time out in turn). Embedded reads and a session's calls run
-//!   on the calling thread (`block_in_place`), so the limit cannot cut them short at all: they
+//!   right on the calling task's thread, so the limit cannot cut them short at all: they
 //!   are single indexed statements, and SQLite's own busy timeout (10 s) bounds their waiting.
 //!   A client that got `UNAVAILABLE` for a write must therefore read before retrying, or rely
 //!   on the write being idempotent (upserts, OpenLineage events deduplicated by fingerprint). A
@@ -178,6 +178,9 @@ impl Store for TimeoutStore {
     }
     async fn container_stats(&self, ids: &[Id]) -> StoreResult<Vec<ContainerStats>> {
         self.within("container_stats", self.inner.container_stats(ids)).await
+    }
+    async fn field_counts(&self, ids: &[Id]) -> StoreResult<Vec<(Id, i64)>> {
+        self.within("field_counts", self.inner.field_counts(ids)).await
     }
     async fn fields_with_lineage(&self, ids: &[Id]) -> StoreResult<Vec<Id>> {
         self.within("fields_with_lineage", self.inner.fields_with_lineage(ids)).await

@@ -17,6 +17,7 @@ both_stores!(
     field_connections_are_transitive_both_ways,
     impact_is_transitive_with_distance_via_and_limits,
     pii_flow_follows_value_carrying_edges,
+    node_counts_and_records_whatever_the_selection,
 );
 
 const GRAPH: &str = "query($c: Int!, $d: Int, $s: Side) { lineageGraph(containerId: $c, depth: $d, side: $s) {
@@ -310,4 +311,58 @@ async fn pii_flow_follows_value_carrying_edges(app: TestApp) {
     assert_eq!(up_ids, vec![fc[0], fb[0], fa[0]], "where the value came from");
     let (code, _) = app.err(q, json!({"f": 31337})).await;
     assert_eq!(code, "NOT_FOUND");
+}
+
+/// `fieldCount` alone reads the counts alone, `linkedFieldCount` the full stats, both one read
+/// for the two; the answers agree, count live fields only, and say 0 for a container without
+/// any. A node's container fields come from the record attached at prefetch.
+async fn node_counts_and_records_whatever_the_selection(app: TestApp) {
+    let ds = app.datastore("wh", "snowflake").await;
+    let (a, af) = app.container(ds, "a", &["x", "y", "z"]).await;
+    let (b, bf) = app.container(ds, "b", &["x", "y"]).await;
+    let (c, _) = app.container(ds, "c", &[]).await;
+    app.edge(a, b).await;
+    app.edge(b, c).await;
+    app.field_edge(af[0], bf[0]).await;
+    let d = app.ok("mutation($id: Int!) { deleteField(id: $id) }", json!({"id": af[2]})).await;
+    assert_eq!(d["deleteField"], true);
+
+    let counts = |g: &Value, key: &str| -> Vec<(i64, i64)> {
+        let mut v: Vec<(i64, i64)> = g["nodes"]
+            .as_array()
+            .expect("nodes")
+            .iter()
+            .map(|n| (n["id"].as_i64().expect("id"), n[key].as_i64().unwrap_or_else(|| panic!("{key} in {n}"))))
+            .collect();
+        v.sort();
+        v
+    };
+    let graph = |selection: &str| {
+        format!("query($c: Int!) {{ lineageGraph(containerId: $c, depth: 1) {{ nodes {{ id {selection} }} }} }}")
+    };
+    let alone = app.ok(&graph("fieldCount"), json!({"c": b})).await["lineageGraph"].clone();
+    assert_eq!(counts(&alone, "fieldCount"), vec![(a, 2), (b, 2), (c, 0)], "{alone:#}");
+    let linked = app.ok(&graph("linkedFieldCount"), json!({"c": b})).await["lineageGraph"].clone();
+    assert_eq!(counts(&linked, "linkedFieldCount"), vec![(a, 1), (b, 1), (c, 0)], "{linked:#}");
+    let both = app.ok(&graph("fieldCount linkedFieldCount"), json!({"c": b})).await["lineageGraph"].clone();
+    assert_eq!(counts(&both, "fieldCount"), vec![(a, 2), (b, 2), (c, 0)], "{both:#}");
+    assert_eq!(counts(&both, "linkedFieldCount"), vec![(a, 1), (b, 1), (c, 0)], "{both:#}");
+
+    // The same counts on a plain container, and the node's record fields.
+    let one = app.ok("query($c: Int!) { container(id: $c) { fieldCount linkedFieldCount } }", json!({"c": a})).await;
+    assert_eq!(
+        (one["container"]["fieldCount"].as_i64(), one["container"]["linkedFieldCount"].as_i64()),
+        (Some(2), Some(1))
+    );
+    let records = app.ok(&graph("name containerType datastore { id } container { id name }"), json!({"c": b})).await
+        ["lineageGraph"]
+        .clone();
+    for (id, name) in [(a, "a"), (b, "b"), (c, "c")] {
+        let n = node(&records, id);
+        assert_eq!(n["name"], name, "{n}");
+        assert_eq!(n["container"]["name"], name, "{n}");
+        assert_eq!(n["container"]["id"], id, "{n}");
+        assert_eq!(n["datastore"]["id"], ds, "{n}");
+        assert!(n["containerType"].is_string(), "{n}");
+    }
 }
