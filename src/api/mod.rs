@@ -116,9 +116,9 @@ fn error_response(status: StatusCode, code: &str, message: String) -> Response {
     (status, Json(async_graphql::Response::from_errors(vec![err]))).into_response()
 }
 
-/// Counts aliases in a document; parse errors are left for the executor to report.
-fn alias_count(query: &str) -> usize {
-    use async_graphql::parser::types::{ExecutableDocument, Selection, SelectionSet};
+/// Counts the aliases in a parsed document.
+fn alias_count(doc: &async_graphql::parser::types::ExecutableDocument) -> usize {
+    use async_graphql::parser::types::{Selection, SelectionSet};
     fn walk(set: &SelectionSet, n: &mut usize) {
         for item in &set.items {
             match &item.node {
@@ -133,7 +133,6 @@ fn alias_count(query: &str) -> usize {
             }
         }
     }
-    let Ok(doc): Result<ExecutableDocument, _> = async_graphql::parser::parse_query(query) else { return 0 };
     let mut n = 0;
     for (_, op) in doc.operations.iter() {
         walk(&op.node.selection_set.node, &mut n);
@@ -149,7 +148,7 @@ async fn graphql_handler(State(state): State<AppState>, headers: axum::http::Hea
         Ok(c) => c,
         Err(e) => return error_response(StatusCode::OK, e.code(), e.client_message()),
     };
-    let request: async_graphql::Request = match serde_json::from_slice(&body) {
+    let mut request: async_graphql::Request = match serde_json::from_slice(&body) {
         Ok(r) => r,
         Err(e) => {
             return error_response(
@@ -159,7 +158,9 @@ async fn graphql_handler(State(state): State<AppState>, headers: axum::http::Hea
             )
         }
     };
-    let aliases = alias_count(&request.query);
+    // Parsed once, here: the executor uses this document. A parse error is left for the
+    // executor to report.
+    let aliases = request.parsed_query().map(alias_count).unwrap_or(0);
     if aliases > MAX_ALIASES {
         return error_response(
             StatusCode::OK,
