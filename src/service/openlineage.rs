@@ -523,6 +523,9 @@ impl Lineage {
                     seen.entry(id).or_insert(index);
                 }
                 report.events.push(rep);
+                // The embedded store's calls run on this worker without yielding: let the
+                // worker's other tasks in between events.
+                tokio::task::yield_now().await;
             }
             lineage.flush(&mut pending).await;
             if let Some(s) = session {
@@ -686,6 +689,7 @@ impl Lineage {
                 lineage.apply_stored(&caller, &mut rep, stored.id, validated, &mut pending).await;
                 progress(&rep);
                 report.events.push(rep);
+                tokio::task::yield_now().await;
             }
             lineage.flush(&mut pending).await;
             if let Some(s) = session {
@@ -728,7 +732,26 @@ impl Lineage {
         pending: &mut Pending,
         resolver: &mut Resolver<'_>,
     ) -> Result<(AssertionSummary, i64, Vec<Unresolved>)> {
-        resolver.prefetch(event).await?;
+        let key = event.job.as_ref().map(|job| job_key(event.kind, &job.namespace, &job.name));
+        let run_id = event.run_id.clone().unwrap_or_default();
+        let state = event.event_type;
+        let is_run = event.kind == EventKind::Run;
+        let starts =
+            is_run && matches!(state, Some(RunState::Start) | Some(RunState::Running) | Some(RunState::Other) | None);
+        let check_run = key.is_some() && starts && !pending.failed_runs.contains(&run_id);
+        // Three independent reads side by side: on Neo4j each is a round trip of its own.
+        let (prefetched, states, prior) = tokio::join!(
+            resolver.prefetch(event),
+            async {
+                match check_run {
+                    true => self.store.run_event_states(&run_id).await.map(Some),
+                    false => Ok(None),
+                }
+            },
+            self.prior_evidence(key.as_deref()),
+        );
+        prefetched?;
+        let (states, (prior, prior_edges)) = (states?, prior?);
         let mut unresolved = BTreeSet::new();
         let mut batch = AssertionBatch::default();
 
@@ -797,7 +820,7 @@ impl Lineage {
         batch.metadata = self.metadata_of(resolver, event, event_id).await?;
         let new_tags = self.new_tags(caller, &batch.metadata).await?;
 
-        let Some(job) = &event.job else {
+        if key.is_none() {
             // A DatasetEvent carries no lineage of its own.
             batch.assert.extend(std::mem::take(&mut renamed));
             self.check_batch(caller, &batch, &resolver.known_datastores()).await?;
@@ -805,20 +828,15 @@ impl Lineage {
             let sum = self.store.apply_assertions(batch, crate::domain::now()).await?;
             self.register_tags(new_tags).await?;
             return Ok((sum, metadata, unresolved.into_iter().collect()));
-        };
-        let key = job_key(event.kind, &job.namespace, &job.name);
-        let run_id = event.run_id.clone().unwrap_or_default();
-        let state = event.event_type;
-        let is_run = event.kind == EventKind::Run;
+        }
 
         // A run that already failed or aborted is not undone by a late START or RUNNING.
-        if is_run && matches!(state, Some(RunState::Start) | Some(RunState::Running) | Some(RunState::Other) | None) {
+        if starts {
             if pending.failed_runs.contains(&run_id) {
                 return Ok((AssertionSummary::default(), 0, unresolved.into_iter().collect()));
             }
-            let states = self.store.run_event_states(&run_id).await?;
             // A FAIL that had nothing to retire was `ignored`, but the run failed all the same.
-            if states.iter().any(|(id, status, event_type)| {
+            if states.unwrap_or_default().iter().any(|(id, status, event_type)| {
                 *id != event_id
                     && matches!(status.as_str(), "applied" | "ignored")
                     && matches!(event_type.as_deref(), Some("FAIL") | Some("ABORT"))
@@ -828,13 +846,6 @@ impl Lineage {
         }
 
         let assertions = self.assertions_of(resolver, &mut unresolved, event, event_id, caller).await?;
-        let prior: Vec<Evidence> = self
-            .store
-            .evidence_by_keys(std::slice::from_ref(&key))
-            .await?
-            .into_iter()
-            .filter(|e| e.retired_at.is_none())
-            .collect();
         let run_of =
             |e: &Evidence| e.details.as_ref().and_then(|d| d.get("runId")).and_then(Value::as_str).map(str::to_string);
         let first_run_of = |e: &Evidence| {
@@ -842,13 +853,6 @@ impl Lineage {
         };
         let asserted_ukeys: BTreeSet<(String, String)> =
             assertions.iter().map(|a| (a.edge.source.key(), a.edge.target.key())).collect();
-        let prior_edges: BTreeMap<Id, crate::domain::Edge> = self
-            .store
-            .edges_by_ids(&prior.iter().map(|e| e.edge_id).collect::<Vec<_>>())
-            .await?
-            .into_iter()
-            .map(|e| (e.id, e))
-            .collect();
         let ends_of = |id: &Id| prior_edges.get(id).map(|e| (e.source.key(), e.target.key()));
 
         match (event.kind, state) {
@@ -907,6 +911,20 @@ impl Lineage {
         let sum = self.store.apply_assertions(batch, crate::domain::now()).await?;
         self.register_tags(new_tags).await?;
         Ok((sum, metadata, unresolved.into_iter().collect()))
+    }
+
+    /// The live evidence of a job's earlier events (none without a job), and its edges by id.
+    async fn prior_evidence(&self, key: Option<&str>) -> Result<(Vec<Evidence>, BTreeMap<Id, crate::domain::Edge>)> {
+        let Some(key) = key else { return Ok(Default::default()) };
+        let prior: Vec<Evidence> = self
+            .store
+            .evidence_by_keys(&[key.to_string()])
+            .await?
+            .into_iter()
+            .filter(|e| e.retired_at.is_none())
+            .collect();
+        let edges = self.store.edges_by_ids(&prior.iter().map(|e| e.edge_id).collect::<Vec<_>>()).await?;
+        Ok((prior, edges.into_iter().map(|e| (e.id, e)).collect()))
     }
 
     /// Tags the event's metadata uses that no one created yet. Creating a global tag needs the
