@@ -797,6 +797,32 @@ fn query_kinds(g: &Graph) -> Vec<(&'static str, Vec<Ask>)> {
     ]
 }
 
+/// The service's GraphQL request executed in process (parse, validation, resolvers and the
+/// response's serialisation, without HTTP): what the GraphQL layer costs.
+async fn graphql_in_process(
+    schema: &tributary::api::schema::TributarySchema,
+    lineage: &Lineage,
+    ask: &Ask,
+) -> anyhow::Result<Duration> {
+    let body = serde_json::to_vec(&ask.body)?;
+    let auth = tributary::auth::Auth::new(lineage.store.clone(), false);
+    let t = Instant::now();
+    let request: async_graphql::Request = serde_json::from_slice(&body)?;
+    let caller = auth.authenticate(None).await.map_err(|e| anyhow::anyhow!("{e:?}"))?;
+    let request = request
+        .data(tributary::api::loaders::Loaders::new(lineage.store.clone()))
+        .data(lineage.clone())
+        .data(auth)
+        .data(caller);
+    let response = schema.execute(request).await;
+    if !response.errors.is_empty() {
+        anyhow::bail!("{:?}", response.errors);
+    }
+    let bytes = serde_json::to_vec(&response)?;
+    std::hint::black_box(bytes);
+    Ok(t.elapsed())
+}
+
 /// The same question asked in process, without HTTP and GraphQL: the service's `Lineage` call
 /// or the baseline's traversal.
 async fn in_process(lineage: Option<&Lineage>, source: &dyn EdgeSource, ask: &Ask) -> anyhow::Result<Duration> {
@@ -885,15 +911,25 @@ async fn queries(
         report.add("queries", format!("{kind}_response_kb"), size as f64 / n / 1024.0, None);
         report.add("queries", format!("{kind}_edge_rows_read"), edge_rows as f64 / n, None);
         // The same calls in process: what HTTP and GraphQL add on each side.
-        let (mut si, mut bi) = (Vec::new(), Vec::new());
+        let (mut si, mut bi, mut gi) = (Vec::new(), Vec::new(), Vec::new());
+        let schema = tributary::api::schema::build_schema();
         for i in 0..plan.iterations.min(40) {
             let ask = &asks[i % asks.len()];
             si.push(ms(in_process(Some(lineage), source, ask).await?));
             bi.push(ms(in_process(None, source, ask).await?));
+            gi.push(ms(graphql_in_process(&schema, lineage, ask).await?));
         }
         si.sort_by(f64::total_cmp);
         bi.sort_by(f64::total_cmp);
+        gi.sort_by(f64::total_cmp);
         report.add("queries", format!("{kind}_in_process_p50_ms"), percentile(&si, 50.0), Some(percentile(&bi, 50.0)));
+        // Against the service's own call: what GraphQL adds to it.
+        report.add(
+            "queries",
+            format!("{kind}_graphql_in_process_p50_ms"),
+            percentile(&gi, 50.0),
+            Some(percentile(&si, 50.0)),
+        );
         report.add("queries", format!("{kind}_mismatches"), mismatches as f64, None);
     }
     Ok(())
