@@ -51,7 +51,22 @@ macro_rules! by_id_loader {
 by_id_loader!(ContainerLoader, Container, containers_by_ids, |c: &Container| c.id);
 by_id_loader!(FieldLoader, Field, fields_by_ids, |f: &Field| f.id);
 by_id_loader!(DatastoreLoader, Datastore, datastores_by_ids, |d: &Datastore| d.id);
-by_id_loader!(StatsLoader, ContainerStats, container_stats, |s: &ContainerStats| s.container_id);
+
+/// Container stats, zeros for a container without fields (the store gives no row for it): every
+/// key gets a value, so a prefetched key never goes back to the store.
+pub struct StatsLoader(pub Arc<dyn Store>);
+impl Loader<Id> for StatsLoader {
+    type Value = ContainerStats;
+    type Error = LoadError;
+    async fn load(&self, keys: &[Id]) -> Result<HashMap<Id, ContainerStats>, LoadError> {
+        let mut out: HashMap<Id, ContainerStats> = keys
+            .iter()
+            .map(|k| (*k, ContainerStats { container_id: *k, field_count: 0, linked_field_count: 0 }))
+            .collect();
+        out.extend(self.0.container_stats(keys).await?.into_iter().map(|s| (s.container_id, s)));
+        Ok(out)
+    }
+}
 
 /// Live field counts (0 for a container without fields).
 pub struct FieldCountLoader(pub Arc<dyn Store>);

@@ -578,7 +578,7 @@ async fn prefetch_containers(ctx: &Context<'_>, sel: async_graphql::Lookahead<'_
     let wants_count = sel.field("fieldCount").exists();
     let wants_linked = sel.field("linkedFieldCount").exists();
     let wants_datastores = sel.field("datastore").exists() || sel.field("datastoreName").exists();
-    // The reads run side by side: each is its own store statement.
+    // Side by side: on Neo4j each read is a round trip of its own (embedded reads run inline).
     let containers = async {
         l.containers.prefetch(ids.iter().copied()).await?;
         if wants_datastores {
