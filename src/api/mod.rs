@@ -143,6 +143,17 @@ fn alias_count(doc: &async_graphql::parser::types::ExecutableDocument) -> usize 
     n
 }
 
+/// What every resolver finds in the request's context: a fresh `Loaders` (its caches live for
+/// this request only), the service, the `Auth` and the caller.
+pub fn with_context(
+    request: async_graphql::Request,
+    lineage: &Lineage,
+    auth: &crate::auth::Auth,
+    caller: crate::auth::Caller,
+) -> async_graphql::Request {
+    request.data(Loaders::new(lineage.store.clone())).data(lineage.clone()).data(auth.clone()).data(caller)
+}
+
 async fn graphql_handler(State(state): State<AppState>, headers: axum::http::HeaderMap, body: Bytes) -> Response {
     let caller = match state.auth.authenticate(authorization(&headers)).await {
         Ok(c) => c,
@@ -168,11 +179,7 @@ async fn graphql_handler(State(state): State<AppState>, headers: axum::http::Hea
             format!("the query uses {aliases} aliases; at most {MAX_ALIASES} are allowed"),
         );
     }
-    let request = request
-        .data(Loaders::new(state.lineage.store.clone()))
-        .data(state.lineage.clone())
-        .data(state.auth.clone())
-        .data(caller);
+    let request = with_context(request, &state.lineage, &state.auth, caller);
     let mut response = state.schema.execute(request).await;
     // Parse, validation and limit errors come from the executor without a code: they are the
     // client's to fix.

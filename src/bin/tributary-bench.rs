@@ -809,12 +809,7 @@ async fn graphql_in_process(
     let t = Instant::now();
     let request: async_graphql::Request = serde_json::from_slice(&body)?;
     let caller = auth.authenticate(None).await.map_err(|e| anyhow::anyhow!("{e:?}"))?;
-    let request = request
-        .data(tributary::api::loaders::Loaders::new(lineage.store.clone()))
-        .data(lineage.clone())
-        .data(auth)
-        .data(caller);
-    let response = schema.execute(request).await;
+    let response = schema.execute(tributary::api::with_context(request, lineage, &auth, caller)).await;
     if !response.errors.is_empty() {
         anyhow::bail!("{:?}", response.errors);
     }

@@ -735,9 +735,8 @@ impl Lineage {
         let key = event.job.as_ref().map(|job| job_key(event.kind, &job.namespace, &job.name));
         let run_id = event.run_id.clone().unwrap_or_default();
         let state = event.event_type;
-        let is_run = event.kind == EventKind::Run;
-        let starts =
-            is_run && matches!(state, Some(RunState::Start) | Some(RunState::Running) | Some(RunState::Other) | None);
+        let starts = event.kind == EventKind::Run
+            && matches!(state, Some(RunState::Start) | Some(RunState::Running) | Some(RunState::Other) | None);
         let check_run = key.is_some() && starts && !pending.failed_runs.contains(&run_id);
         // Three independent reads side by side: on Neo4j each is a round trip of its own.
         let (prefetched, states, prior) = tokio::join!(
