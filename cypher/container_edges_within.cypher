@@ -1,11 +1,11 @@
-// Parameters: $ids ([int], distinct): container ids. Live edges between two of these (live)
-// containers. Each node's outgoing relationships are checked against the set; only the edges
-// inside it are returned.
-UNWIND $ids AS id
+// Parameters: $sources, $targets ([int], distinct): container ids. Live edges from one of
+// $sources to one of $targets, both live containers: a lineage graph's edges that its traversal
+// did not read. Each source's outgoing relationships are checked against $targets.
+UNWIND $sources AS id
 MATCH (s:Container {id: id})-[r:LINEAGE]->(t:Container)
 WHERE r.retired_at IS NULL
   AND NOT s.deleted
-  AND t.id IN $ids
+  AND t.id IN $targets
   AND NOT t.deleted
 RETURN r {.*} AS edge
 ORDER BY r.id

@@ -594,18 +594,35 @@ impl Lineage {
             self.expand_containers(container_id, depth, direction).await.map(Some)
         };
         let (up, down) = tokio::try_join!(expand(Direction::Upstream), expand(Direction::Downstream))?;
+        // The containers whose every live edge that way the expansion read: those it reached
+        // short of the depth (the last level's edges are not read).
+        let read_before_depth = |dist: Option<&HashMap<Id, usize>>| -> Vec<Id> {
+            dist.iter().flat_map(|dist| dist.iter().filter(|(_, d)| **d < depth).map(|(id, _)| *id)).collect()
+        };
+        let inbound_read = read_before_depth(up.as_ref().map(|(dist, _, _)| dist));
+        let outbound_read = read_before_depth(down.as_ref().map(|(dist, _, _)| dist));
         for (dist, edges, externals) in [up, down].into_iter().flatten() {
             nodes.extend(dist.keys());
             path_edges.extend(edges.into_iter().map(|e| (e.id, e)));
             external_edges.extend(externals.into_iter().map(|e| (e.id, e)));
         }
         let ids: Vec<Id> = nodes.iter().copied().collect();
-        // The flags and the unsided edge set, without reading every edge around the nodes in full.
-        let known: Vec<Id> = external_edges.keys().copied().collect();
-        let around = self.store.container_graph_around(&ids, &known).await?;
+        // The flags and the edges between the nodes that the expansion did not read, without
+        // reading every edge around the nodes in full.
+        let scope = crate::store::GraphScope {
+            ids: ids.clone(),
+            known_external_edges: external_edges.keys().copied().collect(),
+            inbound_read,
+            outbound_read,
+        };
+        let around = self.store.container_graph_around(&scope).await?;
         let has_up: HashSet<Id> = around.has_upstream.into_iter().collect();
         let has_down: HashSet<Id> = around.has_downstream.into_iter().collect();
-        let edges: Vec<Edge> = if side.is_none() { around.edges } else { path_edges.into_values().collect() };
+        if side.is_none() {
+            // Every edge the expansion read joins two nodes: with the rest, all edges among them.
+            path_edges.extend(around.edges.into_iter().map(|e| (e.id, e)));
+        }
+        let edges: Vec<Edge> = path_edges.into_values().collect();
         let mut external_nodes: BTreeMap<String, ExternalNode> = BTreeMap::new();
         for e in external_edges.values() {
             for end in [&e.source, &e.target] {

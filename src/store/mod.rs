@@ -74,10 +74,25 @@ pub enum Record {
     },
 }
 
+/// The containers of a lineage graph and what its traversal already read: see
+/// [`Store::container_graph_around`].
+#[derive(Debug, Clone, Default)]
+pub struct GraphScope {
+    /// The graph's containers.
+    pub ids: Vec<Id>,
+    /// Edges to or from external assets that the answer already holds.
+    pub known_external_edges: Vec<Id>,
+    /// Containers whose every live container-level edge in (upstream) the caller read.
+    pub inbound_read: Vec<Id>,
+    /// Containers whose every live container-level edge out (downstream) the caller read.
+    pub outbound_read: Vec<Id>,
+}
+
 /// See [`Store::container_graph_around`].
 #[derive(Debug, Clone, Default)]
 pub struct GraphAround {
-    /// Live container-to-container edges with both ends among the ids, ordered by id.
+    /// Live container-to-container edges with both ends among the ids, ordered by id (those into
+    /// an `inbound_read` or out of an `outbound_read` container may be left out).
     pub edges: Vec<Edge>,
     /// The ids with a live edge from outside (upstream), in any order, possibly repeated.
     pub has_upstream: Vec<Id>,
@@ -191,9 +206,13 @@ pub trait Store: Send + Sync + 'static {
     /// container-to-container edges with both ends in `ids`, and which of `ids` have a live
     /// container-level edge upstream (downstream) to something outside: a container not in `ids`,
     /// or an external asset by an edge not in `known_external_edges`. Two statements at most.
-    async fn container_graph_around(&self, ids: &[Id], known_external_edges: &[Id]) -> StoreResult<GraphAround> {
+    /// What the traversal read need not be read again: edges into `inbound_read` containers and
+    /// out of `outbound_read` ones may be left out of `edges`, and those containers left
+    /// unflagged upstream (downstream), as the caller holds their edges that way.
+    async fn container_graph_around(&self, scope: &GraphScope) -> StoreResult<GraphAround> {
+        let ids = &scope.ids;
         let inside: std::collections::HashSet<Id> = ids.iter().copied().collect();
-        let known: std::collections::HashSet<Id> = known_external_edges.iter().copied().collect();
+        let known: std::collections::HashSet<Id> = scope.known_external_edges.iter().copied().collect();
         let outside = |e: &Edge, end: &crate::domain::End| match end {
             crate::domain::End::Container { id } => !inside.contains(id),
             _ => !known.contains(&e.id),

@@ -36,7 +36,7 @@ use self::rows::{
     field_row, intervals_text, json_string, list, map, metadata_row, micros, missing_end_message, parse_intervals, ts,
     ContainerProps, DatastoreProps, Decode, EdgeProps, EventProps, EvidenceProps, FieldProps, MetadataProps,
 };
-use super::{GraphAround, Record, Store, StoreError, StoreResult};
+use super::{GraphAround, GraphScope, Record, Store, StoreError, StoreResult};
 use crate::domain::{
     AssertionBatch, AssertionSummary, Container, ContainerInput, ContainerStats, Datastore, DatastoreInput, Direction,
     Edge, EdgeFilter, EdgePatch, End, EventFilter, EventOutcome, Evidence, Field, Id, Interval, MetadataAssertion,
@@ -1031,15 +1031,29 @@ impl Store for Neo4jStore {
         self.read(cmd.param("ids", distinct(ids))).await?.decode::<EdgeProps>("edge")
     }
 
-    async fn container_graph_around(&self, ids: &[Id], known_external_edges: &[Id]) -> StoreResult<GraphAround> {
-        if ids.is_empty() {
+    async fn container_graph_around(&self, scope: &GraphScope) -> StoreResult<GraphAround> {
+        if scope.ids.is_empty() {
             return Ok(GraphAround::default());
         }
-        let ids = distinct(ids);
+        let ids = distinct(&scope.ids);
+        let not_in = |read: &[Id]| -> Vec<Id> {
+            let read: std::collections::HashSet<Id> = read.iter().copied().collect();
+            ids.iter().copied().filter(|id| !read.contains(id)).collect()
+        };
+        // Only what the traversal did not read (see the trait): edges out of `sources` into
+        // `targets`, and the flags of those containers on those sides.
+        let (sources, targets) = (not_in(&scope.outbound_read), not_in(&scope.inbound_read));
         // The two reads go out side by side, on two pooled connections.
-        let within = self.read(cypher!("container_edges_within").param("ids", ids.clone()));
-        let flags =
-            self.read(cypher!("container_edge_flags").param("ids", ids).param("known", distinct(known_external_edges)));
+        let within = self.read(
+            cypher!("container_edges_within").param("sources", sources.clone()).param("targets", targets.clone()),
+        );
+        let flags = self.read(
+            cypher!("container_edge_flags")
+                .param("ids", ids.clone())
+                .param("known", distinct(&scope.known_external_edges))
+                .param("up", targets)
+                .param("down", sources),
+        );
         let (within, flags) = tokio::join!(within, flags);
         let flags = flags?;
         let mut around = GraphAround { edges: within?.decode::<EdgeProps>("edge")?, ..GraphAround::default() };

@@ -8,6 +8,7 @@
 //! task's thread. Batched reads pass ids as one `rarray` parameter, so a read of any number
 //! of ids is one statement.
 
+use std::collections::HashSet;
 use std::path::Path;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -18,7 +19,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
-use super::{GraphAround, Record, Store, StoreError, StoreResult};
+use super::{GraphAround, GraphScope, Record, Store, StoreError, StoreResult};
 use crate::domain::{
     container_key, AssertionBatch, AssertionSummary, Container, ContainerInput, ContainerStats, Datastore,
     DatastoreInput, Direction, Edge, EdgeFilter, EdgePatch, End, EventFilter, EventOutcome, Evidence, Field, Id,
@@ -1315,39 +1316,54 @@ impl Store for SqliteStore {
         .await
     }
 
-    async fn container_graph_around(&self, ids: &[Id], known_external_edges: &[Id]) -> StoreResult<GraphAround> {
-        let (ids, known) = (ids.to_vec(), known_external_edges.to_vec());
+    async fn container_graph_around(&self, scope: &GraphScope) -> StoreResult<GraphAround> {
+        let not_in = |read: &[Id]| -> Vec<Id> {
+            let read: HashSet<Id> = read.iter().copied().collect();
+            scope.ids.iter().copied().filter(|id| !read.contains(id)).collect()
+        };
+        // Only what the traversal did not read: edges out of the containers whose outgoing
+        // edges it did not read, into those whose incoming edges it did not read; and the flags
+        // of those containers on those sides. A hub in the middle of the graph is not read again.
+        let (sources, targets) = (not_in(&scope.outbound_read), not_in(&scope.inbound_read));
+        let (ids, known) = (scope.ids.clone(), scope.known_external_edges.clone());
         self.read(move |c| {
-            let edges = query_edges(
-                c,
-                "container_edges_within",
-                "source_kind = 'c' AND source_id IN rarray(?1) AND target_kind = 'c' AND target_id IN rarray(?1)
-                 AND retired_at IS NULL",
-                params![id_array(&ids)],
-            )?;
+            let edges = if sources.is_empty() || targets.is_empty() {
+                Vec::new()
+            } else {
+                query_edges(
+                    c,
+                    "container_edges_within",
+                    "source_kind = 'c' AND source_id IN rarray(?1) AND target_kind = 'c' AND target_id IN rarray(?2)
+                     AND retired_at IS NULL",
+                    params![id_array(&sources), id_array(&targets)],
+                )?
+            };
+            let mut around = GraphAround { edges, ..GraphAround::default() };
+            if sources.is_empty() && targets.is_empty() {
+                return Ok(around);
+            }
             // EXISTS stops at the first edge that leaves the set: a hub's fan-out is not read.
             store_query(STORE, "container_edge_flags");
             let mut stmt = c.prepare_cached(
-                "SELECT n.value,
-                   EXISTS (SELECT 1 FROM edges e WHERE e.target_kind = 'c' AND e.target_id = n.value
+                "SELECT n.value, 0, EXISTS (SELECT 1 FROM edges e WHERE e.target_kind = 'c' AND e.target_id = n.value
                      AND e.retired_at IS NULL AND ((e.source_kind = 'c' AND e.source_id NOT IN rarray(?1))
-                       OR (e.source_kind = 'x' AND e.id NOT IN rarray(?2)))),
-                   EXISTS (SELECT 1 FROM edges e WHERE e.source_kind = 'c' AND e.source_id = n.value
+                       OR (e.source_kind = 'x' AND e.id NOT IN rarray(?2))))
+                 FROM rarray(?3) n
+                 UNION ALL
+                 SELECT n.value, 1, EXISTS (SELECT 1 FROM edges e WHERE e.source_kind = 'c' AND e.source_id = n.value
                      AND e.retired_at IS NULL AND ((e.target_kind = 'c' AND e.target_id NOT IN rarray(?1))
                        OR (e.target_kind = 'x' AND e.id NOT IN rarray(?2))))
-                 FROM rarray(?1) n",
+                 FROM rarray(?4) n",
             )?;
-            let mut around = GraphAround { edges, ..GraphAround::default() };
-            let rows = stmt.query_map(params![id_array(&ids), id_array(&known)], |r| {
-                Ok((r.get::<_, Id>(0)?, r.get::<_, bool>(1)?, r.get::<_, bool>(2)?))
-            })?;
+            let rows = stmt
+                .query_map(params![id_array(&ids), id_array(&known), id_array(&targets), id_array(&sources)], |r| {
+                    Ok((r.get::<_, Id>(0)?, r.get::<_, bool>(1)?, r.get::<_, bool>(2)?))
+                })?;
             for row in rows {
-                let (id, up, down) = row?;
-                if up {
-                    around.has_upstream.push(id);
-                }
-                if down {
-                    around.has_downstream.push(id);
+                match row? {
+                    (id, false, true) => around.has_upstream.push(id),
+                    (id, true, true) => around.has_downstream.push(id),
+                    _ => {}
                 }
             }
             Ok(around)

@@ -27,7 +27,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use super::{GraphAround, Record, Store, StoreError, StoreResult};
+use super::{GraphAround, GraphScope, Record, Store, StoreError, StoreResult};
 use crate::domain::{
     AssertionBatch, AssertionSummary, Container, ContainerInput, ContainerStats, Datastore, DatastoreInput, Direction,
     Edge, EdgeFilter, EdgePatch, End, EventFilter, EventOutcome, Evidence, Field, Id, MetadataAssertion, NewEdge, Page,
@@ -228,8 +228,8 @@ impl Store for TimeoutStore {
     async fn field_edges_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>> {
         self.within("field_edges_of", self.inner.field_edges_of(ids, direction)).await
     }
-    async fn container_graph_around(&self, ids: &[Id], known_external_edges: &[Id]) -> StoreResult<GraphAround> {
-        self.within("container_graph_around", self.inner.container_graph_around(ids, known_external_edges)).await
+    async fn container_graph_around(&self, scope: &GraphScope) -> StoreResult<GraphAround> {
+        self.within("container_graph_around", self.inner.container_graph_around(scope)).await
     }
 
     // ---- provider assertions ----

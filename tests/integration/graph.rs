@@ -14,6 +14,7 @@ both_stores!(
     one_sided_graph_keeps_only_edges_on_its_paths,
     externals_only_in_external_arrays,
     flags_around_a_hub_count_only_live_edges_that_leave_the_answer,
+    edges_between_the_last_levels_and_their_flags,
     field_connections_are_transitive_both_ways,
     impact_is_transitive_with_distance_via_and_limits,
     pii_flow_follows_value_carrying_edges,
@@ -184,6 +185,47 @@ async fn flags_around_a_hub_count_only_live_edges_that_leave_the_answer(app: Tes
 
     let g = app.ok(GRAPH, json!({"c": a, "d": 2})).await["lineageGraph"].clone();
     assert_eq!(g["edges"].as_array().unwrap().len(), 42, "every live edge between returned nodes");
+}
+
+/// The traversal reads each level's edges but the last one's: what joins the outermost nodes, or
+/// leaves them, must still be in the answer.
+async fn edges_between_the_last_levels_and_their_flags(app: TestApp) {
+    let ds = app.datastore("wh", "snowflake").await;
+    let mut c = std::collections::HashMap::new();
+    for name in ["o", "u2", "u1", "m", "d1", "d2", "p"] {
+        c.insert(name, app.container(ds, name, &[]).await.0);
+    }
+    let mut e = std::collections::HashMap::new();
+    for (s, t) in
+        [("o", "u2"), ("u2", "u1"), ("u1", "m"), ("m", "d1"), ("d1", "d2"), ("d2", "p"), ("u2", "d2"), ("d2", "u2")]
+    {
+        e.insert((s, t), app.edge(c[s], c[t]).await);
+    }
+    let edge_ids = |pairs: &[(&'static str, &'static str)]| {
+        let mut v: Vec<i64> = pairs.iter().map(|k| e[k]).collect();
+        v.sort();
+        v
+    };
+    let g = app.ok(GRAPH, json!({"c": c["m"], "d": 2})).await["lineageGraph"].clone();
+    let mut nodes: Vec<i64> = ["u2", "u1", "m", "d1", "d2"].iter().map(|n| c[n]).collect();
+    nodes.sort();
+    assert_eq!(ids(&g["nodes"]), nodes);
+    assert_eq!(
+        ids(&g["edges"]),
+        edge_ids(&[("u2", "u1"), ("u1", "m"), ("m", "d1"), ("d1", "d2"), ("u2", "d2"), ("d2", "u2")]),
+        "both edges between the outermost nodes, u2 and d2, are between returned nodes"
+    );
+    assert_eq!(flags(&g, c["u2"]), (true, false), "o feeds u2 and is not returned");
+    assert_eq!(flags(&g, c["d2"]), (false, true), "d2 feeds p, which is not returned");
+    for n in ["u1", "m", "d1"] {
+        assert_eq!(flags(&g, c[n]), (false, false), "{n}");
+    }
+
+    let up = app.ok(GRAPH, json!({"c": c["m"], "d": 2, "s": "UPSTREAM"})).await["lineageGraph"].clone();
+    assert_eq!(ids(&up["edges"]), edge_ids(&[("u2", "u1"), ("u1", "m")]));
+    assert_eq!(flags(&up, c["u2"]), (true, true), "u2 also feeds d2, which this side does not return");
+    assert_eq!(flags(&up, c["u1"]), (false, false));
+    assert_eq!(flags(&up, c["m"]), (false, true));
 }
 
 async fn field_connections_are_transitive_both_ways(app: TestApp) {
