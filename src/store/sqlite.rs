@@ -92,8 +92,10 @@ CREATE TABLE IF NOT EXISTS edges (
 );
 DROP INDEX IF EXISTS edges_source;
 DROP INDEX IF EXISTS edges_target;
-CREATE INDEX IF NOT EXISTS edges_source_end ON edges(source_kind, source_id, retired_at);
-CREATE INDEX IF NOT EXISTS edges_target_end ON edges(target_kind, target_id, retired_at);
+DROP INDEX IF EXISTS edges_source_end;
+DROP INDEX IF EXISTS edges_target_end;
+CREATE INDEX IF NOT EXISTS edges_source_ends ON edges(source_kind, source_id, retired_at, target_kind, target_id);
+CREATE INDEX IF NOT EXISTS edges_target_ends ON edges(target_kind, target_id, retired_at, source_kind, source_id);
 CREATE INDEX IF NOT EXISTS edges_source_container ON edges(source_container_id);
 CREATE INDEX IF NOT EXISTS edges_target_container ON edges(target_container_id);
 CREATE INDEX IF NOT EXISTS edges_source_type ON edges(source_type);
@@ -1330,11 +1332,14 @@ impl Store for SqliteStore {
             let edges = if sources.is_empty() || targets.is_empty() {
                 Vec::new()
             } else {
+                // `+` keeps the target out of the index seek: seeking every (source, target) pair
+                // costs sources × targets, a million seeks around a hub; reading each source's
+                // live edges from the index and testing the target costs what those edges are.
                 query_edges(
                     c,
                     "container_edges_within",
-                    "source_kind = 'c' AND source_id IN rarray(?1) AND target_kind = 'c' AND target_id IN rarray(?2)
-                     AND retired_at IS NULL",
+                    "source_kind = 'c' AND source_id IN rarray(?1) AND retired_at IS NULL
+                     AND +target_kind = 'c' AND +target_id IN rarray(?2)",
                     params![id_array(&sources), id_array(&targets)],
                 )?
             };
