@@ -88,6 +88,19 @@ pub struct GraphScope {
     pub outbound_read: Vec<Id>,
 }
 
+impl GraphScope {
+    /// What a store still has to read around the graph: the containers whose outgoing edges
+    /// the traversal did not read (the sources of the edges left, tested downstream) and those
+    /// whose incoming edges it did not read (the targets, tested upstream), in `ids` order.
+    pub fn unread(&self) -> (Vec<Id>, Vec<Id>) {
+        let not_in = |read: &[Id]| -> Vec<Id> {
+            let read: std::collections::HashSet<Id> = read.iter().copied().collect();
+            self.ids.iter().copied().filter(|id| !read.contains(id)).collect()
+        };
+        (not_in(&self.outbound_read), not_in(&self.inbound_read))
+    }
+}
+
 /// See [`Store::container_graph_around`].
 #[derive(Debug, Clone, Default)]
 pub struct GraphAround {

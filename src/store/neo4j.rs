@@ -1035,21 +1035,17 @@ impl Store for Neo4jStore {
         if scope.ids.is_empty() {
             return Ok(GraphAround::default());
         }
-        let ids = distinct(&scope.ids);
-        let not_in = |read: &[Id]| -> Vec<Id> {
-            let read: std::collections::HashSet<Id> = read.iter().copied().collect();
-            ids.iter().copied().filter(|id| !read.contains(id)).collect()
-        };
         // Only what the traversal did not read (see the trait): edges out of `sources` into
         // `targets`, and the flags of those containers on those sides.
-        let (sources, targets) = (not_in(&scope.outbound_read), not_in(&scope.inbound_read));
+        let (sources, targets) = scope.unread();
+        let (sources, targets) = (distinct(&sources), distinct(&targets));
         // The two reads go out side by side, on two pooled connections.
         let within = self.read(
             cypher!("container_edges_within").param("sources", sources.clone()).param("targets", targets.clone()),
         );
         let flags = self.read(
             cypher!("container_edge_flags")
-                .param("ids", ids.clone())
+                .param("ids", distinct(&scope.ids))
                 .param("known", distinct(&scope.known_external_edges))
                 .param("up", targets)
                 .param("down", sources),

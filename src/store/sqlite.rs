@@ -8,7 +8,6 @@
 //! task's thread. Batched reads pass ids as one `rarray` parameter, so a read of any number
 //! of ids is one statement.
 
-use std::collections::HashSet;
 use std::path::Path;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -1319,14 +1318,10 @@ impl Store for SqliteStore {
     }
 
     async fn container_graph_around(&self, scope: &GraphScope) -> StoreResult<GraphAround> {
-        let not_in = |read: &[Id]| -> Vec<Id> {
-            let read: HashSet<Id> = read.iter().copied().collect();
-            scope.ids.iter().copied().filter(|id| !read.contains(id)).collect()
-        };
         // Only what the traversal did not read: edges out of the containers whose outgoing
         // edges it did not read, into those whose incoming edges it did not read; and the flags
         // of those containers on those sides. A hub in the middle of the graph is not read again.
-        let (sources, targets) = (not_in(&scope.outbound_read), not_in(&scope.inbound_read));
+        let (sources, targets) = scope.unread();
         let (ids, known) = (scope.ids.clone(), scope.known_external_edges.clone());
         self.read(move |c| {
             let edges = if sources.is_empty() || targets.is_empty() {
