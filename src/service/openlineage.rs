@@ -84,8 +84,21 @@ struct Pending {
     failed_runs: HashSet<String>,
     /// The datastores, read once per request: resolution reads them for every event.
     datastores: Option<Vec<Datastore>>,
-    /// The resolver's field cache, handed from event to event.
+    /// What the resolver learnt, handed from event to event.
+    known: Known,
+}
+
+/// What resolution learns that holds for a whole batch of events: a batch's events name the
+/// same datasets and fields over and over, and within a store session no other writer can add
+/// a container or field meanwhile (the batch's own creations update it).
+#[derive(Default)]
+struct Known {
+    /// Datasets resolved so far.
+    resolved: HashMap<(String, String), Resolution>,
+    /// Field ids by lowercased name, per container.
     fields: HashMap<Id, HashMap<String, Id>>,
+    /// The datastore of each container read or created.
+    datastores: HashMap<Id, Id>,
 }
 
 impl Pending {
@@ -212,27 +225,29 @@ struct Resolver<'a> {
     /// Containers read ahead for the event's datasets by `prefetch`, and the datasets covered.
     pool: Vec<Container>,
     prefetched: HashSet<(String, String)>,
-    /// Field ids by lowercased name, per container: read once per request, as a request's
-    /// events name the same tables over and over (a container created here is new to it).
+    /// Field ids by lowercased name, per container (see `Known`).
     fields: HashMap<Id, HashMap<String, Id>>,
+    /// Container id to datastore id of every container read or created (see `Known`).
+    container_datastores: HashMap<Id, Id>,
 }
 
 impl<'a> Resolver<'a> {
-    fn new(
-        lineage: &'a Lineage,
-        caller: &'a Caller,
-        datastores: Vec<Datastore>,
-        fields: HashMap<Id, HashMap<String, Id>>,
-    ) -> Resolver<'a> {
+    fn new(lineage: &'a Lineage, caller: &'a Caller, datastores: Vec<Datastore>, known: Known) -> Resolver<'a> {
         Resolver {
             lineage,
             caller,
             datastores,
-            cache: HashMap::new(),
+            cache: known.resolved,
             pool: Vec::new(),
             prefetched: HashSet::new(),
-            fields,
+            fields: known.fields,
+            container_datastores: known.datastores,
         }
+    }
+
+    /// What this resolver learnt, for the next event's.
+    fn into_known(self) -> Known {
+        Known { resolved: self.cache, fields: self.fields, datastores: self.container_datastores }
     }
 
     /// The datastores that list the namespace, in the order the store lists datastores.
@@ -264,7 +279,13 @@ impl<'a> Resolver<'a> {
         let mut names = BTreeSet::new();
         let mut datastores = BTreeSet::new();
         let mut covered = Vec::new();
+        // Containers resolved by earlier events of the batch: no read, but their fields may be.
+        let mut known: Vec<Id> = Vec::new();
         for (namespace, name) in wanted {
+            if let Some(hit) = self.cache.get(&(namespace.clone(), name.clone())) {
+                known.extend(hit.iter().flatten().map(|c| c.id));
+                continue;
+            }
             let ds = self.namespace_datastores(&namespace);
             if ds.is_empty() {
                 continue;
@@ -273,18 +294,21 @@ impl<'a> Resolver<'a> {
             datastores.extend(ds);
             covered.push((namespace, name));
         }
-        if names.is_empty() {
-            return Ok(());
+        if !names.is_empty() {
+            let names: Vec<String> = names.into_iter().collect();
+            let datastores: Vec<Id> = datastores.into_iter().collect();
+            self.pool = self.lineage.store.containers_by_names(&names, Some(&datastores)).await?;
+            self.container_datastores.extend(self.pool.iter().map(|c| (c.id, c.datastore_id)));
+            self.prefetched.extend(covered);
         }
-        let names: Vec<String> = names.into_iter().collect();
-        let datastores: Vec<Id> = datastores.into_iter().collect();
-        self.pool = self.lineage.store.containers_by_names(&names, Some(&datastores)).await?;
-        self.prefetched.extend(covered);
         // Schemas and column lineage name fields: read the candidates' fields in the same breath.
         let names_fields = event
             .datasets()
             .any(|d| !d.schema.is_empty() || !d.column_lineage.is_empty() || !d.dataset_wide.is_empty());
-        let missing: Vec<Id> = self.pool.iter().map(|c| c.id).filter(|id| !self.fields.contains_key(id)).collect();
+        let mut missing: Vec<Id> =
+            self.pool.iter().map(|c| c.id).chain(known).filter(|id| !self.fields.contains_key(id)).collect();
+        missing.sort_unstable();
+        missing.dedup();
         if names_fields && !missing.is_empty() {
             self.fields.extend(self.lineage.field_names(&missing).await?);
         }
@@ -341,6 +365,9 @@ impl<'a> Resolver<'a> {
                 ))
             }
         };
+        if let Ok(found) = &result {
+            self.container_datastores.extend(found.iter().map(|c| (c.id, c.datastore_id)));
+        }
         self.cache.insert(key, result.clone());
         Ok(result)
     }
@@ -378,9 +405,8 @@ impl<'a> Resolver<'a> {
     }
 
     /// Container id to datastore id of every container this resolver has read or created.
-    fn known_datastores(&self) -> HashMap<Id, Id> {
-        let resolved = self.cache.values().filter_map(|r| r.as_ref().ok()).flatten();
-        self.pool.iter().chain(resolved).map(|c| (c.id, c.datastore_id)).collect()
+    fn known_datastores(&self) -> &HashMap<Id, Id> {
+        &self.container_datastores
     }
 
     /// The containers of a dataset, else of its first symlink that resolves; none when neither
@@ -467,6 +493,9 @@ impl<'a> Resolver<'a> {
         };
         let (container, _) = self.lineage.store.upsert_container(input).await?;
         tracing::info!(container = container.id, dataset = %d.name, "container created from an OpenLineage dataset");
+        // Another spelling that did not resolve before may name the new container now.
+        self.cache.retain(|_, r| r.is_ok());
+        self.container_datastores.insert(container.id, container.datastore_id);
         self.cache.insert((d.namespace.clone(), d.name.clone()), Ok(vec![container.clone()]));
         Ok(Ok(container))
     }
@@ -717,10 +746,10 @@ impl Lineage {
         event: &Event,
         pending: &mut Pending,
     ) -> Result<(AssertionSummary, i64, Vec<Unresolved>)> {
-        let fields = std::mem::take(&mut pending.fields);
-        let mut resolver = Resolver::new(self, caller, pending.datastores(self).await?, fields);
+        let known = std::mem::take(&mut pending.known);
+        let mut resolver = Resolver::new(self, caller, pending.datastores(self).await?, known);
         let out = self.apply_resolved(caller, event_id, event, pending, &mut resolver).await;
-        pending.fields = std::mem::take(&mut resolver.fields);
+        pending.known = resolver.into_known();
         out
     }
 
@@ -822,7 +851,7 @@ impl Lineage {
         if key.is_none() {
             // A DatasetEvent carries no lineage of its own.
             batch.assert.extend(std::mem::take(&mut renamed));
-            self.check_batch(caller, &batch, &resolver.known_datastores()).await?;
+            self.check_batch(caller, &batch, resolver.known_datastores()).await?;
             let metadata = batch.metadata.len() as i64;
             let sum = self.store.apply_assertions(batch, crate::domain::now()).await?;
             self.register_tags(new_tags).await?;
@@ -905,7 +934,7 @@ impl Lineage {
             }
         }
         batch.assert.extend(renamed);
-        self.check_batch(caller, &batch, &resolver.known_datastores()).await?;
+        self.check_batch(caller, &batch, resolver.known_datastores()).await?;
         let metadata = batch.metadata.len() as i64;
         let sum = self.store.apply_assertions(batch, crate::domain::now()).await?;
         self.register_tags(new_tags).await?;
@@ -915,14 +944,7 @@ impl Lineage {
     /// The live evidence of a job's earlier events (none without a job), and its edges by id.
     async fn prior_evidence(&self, key: Option<&str>) -> Result<(Vec<Evidence>, BTreeMap<Id, crate::domain::Edge>)> {
         let Some(key) = key else { return Ok(Default::default()) };
-        let prior: Vec<Evidence> = self
-            .store
-            .evidence_by_keys(&[key.to_string()])
-            .await?
-            .into_iter()
-            .filter(|e| e.retired_at.is_none())
-            .collect();
-        let edges = self.store.edges_by_ids(&prior.iter().map(|e| e.edge_id).collect::<Vec<_>>()).await?;
+        let (prior, edges) = self.store.live_evidence_of_key(key).await?;
         Ok((prior, edges.into_iter().map(|e| (e.id, e)).collect()))
     }
 

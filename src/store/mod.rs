@@ -271,6 +271,14 @@ pub trait Store: Send + Sync + 'static {
     async fn evidence_by_keys(&self, _keys: &[String]) -> StoreResult<Vec<Evidence>> {
         Err(not_supported(self.kind()))
     }
+    /// The live evidence with this key and the edges it backs (an OpenLineage job's lineage so
+    /// far). Retired evidence, which piles up as a job's inputs change, is left unread.
+    async fn live_evidence_of_key(&self, key: &str) -> StoreResult<(Vec<Evidence>, Vec<Edge>)> {
+        let live: Vec<Evidence> =
+            self.evidence_by_keys(&[key.to_string()]).await?.into_iter().filter(|e| e.retired_at.is_none()).collect();
+        let edges = self.edges_by_ids(&live.iter().map(|e| e.edge_id).collect::<Vec<_>>()).await?;
+        Ok((live, edges))
+    }
     /// Live edges of this source type with an end on one of these ends (for DROP and RENAME).
     async fn live_edges_touching_ends(
         &self,

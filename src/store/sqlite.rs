@@ -8,6 +8,7 @@
 //! task's thread. Batched reads pass ids as one `rarray` parameter, so a read of any number
 //! of ids is one statement.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -20,7 +21,7 @@ use rusqlite::{params, Connection, OptionalExtension, Row};
 
 use super::{GraphAround, GraphScope, Record, Store, StoreError, StoreResult};
 use crate::domain::{
-    container_key, AssertionBatch, AssertionSummary, Container, ContainerInput, ContainerStats, Datastore,
+    container_key, Assertion, AssertionBatch, AssertionSummary, Container, ContainerInput, ContainerStats, Datastore,
     DatastoreInput, Direction, Edge, EdgeFilter, EdgePatch, End, EventFilter, EventOutcome, Evidence, Field, Id,
     Interval, NewEdge, Page, PageRequest, StoredEvent, Timestamp,
 };
@@ -214,6 +215,9 @@ struct Session {
     writer: Arc<Mutex<Connection>>,
     /// Held until the commit (or the rollback when dropped); `None` once committed.
     gate: Mutex<Option<tokio::sync::OwnedMutexGuard<()>>>,
+    /// Set when an unguarded call (see `SqliteStore::write_unguarded`) failed part-way: its
+    /// writes cannot be undone alone, so nothing more runs and nothing commits.
+    poisoned: std::sync::atomic::AtomicBool,
 }
 
 fn session_ended() -> StoreError {
@@ -223,7 +227,7 @@ fn session_ended() -> StoreError {
 impl Session {
     async fn start(writer: Arc<Mutex<Connection>>, gate: Arc<tokio::sync::Mutex<()>>) -> StoreResult<Session> {
         let gate = gate.lock_owned().await;
-        let session = Session { writer, gate: Mutex::new(Some(gate)) };
+        let session = Session { writer, gate: Mutex::new(Some(gate)), poisoned: Default::default() };
         session.run(|c| {
             store_query(STORE, "begin");
             c.execute_batch("BEGIN IMMEDIATE").map_err(internal)
@@ -237,7 +241,7 @@ impl Session {
 
     /// Runs `f` in the session's transaction.
     fn run<T>(&self, f: impl FnOnce(&Connection) -> StoreResult<T>) -> StoreResult<T> {
-        if self.committed() {
+        if self.committed() || self.poisoned.load(Ordering::Relaxed) {
             return Err(session_ended());
         }
         let conn = self.writer.lock().unwrap_or_else(|p| p.into_inner());
@@ -532,6 +536,100 @@ fn put_evidence_tx(tx: &Connection, evidence: &[Evidence]) -> rusqlite::Result<(
     Ok(())
 }
 
+/// Inserts evidence the caller knows to be absent (no conflict to resolve, no row to delete).
+fn insert_evidence_tx(tx: &Connection, e: &Evidence) -> rusqlite::Result<()> {
+    store_query(STORE, "insert_evidence");
+    tx.prepare_cached(&format!(
+        "INSERT INTO evidence ({EVIDENCE_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+    ))?
+    .execute(params![
+        e.edge_id,
+        e.key,
+        e.provider,
+        e.evidence_type,
+        e.authorship,
+        e.source_relation,
+        e.observed_at.as_ref().map(ts),
+        e.first_observed_operation_id,
+        e.last_observed_operation_id,
+        e.details.as_ref().map(|d| d.to_string()),
+        e.retired_at.as_ref().map(ts)
+    ])?;
+    Ok(())
+}
+
+/// Rewrites evidence the caller knows to be there in place: its key columns stay, so unlike
+/// `INSERT OR REPLACE` (a delete and an insert) no index entry moves.
+fn update_evidence_tx(tx: &Connection, e: &Evidence) -> rusqlite::Result<()> {
+    store_query(STORE, "update_evidence");
+    tx.prepare_cached(
+        "UPDATE evidence SET provider = ?3, evidence_type = ?4, authorship = ?5, source_relation = ?6,
+           observed_at = ?7, first_observed_operation_id = ?8, last_observed_operation_id = ?9, details = ?10,
+           retired_at = ?11
+         WHERE edge_id = ?1 AND key = ?2",
+    )?
+    .execute(params![
+        e.edge_id,
+        e.key,
+        e.provider,
+        e.evidence_type,
+        e.authorship,
+        e.source_relation,
+        e.observed_at.as_ref().map(ts),
+        e.first_observed_operation_id,
+        e.last_observed_operation_id,
+        e.details.as_ref().map(|d| d.to_string()),
+        e.retired_at.as_ref().map(ts)
+    ])?;
+    Ok(())
+}
+
+/// The edges with these unique keys, by key.
+fn edges_by_ukeys_tx(tx: &Connection, ukeys: &[String]) -> rusqlite::Result<HashMap<String, Edge>> {
+    if ukeys.is_empty() {
+        return Ok(HashMap::new());
+    }
+    store_query(STORE, "edges_by_ukeys");
+    let ukey_col = EDGE_COLS.split(',').count();
+    let mut stmt = tx.prepare_cached(&format!("SELECT {EDGE_COLS}, ukey FROM edges WHERE ukey IN rarray(?1)"))?;
+    let rows = stmt.query_map(params![str_array(ukeys)], |r| Ok((r.get::<_, String>(ukey_col)?, edge_row(r)?)))?;
+    rows.collect()
+}
+
+/// What an assertion's evidence meets: absent, live, or retired, and its observing operations.
+struct EvidenceState {
+    retired: bool,
+    first: Option<Id>,
+    last: Option<Id>,
+}
+
+/// The evidence rows of `edges` under the keys `assertions` carry, by (edge, key).
+fn evidence_states_tx(
+    tx: &Connection,
+    edges: &HashMap<String, Edge>,
+    assertions: &[Assertion],
+) -> rusqlite::Result<HashMap<(Id, String), EvidenceState>> {
+    if edges.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let ids: Vec<Id> = edges.values().map(|e| e.id).collect();
+    let keys: Vec<String> = assertions
+        .iter()
+        .map(|a| a.evidence.key.clone())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    store_query(STORE, "evidence_states");
+    let mut stmt = tx.prepare_cached(
+        "SELECT edge_id, key, retired_at IS NOT NULL, first_observed_operation_id, last_observed_operation_id
+         FROM evidence WHERE edge_id IN rarray(?1) AND key IN rarray(?2)",
+    )?;
+    let rows = stmt.query_map(params![id_array(&ids), str_array(&keys)], |r| {
+        Ok(((r.get(0)?, r.get(1)?), EvidenceState { retired: r.get(2)?, first: r.get(3)?, last: r.get(4)? }))
+    })?;
+    rows.collect()
+}
+
 pub fn edge_ukey(source: &End, target: &End, source_type: &str) -> String {
     format!("{}|{}|{}", source.key(), target.key(), source_type)
 }
@@ -563,6 +661,9 @@ impl SqliteStore {
         // Only the writer keeps a large page cache: its own commits do not empty it, whereas a
         // reader's is dropped after every write, and dropping a large cache costs in proportion.
         writer.pragma_update(None, "cache_size", -32_768).map_err(internal)?;
+        // A session's calls each run under a savepoint, whose journal (the pages a call first
+        // touches) then stays in memory instead of going through a temporary file's writes.
+        writer.pragma_update(None, "temp_store", "MEMORY").map_err(internal)?;
         // Checkpoints run on their own thread (`Checkpointer`), not inside whichever commit
         // crosses the threshold: a checkpoint copies and syncs tens of MiB, which a request
         // should not wait for. The writer's own only starts if that thread falls far behind.
@@ -599,6 +700,27 @@ impl SqliteStore {
         f(&conn).map_err(internal)
     }
 
+    /// `write` for calls that fail only on the store's own errors (never on what they are
+    /// asked): in a session, no savepoint guards the call, and a failure poisons the session
+    /// instead (nothing of it commits, its caller reports every event of it failed). A
+    /// savepoint copies every page a call first touches, a tenth of an ingested event's time.
+    async fn write_unguarded<T, F>(&self, f: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> StoreResult<T> + Send + 'static,
+    {
+        match &self.session {
+            Some(s) => s.run(move |c| {
+                let out = f(c);
+                if out.is_err() {
+                    s.poisoned.store(true, Ordering::Relaxed);
+                }
+                out
+            }),
+            None => self.write(f).await,
+        }
+    }
+
     /// Runs `f` in one transaction on the writer (in a session, under a savepoint of its
     /// transaction); an error rolls back everything `f` did.
     async fn write<T, F>(&self, f: F) -> StoreResult<T>
@@ -608,10 +730,14 @@ impl SqliteStore {
     {
         if let Some(s) = &self.session {
             return s.run(move |c| {
-                c.execute_batch("SAVEPOINT call").map_err(internal)?;
+                // Prepared once: parsing these three statements anew cost more than some calls.
+                let run = |sql: &str| c.prepare_cached(sql).and_then(|mut s| s.execute([])).map_err(internal);
+                run("SAVEPOINT call")?;
                 let out = f(c);
-                let end = if out.is_ok() { "RELEASE call" } else { "ROLLBACK TO call; RELEASE call" };
-                c.execute_batch(end).map_err(internal)?;
+                if out.is_err() {
+                    run("ROLLBACK TO call")?;
+                }
+                run("RELEASE call")?;
                 out
             });
         }
@@ -1388,81 +1514,102 @@ impl Store for SqliteStore {
     }
 
     async fn apply_assertions(&self, batch: AssertionBatch, now: Timestamp) -> StoreResult<AssertionSummary> {
-        self.write(move |tx| {
+        self.write_unguarded(move |tx| {
             let mut sum = AssertionSummary::default();
             put_metadata_tx(tx, &batch.metadata).map_err(sql_err)?;
-            for a in &batch.assert {
-                let ukey = edge_ukey(&a.edge.source, &a.edge.target, &a.edge.source_type);
-                store_query(STORE, "edge_by_ukey");
-                let existing: Option<Edge> = tx
-                    .prepare_cached(&format!("SELECT {EDGE_COLS} FROM edges WHERE ukey = ?1"))
-                    .map_err(sql_err)?
-                    .query_row(params![ukey], edge_row)
-                    .optional()
-                    .map_err(sql_err)?;
-                let created = existing.is_none();
-                let edge_id = match existing {
+            let ukeys: Vec<String> =
+                batch.assert.iter().map(|a| edge_ukey(&a.edge.source, &a.edge.target, &a.edge.source_type)).collect();
+            // Two reads for the whole batch (the edges already there, their evidence under the
+            // asserted keys) instead of two per assertion; each write then knows what it meets.
+            let mut existing = edges_by_ukeys_tx(tx, &ukeys).map_err(sql_err)?;
+            let mut had = evidence_states_tx(tx, &existing, &batch.assert).map_err(sql_err)?;
+            for (a, ukey) in batch.assert.iter().zip(ukeys) {
+                let edge_id = match existing.get(&ukey) {
                     None => {
-                        let created = insert_new_edge(tx, &a.edge, &now, ukey)?;
+                        let created = insert_new_edge(tx, &a.edge, &now, ukey.clone())?;
                         sum.edges_created += 1;
-                        created.id
+                        let id = created.id;
+                        // The same edge asserted again later in the batch (a rename) finds it.
+                        existing.insert(ukey, created);
+                        id
                     }
-                    Some(mut e) => {
-                        if e.retired_at.is_some() {
-                            e.intervals.push(Interval { from: now, to: None });
-                            sum.edges_revived += 1;
-                        }
+                    Some(e) => {
+                        let (id, revive) = (e.id, e.retired_at.is_some());
                         let last = match (e.last_asserted_at, a.edge.last_asserted_at) {
                             (Some(x), Some(y)) => Some(x.max(y)),
                             (x, y) => x.or(y),
                         };
-                        store_query(STORE, "assert_edge");
-                        tx.prepare_cached(
-                            "UPDATE edges SET retired_at = NULL, intervals = ?2, last_asserted_at = ?3,
-                               operation = coalesce(operation, ?4), derived = coalesce(?5, derived),
-                               transformations = coalesce(?6, transformations) WHERE id = ?1",
-                        )
-                        .map_err(sql_err)?
-                        .execute(params![
-                            e.id,
-                            serde_json::to_string(&e.intervals).map_err(internal)?,
-                            last.as_ref().map(ts),
-                            a.edge.operation,
-                            a.edge.derived,
-                            a.edge.transformations.as_ref().map(|t| t.to_string())
-                        ])
-                        .map_err(sql_err)?;
-                        e.id
+                        let mut intervals = e.intervals.clone();
+                        let (last_at, transformations) =
+                            (last.as_ref().map(ts), a.edge.transformations.as_ref().map(|t| t.to_string()));
+                        if revive {
+                            intervals.push(Interval { from: now, to: None });
+                            store_query(STORE, "revive_edge");
+                            tx.prepare_cached(
+                                "UPDATE edges SET last_asserted_at = ?2, operation = coalesce(operation, ?3),
+                                   derived = coalesce(?4, derived), transformations = coalesce(?5, transformations),
+                                   retired_at = NULL, intervals = ?6 WHERE id = ?1",
+                            )
+                            .map_err(sql_err)?
+                            .execute(params![
+                                id,
+                                last_at,
+                                a.edge.operation,
+                                a.edge.derived,
+                                transformations,
+                                serde_json::to_string(&intervals).map_err(internal)?
+                            ])
+                            .map_err(sql_err)?;
+                            sum.edges_revived += 1;
+                        } else {
+                            // A live edge's indexed columns (its ends, `retired_at`) stay as they
+                            // are: only unindexed ones are written, so no index entry moves.
+                            store_query(STORE, "assert_edge");
+                            tx.prepare_cached(
+                                "UPDATE edges SET last_asserted_at = ?2, operation = coalesce(operation, ?3),
+                                   derived = coalesce(?4, derived), transformations = coalesce(?5, transformations)
+                                 WHERE id = ?1",
+                            )
+                            .map_err(sql_err)?
+                            .execute(params![id, last_at, a.edge.operation, a.edge.derived, transformations])
+                            .map_err(sql_err)?;
+                        }
+                        if let Some(e) = existing.get_mut(&ukey) {
+                            e.retired_at = None;
+                            e.intervals = intervals;
+                            e.last_asserted_at = last;
+                        }
+                        id
                     }
                 };
                 sum.edges_asserted += 1;
-                type Had = (Option<String>, Option<i64>, Option<i64>);
-                // A new edge (ids are never reused) has no evidence yet.
-                let had: Option<Had> = if created {
-                    None
-                } else {
-                    store_query(STORE, "evidence_exists");
-                    tx.prepare_cached(
-                        "SELECT retired_at, first_observed_operation_id, last_observed_operation_id
-                         FROM evidence WHERE edge_id = ?1 AND key = ?2",
-                    )
-                    .map_err(sql_err)?
-                    .query_row(params![edge_id, a.evidence.key], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-                    .optional()
-                    .map_err(sql_err)?
-                };
-                if !matches!(had, Some((None, _, _))) {
-                    sum.evidence_created += 1;
-                }
                 let mut ev = a.evidence.clone();
                 ev.edge_id = edge_id;
                 ev.retired_at = None;
-                // The operation that first observed the evidence stays; the last one moves.
-                if let Some((_, first, last)) = had {
-                    ev.first_observed_operation_id = first.or(ev.first_observed_operation_id);
-                    ev.last_observed_operation_id = ev.last_observed_operation_id.or(last);
+                let key = (edge_id, ev.key.clone());
+                match had.get(&key) {
+                    None => {
+                        sum.evidence_created += 1;
+                        insert_evidence_tx(tx, &ev).map_err(sql_err)?;
+                    }
+                    Some(prior) => {
+                        if prior.retired {
+                            sum.evidence_created += 1;
+                        }
+                        // The operation that first observed the evidence stays; the last one moves.
+                        ev.first_observed_operation_id = prior.first.or(ev.first_observed_operation_id);
+                        ev.last_observed_operation_id = ev.last_observed_operation_id.or(prior.last);
+                        update_evidence_tx(tx, &ev).map_err(sql_err)?;
+                    }
                 }
-                put_evidence_tx(tx, std::slice::from_ref(&ev)).map_err(sql_err)?;
+                had.insert(
+                    key,
+                    EvidenceState {
+                        retired: false,
+                        first: ev.first_observed_operation_id,
+                        last: ev.last_observed_operation_id,
+                    },
+                );
             }
             {
                 let mut stmt = tx
@@ -1587,6 +1734,19 @@ impl Store for SqliteStore {
         .await
     }
 
+    async fn live_evidence_of_key(&self, key: &str) -> StoreResult<(Vec<Evidence>, Vec<Edge>)> {
+        let key = key.to_string();
+        self.read(move |c| {
+            store_query(STORE, "live_evidence_of_key");
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {EVIDENCE_COLS} FROM evidence WHERE key = ?1 AND retired_at IS NULL ORDER BY edge_id"
+            ))?;
+            let live: Vec<Evidence> = stmt.query_map(params![key], evidence_row)?.collect::<rusqlite::Result<_>>()?;
+            let edges = edges_by_ids_tx(c, &live.iter().map(|e| e.edge_id).collect::<Vec<_>>())?;
+            Ok((live, edges))
+        })
+        .await
+    }
     async fn live_edges_touching_ends(&self, ends: &[End], source_type: &str) -> StoreResult<Vec<Edge>> {
         let (containers, fields, fqns) = super::ends_by_kind(ends);
         let source_type = source_type.to_string();

@@ -248,6 +248,9 @@ impl Store for TimeoutStore {
     async fn evidence_by_keys(&self, keys: &[String]) -> StoreResult<Vec<Evidence>> {
         self.within("evidence_by_keys", self.inner.evidence_by_keys(keys)).await
     }
+    async fn live_evidence_of_key(&self, key: &str) -> StoreResult<(Vec<Evidence>, Vec<Edge>)> {
+        self.within("live_evidence_of_key", self.inner.live_evidence_of_key(key)).await
+    }
     async fn live_edges_touching_ends(&self, ends: &[End], source_type: &str) -> StoreResult<Vec<Edge>> {
         self.within("live_edges_touching_ends", self.inner.live_edges_touching_ends(ends, source_type)).await
     }
