@@ -766,3 +766,56 @@ async fn rename_moves_the_dataset_lineage(app: TestApp) {
         "the asserting job's evidence moves with it"
     );
 }
+
+/// The embedded store applies a request's events in one transaction, and `apply_assertions`
+/// runs there without a savepoint: when the store fails part-way through it (here evidence
+/// cannot be written, as on a full disk), no event of the batch may leave an edge behind without
+/// its evidence, every one reports `failed`, and sending them again applies them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embedded_store_failing_mid_batch_leaves_nothing_half_applied() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = tributary::store::sqlite::SqliteStore::open(dir.path()).expect("open the embedded store");
+    let app = TestApp::start(std::sync::Arc::new(store), None, None).await;
+    let (_, raw, orders) = app.warehouse().await;
+    let file = rusqlite::Connection::open(dir.path().join("tributary.db")).expect("open the store's file");
+    file.execute_batch(
+        "CREATE TRIGGER no_evidence BEFORE INSERT ON evidence BEGIN SELECT RAISE(ABORT, 'disk full'); END;",
+    )
+    .expect("install the failing trigger");
+    let events = json!([
+        run_event(
+            "COMPLETE",
+            "3d0c0b1e-7f55-4c1e-9d55-0a2f6c1e8b01",
+            "copy",
+            vec![ds("raw_orders")],
+            vec![ds("orders")]
+        ),
+        run_event(
+            "COMPLETE",
+            "3d0c0b1e-7f55-4c1e-9d55-0a2f6c1e8b02",
+            "back",
+            vec![ds("orders")],
+            vec![ds("raw_orders")]
+        ),
+    ]);
+    let (status, body) = app.post("/api/v1/lineage", &events).await;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!((body["applied"].as_i64(), body["failed"].as_i64()), (Some(0), Some(2)), "{body}");
+    for e in body["events"].as_array().expect("events") {
+        assert_eq!(e["status"], "failed", "{e}");
+        assert!(e["errors"][0]["message"].as_str().is_some_and(|m| !m.is_empty()), "a failed event says why: {e}");
+    }
+    assert!(app.live_edges().await.is_empty(), "an edge was written without its evidence");
+
+    file.execute_batch("DROP TRIGGER no_evidence").expect("remove the failing trigger");
+    let (status, body) = app.post("/api/v1/lineage", &events).await;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(body["applied"].as_i64(), Some(2), "failed events are applied when sent again: {body}");
+    let edges = app.live_edges().await;
+    assert_eq!(pairs(&edges), {
+        let mut p = vec![(json!(raw), json!(orders)), (json!(orders), json!(raw))];
+        p.sort_by_key(|a| format!("{a:?}"));
+        p
+    });
+    assert!(edges.iter().all(|e| e["evidence"].as_array().is_some_and(|v| v.len() == 1)), "{edges:?}");
+}
