@@ -23,7 +23,7 @@ use tokio::sync::Semaphore;
 use super::external::{Operation, Plan, TableLineage};
 use super::{Caller, Lineage};
 use crate::auth::Permission;
-use crate::domain::{Assertion, Datastore, End, Evidence, Id, NewEdge, PageRequest};
+use crate::domain::{Assertion, Datastore, End, Evidence, Id, NewEdge};
 use crate::error::{Error, Result};
 use crate::ingest::sql::{self, Dialect, Options, StatementLineage};
 
@@ -117,10 +117,8 @@ impl Lineage {
             let Some(c) = found else { continue };
             let fields = match op {
                 Some(op) => self.fields_cached(op, c.id).await?.names.clone(),
-                None => {
-                    let page = self.store.container_fields(c.id, None, PageRequest { page: 1, size: 1000 }).await?;
-                    page.items.into_iter().map(|f| f.name).collect()
-                }
+                // Every field, in catalogue order: a page would cut `SELECT *` over a wide table.
+                None => self.store.fields_of_containers(&[c.id]).await?.into_iter().map(|f| f.name).collect(),
             };
             out.insert(name.clone(), fields);
         }

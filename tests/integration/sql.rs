@@ -11,7 +11,8 @@ both_stores!(
     ingest_sql_records_table_and_column_lineage,
     evidence_names_the_operations_that_first_and_last_observed_it,
     external_table_location_links_the_storage_path,
-    procedure_edges_name_their_procedure
+    procedure_edges_name_their_procedure,
+    analyze_sql_expands_star_over_every_catalogued_column
 );
 
 const ANALYZE: &str = "query($s: [String!]!, $d: String!, $db: String, $sc: String, $ds: Int) {
@@ -298,4 +299,22 @@ async fn procedure_edges_name_their_procedure(app: TestApp) {
     let column = edges.iter().find(|e| e["sourceField"]["name"] == "amount").unwrap_or_else(|| panic!("{edges:?}"));
     assert_eq!(column["targetField"]["name"], "total");
     assert_eq!(column["evidence"][0]["details"]["procedure"], "etl.load_daily");
+}
+
+/// `SELECT *` over a table of more columns than a page of fields (1,000) expands to all of them.
+async fn analyze_sql_expands_star_over_every_catalogued_column(app: TestApp) {
+    let ds = app.datastore("pg", "postgresql").await;
+    let names: Vec<String> = (0..1_205).map(|i| format!("c{i:04}")).collect();
+    let fields: Vec<Value> = names.iter().map(|n| json!({"name": n})).collect();
+    app.ok(
+        "mutation($d: Int!, $f: [FieldInput!]) { upsertContainer(input: {datastoreId: $d, schema: \"public\", name: \"wide\", fields: $f}) { id } }",
+        json!({"d": ds, "f": fields}),
+    )
+    .await;
+    let star = "CREATE TABLE public.narrow AS SELECT * FROM public.wide";
+    let v = app.ok(ANALYZE, json!({"s": [star], "d": "postgres", "ds": ds})).await;
+    let targets: Vec<&str> =
+        v["analyzeSql"][0]["columns"].as_array().unwrap().iter().map(|c| c["target"].as_str().unwrap()).collect();
+    let expected: Vec<String> = names.iter().map(|n| format!("public.narrow.{n}")).collect();
+    assert_eq!(targets, expected, "every catalogued column, in catalogue order");
 }
