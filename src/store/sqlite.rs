@@ -513,36 +513,11 @@ fn put_metadata_tx(tx: &Connection, rows: &[crate::domain::MetadataAssertion]) -
     Ok(())
 }
 
-fn put_evidence_tx(tx: &Connection, evidence: &[Evidence]) -> rusqlite::Result<()> {
-    let mut stmt = tx.prepare_cached(&format!(
-        "INSERT OR REPLACE INTO evidence ({EVIDENCE_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
-    ))?;
-    for e in evidence {
-        store_query(STORE, "put_evidence");
-        stmt.execute(params![
-            e.edge_id,
-            e.key,
-            e.provider,
-            e.evidence_type,
-            e.authorship,
-            e.source_relation,
-            e.observed_at.as_ref().map(ts),
-            e.first_observed_operation_id,
-            e.last_observed_operation_id,
-            e.details.as_ref().map(|d| d.to_string()),
-            e.retired_at.as_ref().map(ts)
-        ])?;
-    }
-    Ok(())
-}
-
-/// Inserts evidence the caller knows to be absent (no conflict to resolve, no row to delete).
-fn insert_evidence_tx(tx: &Connection, e: &Evidence) -> rusqlite::Result<()> {
-    store_query(STORE, "insert_evidence");
-    tx.prepare_cached(&format!(
-        "INSERT INTO evidence ({EVIDENCE_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
-    ))?
-    .execute(params![
+/// Binds an evidence row as `?1`..`?11` in `EVIDENCE_COLS` order and runs `sql`, which every
+/// evidence write below shares (an insert, an in-place update, an insert-or-replace).
+fn write_evidence(tx: &Connection, op: &'static str, sql: &str, e: &Evidence) -> rusqlite::Result<()> {
+    store_query(STORE, op);
+    tx.prepare_cached(sql)?.execute(params![
         e.edge_id,
         e.key,
         e.provider,
@@ -556,32 +531,37 @@ fn insert_evidence_tx(tx: &Connection, e: &Evidence) -> rusqlite::Result<()> {
         e.retired_at.as_ref().map(ts)
     ])?;
     Ok(())
+}
+
+fn put_evidence_tx(tx: &Connection, evidence: &[Evidence]) -> rusqlite::Result<()> {
+    let sql = format!(
+        "INSERT OR REPLACE INTO evidence ({EVIDENCE_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+    );
+    evidence.iter().try_for_each(|e| write_evidence(tx, "put_evidence", &sql, e))
+}
+
+/// Inserts evidence the caller knows to be absent (no conflict to resolve, no row to delete).
+fn insert_evidence_tx(tx: &Connection, e: &Evidence) -> rusqlite::Result<()> {
+    let sql = format!("INSERT INTO evidence ({EVIDENCE_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+    write_evidence(tx, "insert_evidence", &sql, e)
 }
 
 /// Rewrites evidence the caller knows to be there in place: its key columns stay, so unlike
 /// `INSERT OR REPLACE` (a delete and an insert) no index entry moves.
 fn update_evidence_tx(tx: &Connection, e: &Evidence) -> rusqlite::Result<()> {
-    store_query(STORE, "update_evidence");
-    tx.prepare_cached(
-        "UPDATE evidence SET provider = ?3, evidence_type = ?4, authorship = ?5, source_relation = ?6,
+    let sql = "UPDATE evidence SET provider = ?3, evidence_type = ?4, authorship = ?5, source_relation = ?6,
            observed_at = ?7, first_observed_operation_id = ?8, last_observed_operation_id = ?9, details = ?10,
            retired_at = ?11
-         WHERE edge_id = ?1 AND key = ?2",
-    )?
-    .execute(params![
-        e.edge_id,
-        e.key,
-        e.provider,
-        e.evidence_type,
-        e.authorship,
-        e.source_relation,
-        e.observed_at.as_ref().map(ts),
-        e.first_observed_operation_id,
-        e.last_observed_operation_id,
-        e.details.as_ref().map(|d| d.to_string()),
-        e.retired_at.as_ref().map(ts)
-    ])?;
-    Ok(())
+         WHERE edge_id = ?1 AND key = ?2";
+    write_evidence(tx, "update_evidence", sql, e)
+}
+
+/// `items` once each, sorted, as an `rarray` parameter (see `distinct_ids`).
+fn distinct_strs(items: &[String]) -> Rc<Vec<SqlValue>> {
+    let mut items = items.to_vec();
+    items.sort_unstable();
+    items.dedup();
+    str_array(&items)
 }
 
 /// The edges with these unique keys, by key.
@@ -594,8 +574,7 @@ fn edges_by_ukeys_tx(tx: &Connection, ukeys: &[String]) -> rusqlite::Result<Hash
     let mut stmt = tx.prepare_cached(&format!(
         "SELECT {EDGE_COLS}, ukey FROM rarray(?1) AS k CROSS JOIN edges ON edges.ukey = k.value"
     ))?;
-    let distinct: Vec<String> = ukeys.iter().cloned().collect::<std::collections::BTreeSet<_>>().into_iter().collect();
-    let rows = stmt.query_map(params![str_array(&distinct)], |r| Ok((r.get::<_, String>(ukey_col)?, edge_row(r)?)))?;
+    let rows = stmt.query_map(params![distinct_strs(ukeys)], |r| Ok((r.get::<_, String>(ukey_col)?, edge_row(r)?)))?;
     rows.collect()
 }
 
@@ -616,19 +595,14 @@ fn evidence_states_tx(
         return Ok(HashMap::new());
     }
     let ids: Vec<Id> = edges.values().map(|e| e.id).collect();
-    let keys: Vec<String> = assertions
-        .iter()
-        .map(|a| a.evidence.key.clone())
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
-        .collect();
+    let keys: Vec<String> = assertions.iter().map(|a| a.evidence.key.clone()).collect();
     store_query(STORE, "evidence_states");
     let mut stmt = tx.prepare_cached(
         "SELECT edge_id, key, retired_at IS NOT NULL, first_observed_operation_id, last_observed_operation_id
          FROM rarray(?1) AS i CROSS JOIN rarray(?2) AS k CROSS JOIN evidence
          ON evidence.edge_id = i.value AND evidence.key = k.value",
     )?;
-    let rows = stmt.query_map(params![id_array(&ids), str_array(&keys)], |r| {
+    let rows = stmt.query_map(params![id_array(&ids), distinct_strs(&keys)], |r| {
         Ok(((r.get(0)?, r.get(1)?), EvidenceState { retired: r.get(2)?, first: r.get(3)?, last: r.get(4)? }))
     })?;
     rows.collect()
@@ -1560,11 +1534,15 @@ impl Store for SqliteStore {
                             (Some(x), Some(y)) => Some(x.max(y)),
                             (x, y) => x.or(y),
                         };
-                        let mut intervals = e.intervals.clone();
+                        // Only a revived edge's intervals change (a new live one).
+                        let intervals = revive.then(|| {
+                            let mut v = e.intervals.clone();
+                            v.push(Interval { from: now, to: None });
+                            v
+                        });
                         let (last_at, transformations) =
                             (last.as_ref().map(ts), a.edge.transformations.as_ref().map(|t| t.to_string()));
-                        if revive {
-                            intervals.push(Interval { from: now, to: None });
+                        if let Some(intervals) = &intervals {
                             store_query(STORE, "revive_edge");
                             tx.prepare_cached(
                                 "UPDATE edges SET last_asserted_at = ?2, operation = coalesce(operation, ?3),
@@ -1578,7 +1556,7 @@ impl Store for SqliteStore {
                                 a.edge.operation,
                                 a.edge.derived,
                                 transformations,
-                                serde_json::to_string(&intervals).map_err(internal)?
+                                serde_json::to_string(intervals).map_err(internal)?
                             ])
                             .map_err(sql_err)?;
                             sum.edges_revived += 1;
@@ -1597,8 +1575,10 @@ impl Store for SqliteStore {
                         }
                         if let Some(e) = existing.get_mut(&ukey) {
                             e.retired_at = None;
-                            e.intervals = intervals;
                             e.last_asserted_at = last;
+                            if let Some(intervals) = intervals {
+                                e.intervals = intervals;
+                            }
                         }
                         id
                     }
