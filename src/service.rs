@@ -257,8 +257,8 @@ impl Lineage {
     /// has no field), in one read. Of two names that fold alike the later field wins.
     pub(crate) async fn field_names(&self, containers: &[Id]) -> Result<HashMap<Id, HashMap<String, Id>>> {
         let mut out: HashMap<Id, HashMap<String, Id>> = containers.iter().map(|&c| (c, HashMap::new())).collect();
-        for f in self.store.fields_of_containers(containers).await? {
-            out.entry(f.container_id).or_default().insert(f.name.to_lowercase(), f.id);
+        for (container, id, name) in self.store.field_names_of_containers(containers).await? {
+            out.entry(container).or_default().insert(name.to_lowercase(), id);
         }
         Ok(out)
     }

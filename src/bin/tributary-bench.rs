@@ -109,6 +109,10 @@ struct Args {
     /// Time budget per query kind and side in the queries scenario; fewer iterations run past it.
     #[arg(long, default_value_t = 60)]
     max_secs_per_query: u64,
+    /// Comma-separated query kinds the queries scenario runs (default: all): lineageGraph_d2,
+    /// lineageGraph_d5, lineageGraph_d20, impact_hub, piiFlow_hub. For profiling one of them.
+    #[arg(long, value_delimiter = ',')]
+    queries: Option<Vec<String>>,
     /// Comma-separated scenarios (default: all): load, statements, queries, concurrency, memory, ingest.
     #[arg(long, value_enum, value_delimiter = ',')]
     scenarios: Option<Vec<Scenario>>,
@@ -853,7 +857,13 @@ async fn queries(
 ) -> anyhow::Result<()> {
     let store = store_name(args.store);
     let budget = Duration::from_secs(args.max_secs_per_query);
-    for (kind, asks) in query_kinds(g) {
+    let kinds = query_kinds(g);
+    if let Some(unknown) = args.queries.iter().flatten().find(|q| !kinds.iter().any(|(k, _)| k == q)) {
+        let known: Vec<&str> = kinds.iter().map(|(k, _)| *k).collect();
+        anyhow::bail!("--queries: unknown query kind {unknown:?}; the kinds are {}", known.join(", "));
+    }
+    let wanted = |kind: &str| args.queries.as_ref().is_none_or(|q| q.iter().any(|k| k == kind));
+    for (kind, asks) in kinds.into_iter().filter(|(kind, _)| wanted(kind)) {
         // Equivalence and statements: every distinct request once on each side.
         let (mut statements, mut base_statements, mut mismatches, mut size) = (0u64, 0u64, 0usize, 0usize);
         let mut edge_rows = 0u64;

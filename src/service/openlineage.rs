@@ -21,7 +21,7 @@ use crate::domain::{
 };
 use crate::error::{Error, Result};
 use crate::ingest::openlineage::{self as ol, Event, EventKind, Limits, RunState};
-use crate::store::Store;
+use crate::store::{PriorEvidence, Store};
 
 pub const SOURCE_TYPE: &str = "openlineage";
 
@@ -779,7 +779,7 @@ impl Lineage {
             self.prior_evidence(key.as_deref()),
         );
         prefetched?;
-        let (states, (prior, prior_edges)) = (states?, prior?);
+        let (states, prior) = (states?, prior?);
         let mut unresolved = BTreeSet::new();
         let mut batch = AssertionBatch::default();
 
@@ -874,20 +874,14 @@ impl Lineage {
         }
 
         let assertions = self.assertions_of(resolver, &mut unresolved, event, event_id, caller).await?;
-        let run_of =
-            |e: &Evidence| e.details.as_ref().and_then(|d| d.get("runId")).and_then(Value::as_str).map(str::to_string);
-        let first_run_of = |e: &Evidence| {
-            e.details.as_ref().and_then(|d| d.get("firstRunId")).and_then(Value::as_str).map(str::to_string)
-        };
         let asserted_ukeys: BTreeSet<(String, String)> =
             assertions.iter().map(|a| (a.edge.source.key(), a.edge.target.key())).collect();
-        let ends_of = |id: &Id| prior_edges.get(id).map(|e| (e.source.key(), e.target.key()));
 
         match (event.kind, state) {
             (EventKind::Run, Some(RunState::Fail) | Some(RunState::Abort)) => {
                 // Retire what this run alone asserted; lineage an earlier run also asserted stays.
                 for ev in &prior {
-                    if first_run_of(ev).as_deref() == Some(run_id.as_str()) {
+                    if ev.first_run_id.as_deref() == Some(run_id.as_str()) {
                         batch.retire_evidence.push((ev.edge_id, ev.key.clone()));
                         batch.retire_candidates.push(ev.edge_id);
                     }
@@ -895,14 +889,14 @@ impl Lineage {
             }
             (EventKind::Run, Some(RunState::Complete)) => {
                 let mut combined = asserted_ukeys.clone();
-                for ev in prior.iter().filter(|e| run_of(e).as_deref() == Some(run_id.as_str())) {
-                    if let Some(k) = ends_of(&ev.edge_id) {
-                        combined.insert(k);
+                for ev in prior.iter().filter(|e| e.run_id.as_deref() == Some(run_id.as_str())) {
+                    if let Some(k) = &ev.ends {
+                        combined.insert(k.clone());
                     }
                 }
                 if !combined.is_empty() {
                     for ev in &prior {
-                        let still = ends_of(&ev.edge_id).is_some_and(|k| combined.contains(&k));
+                        let still = ev.ends.as_ref().is_some_and(|k| combined.contains(k));
                         if !still {
                             batch.retire_evidence.push((ev.edge_id, ev.key.clone()));
                             batch.retire_candidates.push(ev.edge_id);
@@ -914,7 +908,7 @@ impl Lineage {
             (EventKind::Job, _) => {
                 if !asserted_ukeys.is_empty() {
                     for ev in &prior {
-                        if !ends_of(&ev.edge_id).is_some_and(|k| asserted_ukeys.contains(&k)) {
+                        if !ev.ends.as_ref().is_some_and(|k| asserted_ukeys.contains(k)) {
                             batch.retire_evidence.push((ev.edge_id, ev.key.clone()));
                             batch.retire_candidates.push(ev.edge_id);
                         }
@@ -925,11 +919,18 @@ impl Lineage {
             _ => batch.assert = assertions,
         }
         // Keep the first run that asserted each edge, so FAIL/ABORT can tell what was theirs.
-        let first_runs: HashMap<(String, String), String> =
-            prior.iter().filter_map(|e| Some((ends_of(&e.edge_id)?, first_run_of(e)?))).collect();
+        let first_runs: HashMap<(&str, &str), &str> = prior
+            .iter()
+            .filter_map(|e| {
+                let (s, t) = e.ends.as_ref()?;
+                Some(((s.as_str(), t.as_str()), e.first_run_id.as_deref()?))
+            })
+            .collect();
         for a in &mut batch.assert {
             let k = (a.edge.source.key(), a.edge.target.key());
-            if let (Some(first), Some(details)) = (first_runs.get(&k), a.evidence.details.as_mut()) {
+            if let (Some(first), Some(details)) =
+                (first_runs.get(&(k.0.as_str(), k.1.as_str())), a.evidence.details.as_mut())
+            {
                 details["firstRunId"] = json!(first);
             }
         }
@@ -942,10 +943,9 @@ impl Lineage {
     }
 
     /// The live evidence of a job's earlier events (none without a job), and its edges by id.
-    async fn prior_evidence(&self, key: Option<&str>) -> Result<(Vec<Evidence>, BTreeMap<Id, crate::domain::Edge>)> {
-        let Some(key) = key else { return Ok(Default::default()) };
-        let (prior, edges) = self.store.live_evidence_of_key(key).await?;
-        Ok((prior, edges.into_iter().map(|e| (e.id, e)).collect()))
+    async fn prior_evidence(&self, key: Option<&str>) -> Result<Vec<PriorEvidence>> {
+        let Some(key) = key else { return Ok(Vec::new()) };
+        Ok(self.store.live_evidence_of_key(key).await?)
     }
 
     /// Tags the event's metadata uses that no one created yet. Creating a global tag needs the

@@ -10,6 +10,8 @@ pub mod neo4j;
 pub mod sqlite;
 pub mod timeout;
 
+use std::collections::HashMap;
+
 use async_trait::async_trait;
 
 use crate::domain::{
@@ -72,6 +74,33 @@ pub enum Record {
         key: String,
         value: serde_json::Value,
     },
+}
+
+/// One live evidence row of an OpenLineage job, as the next event of the job needs it: see
+/// [`Store::live_evidence_of_key`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct PriorEvidence {
+    pub edge_id: Id,
+    pub key: String,
+    /// The `runId` and `firstRunId` text of the evidence's details, when there.
+    pub run_id: Option<String>,
+    pub first_run_id: Option<String>,
+    /// The edge's source and target keys (`End::key`); `None` when the edge is gone.
+    pub ends: Option<(String, String)>,
+}
+
+impl PriorEvidence {
+    /// From a whole evidence row and its edge (if found).
+    pub fn of(e: &Evidence, edge: Option<&Edge>) -> PriorEvidence {
+        let text = |k: &str| e.details.as_ref().and_then(|d| d.get(k)).and_then(|v| v.as_str()).map(str::to_string);
+        PriorEvidence {
+            edge_id: e.edge_id,
+            key: e.key.clone(),
+            run_id: text("runId"),
+            first_run_id: text("firstRunId"),
+            ends: edge.map(|edge| (edge.source.key(), edge.target.key())),
+        }
+    }
 }
 
 /// The containers of a lineage graph and what its traversal already read: see
@@ -165,6 +194,11 @@ pub trait Store: Send + Sync + 'static {
     /// Every live field of the given containers, ordered by id, in one read (the services' field
     /// name caches).
     async fn fields_of_containers(&self, ids: &[Id]) -> StoreResult<Vec<Field>>;
+    /// `(container id, field id, name)` of the same fields in the same order: what resolving
+    /// column names needs, without the rest of each field.
+    async fn field_names_of_containers(&self, ids: &[Id]) -> StoreResult<Vec<(Id, Id, String)>> {
+        Ok(self.fields_of_containers(ids).await?.into_iter().map(|f| (f.container_id, f.id, f.name)).collect())
+    }
     /// Fields of a container ordered by id; `name` is a case-insensitive (Unicode) substring match.
     async fn container_fields(
         &self,
@@ -271,13 +305,20 @@ pub trait Store: Send + Sync + 'static {
     async fn evidence_by_keys(&self, _keys: &[String]) -> StoreResult<Vec<Evidence>> {
         Err(not_supported(self.kind()))
     }
-    /// The live evidence with this key and the edges it backs (an OpenLineage job's lineage so
-    /// far). Retired evidence, which piles up as a job's inputs change, is left unread.
-    async fn live_evidence_of_key(&self, key: &str) -> StoreResult<(Vec<Evidence>, Vec<Edge>)> {
+    /// The live evidence with this key, by edge id, with the ends of the edges it backs (an
+    /// OpenLineage job's lineage so far). Retired evidence, which piles up as a job's inputs
+    /// change, is left unread; so is what the next event does not use (the rest of the
+    /// details, the edges' other columns).
+    async fn live_evidence_of_key(&self, key: &str) -> StoreResult<Vec<PriorEvidence>> {
         let live: Vec<Evidence> =
             self.evidence_by_keys(&[key.to_string()]).await?.into_iter().filter(|e| e.retired_at.is_none()).collect();
-        let edges = self.edges_by_ids(&live.iter().map(|e| e.edge_id).collect::<Vec<_>>()).await?;
-        Ok((live, edges))
+        let edges: HashMap<Id, Edge> = self
+            .edges_by_ids(&live.iter().map(|e| e.edge_id).collect::<Vec<_>>())
+            .await?
+            .into_iter()
+            .map(|e| (e.id, e))
+            .collect();
+        Ok(live.iter().map(|e| PriorEvidence::of(e, edges.get(&e.edge_id))).collect())
     }
     /// Live edges of this source type with an end on one of these ends (for DROP and RENAME).
     async fn live_edges_touching_ends(

@@ -27,7 +27,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use super::{GraphAround, GraphScope, Record, Store, StoreError, StoreResult};
+use super::{GraphAround, GraphScope, PriorEvidence, Record, Store, StoreError, StoreResult};
 use crate::domain::{
     AssertionBatch, AssertionSummary, Container, ContainerInput, ContainerStats, Datastore, DatastoreInput, Direction,
     Edge, EdgeFilter, EdgePatch, End, EventFilter, EventOutcome, Evidence, Field, Id, MetadataAssertion, NewEdge, Page,
@@ -165,6 +165,9 @@ impl Store for TimeoutStore {
     async fn fields_of_containers(&self, ids: &[Id]) -> StoreResult<Vec<Field>> {
         self.within("fields_of_containers", self.inner.fields_of_containers(ids)).await
     }
+    async fn field_names_of_containers(&self, ids: &[Id]) -> StoreResult<Vec<(Id, Id, String)>> {
+        self.within("field_names_of_containers", self.inner.field_names_of_containers(ids)).await
+    }
     async fn container_fields(
         &self,
         container_id: Id,
@@ -248,7 +251,7 @@ impl Store for TimeoutStore {
     async fn evidence_by_keys(&self, keys: &[String]) -> StoreResult<Vec<Evidence>> {
         self.within("evidence_by_keys", self.inner.evidence_by_keys(keys)).await
     }
-    async fn live_evidence_of_key(&self, key: &str) -> StoreResult<(Vec<Evidence>, Vec<Edge>)> {
+    async fn live_evidence_of_key(&self, key: &str) -> StoreResult<Vec<PriorEvidence>> {
         self.within("live_evidence_of_key", self.inner.live_evidence_of_key(key)).await
     }
     async fn live_edges_touching_ends(&self, ends: &[End], source_type: &str) -> StoreResult<Vec<Edge>> {
