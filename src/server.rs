@@ -38,7 +38,7 @@ pub async fn open_store(kind: &StoreKind) -> Result<Arc<dyn Store>, StoreError> 
 
 pub fn app(lineage: Lineage, auth_enabled: bool, cors_origins: &[String]) -> axum::Router {
     let auth = crate::auth::Auth::new(lineage.store.clone(), auth_enabled);
-    let state = AppState { schema: build_schema(), lineage, auth };
+    let state = AppState { schema: build_schema(), lineage, auth, parsed: Default::default() };
     api::router(state, cors_origins)
 }
 
