@@ -236,3 +236,41 @@ async fn graphql_handler(State(state): State<AppState>, headers: axum::http::Hea
     }
     Json(response).into_response()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(query: &str) -> async_graphql::Request {
+        async_graphql::Request::new(query)
+    }
+
+    #[test]
+    fn parsed_queries_hand_out_the_document_of_the_same_text_only() {
+        let cache = ParsedQueries::default();
+        let a = "query($c: Int!) { lineageGraph(containerId: $c) { nodes { id } } }";
+        let b = "{ datastores { id name } }";
+        let first = cache.parse(&mut request(a)).map(|d| format!("{d:?}")).expect("parses");
+        cache.parse(&mut request(b)).expect("parses");
+        // From the cache now: the same document as a fresh parse of the same text.
+        let again = cache.parse(&mut request(a)).map(|d| format!("{d:?}")).expect("parses");
+        assert_eq!(first, again);
+        let fresh = async_graphql::parser::parse_query(a).map(|d| format!("{d:?}")).expect("parses");
+        assert_eq!(again, fresh);
+        let other = cache.parse(&mut request(b)).map(|d| format!("{d:?}")).expect("parses");
+        assert_ne!(again, other);
+        assert_eq!(cache.0.lock().unwrap_or_else(|p| p.into_inner()).len(), 2);
+    }
+
+    #[test]
+    fn parse_errors_are_reported_and_not_kept() {
+        let cache = ParsedQueries::default();
+        let err = cache.parse(&mut request("{ datastores { id ")).expect_err("does not parse");
+        assert!(!err.message.is_empty());
+        assert_eq!(cache.0.lock().unwrap_or_else(|p| p.into_inner()).len(), 0);
+        // A text over the limit is parsed, but not kept.
+        let long = format!("{{ datastores {{ id {} }} }}", "name ".repeat(ParsedQueries::MAX_QUERY_BYTES / 5));
+        cache.parse(&mut request(&long)).expect("parses");
+        assert_eq!(cache.0.lock().unwrap_or_else(|p| p.into_inner()).len(), 0);
+    }
+}
