@@ -36,7 +36,7 @@ use self::rows::{
     field_row, intervals_text, json_string, list, map, metadata_row, micros, missing_end_message, parse_intervals, ts,
     ContainerProps, DatastoreProps, Decode, EdgeProps, EventProps, EvidenceProps, FieldProps, MetadataProps,
 };
-use super::{GraphAround, GraphScope, Record, Store, StoreError, StoreResult};
+use super::{GraphAround, GraphScope, PriorEvidence, Record, Store, StoreError, StoreResult};
 use crate::domain::{
     AssertionBatch, AssertionSummary, Container, ContainerInput, ContainerStats, Datastore, DatastoreInput, Direction,
     Edge, EdgeFilter, EdgePatch, End, EventFilter, EventOutcome, Evidence, Field, Id, Interval, MetadataAssertion,
@@ -1144,6 +1144,20 @@ impl Store for Neo4jStore {
         }
         let keys: Vec<String> = keys.iter().cloned().collect::<BTreeSet<_>>().into_iter().collect();
         self.single(cypher!("evidence_by_keys").param("keys", keys)).await?.decode::<EvidenceProps>("evidence")
+    }
+
+    async fn live_evidence_of_key(&self, key: &str) -> StoreResult<Vec<PriorEvidence>> {
+        let rows = self.read(cypher!("live_evidence_of_key").param("key", key.to_string())).await?;
+        let evidence = rows.decode::<EvidenceProps>("evidence")?;
+        let edges = rows.column::<Vec<EdgeProps>>("edge")?;
+        evidence
+            .iter()
+            .zip(edges)
+            .map(|(e, edge)| {
+                let edge = edge.into_iter().next().map(Decode::decode).transpose()?;
+                Ok(PriorEvidence::of(e, edge.as_ref()))
+            })
+            .collect()
     }
 
     async fn live_edges_touching_ends(&self, ends: &[End], source_type: &str) -> StoreResult<Vec<Edge>> {
