@@ -942,7 +942,7 @@ impl Lineage {
         Ok((sum, metadata, unresolved.into_iter().collect()))
     }
 
-    /// The live evidence of a job's earlier events (none without a job), and its edges by id.
+    /// The live evidence of a job's earlier events (none without a job), each with its edge's ends.
     async fn prior_evidence(&self, key: Option<&str>) -> Result<Vec<PriorEvidence>> {
         let Some(key) = key else { return Ok(Vec::new()) };
         Ok(self.store.live_evidence_of_key(key).await?)
