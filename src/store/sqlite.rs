@@ -756,8 +756,19 @@ fn query_edges(
     where_sql: &str,
     p: impl rusqlite::Params,
 ) -> rusqlite::Result<Vec<Edge>> {
+    select_edges(conn, op, &format!("edges WHERE {where_sql}"), p)
+}
+
+/// Whole edges `FROM` the given source (the `edges` table, or a join of an `rarray` with it),
+/// ordered by id.
+fn select_edges(
+    conn: &Connection,
+    op: &'static str,
+    from: &str,
+    p: impl rusqlite::Params,
+) -> rusqlite::Result<Vec<Edge>> {
     store_query(STORE, op);
-    let mut stmt = conn.prepare_cached(&format!("SELECT {EDGE_COLS} FROM edges WHERE {where_sql} ORDER BY id"))?;
+    let mut stmt = conn.prepare_cached(&format!("SELECT {EDGE_COLS} FROM {from} ORDER BY id"))?;
     let rows = stmt.query_map(p, edge_row)?;
     rows.collect()
 }
@@ -773,12 +784,12 @@ fn distinct_ids(ids: &[Id]) -> Rc<Vec<SqlValue>> {
 }
 
 fn edges_by_ids_tx(conn: &Connection, ids: &[Id]) -> rusqlite::Result<Vec<Edge>> {
-    store_query(STORE, "edges_by_ids");
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {EDGE_COLS} FROM rarray(?1) AS k CROSS JOIN edges ON edges.id = k.value ORDER BY id"
-    ))?;
-    let rows = stmt.query_map(params![distinct_ids(ids)], edge_row)?;
-    rows.collect()
+    select_edges(
+        conn,
+        "edges_by_ids",
+        "rarray(?1) AS k CROSS JOIN edges ON edges.id = k.value",
+        params![distinct_ids(ids)],
+    )
 }
 
 fn insert_edge(tx: &Connection, e: &NewEdge, now: &Timestamp) -> StoreResult<Option<Edge>> {
@@ -1465,12 +1476,7 @@ impl Store for SqliteStore {
                     "source_kind = 'c' AND source_id = k.value AND retired_at IS NULL AND target_kind IN ('c', 'x')",
                 ),
             };
-            store_query(STORE, op);
-            let mut stmt = c.prepare_cached(&format!(
-                "SELECT {EDGE_COLS} FROM rarray(?1) AS k CROSS JOIN edges ON {on} ORDER BY id"
-            ))?;
-            let rows = stmt.query_map(params![Rc::new(ids)], edge_row)?;
-            rows.collect()
+            select_edges(c, op, &format!("rarray(?1) AS k CROSS JOIN edges ON {on}"), params![Rc::new(ids)])
         })
         .await
     }
