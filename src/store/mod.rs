@@ -142,258 +142,293 @@ pub struct GraphAround {
     pub has_downstream: Vec<Id>,
 }
 
-#[async_trait]
-pub trait Store: Send + Sync + 'static {
-    /// `embedded` or `neo4j`; the `store` label of `tributary_store_queries_total`.
-    fn kind(&self) -> &'static str;
-    /// Readiness: the database answers.
-    async fn ping(&self) -> StoreResult<()>;
-
-    /// A view of the store whose calls all run in one transaction (reads see its writes; each
-    /// write is undone alone when it fails), made durable by `commit_session` on the view and
-    /// rolled back when the view is dropped uncommitted. `None` where the store offers none (or
-    /// this already is a session): then each call commits on its own.
-    async fn session(&self) -> StoreResult<Option<std::sync::Arc<dyn Store>>> {
-        Ok(None)
-    }
-    /// Commits the work of the session this view is; elsewhere nothing to do.
-    async fn commit_session(&self) -> StoreResult<()> {
-        Ok(())
-    }
-
-    // ---- catalog ----
-    /// Creates or updates the datastore named `input.name`.
-    async fn upsert_datastore(&self, input: DatastoreInput) -> StoreResult<Datastore>;
-    async fn datastores_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Datastore>>;
-    async fn list_datastores(&self) -> StoreResult<Vec<Datastore>>;
-    /// Removes the datastore and its containers and fields (see `delete_container`). The caller
-    /// has already retired or deleted their edges. Returns false when it did not exist.
-    async fn delete_datastore(&self, id: Id) -> StoreResult<bool>;
-
-    /// Creates or updates the container keyed by (datastore, `database.schema.name`); fields are
-    /// merged by name (listed ones created or updated, unlisted ones kept). `NotFound` when the
-    /// datastore does not exist. Unset optional inputs keep their stored value on update and take
-    /// the contract's defaults on create.
-    async fn upsert_container(&self, input: ContainerInput) -> StoreResult<(Container, Vec<Field>)>;
-    async fn containers_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Container>>;
-    /// Containers ordered by id; `name` is a case-insensitive (Unicode) substring match.
-    async fn list_containers(
-        &self,
-        datastore_id: Option<Id>,
-        name: Option<&str>,
-        page: PageRequest,
-    ) -> StoreResult<Page<Container>>;
-    /// Live containers whose name, lowercased (Rust's Unicode `to_lowercase`), is one of `names`
-    /// (given lowercased), in the `datastores` listed or in all when `None`; ordered by id. One
-    /// indexed statement whatever the number of names: the name matcher of the providers.
-    async fn containers_by_names(&self, names: &[String], datastores: Option<&[Id]>) -> StoreResult<Vec<Container>>;
-    /// Removes a container and its fields from the catalog. Deleted containers and fields are
-    /// never returned again, but retired edges keep their ids. Returns false when it did not exist.
-    async fn delete_container(&self, id: Id) -> StoreResult<bool>;
-    async fn fields_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Field>>;
-    /// Every live field of the given containers, ordered by id, in one read (the services' field
-    /// name caches).
-    async fn fields_of_containers(&self, ids: &[Id]) -> StoreResult<Vec<Field>>;
-    /// `(container id, field id, name)` of the same fields in the same order: what resolving
-    /// column names needs, without the rest of each field.
-    async fn field_names_of_containers(&self, ids: &[Id]) -> StoreResult<Vec<(Id, Id, String)>> {
-        Ok(self.fields_of_containers(ids).await?.into_iter().map(|f| (f.container_id, f.id, f.name)).collect())
-    }
-    /// Fields of a container ordered by id; `name` is a case-insensitive (Unicode) substring match.
-    async fn container_fields(
-        &self,
-        container_id: Id,
-        name: Option<&str>,
-        page: PageRequest,
-    ) -> StoreResult<Page<Field>>;
-    async fn delete_field(&self, id: Id) -> StoreResult<bool>;
-    /// Field count and the number of fields with a live field edge, per container.
-    async fn container_stats(&self, ids: &[Id]) -> StoreResult<Vec<ContainerStats>>;
-    /// The live field count alone, per container with at least one live field: what a graph's
-    /// `fieldCount` needs, without `container_stats`' look at every field's edges.
-    async fn field_counts(&self, ids: &[Id]) -> StoreResult<Vec<(Id, i64)>>;
-    /// The subset of `ids` that have at least one live field edge.
-    async fn fields_with_lineage(&self, ids: &[Id]) -> StoreResult<Vec<Id>>;
-
-    // ---- edges ----
-    /// Creates the edges in one transaction, in order. An edge whose (source, target,
-    /// sourceType) already exists (live or retired) fails the whole call with `Conflict`, unless
-    /// `skip_existing`, in which case it is left out of the result.
-    async fn create_edges(&self, edges: Vec<NewEdge>, skip_existing: bool, now: Timestamp) -> StoreResult<Vec<Edge>>;
-    /// Whether a live container-level edge of any source type joins the two containers.
-    async fn live_container_edge_exists(&self, source: Id, target: Id) -> StoreResult<bool>;
-    /// `Conflict` when a new source type collides with an existing edge; `Ok(None)` for an
-    /// unknown id.
-    async fn update_edge(&self, id: Id, patch: EdgePatch) -> StoreResult<Option<Edge>>;
-    /// Sets `retired_at`, closes the open live interval, and retires the edges' evidence.
-    async fn retire_edges(&self, ids: &[Id], now: Timestamp) -> StoreResult<()>;
-    /// Removes the edges and their evidence.
-    async fn delete_edges(&self, ids: &[Id]) -> StoreResult<()>;
-    async fn edges_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Edge>>;
-    /// Edges ordered by id. `container_id` matches container ends, `field_id` field ends.
-    async fn list_edges(&self, filter: &EdgeFilter, page: PageRequest) -> StoreResult<Page<Edge>>;
-    /// Every edge (live or retired) with an end on one of these containers or on one of their
-    /// fields: what deleting the containers affects.
-    async fn edges_touching_containers(&self, ids: &[Id]) -> StoreResult<Vec<Edge>>;
-    /// Every edge with an end on one of these fields.
-    async fn edges_touching_fields(&self, ids: &[Id]) -> StoreResult<Vec<Edge>>;
-    async fn evidence_for_edges(&self, edge_ids: &[Id]) -> StoreResult<Vec<Evidence>>;
-    /// Adds or replaces evidence rows, keyed by (edge id, key).
-    async fn put_evidence(&self, evidence: Vec<Evidence>) -> StoreResult<()>;
-
-    // ---- traversal: one statement per call, whatever the number of ids ----
-    /// Live container-level edges (the other end a container or an external asset) whose target
-    /// (`Upstream`) or source (`Downstream`) is one of `ids`.
-    async fn container_edges_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>>;
-    /// Live field-level edges whose target (`Upstream`) or source (`Downstream`) is one of `ids`.
-    async fn field_edges_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>>;
-
-    /// What a lineage graph over these containers shows beyond its traversal, without reading the
-    /// edges around them in full (a hub's fan-out can be thousands of edges): the live
-    /// container-to-container edges with both ends in `ids`, and which of `ids` have a live
-    /// container-level edge upstream (downstream) to something outside: a container not in `ids`,
-    /// or an external asset by an edge not in `known_external_edges`. Two statements at most.
-    /// What the traversal read need not be read again: edges into `inbound_read` containers and
-    /// out of `outbound_read` ones may be left out of `edges`, and those containers left
-    /// unflagged upstream (downstream), as the caller holds their edges that way.
-    async fn container_graph_around(&self, scope: &GraphScope) -> StoreResult<GraphAround> {
-        let ids = &scope.ids;
-        let inside: std::collections::HashSet<Id> = ids.iter().copied().collect();
-        let known: std::collections::HashSet<Id> = scope.known_external_edges.iter().copied().collect();
-        let outside = |e: &Edge, end: &crate::domain::End| match end {
-            crate::domain::End::Container { id } => !inside.contains(id),
-            _ => !known.contains(&e.id),
-        };
-        let upstream = self.container_edges_of(ids, Direction::Upstream).await?;
-        let downstream = self.container_edges_of(ids, Direction::Downstream).await?;
-        let has_upstream =
-            upstream.iter().filter(|e| outside(e, &e.source)).filter_map(|e| e.target.container_id()).collect();
-        let has_downstream =
-            downstream.iter().filter(|e| outside(e, &e.target)).filter_map(|e| e.source.container_id()).collect();
-        let edges = downstream
-            .into_iter()
-            .filter(|e| matches!(e.target, crate::domain::End::Container { id } if inside.contains(&id)))
-            .collect();
-        Ok(GraphAround { edges, has_upstream, has_downstream })
-    }
-
-    // ---- provider assertions (OpenLineage, SQL capture) ----
-    /// Applies a batch in one transaction: each assertion creates its edge (keyed by source,
-    /// target, sourceType) or revives it when retired (a new live interval), raises
-    /// `last_asserted_at`, and upserts its evidence row live; then the listed evidence rows are
-    /// retired; then each candidate edge with no live evidence left is retired (its interval
-    /// closed). Any failure changes nothing.
-    async fn apply_assertions(&self, _batch: AssertionBatch, _now: Timestamp) -> StoreResult<AssertionSummary> {
-        Err(not_supported(self.kind()))
-    }
-    /// Upserts metadata values by (container, field, attribute, source) in one transaction:
-    /// `asserted_at` moves only when the value changes; `observed_at`, provider and details
-    /// always take the new row's.
-    async fn put_metadata(&self, _rows: Vec<crate::domain::MetadataAssertion>) -> StoreResult<()> {
-        Err(not_supported(self.kind()))
-    }
-    /// Every metadata row of a container and of its fields.
-    async fn metadata_for_container(&self, _container_id: Id) -> StoreResult<Vec<crate::domain::MetadataAssertion>> {
-        Err(not_supported(self.kind()))
-    }
-    /// A new import operation id (an `ingestSql` call, a query-log import, a `recordLineage`
-    /// call): increasing, never reused, past any id an imported store's evidence carries.
-    async fn next_operation_id(&self) -> StoreResult<Id> {
-        Err(not_supported(self.kind()))
-    }
-    /// Evidence rows (live or retired) with one of these keys.
-    async fn evidence_by_keys(&self, _keys: &[String]) -> StoreResult<Vec<Evidence>> {
-        Err(not_supported(self.kind()))
-    }
-    /// The live evidence with this key, by edge id, with the ends of the edges it backs (an
-    /// OpenLineage job's lineage so far). Retired evidence, which piles up as a job's inputs
-    /// change, is left unread; so is what the next event does not use (the rest of the
-    /// details, the edges' other columns).
-    async fn live_evidence_of_key(&self, key: &str) -> StoreResult<Vec<PriorEvidence>> {
-        let live: Vec<Evidence> =
-            self.evidence_by_keys(&[key.to_string()]).await?.into_iter().filter(|e| e.retired_at.is_none()).collect();
-        let edges: HashMap<Id, Edge> = self
-            .edges_by_ids(&live.iter().map(|e| e.edge_id).collect::<Vec<_>>())
-            .await?
-            .into_iter()
-            .map(|e| (e.id, e))
-            .collect();
-        Ok(live.iter().map(|e| PriorEvidence::of(e, edges.get(&e.edge_id))).collect())
-    }
-    /// Live edges of this source type with an end on one of these ends (for DROP and RENAME).
-    async fn live_edges_touching_ends(
-        &self,
-        _ends: &[crate::domain::End],
-        _source_type: &str,
-    ) -> StoreResult<Vec<Edge>> {
-        Err(not_supported(self.kind()))
-    }
-
-    // ---- the event log ----
-    /// Stores an event as received. When an event with the same fingerprint exists, nothing is
-    /// written and the existing one is returned with `true`.
-    async fn insert_event(&self, _event: StoredEvent) -> StoreResult<(StoredEvent, bool)> {
-        Err(not_supported(self.kind()))
-    }
-    /// Records the outcome of applying a stored event.
-    async fn finish_event(
-        &self,
-        _id: Id,
-        _status: &str,
-        _errors: serde_json::Value,
-        _summary: serde_json::Value,
-    ) -> StoreResult<()> {
-        Err(not_supported(self.kind()))
-    }
-    /// Stores a request's events in one transaction, in order, each as `insert_event` would
-    /// (an event whose fingerprint an earlier one in the list has is that one's duplicate).
-    async fn insert_events(&self, events: Vec<StoredEvent>) -> StoreResult<Vec<(StoredEvent, bool)>> {
-        let mut out = Vec::with_capacity(events.len());
-        for e in events {
-            out.push(self.insert_event(e).await?);
+/// Declares the [`Store`] trait from one list of methods and hands the `limited` ones to
+/// [`timeout::limit_store_methods`], which writes `TimeoutStore`'s delegation for each. So a new
+/// store method is written in the list below and in the two stores, and it is time-limited and
+/// metered without more code. `by_hand` methods are declared as written; `TimeoutStore` writes
+/// its own (see there). Every method takes `&self` and a limited one returns a `StoreResult`;
+/// the `&$self` capture keeps default bodies' `self` in the caller's hygiene.
+macro_rules! store_trait {
+    (
+        by_hand { $($by_hand:tt)* }
+        limited {
+            $(
+                $(#[$attr:meta])*
+                async fn $name:ident(&$self:ident $(, $arg:ident: $ty:ty)* $(,)?) -> StoreResult<$ok:ty> $body:tt
+            )*
         }
-        Ok(out)
-    }
-    /// Records several events' outcomes in one transaction.
-    async fn finish_events(&self, outcomes: Vec<EventOutcome>) -> StoreResult<()> {
-        for o in outcomes {
-            self.finish_event(o.id, &o.status, o.errors, o.summary).await?;
+    ) => {
+        #[async_trait]
+        pub trait Store: Send + Sync + 'static {
+            $($by_hand)*
+            $(
+                $(#[$attr])*
+                async fn $name(&$self $(, $arg: $ty)*) -> StoreResult<$ok> $body
+            )*
         }
-        Ok(())
-    }
-    /// `(id, status, eventType)` of every stored event of an OpenLineage run: what a START needs
-    /// to know whether its run already failed, without reading the bodies.
-    async fn run_event_states(&self, _run_id: &str) -> StoreResult<Vec<(Id, String, Option<String>)>> {
-        Err(not_supported(self.kind()))
-    }
-    /// Newest first.
-    async fn list_events(&self, _filter: &EventFilter, _page: PageRequest) -> StoreResult<Page<StoredEvent>> {
-        Err(not_supported(self.kind()))
-    }
-    /// Oldest first, ids above `after`, for replay.
-    async fn events_after(&self, _after: Id, _limit: i64) -> StoreResult<Vec<StoredEvent>> {
-        Err(not_supported(self.kind()))
-    }
-    /// Deletes events received before `before`; returns how many.
-    async fn purge_events(&self, _before: Timestamp) -> StoreResult<u64> {
-        Err(not_supported(self.kind()))
-    }
 
-    // ---- small documents: users, tokens, teams ----
-    /// Creates or replaces the document (kind, key).
-    async fn put_doc(&self, _kind: &str, _key: &str, _value: serde_json::Value) -> StoreResult<()> {
-        Err(not_supported(self.kind()))
-    }
-    async fn get_doc(&self, _kind: &str, _key: &str) -> StoreResult<Option<serde_json::Value>> {
-        Err(not_supported(self.kind()))
-    }
-    /// Every document of a kind, ordered by key.
-    async fn list_docs(&self, _kind: &str) -> StoreResult<Vec<(String, serde_json::Value)>> {
-        Err(not_supported(self.kind()))
-    }
+        timeout::limit_store_methods! { $( fn $name($($arg: $ty),*) -> $ok; )* }
+    };
+}
 
-    // ---- whole store ----
-    async fn export(&self) -> StoreResult<Vec<Record>>;
-    /// Loads records into an empty store, keeping their ids. `Invalid` when the store is not empty.
-    async fn import(&self, records: Vec<Record>) -> StoreResult<usize>;
+store_trait! {
+    // TimeoutStore writes these itself: `kind` is the inner store's, a session is wrapped in the
+    // limit too, and `export`/`import` are not limited (see store/timeout.rs).
+    by_hand {
+        /// `embedded` or `neo4j`; the `store` label of `tributary_store_queries_total`.
+        fn kind(&self) -> &'static str;
+
+        /// A view of the store whose calls all run in one transaction (reads see its writes; each
+        /// write is undone alone when it fails), made durable by `commit_session` on the view and
+        /// rolled back when the view is dropped uncommitted. `None` where the store offers none (or
+        /// this already is a session): then each call commits on its own.
+        async fn session(&self) -> StoreResult<Option<std::sync::Arc<dyn Store>>> {
+            Ok(None)
+        }
+
+        // ---- whole store ----
+        async fn export(&self) -> StoreResult<Vec<Record>>;
+        /// Loads records into an empty store, keeping their ids. `Invalid` when the store is not empty.
+        async fn import(&self, records: Vec<Record>) -> StoreResult<usize>;
+    }
+    // TimeoutStore gives each of these the time limit and the per-call metric.
+    limited {
+        /// Readiness: the database answers.
+        async fn ping(&self) -> StoreResult<()>;
+        /// Commits the work of the session this view is; elsewhere nothing to do.
+        async fn commit_session(&self) -> StoreResult<()> {
+            Ok(())
+        }
+
+        // ---- catalog ----
+        /// Creates or updates the datastore named `input.name`.
+        async fn upsert_datastore(&self, input: DatastoreInput) -> StoreResult<Datastore>;
+        async fn datastores_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Datastore>>;
+        async fn list_datastores(&self) -> StoreResult<Vec<Datastore>>;
+        /// Removes the datastore and its containers and fields (see `delete_container`). The caller
+        /// has already retired or deleted their edges. Returns false when it did not exist.
+        async fn delete_datastore(&self, id: Id) -> StoreResult<bool>;
+
+        /// Creates or updates the container keyed by (datastore, `database.schema.name`); fields are
+        /// merged by name (listed ones created or updated, unlisted ones kept). `NotFound` when the
+        /// datastore does not exist. Unset optional inputs keep their stored value on update and take
+        /// the contract's defaults on create.
+        async fn upsert_container(&self, input: ContainerInput) -> StoreResult<(Container, Vec<Field>)>;
+        async fn containers_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Container>>;
+        /// Containers ordered by id; `name` is a case-insensitive (Unicode) substring match.
+        async fn list_containers(
+            &self,
+            datastore_id: Option<Id>,
+            name: Option<&str>,
+            page: PageRequest,
+        ) -> StoreResult<Page<Container>>;
+        /// Live containers whose name, lowercased (Rust's Unicode `to_lowercase`), is one of `names`
+        /// (given lowercased), in the `datastores` listed or in all when `None`; ordered by id. One
+        /// indexed statement whatever the number of names: the name matcher of the providers.
+        async fn containers_by_names(&self, names: &[String], datastores: Option<&[Id]>) -> StoreResult<Vec<Container>>;
+        /// Removes a container and its fields from the catalog. Deleted containers and fields are
+        /// never returned again, but retired edges keep their ids. Returns false when it did not exist.
+        async fn delete_container(&self, id: Id) -> StoreResult<bool>;
+        async fn fields_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Field>>;
+        /// Every live field of the given containers, ordered by id, in one read (the services' field
+        /// name caches).
+        async fn fields_of_containers(&self, ids: &[Id]) -> StoreResult<Vec<Field>>;
+        /// `(container id, field id, name)` of the same fields in the same order: what resolving
+        /// column names needs, without the rest of each field.
+        async fn field_names_of_containers(&self, ids: &[Id]) -> StoreResult<Vec<(Id, Id, String)>> {
+            Ok(self.fields_of_containers(ids).await?.into_iter().map(|f| (f.container_id, f.id, f.name)).collect())
+        }
+        /// Fields of a container ordered by id; `name` is a case-insensitive (Unicode) substring match.
+        async fn container_fields(
+            &self,
+            container_id: Id,
+            name: Option<&str>,
+            page: PageRequest,
+        ) -> StoreResult<Page<Field>>;
+        async fn delete_field(&self, id: Id) -> StoreResult<bool>;
+        /// Field count and the number of fields with a live field edge, per container.
+        async fn container_stats(&self, ids: &[Id]) -> StoreResult<Vec<ContainerStats>>;
+        /// The live field count alone, per container with at least one live field: what a graph's
+        /// `fieldCount` needs, without `container_stats`' look at every field's edges.
+        async fn field_counts(&self, ids: &[Id]) -> StoreResult<Vec<(Id, i64)>>;
+        /// The subset of `ids` that have at least one live field edge.
+        async fn fields_with_lineage(&self, ids: &[Id]) -> StoreResult<Vec<Id>>;
+
+        // ---- edges ----
+        /// Creates the edges in one transaction, in order. An edge whose (source, target,
+        /// sourceType) already exists (live or retired) fails the whole call with `Conflict`, unless
+        /// `skip_existing`, in which case it is left out of the result.
+        async fn create_edges(&self, edges: Vec<NewEdge>, skip_existing: bool, now: Timestamp) -> StoreResult<Vec<Edge>>;
+        /// Whether a live container-level edge of any source type joins the two containers.
+        async fn live_container_edge_exists(&self, source: Id, target: Id) -> StoreResult<bool>;
+        /// `Conflict` when a new source type collides with an existing edge; `Ok(None)` for an
+        /// unknown id.
+        async fn update_edge(&self, id: Id, patch: EdgePatch) -> StoreResult<Option<Edge>>;
+        /// Sets `retired_at`, closes the open live interval, and retires the edges' evidence.
+        async fn retire_edges(&self, ids: &[Id], now: Timestamp) -> StoreResult<()>;
+        /// Removes the edges and their evidence.
+        async fn delete_edges(&self, ids: &[Id]) -> StoreResult<()>;
+        async fn edges_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Edge>>;
+        /// Edges ordered by id. `container_id` matches container ends, `field_id` field ends.
+        async fn list_edges(&self, filter: &EdgeFilter, page: PageRequest) -> StoreResult<Page<Edge>>;
+        /// Every edge (live or retired) with an end on one of these containers or on one of their
+        /// fields: what deleting the containers affects.
+        async fn edges_touching_containers(&self, ids: &[Id]) -> StoreResult<Vec<Edge>>;
+        /// Every edge with an end on one of these fields.
+        async fn edges_touching_fields(&self, ids: &[Id]) -> StoreResult<Vec<Edge>>;
+        async fn evidence_for_edges(&self, edge_ids: &[Id]) -> StoreResult<Vec<Evidence>>;
+        /// Adds or replaces evidence rows, keyed by (edge id, key).
+        async fn put_evidence(&self, evidence: Vec<Evidence>) -> StoreResult<()>;
+
+        // ---- traversal: one statement per call, whatever the number of ids ----
+        /// Live container-level edges (the other end a container or an external asset) whose target
+        /// (`Upstream`) or source (`Downstream`) is one of `ids`.
+        async fn container_edges_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>>;
+        /// Live field-level edges whose target (`Upstream`) or source (`Downstream`) is one of `ids`.
+        async fn field_edges_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>>;
+
+        /// What a lineage graph over these containers shows beyond its traversal, without reading the
+        /// edges around them in full (a hub's fan-out can be thousands of edges): the live
+        /// container-to-container edges with both ends in `ids`, and which of `ids` have a live
+        /// container-level edge upstream (downstream) to something outside: a container not in `ids`,
+        /// or an external asset by an edge not in `known_external_edges`. Two statements at most.
+        /// What the traversal read need not be read again: edges into `inbound_read` containers and
+        /// out of `outbound_read` ones may be left out of `edges`, and those containers left
+        /// unflagged upstream (downstream), as the caller holds their edges that way.
+        async fn container_graph_around(&self, scope: &GraphScope) -> StoreResult<GraphAround> {
+            let ids = &scope.ids;
+            let inside: std::collections::HashSet<Id> = ids.iter().copied().collect();
+            let known: std::collections::HashSet<Id> = scope.known_external_edges.iter().copied().collect();
+            let outside = |e: &Edge, end: &crate::domain::End| match end {
+                crate::domain::End::Container { id } => !inside.contains(id),
+                _ => !known.contains(&e.id),
+            };
+            let upstream = self.container_edges_of(ids, Direction::Upstream).await?;
+            let downstream = self.container_edges_of(ids, Direction::Downstream).await?;
+            let has_upstream =
+                upstream.iter().filter(|e| outside(e, &e.source)).filter_map(|e| e.target.container_id()).collect();
+            let has_downstream =
+                downstream.iter().filter(|e| outside(e, &e.target)).filter_map(|e| e.source.container_id()).collect();
+            let edges = downstream
+                .into_iter()
+                .filter(|e| matches!(e.target, crate::domain::End::Container { id } if inside.contains(&id)))
+                .collect();
+            Ok(GraphAround { edges, has_upstream, has_downstream })
+        }
+
+        // ---- provider assertions (OpenLineage, SQL capture) ----
+        /// Applies a batch in one transaction: each assertion creates its edge (keyed by source,
+        /// target, sourceType) or revives it when retired (a new live interval), raises
+        /// `last_asserted_at`, and upserts its evidence row live; then the listed evidence rows are
+        /// retired; then each candidate edge with no live evidence left is retired (its interval
+        /// closed). Any failure changes nothing.
+        async fn apply_assertions(&self, _batch: AssertionBatch, _now: Timestamp) -> StoreResult<AssertionSummary> {
+            Err(not_supported(self.kind()))
+        }
+        /// Upserts metadata values by (container, field, attribute, source) in one transaction:
+        /// `asserted_at` moves only when the value changes; `observed_at`, provider and details
+        /// always take the new row's.
+        async fn put_metadata(&self, _rows: Vec<crate::domain::MetadataAssertion>) -> StoreResult<()> {
+            Err(not_supported(self.kind()))
+        }
+        /// Every metadata row of a container and of its fields.
+        async fn metadata_for_container(&self, _container_id: Id) -> StoreResult<Vec<crate::domain::MetadataAssertion>> {
+            Err(not_supported(self.kind()))
+        }
+        /// A new import operation id (an `ingestSql` call, a query-log import, a `recordLineage`
+        /// call): increasing, never reused, past any id an imported store's evidence carries.
+        async fn next_operation_id(&self) -> StoreResult<Id> {
+            Err(not_supported(self.kind()))
+        }
+        /// Evidence rows (live or retired) with one of these keys.
+        async fn evidence_by_keys(&self, _keys: &[String]) -> StoreResult<Vec<Evidence>> {
+            Err(not_supported(self.kind()))
+        }
+        /// The live evidence with this key, by edge id, with the ends of the edges it backs (an
+        /// OpenLineage job's lineage so far). Retired evidence, which piles up as a job's inputs
+        /// change, is left unread; so is what the next event does not use (the rest of the
+        /// details, the edges' other columns).
+        async fn live_evidence_of_key(&self, key: &str) -> StoreResult<Vec<PriorEvidence>> {
+            let live: Vec<Evidence> =
+                self.evidence_by_keys(&[key.to_string()]).await?.into_iter().filter(|e| e.retired_at.is_none()).collect();
+            let edges: HashMap<Id, Edge> = self
+                .edges_by_ids(&live.iter().map(|e| e.edge_id).collect::<Vec<_>>())
+                .await?
+                .into_iter()
+                .map(|e| (e.id, e))
+                .collect();
+            Ok(live.iter().map(|e| PriorEvidence::of(e, edges.get(&e.edge_id))).collect())
+        }
+        /// Live edges of this source type with an end on one of these ends (for DROP and RENAME).
+        async fn live_edges_touching_ends(
+            &self,
+            _ends: &[crate::domain::End],
+            _source_type: &str,
+        ) -> StoreResult<Vec<Edge>> {
+            Err(not_supported(self.kind()))
+        }
+
+        // ---- the event log ----
+        /// Stores an event as received. When an event with the same fingerprint exists, nothing is
+        /// written and the existing one is returned with `true`.
+        async fn insert_event(&self, _event: StoredEvent) -> StoreResult<(StoredEvent, bool)> {
+            Err(not_supported(self.kind()))
+        }
+        /// Records the outcome of applying a stored event.
+        async fn finish_event(
+            &self,
+            _id: Id,
+            _status: &str,
+            _errors: serde_json::Value,
+            _summary: serde_json::Value,
+        ) -> StoreResult<()> {
+            Err(not_supported(self.kind()))
+        }
+        /// Stores a request's events in one transaction, in order, each as `insert_event` would
+        /// (an event whose fingerprint an earlier one in the list has is that one's duplicate).
+        async fn insert_events(&self, events: Vec<StoredEvent>) -> StoreResult<Vec<(StoredEvent, bool)>> {
+            let mut out = Vec::with_capacity(events.len());
+            for e in events {
+                out.push(self.insert_event(e).await?);
+            }
+            Ok(out)
+        }
+        /// Records several events' outcomes in one transaction.
+        async fn finish_events(&self, outcomes: Vec<EventOutcome>) -> StoreResult<()> {
+            for o in outcomes {
+                self.finish_event(o.id, &o.status, o.errors, o.summary).await?;
+            }
+            Ok(())
+        }
+        /// `(id, status, eventType)` of every stored event of an OpenLineage run: what a START needs
+        /// to know whether its run already failed, without reading the bodies.
+        async fn run_event_states(&self, _run_id: &str) -> StoreResult<Vec<(Id, String, Option<String>)>> {
+            Err(not_supported(self.kind()))
+        }
+        /// Newest first.
+        async fn list_events(&self, _filter: &EventFilter, _page: PageRequest) -> StoreResult<Page<StoredEvent>> {
+            Err(not_supported(self.kind()))
+        }
+        /// Oldest first, ids above `after`, for replay.
+        async fn events_after(&self, _after: Id, _limit: i64) -> StoreResult<Vec<StoredEvent>> {
+            Err(not_supported(self.kind()))
+        }
+        /// Deletes events received before `before`; returns how many.
+        async fn purge_events(&self, _before: Timestamp) -> StoreResult<u64> {
+            Err(not_supported(self.kind()))
+        }
+
+        // ---- small documents: users, tokens, teams ----
+        /// Creates or replaces the document (kind, key).
+        async fn put_doc(&self, _kind: &str, _key: &str, _value: serde_json::Value) -> StoreResult<()> {
+            Err(not_supported(self.kind()))
+        }
+        async fn get_doc(&self, _kind: &str, _key: &str) -> StoreResult<Option<serde_json::Value>> {
+            Err(not_supported(self.kind()))
+        }
+        /// Every document of a kind, ordered by key.
+        async fn list_docs(&self, _kind: &str) -> StoreResult<Vec<(String, serde_json::Value)>> {
+            Err(not_supported(self.kind()))
+        }
+    }
 }
