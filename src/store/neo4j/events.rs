@@ -1,5 +1,6 @@
 //! The event log on Neo4j: one `:Event` node per received event, unique by `id` and by
-//! `fingerprint`, ids from the `event` counter.
+//! `fingerprint`, ids from the `event` counter. Events are stored as received (deduplicated by
+//! fingerprint), given their outcome once applied, listed, replayed in id order and purged by age.
 
 use neo4rs::Txn;
 
