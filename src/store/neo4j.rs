@@ -21,26 +21,27 @@
 //! statement per batch (`UNWIND $rows`). Each write runs in one explicit transaction
 //! (`Graph::start_txn`), committed at the end and rolled back on any error; the batched reads a
 //! query makes (traversal, catalog by ids, stats) are auto-commit queries, two round trips fewer.
-//! `import` is the exception: it commits every `IMPORT_TX_ROWS` rows (see `import`).
+//! `import` is the exception: it commits every `IMPORT_TX_ROWS` rows (see `transfer`).
+//!
+//! Layout, one file per concern, as in the embedded store's folder: this file holds the store,
+//! the statement plumbing (`Cmd`, `Rows`, the three ways a statement runs: see [`Run`]), the id
+//! counters and the one `impl Store`, whose methods only say how they run and call the concern
+//! file that holds their Cypher and row handling: `schema`, `rows`, `catalog`, `edges`, `graph`,
+//! `assertions`, `events`, `identity`, `transfer`.
 
-mod rows;
-
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
+use std::future::Future;
 
 use async_trait::async_trait;
 use neo4rs::{BoltType, ConfigBuilder, Graph, Query, Row, Txn};
 use serde::de::DeserializeOwned;
 
-use self::rows::{
-    catalog_end, container_node_key, container_row, datastore_row, edge_row, edge_ukey, event_row, evidence_row,
-    field_row, intervals_text, json_string, list, map, metadata_row, micros, missing_end_message, parse_intervals, ts,
-    ContainerProps, DatastoreProps, Decode, EdgeProps, EventProps, EvidenceProps, FieldProps, MetadataProps,
-};
+use self::rows::{list, map, micros, Decode};
 use super::{GraphAround, GraphScope, PriorEvidence, Record, Store, StoreError, StoreResult};
 use crate::domain::{
     AssertionBatch, AssertionSummary, Container, ContainerInput, ContainerStats, Datastore, DatastoreInput, Direction,
-    Edge, EdgeFilter, EdgePatch, End, EventFilter, EventOutcome, Evidence, Field, Id, Interval, MetadataAssertion,
-    NewEdge, Page, PageRequest, StoredEvent, Timestamp,
+    Edge, EdgeFilter, EdgePatch, End, EventFilter, EventOutcome, Evidence, Field, Id, MetadataAssertion, NewEdge, Page,
+    PageRequest, StoredEvent, Timestamp,
 };
 use crate::metrics;
 
@@ -51,13 +52,6 @@ pub const EDGE_EXISTS: &str = "A lineage edge with the same source and target al
 
 /// Neo4j's code for a violated uniqueness constraint.
 const CONSTRAINT_VIOLATION: &str = "Neo.ClientError.Schema.ConstraintValidationFailed";
-
-/// Rows per statement when importing.
-const IMPORT_BATCH: usize = 1000;
-/// Rows per transaction when importing: Neo4j bounds a transaction's memory
-/// (`dbms.memory.transaction.total.max`), so an import commits as it goes instead of holding the
-/// whole store in one transaction.
-const IMPORT_TX_ROWS: usize = 10_000;
 
 const DATASTORE_COUNTER: &str = "datastore";
 const CONTAINER_COUNTER: &str = "container";
@@ -92,38 +86,17 @@ macro_rules! cypher {
     };
 }
 
+// Declared after `cypher!`, which they use (a `macro_rules!` macro is visible below its
+// definition only).
 mod assertions;
+mod catalog;
+mod edges;
 mod events;
-
-/// Constraints and indexes, created idempotently at start-up.
-fn schema_statements() -> Vec<Cmd> {
-    vec![
-        cypher!("schema_counter_name_unique"),
-        cypher!("schema_datastore_id_unique"),
-        cypher!("schema_datastore_name_unique"),
-        cypher!("schema_container_id_unique"),
-        cypher!("schema_container_key_unique"),
-        cypher!("schema_container_datastore_id_index"),
-        cypher!("schema_container_name_lc_index"),
-        cypher!("schema_field_id_unique"),
-        cypher!("schema_field_key_unique"),
-        cypher!("schema_field_container_id_index"),
-        cypher!("schema_external_fqn_unique"),
-        cypher!("schema_evidence_edge_key_unique"),
-        cypher!("schema_evidence_edge_id_index"),
-        cypher!("schema_evidence_key_index"),
-        cypher!("schema_lineage_id_unique"),
-        cypher!("schema_lineage_ukey_unique"),
-        cypher!("schema_lineage_source_type_index"),
-        cypher!("schema_event_id_unique"),
-        cypher!("schema_event_fingerprint_unique"),
-        cypher!("schema_event_run_id_index"),
-        cypher!("schema_event_received_at_index"),
-        cypher!("schema_doc_kind_key_unique"),
-        cypher!("schema_metadata_key_unique"),
-        cypher!("schema_metadata_container_id_index"),
-    ]
-}
+mod graph;
+mod identity;
+mod rows;
+mod schema;
+mod transfer;
 
 /// The Neo4j status code of a server failure (`Neo.ClientError.Schema...`). neo4rs 0.8 returns a
 /// failure answering RUN as `Error::Neo4j`, but one answering PULL (constraint violations and
@@ -249,6 +222,64 @@ async fn finish<T>(txn: Txn, result: StoreResult<T>) -> StoreResult<T> {
     }
 }
 
+/// Where the statements of a concern file's function run; each `Store` method picks one, so the
+/// same function serves an auto-commit read and a step of a larger transaction:
+/// - `&mut Txn`: in the caller's explicit transaction (`Neo4jStore::write`);
+/// - [`OwnTxn`]: each statement alone in its own explicit transaction;
+/// - [`AutoCommit`]: each statement an auto-commit query (reads only).
+trait Run: Send {
+    fn run(&mut self, cmd: Cmd) -> impl Future<Output = StoreResult<Rows>> + Send;
+}
+
+impl Run for &mut Txn {
+    async fn run(&mut self, cmd: Cmd) -> StoreResult<Rows> {
+        exec(self, cmd).await
+    }
+}
+
+/// Runs each statement in its own explicit transaction. Not `Graph::execute`: neo4rs 0.8 retries
+/// that one with backoff for up to a minute when the server cannot be reached, and a store that
+/// is down must answer `Unavailable` at once (readiness probes, request timeouts).
+struct OwnTxn<'a>(&'a Neo4jStore);
+
+impl Run for OwnTxn<'_> {
+    async fn run(&mut self, cmd: Cmd) -> StoreResult<Rows> {
+        let mut txn = self.0.begin().await?;
+        let result = exec(&mut txn, cmd).await;
+        finish(txn, result).await
+    }
+}
+
+/// Runs each read-only statement as an auto-commit query: RUN and PULL, two round trips, where
+/// `OwnTxn` adds BEGIN and COMMIT. For the graph and catalog reads a query answers, which are
+/// most of the statements a request sends. `Graph::execute` retries a *transient* server error (a
+/// leader switch, exhausted transaction memory) with backoff; an unreachable server fails at once
+/// as in `OwnTxn`, and the store's time limit (`store::timeout`) bounds the retries.
+#[derive(Clone, Copy)]
+struct AutoCommit<'a>(&'a Neo4jStore);
+
+impl Run for AutoCommit<'_> {
+    async fn run(&mut self, cmd: Cmd) -> StoreResult<Rows> {
+        let op = cmd.name;
+        metrics::store_query(KIND, op);
+        let mut stream = self.0.graph.execute(cmd.query).await.map_err(|e| db_error(op, e))?;
+        let mut rows = Vec::new();
+        while let Some(row) = stream.next().await.map_err(|e| db_error(op, e))? {
+            rows.push(row);
+        }
+        Ok(Rows { op, rows })
+    }
+}
+
+/// Runs `cmd` over `ids` (sorted and distinct, as `$ids`) and decodes `column` of every row; no
+/// statement for no ids.
+async fn decode_by_ids<P: Decode>(mut db: impl Run, cmd: Cmd, ids: &[Id], column: &str) -> StoreResult<Vec<P::Out>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    db.run(cmd.param("ids", distinct(ids))).await?.decode::<P>(column)
+}
+
 /// Sorted, distinct ids: the `$ids` of a batched statement.
 fn distinct(ids: &[Id]) -> Vec<Id> {
     let set: BTreeSet<Id> = ids.iter().copied().collect();
@@ -279,14 +310,6 @@ fn first_id(ids: &HashMap<String, Id>, counter: &'static str) -> StoreResult<Id>
     ids.get(counter).copied().ok_or_else(|| internal("allocate_ids", format!("no id block for {counter}")))
 }
 
-/// Any uniqueness conflict in an edge write is the edge-exists conflict.
-fn edge_conflict(e: StoreError) -> StoreError {
-    match e {
-        StoreError::Conflict(_) => StoreError::Conflict(EDGE_EXISTS.to_string()),
-        other => other,
-    }
-}
-
 pub struct Neo4jStore {
     graph: Graph,
 }
@@ -303,13 +326,7 @@ impl Neo4jStore {
         let config = builder.build().map_err(|e| db_error("connect", e))?;
         let graph = Graph::connect(config).await.map_err(|e| db_error("connect", e))?;
         let store = Neo4jStore { graph };
-        for cmd in schema_statements() {
-            store.single(cmd).await?;
-        }
-        let filled: i64 = store.single(cypher!("backfill_container_name_lc")).await?.value("filled")?;
-        if filled > 0 {
-            tracing::info!(containers = filled, "lowercased container names filled in for name lookups");
-        }
+        schema::set_up(OwnTxn(&store)).await?;
         Ok(store)
     }
 
@@ -317,44 +334,15 @@ impl Neo4jStore {
     /// batch in its own transaction so the transaction memory stays bounded whatever the size of
     /// the graph. For tests and operators; not part of the `Store` trait.
     pub async fn wipe(&self) -> StoreResult<()> {
-        loop {
-            let deleted: i64 = self.single(cypher!("wipe_relationships_batch")).await?.value("deleted")?;
-            if deleted == 0 {
-                break;
-            }
-        }
-        loop {
-            let deleted: i64 = self.single(cypher!("wipe_nodes_batch")).await?.value("deleted")?;
-            if deleted == 0 {
-                return Ok(());
-            }
-        }
+        transfer::wipe(OwnTxn(self)).await
     }
 
-    /// Runs one statement in its own explicit transaction. Not `Graph::execute`: neo4rs 0.8 retries
-    /// that one with backoff for up to a minute when the server cannot be reached, and a store that
-    /// is down must answer `Unavailable` at once (readiness probes, request timeouts).
-    async fn single(&self, cmd: Cmd) -> StoreResult<Rows> {
+    /// Runs `work` in one explicit transaction: committed when it succeeds, rolled back when it
+    /// fails.
+    async fn write<T>(&self, work: impl AsyncFnOnce(&mut Txn) -> StoreResult<T>) -> StoreResult<T> {
         let mut txn = self.begin().await?;
-        let result = exec(&mut txn, cmd).await;
+        let result = work(&mut txn).await;
         finish(txn, result).await
-    }
-
-    /// Runs one read-only statement as an auto-commit query: RUN and PULL, two round trips,
-    /// where `single` adds BEGIN and COMMIT. For the graph and catalog reads a query answers,
-    /// which are most of the statements a request sends. `Graph::execute` retries a *transient*
-    /// server error (a leader switch, exhausted transaction memory) with backoff; an unreachable
-    /// server fails at once as in `single`, and the store's time limit (`store::timeout`) bounds
-    /// the retries.
-    async fn read(&self, cmd: Cmd) -> StoreResult<Rows> {
-        let op = cmd.name;
-        metrics::store_query(KIND, op);
-        let mut stream = self.graph.execute(cmd.query).await.map_err(|e| db_error(op, e))?;
-        let mut rows = Vec::new();
-        while let Some(row) = stream.next().await.map_err(|e| db_error(op, e))? {
-            rows.push(row);
-        }
-        Ok(Rows { op, rows })
     }
 
     async fn begin(&self) -> StoreResult<Txn> {
@@ -362,407 +350,8 @@ impl Neo4jStore {
     }
 }
 
-// ---- the bodies of multi-statement writes, run inside one transaction ----
-
-async fn upsert_datastore_in(txn: &mut Txn, input: DatastoreInput) -> StoreResult<Datastore> {
-    let existing = exec(txn, cypher!("datastore_id_by_name").param("name", input.name.clone())).await?;
-    let new_id = if existing.rows.is_empty() {
-        Some(first_id(&allocate(txn, &[(DATASTORE_COUNTER, 1)]).await?, DATASTORE_COUNTER)?)
-    } else {
-        None
-    };
-    exec(
-        txn,
-        cypher!("upsert_datastore")
-            .param("name", input.name)
-            .param("type", input.kind)
-            .param("store_type", input.store_type)
-            .param("namespaces", input.namespaces)
-            .param("enrichment_only", input.enrichment_only)
-            .param("new_id", new_id),
-    )
-    .await?
-    .decode_first::<DatastoreProps>("datastore")
-}
-
-async fn upsert_container_in(txn: &mut Txn, input: ContainerInput) -> StoreResult<(Container, Vec<Field>)> {
-    let key = container_node_key(input.datastore_id, input.database.as_deref(), input.schema.as_deref(), &input.name);
-    let lookup = exec(
-        txn,
-        cypher!("container_upsert_lookup").param("datastore_id", input.datastore_id).param("key", key.clone()),
-    )
-    .await?;
-    if !lookup.value::<bool>("datastore_exists")? {
-        return Err(StoreError::NotFound(format!("Datastore {} not found", input.datastore_id)));
-    }
-    let container_id: Option<Id> = lookup.value("container_id")?;
-    let existing: HashSet<String> = lookup.value::<Vec<String>>("field_names")?.into_iter().collect();
-
-    // New fields (first mention of each new name) get ids; repeated names merge into the first.
-    let mut new_names = HashSet::new();
-    for field in &input.fields {
-        if !existing.contains(&field.name) {
-            new_names.insert(field.name.clone());
-        }
-    }
-    let ids =
-        allocate(txn, &[(CONTAINER_COUNTER, usize::from(container_id.is_none())), (FIELD_COUNTER, new_names.len())])
-            .await?;
-    let new_container_id = if container_id.is_none() { Some(first_id(&ids, CONTAINER_COUNTER)?) } else { None };
-    let mut next_field_id = if new_names.is_empty() { 0 } else { first_id(&ids, FIELD_COUNTER)? };
-    let mut assigned = HashSet::new();
-    let mut fields = Vec::with_capacity(input.fields.len());
-    for f in input.fields {
-        let new_id = if new_names.contains(&f.name) && assigned.insert(f.name.clone()) {
-            next_field_id += 1;
-            Some(next_field_id - 1)
-        } else {
-            None
-        };
-        fields.push(map([
-            ("name", f.name.into()),
-            ("new_id", new_id.into()),
-            ("data_type", f.data_type.into()),
-            ("display_name", f.display_name.into()),
-            ("status", f.status.into()),
-            ("latest_profile_id", f.latest_profile_id.into()),
-            ("is_computed_field", f.is_computed_field.into()),
-            ("active_anomaly_count", f.active_anomaly_count.into()),
-        ]));
-    }
-    let out = exec(
-        txn,
-        cypher!("upsert_container")
-            .param("key", key)
-            .param("new_id", new_container_id)
-            .param("datastore_id", input.datastore_id)
-            .param("name_lc", input.name.to_lowercase())
-            .param("name", input.name)
-            .param("database", input.database)
-            .param("schema", input.schema)
-            .param("container_type", input.container_type)
-            .param("table_type", input.table_type)
-            .param("display_name", input.display_name)
-            .param("purpose", input.purpose)
-            .param("active_anomaly_count", input.active_anomaly_count)
-            .param("fields", list(fields)),
-    )
-    .await?;
-    let container = out.decode_first::<ContainerProps>("container")?;
-    let fields: Vec<FieldProps> = out.value("fields")?;
-    let fields = fields.into_iter().map(Decode::decode).collect::<StoreResult<_>>()?;
-    Ok((container, fields))
-}
-
-/// `NotFound` for the first container or field end without a node (a deleted one still has its
-/// node); external ends are merged when the edge is written. One statement, none without
-/// catalog ends.
-async fn ensure_ends_exist<'a>(txn: &mut Txn, ends: impl IntoIterator<Item = &'a End>) -> StoreResult<()> {
-    let mut params = Vec::new();
-    let mut seen = HashSet::new();
-    for end in ends {
-        if let Some(param) = catalog_end(end) {
-            if seen.insert(end.key()) {
-                params.push(param);
-            }
-        }
-    }
-    if params.is_empty() {
-        return Ok(());
-    }
-    let missing = exec(txn, cypher!("missing_edge_ends").param("ends", list(params))).await?;
-    if let Some(row) = missing.rows.first() {
-        let kind: String = missing.get(row, "kind")?;
-        let id: Id = missing.get(row, "id")?;
-        return Err(StoreError::NotFound(missing_end_message(&kind, id)));
-    }
-    Ok(())
-}
-
-async fn create_edges_in(
-    txn: &mut Txn,
-    edges: Vec<NewEdge>,
-    skip_existing: bool,
-    now: Timestamp,
-) -> StoreResult<Vec<Edge>> {
-    let ukeys: Vec<String> = edges.iter().map(|e| edge_ukey(&e.source, &e.target, &e.source_type)).collect();
-    let distinct_ukeys: Vec<String> = ukeys.iter().cloned().collect::<BTreeSet<_>>().into_iter().collect();
-    let taken: HashSet<String> = exec(txn, cypher!("edge_ukeys_taken").param("ukeys", distinct_ukeys))
-        .await?
-        .column::<String>("ukey")?
-        .into_iter()
-        .collect();
-
-    let mut seen = HashSet::new();
-    let mut keep = Vec::with_capacity(edges.len());
-    for (edge, ukey) in edges.into_iter().zip(ukeys) {
-        if taken.contains(&ukey) || !seen.insert(ukey) {
-            if skip_existing {
-                continue;
-            }
-            return Err(StoreError::Conflict(EDGE_EXISTS.to_string()));
-        }
-        keep.push(edge);
-    }
-    if keep.is_empty() {
-        return Ok(Vec::new());
-    }
-
-    ensure_ends_exist(txn, keep.iter().flat_map(|e| [&e.source, &e.target])).await?;
-
-    let n = keep.len();
-    let first = first_id(&allocate(txn, &[(EDGE_COUNTER, n)]).await?, EDGE_COUNTER)?;
-    let mut rows = Vec::with_capacity(n);
-    for (id, new) in (first..).zip(keep) {
-        let edge = Edge {
-            id,
-            created: now,
-            source: new.source,
-            target: new.target,
-            description: new.description,
-            source_type: new.source_type,
-            operation: new.operation,
-            derived: new.derived,
-            transformations: new.transformations,
-            last_asserted_at: new.last_asserted_at.map(micros),
-            retired_at: None,
-            intervals: vec![Interval { from: now, to: None }],
-        };
-        rows.push(edge_row(&edge)?);
-    }
-    let created = exec(txn, cypher!("create_edges").param("rows", list(rows))).await?.decode::<EdgeProps>("edge")?;
-    if created.len() != n {
-        return Err(internal(
-            "create_edges",
-            format!("created {} of {n} edges: an end node is missing", created.len()),
-        ));
-    }
-    Ok(created)
-}
-
-async fn update_edge_in(txn: &mut Txn, id: Id, patch: EdgePatch) -> StoreResult<Option<Edge>> {
-    let current = exec(txn, cypher!("edges_by_ids").param("ids", vec![id])).await?.decode::<EdgeProps>("edge")?;
-    let Some(current) = current.into_iter().next() else {
-        return Ok(None);
-    };
-    let mut new_ukey = None;
-    if let Some(source_type) = &patch.source_type {
-        if *source_type != current.source_type {
-            let ukey = edge_ukey(&current.source, &current.target, source_type);
-            let taken = exec(txn, cypher!("edge_ukeys_taken").param("ukeys", vec![ukey.clone()])).await?;
-            if !taken.rows.is_empty() {
-                return Err(StoreError::Conflict(EDGE_EXISTS.to_string()));
-            }
-            new_ukey = Some(ukey);
-        }
-    }
-    let (set_description, description) = match patch.description {
-        Some(description) => (true, description),
-        None => (false, None),
-    };
-    let updated = exec(
-        txn,
-        cypher!("update_edge")
-            .param("id", id)
-            .param("set_description", set_description)
-            .param("description", description)
-            .param("source_type", patch.source_type)
-            .param("ukey", new_ukey),
-    )
-    .await?
-    .decode::<EdgeProps>("edge")?;
-    Ok(updated.into_iter().next())
-}
-
-async fn retire_edges_in(txn: &mut Txn, ids: Vec<Id>, now: Timestamp) -> StoreResult<()> {
-    let now_text = ts(&now);
-    let marked =
-        exec(txn, cypher!("retire_edges_mark").param("ids", ids.clone()).param("now", now_text.clone())).await?;
-    let edge_ids: Vec<Id> = marked.column("id")?;
-    let texts: Vec<Option<String>> = marked.column("intervals")?;
-    let mut rows = Vec::with_capacity(edge_ids.len());
-    for (id, text) in edge_ids.into_iter().zip(texts) {
-        let mut intervals = parse_intervals(text.as_deref())?;
-        // Close the open interval; an edge without one (never live) keeps its history as is.
-        if let Some(open) = intervals.iter_mut().rev().find(|i| i.to.is_none()) {
-            open.to = Some(now);
-            rows.push(map([("id", id.into()), ("intervals", intervals_text(&intervals)?.into())]));
-        }
-    }
-    if !rows.is_empty() {
-        exec(txn, cypher!("set_edge_intervals").param("rows", list(rows))).await?;
-    }
-    exec(txn, cypher!("retire_evidence").param("ids", ids).param("now", now_text)).await?;
-    Ok(())
-}
-
-/// Upserts metadata rows in one statement (none for no rows), in the caller's transaction. The
-/// rows are sorted by key first, stably (a later row for the same key still applies last), so
-/// concurrent writers lock the keys they share in the same order.
-async fn put_metadata_in(txn: &mut Txn, rows: &[MetadataAssertion]) -> StoreResult<()> {
-    if rows.is_empty() {
-        return Ok(());
-    }
-    let mut sorted: Vec<&MetadataAssertion> = rows.iter().collect();
-    sorted.sort_by(|a, b| {
-        (a.container_id, a.field_id.unwrap_or(0), &a.attribute, &a.source).cmp(&(
-            b.container_id,
-            b.field_id.unwrap_or(0),
-            &b.attribute,
-            &b.source,
-        ))
-    });
-    let rows = sorted.into_iter().map(metadata_row).collect::<StoreResult<Vec<_>>>()?;
-    exec(txn, cypher!("put_metadata").param("rows", list(rows))).await.map(|_| ())
-}
-
-async fn export_in(txn: &mut Txn) -> StoreResult<Vec<Record>> {
-    let mut records = Vec::new();
-    let datastores = exec(txn, cypher!("list_datastores")).await?;
-    records.extend(datastores.decode::<DatastoreProps>("datastore")?.into_iter().map(Record::Datastore));
-    let containers = exec(txn, cypher!("export_containers")).await?;
-    records.extend(containers.decode::<ContainerProps>("container")?.into_iter().map(Record::Container));
-    let fields = exec(txn, cypher!("export_fields")).await?;
-    records.extend(fields.decode::<FieldProps>("field")?.into_iter().map(Record::Field));
-    let edges = exec(txn, cypher!("export_edges")).await?;
-    records.extend(edges.decode::<EdgeProps>("edge")?.into_iter().map(Record::Edge));
-    let evidence = exec(txn, cypher!("export_evidence")).await?;
-    records.extend(evidence.decode::<EvidenceProps>("evidence")?.into_iter().map(Record::Evidence));
-    let metadata = exec(txn, cypher!("export_metadata")).await?;
-    records.extend(metadata.decode::<MetadataProps>("metadata")?.into_iter().map(Record::Metadata));
-    let docs = exec(txn, cypher!("export_docs")).await?;
-    let (kinds, keys, values): (Vec<String>, Vec<String>, Vec<String>) =
-        (docs.column("kind")?, docs.column("key")?, docs.column("value")?);
-    for ((kind, key), value) in kinds.into_iter().zip(keys).zip(values) {
-        let value = serde_json::from_str(&value).map_err(|e| internal("export_docs", e.to_string()))?;
-        records.push(Record::Doc { kind, key, value });
-    }
-    let events = exec(txn, cypher!("export_events")).await?;
-    records.extend(events.decode::<EventProps>("event")?.into_iter().map(Record::Event));
-    Ok(records)
-}
-
-/// Rows of `import`, by kind, in the order they are written.
-#[derive(Default)]
-struct ImportRows {
-    datastores: Vec<BoltType>,
-    containers: Vec<BoltType>,
-    fields: Vec<BoltType>,
-    edges: Vec<BoltType>,
-    evidence: Vec<BoltType>,
-    metadata: Vec<BoltType>,
-    events: Vec<BoltType>,
-    docs: Vec<BoltType>,
-    counters: Vec<BoltType>,
-}
-
-/// Turns the records into rows (failing, before anything is written, on a record that cannot be
-/// stored), and finds how far each id counter must move.
-fn import_rows(records: &[Record]) -> StoreResult<ImportRows> {
-    let mut out = ImportRows::default();
-    // The highest id of each kind, edge ends included (an end may name a deleted container or
-    // field that is not among the records), so the counters continue past them.
-    let mut max: HashMap<&'static str, Id> = HashMap::new();
-    let mut see = |counter: &'static str, id: Id| {
-        let entry = max.entry(counter).or_insert(id);
-        *entry = (*entry).max(id);
-    };
-    for record in records {
-        match record {
-            Record::Doc { kind, key, value } => out.docs.push(map([
-                ("kind", kind.clone().into()),
-                ("key", key.clone().into()),
-                ("value", value.to_string().into()),
-            ])),
-            Record::Datastore(d) => {
-                see(DATASTORE_COUNTER, d.id);
-                out.datastores.push(datastore_row(d));
-            }
-            Record::Container(c) => {
-                see(CONTAINER_COUNTER, c.id);
-                out.containers.push(container_row(c));
-            }
-            Record::Field(f) => {
-                see(FIELD_COUNTER, f.id);
-                out.fields.push(field_row(f));
-            }
-            Record::Edge(e) => {
-                see(EDGE_COUNTER, e.id);
-                for end in [&e.source, &e.target] {
-                    match end {
-                        End::Container { id } => see(CONTAINER_COUNTER, *id),
-                        End::Field { id, container_id } => {
-                            see(FIELD_COUNTER, *id);
-                            see(CONTAINER_COUNTER, *container_id);
-                        }
-                        End::External { .. } => {}
-                    }
-                }
-                out.edges.push(edge_row(e)?);
-            }
-            Record::Evidence(e) => {
-                if let Some(op) = e.last_observed_operation_id {
-                    see(OPERATION_COUNTER, op);
-                }
-                out.evidence.push(evidence_row(e)?)
-            }
-            Record::Metadata(m) => out.metadata.push(metadata_row(m)?),
-            Record::Event(e) => {
-                see(EVENT_COUNTER, e.id);
-                out.events.push(event_row(e)?);
-            }
-        }
-    }
-    out.counters = max.into_iter().map(|(name, value)| map([("name", name.into()), ("value", value.into())])).collect();
-    Ok(out)
-}
-
-/// Runs one import statement per `IMPORT_BATCH` rows, in transactions of `IMPORT_TX_ROWS` rows.
-async fn import_batches(store: &Neo4jStore, rows: Vec<BoltType>, cmd: fn() -> Cmd) -> StoreResult<()> {
-    let mut rows = rows.into_iter().peekable();
-    while rows.peek().is_some() {
-        let mut txn = store.begin().await?;
-        let mut result = Ok(());
-        for _ in 0..IMPORT_TX_ROWS.div_ceil(IMPORT_BATCH) {
-            if rows.peek().is_none() {
-                break;
-            }
-            let batch: Vec<BoltType> = rows.by_ref().take(IMPORT_BATCH).collect();
-            if let Err(e) = exec(&mut txn, cmd().param("rows", list(batch))).await {
-                result = Err(e);
-                break;
-            }
-        }
-        finish(txn, result).await?;
-    }
-    Ok(())
-}
-
-/// The writes of `import` after the emptiness check. The documents and the counters go last, in
-/// one transaction: until then a failure has touched nothing but the imported nodes.
-async fn import_all(store: &Neo4jStore, rows: ImportRows) -> StoreResult<()> {
-    import_batches(store, rows.datastores, || cypher!("import_datastores")).await?;
-    import_batches(store, rows.containers, || cypher!("import_containers")).await?;
-    import_batches(store, rows.fields, || cypher!("import_fields")).await?;
-    import_batches(store, rows.edges, || cypher!("import_edges")).await?;
-    import_batches(store, rows.evidence, || cypher!("put_evidence")).await?;
-    // Upserted as `put_metadata` does, in record order, as the embedded store imports them.
-    import_batches(store, rows.metadata, || cypher!("put_metadata")).await?;
-    import_batches(store, rows.events, || cypher!("import_events")).await?;
-    let mut txn = store.begin().await?;
-    let result = async {
-        for batch in rows.docs.chunks(IMPORT_BATCH) {
-            exec(&mut txn, cypher!("import_docs").param("rows", list(batch.to_vec()))).await?;
-        }
-        if !rows.counters.is_empty() {
-            exec(&mut txn, cypher!("raise_counters").param("rows", list(rows.counters))).await?;
-        }
-        Ok(())
-    }
-    .await;
-    finish(txn, result).await
-}
-
+/// Each method says how its statements run (`write`: one transaction for them all; `OwnTxn`:
+/// each in its own; `AutoCommit`: auto-commit reads) and hands over to its concern file.
 #[async_trait]
 impl Store for Neo4jStore {
     fn kind(&self) -> &'static str {
@@ -770,44 +359,33 @@ impl Store for Neo4jStore {
     }
 
     async fn ping(&self) -> StoreResult<()> {
-        self.single(cypher!("ping")).await.map(|_| ())
+        OwnTxn(self).run(cypher!("ping")).await.map(|_| ())
     }
 
     // ---- catalog ----
 
     async fn upsert_datastore(&self, input: DatastoreInput) -> StoreResult<Datastore> {
-        let mut txn = self.begin().await?;
-        let result = upsert_datastore_in(&mut txn, input).await;
-        finish(txn, result).await
+        self.write(async |txn| catalog::upsert_datastore_in(txn, input).await).await
     }
 
     async fn datastores_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Datastore>> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        self.read(cypher!("datastores_by_ids").param("ids", distinct(ids))).await?.decode::<DatastoreProps>("datastore")
+        catalog::datastores_by_ids(AutoCommit(self), ids).await
     }
 
     async fn list_datastores(&self) -> StoreResult<Vec<Datastore>> {
-        self.single(cypher!("list_datastores")).await?.decode::<DatastoreProps>("datastore")
+        catalog::list_datastores(OwnTxn(self)).await
     }
 
     async fn delete_datastore(&self, id: Id) -> StoreResult<bool> {
-        let deleted: i64 = self.single(cypher!("delete_datastore").param("id", id)).await?.value("deleted")?;
-        Ok(deleted > 0)
+        catalog::delete_datastore(OwnTxn(self), id).await
     }
 
     async fn upsert_container(&self, input: ContainerInput) -> StoreResult<(Container, Vec<Field>)> {
-        let mut txn = self.begin().await?;
-        let result = upsert_container_in(&mut txn, input).await;
-        finish(txn, result).await
+        self.write(async |txn| catalog::upsert_container_in(txn, input).await).await
     }
 
     async fn containers_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Container>> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        self.read(cypher!("containers_by_ids").param("ids", distinct(ids))).await?.decode::<ContainerProps>("container")
+        catalog::containers_by_ids(AutoCommit(self), ids).await
     }
 
     async fn list_containers(
@@ -816,46 +394,23 @@ impl Store for Neo4jStore {
         name: Option<&str>,
         page: PageRequest,
     ) -> StoreResult<Page<Container>> {
-        let cmd = match datastore_id {
-            Some(datastore_id) => cypher!("list_containers_by_datastore").param("datastore_id", datastore_id),
-            None => cypher!("list_containers"),
-        };
-        self.single(
-            cmd.param("name", name.map(str::to_lowercase)).param("skip", page.offset()).param("limit", page.size),
-        )
-        .await?
-        .page::<ContainerProps>(page)
+        catalog::list_containers(OwnTxn(self), datastore_id, name, page).await
     }
 
     async fn containers_by_names(&self, names: &[String], datastores: Option<&[Id]>) -> StoreResult<Vec<Container>> {
-        if names.is_empty() || datastores.is_some_and(|d| d.is_empty()) {
-            return Ok(Vec::new());
-        }
-        let names: Vec<String> = names.iter().cloned().collect::<HashSet<_>>().into_iter().collect();
-        self.single(
-            cypher!("containers_by_names").param("names", names).param("datastore_ids", datastores.map(distinct)),
-        )
-        .await?
-        .decode::<ContainerProps>("container")
+        catalog::containers_by_names(OwnTxn(self), names, datastores).await
     }
 
     async fn delete_container(&self, id: Id) -> StoreResult<bool> {
-        let deleted: i64 = self.single(cypher!("delete_container").param("id", id)).await?.value("deleted")?;
-        Ok(deleted > 0)
+        catalog::delete_container(OwnTxn(self), id).await
     }
 
     async fn fields_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Field>> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        self.read(cypher!("fields_by_ids").param("ids", distinct(ids))).await?.decode::<FieldProps>("field")
+        catalog::fields_by_ids(AutoCommit(self), ids).await
     }
 
     async fn fields_of_containers(&self, ids: &[Id]) -> StoreResult<Vec<Field>> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        self.read(cypher!("fields_of_containers").param("ids", distinct(ids))).await?.decode::<FieldProps>("field")
+        catalog::fields_of_containers(AutoCommit(self), ids).await
     }
 
     async fn container_fields(
@@ -864,52 +419,23 @@ impl Store for Neo4jStore {
         name: Option<&str>,
         page: PageRequest,
     ) -> StoreResult<Page<Field>> {
-        self.single(
-            cypher!("container_fields")
-                .param("container_id", container_id)
-                .param("name", name.map(str::to_lowercase))
-                .param("skip", page.offset())
-                .param("limit", page.size),
-        )
-        .await?
-        .page::<FieldProps>(page)
+        catalog::container_fields(OwnTxn(self), container_id, name, page).await
     }
 
     async fn delete_field(&self, id: Id) -> StoreResult<bool> {
-        let deleted: i64 = self.single(cypher!("delete_field").param("id", id)).await?.value("deleted")?;
-        Ok(deleted > 0)
+        catalog::delete_field(OwnTxn(self), id).await
     }
 
     async fn container_stats(&self, ids: &[Id]) -> StoreResult<Vec<ContainerStats>> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let out = self.read(cypher!("container_stats").param("ids", distinct(ids))).await?;
-        out.rows
-            .iter()
-            .map(|row| {
-                Ok(ContainerStats {
-                    container_id: out.get(row, "container_id")?,
-                    field_count: out.get(row, "field_count")?,
-                    linked_field_count: out.get(row, "linked_field_count")?,
-                })
-            })
-            .collect()
+        graph::container_stats(AutoCommit(self), ids).await
     }
 
     async fn field_counts(&self, ids: &[Id]) -> StoreResult<Vec<(Id, i64)>> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let out = self.read(cypher!("field_counts").param("ids", distinct(ids))).await?;
-        out.rows.iter().map(|row| Ok((out.get(row, "container_id")?, out.get(row, "field_count")?))).collect()
+        graph::field_counts(AutoCommit(self), ids).await
     }
 
     async fn fields_with_lineage(&self, ids: &[Id]) -> StoreResult<Vec<Id>> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        self.read(cypher!("fields_with_lineage").param("ids", distinct(ids))).await?.column("id")
+        graph::fields_with_lineage(AutoCommit(self), ids).await
     }
 
     // ---- edges ----
@@ -918,199 +444,87 @@ impl Store for Neo4jStore {
         if edges.is_empty() {
             return Ok(Vec::new());
         }
-        let mut txn = self.begin().await?;
-        let result = create_edges_in(&mut txn, edges, skip_existing, micros(now)).await;
-        finish(txn, result).await.map_err(edge_conflict)
+        self.write(async |txn| edges::create_edges_in(txn, edges, skip_existing, micros(now)).await)
+            .await
+            .map_err(edges::edge_conflict)
     }
 
     async fn live_container_edge_exists(&self, source: Id, target: Id) -> StoreResult<bool> {
-        self.single(cypher!("live_container_edge_exists").param("source", source).param("target", target))
-            .await?
-            .value("exists")
+        graph::live_container_edge_exists(OwnTxn(self), source, target).await
     }
 
     async fn update_edge(&self, id: Id, patch: EdgePatch) -> StoreResult<Option<Edge>> {
-        let mut txn = self.begin().await?;
-        let result = update_edge_in(&mut txn, id, patch).await;
-        finish(txn, result).await.map_err(edge_conflict)
+        self.write(async |txn| edges::update_edge_in(txn, id, patch).await).await.map_err(edges::edge_conflict)
     }
 
     async fn retire_edges(&self, ids: &[Id], now: Timestamp) -> StoreResult<()> {
         if ids.is_empty() {
             return Ok(());
         }
-        let mut txn = self.begin().await?;
-        let result = retire_edges_in(&mut txn, distinct(ids), micros(now)).await;
-        finish(txn, result).await
+        self.write(async |txn| edges::retire_edges_in(txn, distinct(ids), micros(now)).await).await
     }
 
     async fn delete_edges(&self, ids: &[Id]) -> StoreResult<()> {
-        if ids.is_empty() {
-            return Ok(());
-        }
-        self.single(cypher!("delete_edges").param("ids", distinct(ids))).await.map(|_| ())
+        edges::delete_edges(OwnTxn(self), ids).await
     }
 
     async fn edges_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Edge>> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        self.read(cypher!("edges_by_ids").param("ids", distinct(ids))).await?.decode::<EdgeProps>("edge")
+        edges::edges_by_ids(AutoCommit(self), ids).await
     }
 
     async fn list_edges(&self, filter: &EdgeFilter, page: PageRequest) -> StoreResult<Page<Edge>> {
-        let cmd = match (filter.container_id, filter.field_id) {
-            (Some(container_id), field_id) => {
-                cypher!("list_edges_by_container").param("container_id", container_id).param("field_id", field_id)
-            }
-            (None, Some(field_id)) => cypher!("list_edges_by_field").param("field_id", field_id),
-            (None, None) => cypher!("list_edges"),
-        };
-        self.single(
-            cmd.param("source_type", filter.source_type.clone())
-                .param("include_retired", filter.include_retired)
-                .param("skip", page.offset())
-                .param("limit", page.size),
-        )
-        .await?
-        .page::<EdgeProps>(page)
+        edges::list_edges(OwnTxn(self), filter, page).await
     }
 
     async fn edges_touching_containers(&self, ids: &[Id]) -> StoreResult<Vec<Edge>> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        self.single(cypher!("edges_touching_containers").param("ids", distinct(ids))).await?.decode::<EdgeProps>("edge")
+        edges::edges_touching_containers(OwnTxn(self), ids).await
     }
 
     async fn edges_touching_fields(&self, ids: &[Id]) -> StoreResult<Vec<Edge>> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        self.single(cypher!("edges_touching_fields").param("ids", distinct(ids))).await?.decode::<EdgeProps>("edge")
+        edges::edges_touching_fields(OwnTxn(self), ids).await
     }
 
     async fn evidence_for_edges(&self, edge_ids: &[Id]) -> StoreResult<Vec<Evidence>> {
-        if edge_ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        self.read(cypher!("evidence_for_edges").param("ids", distinct(edge_ids)))
-            .await?
-            .decode::<EvidenceProps>("evidence")
+        edges::evidence_for_edges(AutoCommit(self), edge_ids).await
     }
 
     async fn put_evidence(&self, evidence: Vec<Evidence>) -> StoreResult<()> {
-        if evidence.is_empty() {
-            return Ok(());
-        }
-        let rows = evidence.iter().map(evidence_row).collect::<StoreResult<Vec<_>>>()?;
-        self.single(cypher!("put_evidence").param("rows", list(rows))).await.map(|_| ())
+        edges::put_evidence(OwnTxn(self), evidence).await
     }
 
     // ---- traversal: one statement per call ----
 
     async fn container_edges_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let cmd = match direction {
-            Direction::Upstream => cypher!("container_edges_upstream"),
-            Direction::Downstream => cypher!("container_edges_downstream"),
-        };
-        self.read(cmd.param("ids", distinct(ids))).await?.decode::<EdgeProps>("edge")
+        graph::container_edges_of(AutoCommit(self), ids, direction).await
     }
 
     async fn field_edges_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let cmd = match direction {
-            Direction::Upstream => cypher!("field_edges_upstream"),
-            Direction::Downstream => cypher!("field_edges_downstream"),
-        };
-        self.read(cmd.param("ids", distinct(ids))).await?.decode::<EdgeProps>("edge")
+        graph::field_edges_of(AutoCommit(self), ids, direction).await
     }
 
+    /// Two auto-commit reads, side by side on two pooled connections.
     async fn container_graph_around(&self, scope: &GraphScope) -> StoreResult<GraphAround> {
-        if scope.ids.is_empty() {
-            return Ok(GraphAround::default());
-        }
-        // Only what the traversal did not read (see the trait): edges out of `sources` into
-        // `targets`, and the flags of those containers on those sides.
-        let (sources, targets) = scope.unread();
-        let (sources, targets) = (distinct(&sources), distinct(&targets));
-        // The two reads go out side by side, on two pooled connections.
-        let within = self.read(
-            cypher!("container_edges_within").param("sources", sources.clone()).param("targets", targets.clone()),
-        );
-        let flags = self.read(
-            cypher!("container_edge_flags")
-                .param("ids", distinct(&scope.ids))
-                .param("known", distinct(&scope.known_external_edges))
-                .param("up", targets)
-                .param("down", sources),
-        );
-        let (within, flags) = tokio::join!(within, flags);
-        let flags = flags?;
-        let mut around = GraphAround { edges: within?.decode::<EdgeProps>("edge")?, ..GraphAround::default() };
-        for row in &flags.rows {
-            let id: Id = flags.get(row, "id")?;
-            if flags.get::<bool>(row, "has_upstream")? {
-                around.has_upstream.push(id);
-            }
-            if flags.get::<bool>(row, "has_downstream")? {
-                around.has_downstream.push(id);
-            }
-        }
-        Ok(around)
+        graph::container_graph_around(AutoCommit(self), scope).await
     }
 
     // ---- provider assertions ----
 
-    /// One transaction of at most ten statements whatever the batch size (see `assertions`).
-    /// Batches naming the same edge serialize on its uniqueness key (see `assert_edges_lookup`),
-    /// so a concurrent batch creating it first makes this one assert it, as in the embedded store.
+    /// One transaction of at most ten statements whatever the batch size (see `assertions`),
+    /// run again when a concurrent batch created one of its edges first.
     async fn apply_assertions(&self, batch: AssertionBatch, now: Timestamp) -> StoreResult<AssertionSummary> {
-        // Two batches creating the same new edge cannot lock a relationship that does not exist
-        // yet: the second hits the uniqueness constraint and rolls back. Run again, it finds the
-        // edge and asserts it, as the embedded store's single writer would have.
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let mut txn = self.begin().await?;
-            let result = assertions::apply_assertions_in(&mut txn, &batch, now).await;
-            match finish(txn, result).await {
-                Err(StoreError::Conflict(m)) if attempt < 5 => {
-                    tracing::debug!(attempt, error = %m, "concurrent assertion of a new edge; retrying the batch");
-                    tokio::time::sleep(std::time::Duration::from_millis(10 * attempt)).await;
-                }
-                other => return other,
-            }
-        }
+        assertions::apply_assertions(self, batch, now).await
     }
 
     async fn put_doc(&self, kind: &str, key: &str, value: serde_json::Value) -> StoreResult<()> {
-        let cmd = cypher!("put_doc").param("kind", kind).param("key", key).param("value", value.to_string());
-        self.single(cmd).await.map(|_| ())
+        identity::put_doc(OwnTxn(self), kind, key, value).await
     }
 
     async fn get_doc(&self, kind: &str, key: &str) -> StoreResult<Option<serde_json::Value>> {
-        let rows = self.single(cypher!("get_doc").param("kind", kind).param("key", key)).await?;
-        let values: Vec<String> = rows.column("value")?;
-        values
-            .into_iter()
-            .next()
-            .map(|v| serde_json::from_str(&v).map_err(|e| internal("get_doc", e.to_string())))
-            .transpose()
+        identity::get_doc(OwnTxn(self), kind, key).await
     }
 
     async fn list_docs(&self, kind: &str) -> StoreResult<Vec<(String, serde_json::Value)>> {
-        let rows = self.single(cypher!("list_docs").param("kind", kind)).await?;
-        let (keys, values): (Vec<String>, Vec<String>) = (rows.column("key")?, rows.column("value")?);
-        keys.into_iter()
-            .zip(values)
-            .map(|(k, v)| Ok((k, serde_json::from_str(&v).map_err(|e| internal("list_docs", e.to_string()))?)))
-            .collect()
+        identity::list_docs(OwnTxn(self), kind).await
     }
 
     /// One statement in one transaction (none for no rows).
@@ -1118,118 +532,44 @@ impl Store for Neo4jStore {
         if rows.is_empty() {
             return Ok(());
         }
-        let mut txn = self.begin().await?;
-        let result = put_metadata_in(&mut txn, &rows).await;
-        finish(txn, result).await
+        self.write(async |txn| assertions::put_metadata_in(txn, &rows).await).await
     }
 
-    /// Ordered as the embedded store orders them: by field (the container's own values first),
-    /// attribute, source.
     async fn metadata_for_container(&self, container_id: Id) -> StoreResult<Vec<MetadataAssertion>> {
-        self.single(cypher!("metadata_for_container").param("container_id", container_id))
-            .await?
-            .decode::<MetadataProps>("metadata")
+        assertions::metadata_for_container(OwnTxn(self), container_id).await
     }
 
     async fn next_operation_id(&self) -> StoreResult<Id> {
-        let mut txn = self.begin().await?;
-        let result = allocate(&mut txn, &[(OPERATION_COUNTER, 1)]).await;
-        let ids = finish(txn, result).await?;
-        first_id(&ids, OPERATION_COUNTER)
+        self.write(async |txn| assertions::next_operation_id_in(txn).await).await
     }
 
     async fn evidence_by_keys(&self, keys: &[String]) -> StoreResult<Vec<Evidence>> {
-        if keys.is_empty() {
-            return Ok(Vec::new());
-        }
-        let keys: Vec<String> = keys.iter().cloned().collect::<BTreeSet<_>>().into_iter().collect();
-        self.single(cypher!("evidence_by_keys").param("keys", keys)).await?.decode::<EvidenceProps>("evidence")
+        assertions::evidence_by_keys(OwnTxn(self), keys).await
     }
 
     async fn live_evidence_of_key(&self, key: &str) -> StoreResult<Vec<PriorEvidence>> {
-        let rows = self.read(cypher!("live_evidence_of_key").param("key", key.to_string())).await?;
-        let evidence = rows.decode::<EvidenceProps>("evidence")?;
-        let edges = rows.column::<Vec<EdgeProps>>("edge")?;
-        evidence
-            .iter()
-            .zip(edges)
-            .map(|(e, edge)| {
-                let edge = edge.into_iter().next().map(Decode::decode).transpose()?;
-                Ok(PriorEvidence::of(e, edge.as_ref()))
-            })
-            .collect()
+        assertions::live_evidence_of_key(AutoCommit(self), key).await
     }
 
     async fn live_edges_touching_ends(&self, ends: &[End], source_type: &str) -> StoreResult<Vec<Edge>> {
-        if ends.is_empty() {
-            return Ok(Vec::new());
-        }
-        let (container_ids, field_ids, fqns) = super::ends_by_kind(ends);
-        self.single(
-            cypher!("live_edges_touching_ends")
-                .param("container_ids", container_ids)
-                .param("field_ids", field_ids)
-                .param("fqns", fqns)
-                .param("source_type", source_type.to_string()),
-        )
-        .await?
-        .decode::<EdgeProps>("edge")
+        assertions::live_edges_touching_ends(OwnTxn(self), ends, source_type).await
     }
 
     // ---- the event log ----
 
-    /// The lookup and the create run in one transaction; a concurrent insert of the same
-    /// fingerprint is matched by the create's MERGE, and should the constraint still refuse the
-    /// create, the event that won is read and returned as the existing one.
+    /// One transaction; should a concurrent insert of the same fingerprint win, a second one
+    /// reads the winner (see `events`).
     async fn insert_event(&self, event: StoredEvent) -> StoreResult<(StoredEvent, bool)> {
-        let fingerprint = event.fingerprint.clone();
-        let mut txn = self.begin().await?;
-        let result = events::insert_event_in(&mut txn, event).await;
-        match finish(txn, result).await {
-            Err(StoreError::Conflict(message)) => {
-                let mut txn = self.begin().await?;
-                let found = events::event_by_fingerprint(&mut txn, &fingerprint).await;
-                match finish(txn, found).await? {
-                    Some(existing) => Ok((existing, true)),
-                    None => Err(StoreError::Conflict(message)),
-                }
-            }
-            other => other,
-        }
+        events::insert_event(self, event).await
     }
 
+    /// One transaction; on a conflict, one event at a time instead (see `events`).
     async fn insert_events(&self, events: Vec<StoredEvent>) -> StoreResult<Vec<(StoredEvent, bool)>> {
-        let mut txn = self.begin().await?;
-        let result = events::insert_events_in(&mut txn, events.clone()).await;
-        match finish(txn, result).await {
-            // A concurrent request created one of these meanwhile: one event at a time instead.
-            Err(StoreError::Conflict(_)) => {
-                let mut out = Vec::with_capacity(events.len());
-                for e in events {
-                    out.push(self.insert_event(e).await?);
-                }
-                Ok(out)
-            }
-            other => other,
-        }
+        events::insert_events(self, events).await
     }
 
     async fn finish_events(&self, outcomes: Vec<EventOutcome>) -> StoreResult<()> {
-        if outcomes.is_empty() {
-            return Ok(());
-        }
-        let rows = outcomes
-            .into_iter()
-            .map(|o| {
-                Ok(map([
-                    ("id", o.id.into()),
-                    ("status", o.status.into()),
-                    ("errors", json_string(&o.errors)?.into()),
-                    ("summary", json_string(&o.summary)?.into()),
-                ]))
-            })
-            .collect::<StoreResult<Vec<_>>>()?;
-        self.single(cypher!("finish_events").param("rows", list(rows))).await.map(|_| ())
+        events::finish_events(OwnTxn(self), outcomes).await
     }
 
     async fn finish_event(
@@ -1239,99 +579,35 @@ impl Store for Neo4jStore {
         errors: serde_json::Value,
         summary: serde_json::Value,
     ) -> StoreResult<()> {
-        self.single(
-            cypher!("finish_event")
-                .param("id", id)
-                .param("status", status.to_string())
-                .param("errors", json_string(&errors)?)
-                .param("summary", json_string(&summary)?),
-        )
-        .await
-        .map(|_| ())
+        events::finish_event(OwnTxn(self), id, status, errors, summary).await
     }
 
     async fn run_event_states(&self, run_id: &str) -> StoreResult<Vec<(Id, String, Option<String>)>> {
-        let rows = self.read(cypher!("run_event_states").param("run_id", run_id)).await?;
-        let ids: Vec<Id> = rows.column("id")?;
-        let statuses: Vec<String> = rows.column("status")?;
-        let types: Vec<Option<String>> = rows.column("event_type")?;
-        Ok(ids.into_iter().zip(statuses).zip(types).map(|((i, s), t)| (i, s, t)).collect())
+        events::run_event_states(AutoCommit(self), run_id).await
     }
 
     async fn list_events(&self, filter: &EventFilter, page: PageRequest) -> StoreResult<Page<StoredEvent>> {
-        let cmd = if filter.run_id.is_some() { cypher!("list_events_of_run") } else { cypher!("list_events") };
-        self.single(
-            cmd.param("status", filter.status.clone())
-                .param("job_namespace", filter.job_namespace.clone())
-                .param("job_name", filter.job_name.clone())
-                .param("run_id", filter.run_id.clone())
-                .param("since", filter.since.as_ref().map(ts))
-                .param("until", filter.until.as_ref().map(ts))
-                .param("skip", page.offset())
-                .param("limit", page.size),
-        )
-        .await?
-        .page::<EventProps>(page)
+        events::list_events(OwnTxn(self), filter, page).await
     }
 
-    /// A negative `limit` means no limit (SQLite's `LIMIT -1`).
     async fn events_after(&self, after: Id, limit: i64) -> StoreResult<Vec<StoredEvent>> {
-        let limit = if limit < 0 { i64::MAX } else { limit };
-        self.single(cypher!("events_after").param("after", after).param("limit", limit))
-            .await?
-            .decode::<EventProps>("event")
+        events::events_after(OwnTxn(self), after, limit).await
     }
 
     async fn purge_events(&self, before: Timestamp) -> StoreResult<u64> {
-        let deleted: i64 = self.single(cypher!("purge_events").param("before", ts(&before))).await?.value("deleted")?;
-        u64::try_from(deleted).map_err(|_| internal("purge_events", format!("negative count {deleted}")))
+        events::purge_events(OwnTxn(self), before).await
     }
 
     // ---- whole store ----
 
-    /// Datastores, live containers, live fields, every edge (retired ones included), evidence,
-    /// metadata, events: the embedded store's records in its order.
-    ///
-    /// Deleted containers and fields are not exported: `Record` has no way to say "deleted", and
-    /// exporting them would bring them back to life on import. The edges that still reference
-    /// them (retired edges keep their ends) are exported, and `import` gives such an end a node
-    /// marked deleted, so export → import → export yields the same records.
+    /// One transaction (see `transfer`).
     async fn export(&self) -> StoreResult<Vec<Record>> {
-        let mut txn = self.begin().await?;
-        let result = export_in(&mut txn).await;
-        finish(txn, result).await
+        self.write(async |txn| transfer::export_in(txn).await).await
     }
 
-    /// Loads the records into an empty store, keeping their ids and moving the id counters past
-    /// them. Neo4j bounds a transaction's memory, so the rows are written in transactions of
-    /// `IMPORT_TX_ROWS`; when one fails, the nodes already imported are deleted again, so a failed
-    /// import still leaves the store as it was (empty, its counters and documents untouched).
+    /// Transactions of `IMPORT_TX_ROWS` rows, undone when one fails (see `transfer`).
     async fn import(&self, records: Vec<Record>) -> StoreResult<usize> {
-        let total = records.len();
-        let rows = import_rows(&records)?;
-        drop(records);
-        if self.single(cypher!("store_has_data")).await?.value::<bool>("has_data")? {
-            return Err(StoreError::Invalid("Import needs an empty store; this one already holds data".to_string()));
-        }
-        if let Err(e) = import_all(self, rows).await {
-            loop {
-                match self.single(cypher!("unimport_nodes_batch")).await {
-                    Ok(rows) if rows.value::<i64>("deleted")? > 0 => {}
-                    Ok(_) => break,
-                    Err(undo) => {
-                        tracing::error!(error = %undo, "could not undo a failed import; wipe the database before retrying");
-                        break;
-                    }
-                }
-            }
-            return Err(match e {
-                StoreError::Conflict(_) => {
-                    StoreError::Invalid("The records repeat an id or a unique name; nothing was imported".to_string())
-                }
-                other => other,
-            });
-        }
-        Ok(total)
+        transfer::import(self, records).await
     }
 }
 

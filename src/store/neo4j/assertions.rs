@@ -12,20 +12,26 @@
 //! twice as much), upsert the other evidence, retire the listed evidence, retire the candidates
 //! left without live evidence and close their last interval. A missing end is looked up (to name
 //! it) only when `create_edges` comes up short.
+//!
+//! Also here, the other reads and writes the providers make around their batches: metadata
+//! values, operation ids, evidence by key, a job's prior lineage, the live edges on some ends.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use neo4rs::{BoltType, Txn};
 
+use super::edges::ensure_ends_exist;
 use super::rows::{
-    edge_row, edge_ukey, evidence_row, intervals_text, json_text, list, map, micros, opt_ts, parse_intervals, ts,
-    EdgeProps,
+    edge_row, edge_ukey, evidence_row, intervals_text, json_text, list, map, metadata_row, micros, opt_ts,
+    parse_intervals, ts, Decode, EdgeProps, EvidenceProps, MetadataProps,
 };
 use super::{
-    allocate, count, distinct, ensure_ends_exist, exec, first_id, internal, put_metadata_in, Cmd, EDGE_COUNTER,
+    allocate, count, distinct, exec, first_id, internal, Cmd, Neo4jStore, Run, EDGE_COUNTER, OPERATION_COUNTER,
 };
-use crate::domain::{AssertionBatch, AssertionSummary, Edge, Evidence, Id, Interval, NewEdge, Timestamp};
-use crate::store::StoreResult;
+use crate::domain::{
+    AssertionBatch, AssertionSummary, Edge, End, Evidence, Id, Interval, MetadataAssertion, NewEdge, Timestamp,
+};
+use crate::store::{PriorEvidence, StoreError, StoreResult};
 
 /// Where the edge of an assertion is while the batch is folded.
 #[derive(Debug, Clone, Copy)]
@@ -91,11 +97,31 @@ fn asserted_row(e: &Edge) -> StoreResult<BoltType> {
     ]))
 }
 
-pub(super) async fn apply_assertions_in(
-    txn: &mut Txn,
-    batch: &AssertionBatch,
+/// Runs the batch in one transaction. Batches naming the same edge serialize on its uniqueness
+/// key (see `assert_edges_lookup`), so a concurrent batch creating it first makes this one assert
+/// it, as in the embedded store.
+pub(super) async fn apply_assertions(
+    store: &Neo4jStore,
+    batch: AssertionBatch,
     now: Timestamp,
 ) -> StoreResult<AssertionSummary> {
+    // Two batches creating the same new edge cannot lock a relationship that does not exist
+    // yet: the second hits the uniqueness constraint and rolls back. Run again, it finds the
+    // edge and asserts it, as the embedded store's single writer would have.
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        match store.write(async |txn| apply_assertions_in(txn, &batch, now).await).await {
+            Err(StoreError::Conflict(m)) if attempt < 5 => {
+                tracing::debug!(attempt, error = %m, "concurrent assertion of a new edge; retrying the batch");
+                tokio::time::sleep(std::time::Duration::from_millis(10 * attempt)).await;
+            }
+            other => return other,
+        }
+    }
+}
+
+async fn apply_assertions_in(txn: &mut Txn, batch: &AssertionBatch, now: Timestamp) -> StoreResult<AssertionSummary> {
     let now = micros(now);
     let now_text = ts(&now);
     let mut summary = AssertionSummary { edges_asserted: count(batch.assert.len())?, ..AssertionSummary::default() };
@@ -235,4 +261,78 @@ pub(super) async fn apply_assertions_in(
         }
     }
     Ok(summary)
+}
+
+/// Upserts metadata rows in one statement (none for no rows), in the caller's transaction. The
+/// rows are sorted by key first, stably (a later row for the same key still applies last), so
+/// concurrent writers lock the keys they share in the same order.
+pub(super) async fn put_metadata_in(txn: &mut Txn, rows: &[MetadataAssertion]) -> StoreResult<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let mut sorted: Vec<&MetadataAssertion> = rows.iter().collect();
+    sorted.sort_by(|a, b| {
+        (a.container_id, a.field_id.unwrap_or(0), &a.attribute, &a.source).cmp(&(
+            b.container_id,
+            b.field_id.unwrap_or(0),
+            &b.attribute,
+            &b.source,
+        ))
+    });
+    let rows = sorted.into_iter().map(metadata_row).collect::<StoreResult<Vec<_>>>()?;
+    exec(txn, cypher!("put_metadata").param("rows", list(rows))).await.map(|_| ())
+}
+
+/// Ordered as the embedded store orders them: by field (the container's own values first),
+/// attribute, source.
+pub(super) async fn metadata_for_container(mut db: impl Run, container_id: Id) -> StoreResult<Vec<MetadataAssertion>> {
+    db.run(cypher!("metadata_for_container").param("container_id", container_id))
+        .await?
+        .decode::<MetadataProps>("metadata")
+}
+
+pub(super) async fn next_operation_id_in(txn: &mut Txn) -> StoreResult<Id> {
+    first_id(&allocate(txn, &[(OPERATION_COUNTER, 1)]).await?, OPERATION_COUNTER)
+}
+
+pub(super) async fn evidence_by_keys(mut db: impl Run, keys: &[String]) -> StoreResult<Vec<Evidence>> {
+    if keys.is_empty() {
+        return Ok(Vec::new());
+    }
+    let keys: Vec<String> = keys.iter().cloned().collect::<BTreeSet<_>>().into_iter().collect();
+    db.run(cypher!("evidence_by_keys").param("keys", keys)).await?.decode::<EvidenceProps>("evidence")
+}
+
+pub(super) async fn live_evidence_of_key(mut db: impl Run, key: &str) -> StoreResult<Vec<PriorEvidence>> {
+    let rows = db.run(cypher!("live_evidence_of_key").param("key", key.to_string())).await?;
+    let evidence = rows.decode::<EvidenceProps>("evidence")?;
+    let edges = rows.column::<Vec<EdgeProps>>("edge")?;
+    evidence
+        .iter()
+        .zip(edges)
+        .map(|(e, edge)| {
+            let edge = edge.into_iter().next().map(Decode::decode).transpose()?;
+            Ok(PriorEvidence::of(e, edge.as_ref()))
+        })
+        .collect()
+}
+
+pub(super) async fn live_edges_touching_ends(
+    mut db: impl Run,
+    ends: &[End],
+    source_type: &str,
+) -> StoreResult<Vec<Edge>> {
+    if ends.is_empty() {
+        return Ok(Vec::new());
+    }
+    let (container_ids, field_ids, fqns) = crate::store::ends_by_kind(ends);
+    db.run(
+        cypher!("live_edges_touching_ends")
+            .param("container_ids", container_ids)
+            .param("field_ids", field_ids)
+            .param("fqns", fqns)
+            .param("source_type", source_type.to_string()),
+    )
+    .await?
+    .decode::<EdgeProps>("edge")
 }

@@ -1,0 +1,49 @@
+//! The Neo4j schema: the constraints and indexes the statements rely on, created idempotently
+//! each time the store connects (`IF NOT EXISTS` in every `cypher/schema_*.cypher`), and the
+//! one-off fill-ins an older database needs before the statements can use them.
+
+use super::{Cmd, Run};
+use crate::store::StoreResult;
+
+/// Constraints and indexes, created idempotently at start-up.
+fn schema_statements() -> Vec<Cmd> {
+    vec![
+        cypher!("schema_counter_name_unique"),
+        cypher!("schema_datastore_id_unique"),
+        cypher!("schema_datastore_name_unique"),
+        cypher!("schema_container_id_unique"),
+        cypher!("schema_container_key_unique"),
+        cypher!("schema_container_datastore_id_index"),
+        cypher!("schema_container_name_lc_index"),
+        cypher!("schema_field_id_unique"),
+        cypher!("schema_field_key_unique"),
+        cypher!("schema_field_container_id_index"),
+        cypher!("schema_external_fqn_unique"),
+        cypher!("schema_evidence_edge_key_unique"),
+        cypher!("schema_evidence_edge_id_index"),
+        cypher!("schema_evidence_key_index"),
+        cypher!("schema_lineage_id_unique"),
+        cypher!("schema_lineage_ukey_unique"),
+        cypher!("schema_lineage_source_type_index"),
+        cypher!("schema_event_id_unique"),
+        cypher!("schema_event_fingerprint_unique"),
+        cypher!("schema_event_run_id_index"),
+        cypher!("schema_event_received_at_index"),
+        cypher!("schema_doc_kind_key_unique"),
+        cypher!("schema_metadata_key_unique"),
+        cypher!("schema_metadata_container_id_index"),
+    ]
+}
+
+/// Creates the constraints and indexes, then gives containers stored before `name_lc` existed
+/// their lowercased name, `name_lc`, which the lookups by name read.
+pub(super) async fn set_up(mut db: impl Run) -> StoreResult<()> {
+    for cmd in schema_statements() {
+        db.run(cmd).await?;
+    }
+    let filled: i64 = db.run(cypher!("backfill_container_name_lc")).await?.value("filled")?;
+    if filled > 0 {
+        tracing::info!(containers = filled, "lowercased container names filled in for name lookups");
+    }
+    Ok(())
+}
