@@ -1,0 +1,105 @@
+//! The stored event log of the embedded store: events kept as received (unique by
+//! fingerprint), their outcomes, and the reads of the log (a run's states, the paged list,
+//! replay, purge).
+
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{params, Connection, OptionalExtension};
+
+use super::rows::{event_row, ts, EVENT_COLS};
+use super::{select_page, select_rows, sql_err, Filter, Listing, STORE};
+use crate::domain::{EventFilter, EventOutcome, Id, Page, PageRequest, StoredEvent, Timestamp};
+use crate::metrics::store_query;
+use crate::store::StoreResult;
+
+pub(super) fn insert_event_row(tx: &Connection, e: &StoredEvent, keep_id: bool) -> rusqlite::Result<Id> {
+    store_query(STORE, "insert_event");
+    tx.prepare_cached(&format!(
+        "INSERT INTO events ({EVENT_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+    ))?
+    .execute(params![
+        if keep_id { Some(e.id) } else { None },
+        e.fingerprint,
+        e.kind,
+        e.job_namespace,
+        e.job_name,
+        e.run_id,
+        e.event_type,
+        e.event_time.as_ref().map(ts),
+        ts(&e.received_at),
+        e.submitted_by,
+        e.status,
+        e.errors.to_string(),
+        e.summary.to_string(),
+        e.body.to_string()
+    ])?;
+    Ok(tx.last_insert_rowid())
+}
+
+pub(super) fn insert_events(tx: &Connection, events: Vec<StoredEvent>) -> StoreResult<Vec<(StoredEvent, bool)>> {
+    let mut out = Vec::with_capacity(events.len());
+    let mut lookup =
+        tx.prepare_cached(&format!("SELECT {EVENT_COLS} FROM events WHERE fingerprint = ?1")).map_err(sql_err)?;
+    for event in events {
+        store_query(STORE, "event_by_fingerprint");
+        match lookup.query_row(params![event.fingerprint], event_row).optional().map_err(sql_err)? {
+            Some(existing) => out.push((existing, true)),
+            None => {
+                let id = insert_event_row(tx, &event, false).map_err(sql_err)?;
+                out.push((StoredEvent { id, ..event }, false));
+            }
+        }
+    }
+    Ok(out)
+}
+
+pub(super) fn finish_events(tx: &Connection, outcomes: Vec<EventOutcome>) -> StoreResult<()> {
+    let mut stmt =
+        tx.prepare_cached("UPDATE events SET status = ?2, errors = ?3, summary = ?4 WHERE id = ?1").map_err(sql_err)?;
+    for o in outcomes {
+        store_query(STORE, "finish_event");
+        stmt.execute(params![o.id, o.status, o.errors.to_string(), o.summary.to_string()]).map_err(sql_err)?;
+    }
+    Ok(())
+}
+
+pub(super) fn run_event_states(c: &Connection, run_id: &str) -> rusqlite::Result<Vec<(Id, String, Option<String>)>> {
+    select_rows(
+        c,
+        "run_event_states",
+        "SELECT id, status, event_type FROM events WHERE run_id = ?1 ORDER BY id",
+        params![run_id],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )
+}
+
+/// Newest first.
+const EVENTS: Listing =
+    Listing { table: "events", cols: EVENT_COLS, order: "id DESC", count_op: "count_events", list_op: "list_events" };
+
+pub(super) fn list_events(c: &Connection, f: &EventFilter, page: PageRequest) -> rusqlite::Result<Page<StoredEvent>> {
+    let text = |v: &Option<String>| v.clone().map(SqlValue::Text);
+    let mut w = Filter::default();
+    w.when("status = ?", text(&f.status))
+        .when("job_namespace = ?", text(&f.job_namespace))
+        .when("job_name = ?", text(&f.job_name))
+        .when("run_id = ?", text(&f.run_id))
+        .when("received_at >= ?", f.since.as_ref().map(|t| SqlValue::Text(ts(t))))
+        .when("received_at <= ?", f.until.as_ref().map(|t| SqlValue::Text(ts(t))));
+    select_page(c, &EVENTS, &w.sql(), w.params, page, event_row)
+}
+
+pub(super) fn events_after(c: &Connection, after: Id, limit: i64) -> rusqlite::Result<Vec<StoredEvent>> {
+    select_rows(
+        c,
+        "events_after",
+        &format!("SELECT {EVENT_COLS} FROM events WHERE id > ?1 ORDER BY id LIMIT ?2"),
+        params![after, limit],
+        event_row,
+    )
+}
+
+pub(super) fn purge_events(tx: &Connection, before: Timestamp) -> StoreResult<u64> {
+    store_query(STORE, "purge_events");
+    let n = tx.execute("DELETE FROM events WHERE received_at < ?1", params![ts(&before)]).map_err(sql_err)?;
+    Ok(n as u64)
+}

@@ -1,0 +1,152 @@
+//! The embedded store's tables and indexes, created at open (`CREATE ... IF NOT EXISTS`, so
+//! opening an existing store leaves its data alone), and the `unicode_lower` SQL function one
+//! of the indexes is built on.
+
+use rusqlite::Connection;
+
+pub(super) const SCHEMA: &str = r#"
+CREATE TABLE IF NOT EXISTS datastores (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  name TEXT NOT NULL UNIQUE,
+  type TEXT NOT NULL,
+  store_type TEXT,
+  namespaces TEXT NOT NULL DEFAULT '[]',
+  enrichment_only INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS containers (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  datastore_id INTEGER NOT NULL,
+  key TEXT NOT NULL,
+  name TEXT NOT NULL,
+  database TEXT,
+  schema TEXT,
+  container_type TEXT NOT NULL,
+  table_type TEXT,
+  display_name TEXT,
+  purpose TEXT,
+  active_anomaly_count INTEGER NOT NULL DEFAULT 0,
+  deleted INTEGER NOT NULL DEFAULT 0
+);
+CREATE UNIQUE INDEX IF NOT EXISTS containers_key ON containers(datastore_id, key) WHERE deleted = 0;
+CREATE INDEX IF NOT EXISTS containers_datastore ON containers(datastore_id);
+CREATE INDEX IF NOT EXISTS containers_name_lc ON containers(unicode_lower(name)) WHERE deleted = 0;
+CREATE TABLE IF NOT EXISTS fields (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  container_id INTEGER NOT NULL,
+  name TEXT NOT NULL,
+  display_name TEXT,
+  data_type TEXT,
+  status TEXT NOT NULL DEFAULT 'active',
+  latest_profile_id INTEGER,
+  is_computed_field INTEGER NOT NULL DEFAULT 0,
+  active_anomaly_count INTEGER NOT NULL DEFAULT 0,
+  deleted INTEGER NOT NULL DEFAULT 0
+);
+CREATE UNIQUE INDEX IF NOT EXISTS fields_key ON fields(container_id, name) WHERE deleted = 0;
+CREATE TABLE IF NOT EXISTS edges (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  created TEXT NOT NULL,
+  source_kind TEXT NOT NULL,
+  source_id INTEGER,
+  source_container_id INTEGER,
+  source_fqn TEXT,
+  target_kind TEXT NOT NULL,
+  target_id INTEGER,
+  target_container_id INTEGER,
+  target_fqn TEXT,
+  ukey TEXT NOT NULL UNIQUE,
+  description TEXT,
+  source_type TEXT NOT NULL,
+  operation TEXT,
+  derived INTEGER,
+  transformations TEXT,
+  last_asserted_at TEXT,
+  retired_at TEXT,
+  intervals TEXT NOT NULL DEFAULT '[]'
+);
+DROP INDEX IF EXISTS edges_source;
+DROP INDEX IF EXISTS edges_target;
+DROP INDEX IF EXISTS edges_source_end;
+DROP INDEX IF EXISTS edges_target_end;
+CREATE INDEX IF NOT EXISTS edges_source_ends ON edges(source_kind, source_id, retired_at, target_kind, target_id);
+CREATE INDEX IF NOT EXISTS edges_target_ends ON edges(target_kind, target_id, retired_at, source_kind, source_id);
+CREATE INDEX IF NOT EXISTS edges_source_container ON edges(source_container_id);
+CREATE INDEX IF NOT EXISTS edges_target_container ON edges(target_container_id);
+CREATE INDEX IF NOT EXISTS edges_source_type ON edges(source_type);
+CREATE TABLE IF NOT EXISTS evidence (
+  edge_id INTEGER NOT NULL,
+  key TEXT NOT NULL,
+  provider TEXT NOT NULL,
+  evidence_type TEXT NOT NULL,
+  authorship TEXT NOT NULL,
+  source_relation TEXT,
+  observed_at TEXT,
+  first_observed_operation_id INTEGER,
+  last_observed_operation_id INTEGER,
+  details TEXT,
+  retired_at TEXT,
+  PRIMARY KEY (edge_id, key)
+);
+CREATE INDEX IF NOT EXISTS evidence_key ON evidence(key);
+CREATE TABLE IF NOT EXISTS operations (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  started TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS events (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  fingerprint TEXT NOT NULL UNIQUE,
+  kind TEXT NOT NULL,
+  job_namespace TEXT,
+  job_name TEXT,
+  run_id TEXT,
+  event_type TEXT,
+  event_time TEXT,
+  received_at TEXT NOT NULL,
+  submitted_by TEXT,
+  status TEXT NOT NULL,
+  errors TEXT NOT NULL DEFAULT '[]',
+  summary TEXT NOT NULL DEFAULT '{}',
+  body TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_job ON events(job_namespace, job_name);
+CREATE INDEX IF NOT EXISTS events_run ON events(run_id);
+CREATE INDEX IF NOT EXISTS events_received ON events(received_at);
+CREATE TABLE IF NOT EXISTS metadata (
+  container_id INTEGER NOT NULL,
+  field_id INTEGER NOT NULL DEFAULT 0,
+  attribute TEXT NOT NULL,
+  source TEXT NOT NULL,
+  provider TEXT NOT NULL,
+  value TEXT NOT NULL,
+  asserted_at TEXT NOT NULL,
+  observed_at TEXT NOT NULL,
+  details TEXT,
+  PRIMARY KEY (container_id, field_id, attribute, source)
+);
+CREATE TABLE IF NOT EXISTS docs (
+  kind TEXT NOT NULL,
+  key TEXT NOT NULL,
+  value TEXT NOT NULL,
+  PRIMARY KEY (kind, key)
+);
+"#;
+
+/// `unicode_lower(text)`: Rust's Unicode lowercasing, so name searches fold "Ü" as Neo4j's
+/// `toLower` and the service do (SQLite's `lower` folds ASCII only). Deterministic, so the
+/// `containers_name_lc` index can use it; every connection registers it before touching the
+/// schema, and a connection without it (the sqlite3 shell) can read but not write containers.
+pub fn register_unicode_lower(conn: &Connection) -> rusqlite::Result<()> {
+    use rusqlite::functions::FunctionFlags;
+    use rusqlite::types::ValueRef;
+    conn.create_scalar_function(
+        "unicode_lower",
+        1,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC | FunctionFlags::SQLITE_INNOCUOUS,
+        |ctx| {
+            Ok(match ctx.get_raw(0) {
+                ValueRef::Text(t) => Some(String::from_utf8_lossy(t).to_lowercase()),
+                _ => None,
+            })
+        },
+    )
+}
