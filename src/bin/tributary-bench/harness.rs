@@ -110,22 +110,14 @@ impl Client {
             Side::Service => format!("{}/graphql", self.service),
             Side::Baseline => format!("{}{}", self.baseline, ask.path),
         };
-        let body = Bytes::from(serde_json::to_vec(&ask.body)?);
-        let t = Instant::now();
-        let resp = self.http.post(url).header("content-type", "application/json").body(body).send().await?;
-        let status = resp.status();
-        let bytes = resp.bytes().await?;
-        let took = t.elapsed();
-        if !status.is_success() {
-            anyhow::bail!("HTTP {status}: {}", String::from_utf8_lossy(&bytes[..bytes.len().min(300)]));
-        }
-        let v: Value = serde_json::from_slice(&bytes)?;
+        let (took, v) = self.post(url, Bytes::from(serde_json::to_vec(&ask.body)?)).await?;
         if let Some(errors) = v.get("errors") {
             anyhow::bail!("GraphQL errors: {errors}");
         }
         Ok((took, v))
     }
 
+    /// One JSON body posted; the time is to the last byte of the answer. An HTTP error is an error.
     pub(crate) async fn post(&self, url: String, body: Bytes) -> anyhow::Result<(Duration, Value)> {
         let t = Instant::now();
         let resp = self.http.post(url).header("content-type", "application/json").body(body).send().await?;
