@@ -138,6 +138,23 @@ fn edge_not_found(id: Id) -> Error {
     Error::NotFound(format!("Lineage edge {id} not found"))
 }
 
+fn container_not_found(id: Id) -> Error {
+    Error::NotFound(format!("Container {id} not found"))
+}
+
+fn field_not_found(id: Id) -> Error {
+    Error::NotFound(format!("Field {id} not found"))
+}
+
+fn datastore_not_found(id: Id) -> Error {
+    Error::NotFound(format!("Datastore {id} not found"))
+}
+
+/// Only the user source types can be set by hand; the others belong to their providers.
+fn not_a_user_source_type(source_type: &str) -> Error {
+    Error::BadInput(format!("sourceType must be one of manual, catalog_import, inferred; got {source_type:?}"))
+}
+
 /// The other end of an edge seen from a node reached in `direction`.
 fn far_end(edge: &Edge, direction: Direction) -> &End {
     match direction {
@@ -266,7 +283,7 @@ impl Lineage {
     async fn container_datastore(&self, id: Id) -> Result<Id> {
         match self.store.containers_by_ids(&[id]).await?.pop() {
             Some(c) => Ok(c.datastore_id),
-            None => Err(Error::NotFound(format!("Container {id} not found"))),
+            None => Err(container_not_found(id)),
         }
     }
 
@@ -298,7 +315,7 @@ impl Lineage {
     pub async fn upsert_container(&self, caller: &Caller, input: ContainerInput) -> Result<Container> {
         require_name("name", &input.name)?;
         if self.store.datastores_by_ids(&[input.datastore_id]).await?.is_empty() {
-            return Err(Error::NotFound(format!("Datastore {} not found", input.datastore_id)));
+            return Err(datastore_not_found(input.datastore_id));
         }
         caller.require([input.datastore_id], Permission::Editor, "upsertContainer")?;
         let mut seen = HashSet::new();
@@ -378,7 +395,7 @@ impl Lineage {
 
     pub async fn delete_field(&self, caller: &Caller, id: Id) -> Result<bool> {
         let Some(field) = self.store.fields_by_ids(&[id]).await?.pop() else {
-            return Err(Error::NotFound(format!("Field {id} not found")));
+            return Err(field_not_found(id));
         };
         let ds = self.container_datastore(field.container_id).await?;
         caller.require([ds], Permission::Editor, "deleteField")?;
@@ -390,7 +407,7 @@ impl Lineage {
     pub async fn delete_datastore(&self, caller: &Caller, id: Id) -> Result<bool> {
         caller.require_unrestricted_admin("deleteDatastore")?;
         if self.store.datastores_by_ids(&[id]).await?.is_empty() {
-            return Err(Error::NotFound(format!("Datastore {id} not found")));
+            return Err(datastore_not_found(id));
         }
         let mut containers = Vec::new();
         let mut page = 1;
@@ -416,9 +433,7 @@ impl Lineage {
         name: Option<&str>,
         page: PageRequest,
     ) -> Result<Page<Field>> {
-        if self.store.containers_by_ids(&[container_id]).await?.is_empty() {
-            return Err(Error::NotFound(format!("Container {container_id} not found")));
-        }
+        self.require_container(container_id).await?;
         Ok(self.store.container_fields(container_id, name, page).await?)
     }
 
@@ -427,14 +442,14 @@ impl Lineage {
     async fn container_end(&self, id: Id) -> Result<End> {
         match self.store.containers_by_ids(&[id]).await?.pop() {
             Some(c) => Ok(End::Container { id: c.id }),
-            None => Err(Error::NotFound(format!("Container {id} not found"))),
+            None => Err(container_not_found(id)),
         }
     }
 
     async fn field_end(&self, id: Id) -> Result<End> {
         match self.store.fields_by_ids(&[id]).await?.pop() {
             Some(f) => Ok(End::Field { id: f.id, container_id: f.container_id }),
-            None => Err(Error::NotFound(format!("Field {id} not found"))),
+            None => Err(field_not_found(id)),
         }
     }
 
@@ -448,9 +463,7 @@ impl Lineage {
         .map_err(Error::BadInput)?;
         let source_type = input.source_type.unwrap_or_else(|| "manual".to_string());
         if !is_user_source_type(&source_type) {
-            return Err(Error::BadInput(format!(
-                "sourceType must be one of manual, catalog_import, inferred; got {source_type:?}"
-            )));
+            return Err(not_a_user_source_type(&source_type));
         }
         let (source, target) = if is_field {
             (
@@ -497,18 +510,18 @@ impl Lineage {
         created.into_iter().next().ok_or_else(|| Error::Internal("edge creation returned nothing".into()))
     }
 
-    pub async fn update_edge(&self, caller: &Caller, id: Id, patch: EdgePatch) -> Result<Edge> {
+    /// An edge the caller may change: EDITOR on the datastores of both its ends.
+    async fn editable_edge(&self, caller: &Caller, id: Id, operation: &str) -> Result<Edge> {
         let edge = self.store.edges_by_ids(&[id]).await?.pop().ok_or_else(|| edge_not_found(id))?;
-        caller.require(
-            self.datastores_of_ends([&edge.source, &edge.target]).await?,
-            Permission::Editor,
-            "updateEdge",
-        )?;
+        caller.require(self.datastores_of_ends([&edge.source, &edge.target]).await?, Permission::Editor, operation)?;
+        Ok(edge)
+    }
+
+    pub async fn update_edge(&self, caller: &Caller, id: Id, patch: EdgePatch) -> Result<Edge> {
+        let edge = self.editable_edge(caller, id, "updateEdge").await?;
         if let Some(st) = &patch.source_type {
             if !is_user_source_type(st) {
-                return Err(Error::BadInput(format!(
-                    "sourceType must be one of manual, catalog_import, inferred; got {st:?}"
-                )));
+                return Err(not_a_user_source_type(st));
             }
             if !is_user_source_type(&edge.source_type) && st != &edge.source_type {
                 return Err(Error::BadInput(format!(
@@ -521,12 +534,7 @@ impl Lineage {
     }
 
     pub async fn delete_edge(&self, caller: &Caller, id: Id) -> Result<bool> {
-        let edge = self.store.edges_by_ids(&[id]).await?.pop().ok_or_else(|| edge_not_found(id))?;
-        caller.require(
-            self.datastores_of_ends([&edge.source, &edge.target]).await?,
-            Permission::Editor,
-            "deleteEdge",
-        )?;
+        let edge = self.editable_edge(caller, id, "deleteEdge").await?;
         self.remove_edges(vec![edge]).await?;
         Ok(true)
     }
@@ -539,7 +547,14 @@ impl Lineage {
 
     async fn require_container(&self, id: Id) -> Result<()> {
         if self.store.containers_by_ids(&[id]).await?.is_empty() {
-            return Err(Error::NotFound(format!("Container {id} not found")));
+            return Err(container_not_found(id));
+        }
+        Ok(())
+    }
+
+    async fn require_field(&self, id: Id) -> Result<()> {
+        if self.store.fields_by_ids(&[id]).await?.is_empty() {
+            return Err(field_not_found(id));
         }
         Ok(())
     }
@@ -671,9 +686,7 @@ impl Lineage {
     ) -> Result<Transitive> {
         let depth = validate_depth(depth)?;
         let limit = validate_limit(limit)?;
-        if self.store.fields_by_ids(&[field_id]).await?.is_empty() {
-            return Err(Error::NotFound(format!("Field {field_id} not found")));
-        }
+        self.require_field(field_id).await?;
         let carries = move |e: &Edge| {
             let t = e.transformations.as_ref();
             (options.include_indirect || !rules::is_indirect_only(t))
@@ -749,9 +762,7 @@ impl Lineage {
         field_id: Id,
         container_ids: Option<Vec<Id>>,
     ) -> Result<(Vec<Id>, Vec<Edge>)> {
-        if self.store.fields_by_ids(&[field_id]).await?.is_empty() {
-            return Err(Error::NotFound(format!("Field {field_id} not found")));
-        }
+        self.require_field(field_id).await?;
         // Each direction is its own closure; the two run side by side.
         let closure = |direction: Direction| async move {
             let mut fields: BTreeSet<Id> = BTreeSet::new();

@@ -235,6 +235,28 @@ impl Adj {
     fn index(&self, id: i64, len: usize) -> Option<usize> {
         usize::try_from(id - 1).ok().filter(|&i| i < len)
     }
+
+    /// The edges of `ids` (of `len` nodes) in one direction's CSR lists, counted as rows read:
+    /// containers and fields differ only in which lists and how an edge is built.
+    fn adjacent(
+        &self,
+        ids: &[i64],
+        len: usize,
+        start: &[u32],
+        list: &[u32],
+        edge: impl Fn(u32) -> BEdge,
+    ) -> Vec<BEdge> {
+        let mut out = Vec::new();
+        for &id in ids {
+            if let Some(i) = self.index(id, len) {
+                for &e in &list[start[i] as usize..start[i + 1] as usize] {
+                    out.push(edge(e));
+                }
+            }
+        }
+        self.edge_rows.fetch_add(out.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        out
+    }
 }
 
 #[async_trait]
@@ -250,32 +272,14 @@ impl EdgeSource for Adj {
             Dir::Up => (&self.c_in_start, &self.c_in),
             Dir::Down => (&self.c_out_start, &self.c_out),
         };
-        let mut out = Vec::new();
-        for &id in ids {
-            if let Some(i) = self.index(id, self.c_name.len()) {
-                for &e in &list[start[i] as usize..start[i + 1] as usize] {
-                    out.push(self.cedge(e));
-                }
-            }
-        }
-        self.edge_rows.fetch_add(out.len() as u64, std::sync::atomic::Ordering::Relaxed);
-        Ok(out)
+        Ok(self.adjacent(ids, self.c_name.len(), start, list, |e| self.cedge(e)))
     }
     async fn field_edges(&self, ids: &[i64], dir: Dir) -> anyhow::Result<Vec<BEdge>> {
         let (start, list) = match dir {
             Dir::Up => (&self.f_in_start, &self.f_in),
             Dir::Down => (&self.f_out_start, &self.f_out),
         };
-        let mut out = Vec::new();
-        for &id in ids {
-            if let Some(i) = self.index(id, self.f_name.len()) {
-                for &e in &list[start[i] as usize..start[i + 1] as usize] {
-                    out.push(self.fedge(e));
-                }
-            }
-        }
-        self.edge_rows.fetch_add(out.len() as u64, std::sync::atomic::Ordering::Relaxed);
-        Ok(out)
+        Ok(self.adjacent(ids, self.f_name.len(), start, list, |e| self.fedge(e)))
     }
     async fn node_props(&self, ids: &[i64]) -> anyhow::Result<HashMap<i64, NodeProps>> {
         let mut out = HashMap::with_capacity(ids.len());

@@ -78,6 +78,16 @@ impl NeoBase {
         }
     }
 
+    /// The rows of an edge statement for `ids` (none without ids), counted as edge rows read.
+    async fn edge_rows_of(&self, text: &str, ids: &[i64]) -> anyhow::Result<Vec<neo4rs::Row>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows = self.rows(query(text).param("ids", ids.to_vec())).await?;
+        self.edge_rows.fetch_add(rows.len() as u64, Ordering::Relaxed);
+        Ok(rows)
+    }
+
     /// One OpenLineage event, as hand-written Cypher in one transaction.
     async fn ingest_one(&self, event: &Value) -> anyhow::Result<()> {
         let fingerprint = tributary::ingest::openlineage::event_fingerprint(event);
@@ -274,12 +284,7 @@ impl EdgeSource for NeoBase {
         Ok(!self.rows(q).await?.is_empty())
     }
     async fn container_edges(&self, ids: &[i64], dir: Dir) -> anyhow::Result<Vec<BEdge>> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let text = if dir == Dir::Up { UP } else { DOWN };
-        let rows = self.rows(query(text).param("ids", ids.to_vec())).await?;
-        self.edge_rows.fetch_add(rows.len() as u64, Ordering::Relaxed);
+        let rows = self.edge_rows_of(if dir == Dir::Up { UP } else { DOWN }, ids).await?;
         rows.iter()
             .map(|r| {
                 Ok(BEdge {
@@ -294,12 +299,7 @@ impl EdgeSource for NeoBase {
             .collect()
     }
     async fn field_edges(&self, ids: &[i64], dir: Dir) -> anyhow::Result<Vec<BEdge>> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let text = if dir == Dir::Up { FIELD_UP } else { FIELD_DOWN };
-        let rows = self.rows(query(text).param("ids", ids.to_vec())).await?;
-        self.edge_rows.fetch_add(rows.len() as u64, Ordering::Relaxed);
+        let rows = self.edge_rows_of(if dir == Dir::Up { FIELD_UP } else { FIELD_DOWN }, ids).await?;
         rows.iter()
             .map(|r| {
                 let tr: Option<Value> = r.get::<Option<String>>("tr")?.map(|t| serde_json::from_str(&t)).transpose()?;

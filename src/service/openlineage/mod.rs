@@ -1,0 +1,341 @@
+//! Applying OpenLineage events: one code path behind the four ingest endpoints and the GraphQL
+//! mutation. Each event is stored before it is applied, resolved against the catalog, turned
+//! into an `AssertionBatch` by the run-state rules, and applied in one transaction.
+//!
+//! Run states (seed 000 "Run States"): START, RUNNING and OTHER add; COMPLETE reconciles the
+//! job's runtime lineage with everything its run reported (this event and earlier events of the
+//! same run), retiring what the job asserted before and no longer does; FAIL and ABORT retire
+//! what their run alone asserted; a JobEvent replaces the job's design-time lineage. Evidence is
+//! one row per (edge, job and kind), so an edge retires only when no job asserts it any more.
+//! Empty inputs or outputs mean "not reported": a run that reported no edge retires nothing.
+//!
+//! The request flow lives here (`ingest_openlineage`, `replay_openlineage`, the store session
+//! around a run of events); `resolve` matches datasets to containers, `assertions` turns a
+//! resolved event into an `AssertionBatch` by the run-state rules above, `metadata` gathers the
+//! datasets' descriptions, tags, owners and field types, and `report` holds what comes back.
+
+mod assertions;
+mod metadata;
+mod report;
+mod resolve;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use report::Pending;
+pub use report::{unresolved_json, EventReport, IngestReport, Unresolved};
+pub use resolve::external_fqn;
+use resolve::Resolver;
+
+use super::{Caller, Lineage};
+use crate::domain::{AssertionSummary, Id, StoredEvent};
+use crate::error::{Error, Result};
+use crate::ingest::openlineage::{self as ol, Event, EventKind, Limits, RunState};
+use crate::store::Store;
+
+pub const SOURCE_TYPE: &str = "openlineage";
+
+/// Events applied in one store session (one transaction) at most: a bigger request commits
+/// every this many, so it does not keep other writers waiting for its whole length.
+const SESSION_EVENTS: usize = 500;
+
+/// The event as the store keeps it, before it is applied.
+fn stored_event(
+    caller: &Caller,
+    raw: Value,
+    validated: &std::result::Result<Event, Vec<ol::ValidationIssue>>,
+    now: crate::domain::Timestamp,
+) -> StoredEvent {
+    let e = validated.as_ref().ok();
+    let job = e.and_then(|e| e.job.as_ref());
+    StoredEvent {
+        id: 0,
+        fingerprint: ol::event_fingerprint(&raw),
+        kind: e.map(|e| kind_name(e.kind)).unwrap_or("unknown").to_string(),
+        job_namespace: job.map(|j| j.namespace.clone()),
+        job_name: job.map(|j| j.name.clone()),
+        run_id: e.and_then(|e| e.run_id.clone()),
+        event_type: e.and_then(|e| e.event_type).map(|s| state_name(Some(s)).to_string()),
+        event_time: e.map(|e| e.event_time),
+        received_at: now,
+        submitted_by: Some(caller.user.clone()),
+        status: "pending".into(),
+        errors: json!([]),
+        summary: json!({}),
+        body: raw,
+    }
+}
+
+/// A stored event's `[{location, message}]` errors as pairs.
+fn stored_errors(errors: &Value) -> Vec<(String, String)> {
+    errors
+        .as_array()
+        .map(|errs| {
+            errs.iter()
+                .map(|e| {
+                    let text = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+                    (text("location"), text("message"))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn kind_name(kind: EventKind) -> &'static str {
+    kind.as_str()
+}
+
+/// The event type that set the evidence; an event without one counts as OTHER.
+fn state_name(state: Option<RunState>) -> &'static str {
+    state.map(RunState::as_str).unwrap_or("OTHER")
+}
+
+impl Lineage {
+    /// Stores, validates and applies each event in turn; one event's failure does not stop the rest.
+    /// The request's events are stored in one transaction before any is applied, and their
+    /// outcomes recorded in one transaction at the end.
+    pub async fn ingest_openlineage(&self, caller: &Caller, events: Vec<Value>) -> Result<IngestReport> {
+        let limits = Limits::default();
+        let mut report = IngestReport::default();
+        let now = crate::domain::now();
+        let mut validated = Vec::with_capacity(events.len());
+        let mut stored = Vec::with_capacity(events.len());
+        for raw in events {
+            let v = ol::validate(&raw, now, &limits);
+            stored.push(stored_event(caller, raw, &v, now));
+            validated.push(v);
+        }
+        let count = stored.len();
+        let inserted = match self.store.insert_events(stored).await {
+            Ok(x) => x,
+            Err(e) => {
+                tracing::error!(error = %e, events = count, "storing OpenLineage events failed");
+                for (index, v) in validated.iter().enumerate() {
+                    let mut rep = EventReport::new(index);
+                    rep.kind = v.as_ref().ok().map(|e| kind_name(e.kind));
+                    rep.errors.push((String::new(), "the event could not be stored; retry".into()));
+                    report.events.push(rep);
+                }
+                return Ok(report);
+            }
+        };
+        // Where an event of this request went in `report`, for duplicates within the request.
+        let mut seen: HashMap<Id, usize> = HashMap::new();
+        let mut items = validated.into_iter().zip(inserted).enumerate().peekable();
+        while items.peek().is_some() {
+            let chunk: Vec<_> = items.by_ref().take(SESSION_EVENTS).collect();
+            let (session, lineage) = self.session().await;
+            let first = report.events.len();
+            let mut pending = Pending::default();
+            let mut forward = Vec::new();
+            for (index, (v, (stored, duplicate))) in chunk {
+                let earlier = seen.get(&stored.id).map(|&i| &report.events[i]);
+                let rep =
+                    lineage.ingest_one(caller, index, v, stored, duplicate, earlier, &mut pending, &mut forward).await;
+                if let Some(id) = rep.id {
+                    seen.entry(id).or_insert(index);
+                }
+                report.events.push(rep);
+                // The embedded store's calls run on this worker without yielding: let the
+                // worker's other tasks in between events.
+                tokio::task::yield_now().await;
+            }
+            lineage.flush(&mut pending).await;
+            if let Some(s) = session {
+                if let Err(e) = s.commit_session().await {
+                    tracing::error!(error = %e, events = report.events.len() - first, "committing OpenLineage events failed");
+                    forward.clear();
+                    for rep in report.events[first..].iter_mut().filter(|r| matches!(r.status, "applied" | "ignored")) {
+                        rep.status = "failed";
+                        rep.errors.push((String::new(), "the store could not commit the event; retry".into()));
+                    }
+                }
+            }
+            if let Some(f) = &self.forwarder {
+                forward.iter().for_each(|raw| f.forward(raw));
+            }
+        }
+        Ok(report)
+    }
+
+    /// A store session for a run of events (their reads and writes in one transaction, one commit)
+    /// and this service on it; without one (Neo4j, or the writer not free in time) each write
+    /// commits alone.
+    async fn session(&self) -> (Option<Arc<dyn Store>>, Lineage) {
+        match self.store.session().await {
+            Ok(Some(s)) => (Some(s.clone()), Lineage { store: s, ..self.clone() }),
+            Ok(None) => (None, self.clone()),
+            Err(e) => {
+                tracing::warn!(error = %e, "no store session; applying each event in its own transaction");
+                (None, self.clone())
+            }
+        }
+    }
+
+    /// Applies one stored event unless it duplicates one already applied or rejected (`earlier`,
+    /// when that one came in this same request and its outcome is not stored yet).
+    #[allow(clippy::too_many_arguments)]
+    async fn ingest_one(
+        &self,
+        caller: &Caller,
+        index: usize,
+        validated: std::result::Result<Event, Vec<ol::ValidationIssue>>,
+        stored: StoredEvent,
+        duplicate: bool,
+        earlier: Option<&EventReport>,
+        pending: &mut Pending,
+        forward: &mut Vec<Value>,
+    ) -> EventReport {
+        let mut rep = EventReport::new(index);
+        rep.kind = validated.as_ref().ok().map(|e| kind_name(e.kind));
+        rep.id = Some(stored.id);
+        let (status, errors): (&str, Vec<(String, String)>) = match earlier {
+            Some(e) => (e.status, e.errors.clone()),
+            None => (stored.status.as_str(), stored_errors(&stored.errors)),
+        };
+        if duplicate && status == "rejected" {
+            // The same invalid event is the same rejection, with its errors; nothing is stored twice.
+            rep.status = "rejected";
+            rep.errors = errors;
+            rep.summary = json!({"duplicate_of": stored.id});
+            return rep;
+        }
+        // Applied or ignored before: nothing to do. A failed or denied event is tried again (the
+        // store may be back, the caller may have the rights).
+        if duplicate && matches!(status, "applied" | "ignored") {
+            rep.status = "ignored";
+            rep.summary = json!({"duplicate_of": stored.id, "original_status": status});
+            return rep;
+        }
+        let raw = stored.body;
+        self.apply_stored(caller, &mut rep, stored.id, validated, pending).await;
+        // Forwarded once committed.
+        if self.forwarder.is_some() && matches!(rep.status, "applied" | "ignored") {
+            forward.push(raw);
+        }
+        rep
+    }
+
+    /// Applies a stored event's validation result and records the outcome on it.
+    async fn apply_stored(
+        &self,
+        caller: &Caller,
+        rep: &mut EventReport,
+        event_id: Id,
+        validated: std::result::Result<Event, Vec<ol::ValidationIssue>>,
+        pending: &mut Pending,
+    ) {
+        let event = match validated {
+            Ok(e) => e,
+            Err(issues) => {
+                rep.status = "rejected";
+                rep.errors = issues.into_iter().map(|i| (i.pointer, i.message)).collect();
+                pending.finish(rep, None);
+                return;
+            }
+        };
+        match self.apply_event(caller, event_id, &event, pending).await {
+            Ok((summary, metadata, unresolved)) => {
+                let changed = summary.edges_asserted + summary.edges_retired + summary.evidence_retired + metadata > 0;
+                rep.status = if changed { "applied" } else { "ignored" };
+                rep.edges_created = summary.edges_created;
+                rep.summary = json!({
+                    "edges_created": summary.edges_created,
+                    "edges_revived": summary.edges_revived,
+                    "edges_asserted": summary.edges_asserted,
+                    "evidence_created": summary.evidence_created,
+                    "evidence_retired": summary.evidence_retired,
+                    "edges_retired": summary.edges_retired,
+                    "metadata_asserted": metadata,
+                    "unresolved_datasets": unresolved.iter().map(|u| json!({"namespace": u.namespace, "name": u.name, "reason": u.reason})).collect::<Vec<_>>(),
+                    "warnings": event.warnings.iter().map(|w| json!({"location": w.pointer, "message": w.message})).collect::<Vec<_>>(),
+                });
+                rep.unresolved = unresolved;
+            }
+            Err(Error::BadInput(m)) => {
+                rep.status = "rejected";
+                rep.errors.push((String::new(), m));
+            }
+            Err(Error::Forbidden(m)) => {
+                rep.status = "denied";
+                rep.errors.push((String::new(), m));
+            }
+            Err(e) => {
+                tracing::error!(error = e.message(), event_id, "applying an OpenLineage event failed");
+                rep.status = "failed";
+                rep.errors.push((String::new(), e.client_message()));
+            }
+        }
+        pending.finish(rep, Some(&event));
+    }
+
+    /// Re-applies stored events with ids above `after`, oldest first (for example after new
+    /// datastores are registered, so datasets that were external now resolve). `statuses`
+    /// limits it to events whose last outcome is one of them. `progress` hears each event.
+    pub async fn replay_openlineage(
+        &self,
+        after: Id,
+        statuses: &[String],
+        mut progress: impl FnMut(&EventReport),
+    ) -> Result<IngestReport> {
+        let limits = Limits::default();
+        let mut report = IngestReport::default();
+        let mut cursor = after;
+        let mut pending = Pending::default();
+        loop {
+            let batch = self.store.events_after(cursor, 500).await?;
+            let Some(last) = batch.last() else { break };
+            cursor = last.id;
+            let (session, lineage) = self.session().await;
+            for stored in batch {
+                if !statuses.is_empty() && !statuses.iter().any(|s| s == &stored.status) {
+                    continue;
+                }
+                // Replay acts with full rights; who sent the event stays on its evidence.
+                let caller =
+                    Caller { user: stored.submitted_by.clone().unwrap_or_else(|| "replay".into()), ..Caller::system() };
+                // Validated as of its arrival, so "at most five minutes in the future" holds.
+                let validated = ol::validate(&stored.body, stored.received_at, &limits);
+                let mut rep = EventReport::new(report.events.len());
+                rep.id = Some(stored.id);
+                rep.kind = validated.as_ref().ok().map(|e| kind_name(e.kind));
+                lineage.apply_stored(&caller, &mut rep, stored.id, validated, &mut pending).await;
+                progress(&rep);
+                report.events.push(rep);
+                tokio::task::yield_now().await;
+            }
+            lineage.flush(&mut pending).await;
+            if let Some(s) = session {
+                s.commit_session().await?;
+            }
+        }
+        Ok(report)
+    }
+
+    /// Records the queued outcomes (one transaction).
+    async fn flush(&self, pending: &mut Pending) {
+        // The caches start afresh too: a replay flushes every few hundred events.
+        let outcomes = std::mem::take(pending).outcomes;
+        let n = outcomes.len();
+        if let Err(e) = self.store.finish_events(outcomes).await {
+            tracing::error!(error = %e, events = n, "recording events' outcomes failed");
+        }
+    }
+
+    /// Resolves the event and applies its assertions and retirements in one transaction.
+    async fn apply_event(
+        &self,
+        caller: &Caller,
+        event_id: Id,
+        event: &Event,
+        pending: &mut Pending,
+    ) -> Result<(AssertionSummary, i64, Vec<Unresolved>)> {
+        let known = std::mem::take(&mut pending.known);
+        let mut resolver = Resolver::new(self, caller, pending.datastores(self).await?, known);
+        let out = self.apply_resolved(caller, event_id, event, pending, &mut resolver).await;
+        pending.known = resolver.into_known();
+        out
+    }
+}
