@@ -20,6 +20,9 @@ pub struct Metrics {
     pub forwarded: IntCounterVec,
     /// Stored events deleted by the retention task.
     pub events_purged: prometheus::IntCounter,
+    /// Transactions run again after a transient database error (a deadlock, a leader switch),
+    /// by `store` and `code` (the database's status code).
+    pub store_retries: IntCounterVec,
 }
 
 fn build() -> Metrics {
@@ -59,6 +62,11 @@ fn build() -> Metrics {
     let events_purged =
         prometheus::IntCounter::new("tributary_events_purged_total", "Stored events deleted by retention")
             .expect("valid metric definition");
+    let store_retries = IntCounterVec::new(
+        Opts::new("tributary_store_retries_total", "Store transactions retried after a transient error"),
+        &["store", "code"],
+    )
+    .expect("valid metric definition");
     for c in [
         Box::new(store_queries.clone()) as Box<dyn prometheus::core::Collector>,
         Box::new(store_calls.clone()),
@@ -67,6 +75,7 @@ fn build() -> Metrics {
         Box::new(http_latency.clone()),
         Box::new(forwarded.clone()),
         Box::new(events_purged.clone()),
+        Box::new(store_retries.clone()),
     ] {
         registry.register(c).expect("metric registered once");
     }
@@ -79,6 +88,7 @@ fn build() -> Metrics {
         http_latency,
         forwarded,
         events_purged,
+        store_retries,
     }
 }
 
@@ -90,6 +100,11 @@ pub fn metrics() -> &'static Metrics {
 /// Counts one statement sent to a store.
 pub fn store_query(store: &'static str, operation: &'static str) {
     metrics().store_queries.with_label_values(&[store, operation]).inc();
+}
+
+/// Counts one transaction run again after a transient error with this status code.
+pub fn store_retry(store: &'static str, code: &str) {
+    metrics().store_retries.with_label_values(&[store, code]).inc();
 }
 
 /// Times one store call.

@@ -62,6 +62,7 @@ const OPERATION_COUNTER: &str = "operation";
 
 /// One statement of `cypher/`, with its parameters; `name` (the file name) is its operation label
 /// in metrics and logs.
+#[derive(Clone)]
 struct Cmd {
     name: &'static str,
     query: Query,
@@ -86,6 +87,24 @@ macro_rules! cypher {
     };
 }
 
+/// Runs `$body` (a future using `$txn: &mut Txn`) in one explicit transaction of `$store`:
+/// committed when it succeeds, rolled back when it fails, and run again as a whole when Neo4j
+/// failed it with a transient error, such as a deadlock between two writers (see [`retry`]). So
+/// `$body` may run more than once, each time on a fresh transaction, and must not consume what
+/// it captures. A macro rather than a function taking an async closure: the futures such a
+/// closure returns borrow it, and `async_trait` cannot prove those `Send` for every lifetime.
+macro_rules! write_txn {
+    ($store:expr, |$txn:ident| $body:expr) => {
+        $crate::store::neo4j::retry::transient(|| async {
+            let mut txn = $store.begin().await?;
+            let $txn = &mut txn;
+            let result = $body.await;
+            $crate::store::neo4j::finish(txn, result).await
+        })
+        .await
+    };
+}
+
 // Declared after `cypher!`, which they use (a `macro_rules!` macro is visible below its
 // definition only).
 mod assertions;
@@ -94,6 +113,7 @@ mod edges;
 mod events;
 mod graph;
 mod identity;
+mod retry;
 mod rows;
 mod schema;
 mod transfer;
@@ -244,9 +264,13 @@ struct OwnTxn<'a>(&'a Neo4jStore);
 
 impl Run for OwnTxn<'_> {
     async fn run(&mut self, cmd: Cmd) -> StoreResult<Rows> {
-        let mut txn = self.0.begin().await?;
-        let result = exec(&mut txn, cmd).await;
-        finish(txn, result).await
+        let store = self.0;
+        retry::transient(|| async {
+            let mut txn = store.begin().await?;
+            let result = exec(&mut txn, cmd.clone()).await;
+            finish(txn, result).await
+        })
+        .await
     }
 }
 
@@ -337,9 +361,9 @@ impl Neo4jStore {
         transfer::wipe(OwnTxn(self)).await
     }
 
-    /// Runs `work` in one explicit transaction: committed when it succeeds, rolled back when it
-    /// fails.
-    async fn write<T>(&self, work: impl AsyncFnOnce(&mut Txn) -> StoreResult<T>) -> StoreResult<T> {
+    /// `write_txn!` without the retry, for `import`, whose transactions consume their rows as they
+    /// go and which undoes what it wrote itself when a later part fails.
+    async fn write_once<T>(&self, work: impl AsyncFnOnce(&mut Txn) -> StoreResult<T>) -> StoreResult<T> {
         let mut txn = self.begin().await?;
         let result = work(&mut txn).await;
         finish(txn, result).await
@@ -365,7 +389,7 @@ impl Store for Neo4jStore {
     // ---- catalog ----
 
     async fn upsert_datastore(&self, input: DatastoreInput) -> StoreResult<Datastore> {
-        self.write(async |txn| catalog::upsert_datastore_in(txn, input).await).await
+        write_txn!(self, |txn| catalog::upsert_datastore_in(txn, input.clone()))
     }
 
     async fn datastores_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Datastore>> {
@@ -381,7 +405,7 @@ impl Store for Neo4jStore {
     }
 
     async fn upsert_container(&self, input: ContainerInput) -> StoreResult<(Container, Vec<Field>)> {
-        self.write(async |txn| catalog::upsert_container_in(txn, input).await).await
+        write_txn!(self, |txn| catalog::upsert_container_in(txn, input.clone()))
     }
 
     async fn containers_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Container>> {
@@ -444,8 +468,7 @@ impl Store for Neo4jStore {
         if edges.is_empty() {
             return Ok(Vec::new());
         }
-        self.write(async |txn| edges::create_edges_in(txn, edges, skip_existing, micros(now)).await)
-            .await
+        write_txn!(self, |txn| edges::create_edges_in(txn, edges.clone(), skip_existing, micros(now)))
             .map_err(edges::edge_conflict)
     }
 
@@ -454,14 +477,14 @@ impl Store for Neo4jStore {
     }
 
     async fn update_edge(&self, id: Id, patch: EdgePatch) -> StoreResult<Option<Edge>> {
-        self.write(async |txn| edges::update_edge_in(txn, id, patch).await).await.map_err(edges::edge_conflict)
+        write_txn!(self, |txn| edges::update_edge_in(txn, id, patch.clone())).map_err(edges::edge_conflict)
     }
 
     async fn retire_edges(&self, ids: &[Id], now: Timestamp) -> StoreResult<()> {
         if ids.is_empty() {
             return Ok(());
         }
-        self.write(async |txn| edges::retire_edges_in(txn, distinct(ids), micros(now)).await).await
+        write_txn!(self, |txn| edges::retire_edges_in(txn, distinct(ids), micros(now)))
     }
 
     async fn delete_edges(&self, ids: &[Id]) -> StoreResult<()> {
@@ -532,7 +555,7 @@ impl Store for Neo4jStore {
         if rows.is_empty() {
             return Ok(());
         }
-        self.write(async |txn| assertions::put_metadata_in(txn, &rows).await).await
+        write_txn!(self, |txn| assertions::put_metadata_in(txn, &rows))
     }
 
     async fn metadata_for_container(&self, container_id: Id) -> StoreResult<Vec<MetadataAssertion>> {
@@ -540,7 +563,7 @@ impl Store for Neo4jStore {
     }
 
     async fn next_operation_id(&self) -> StoreResult<Id> {
-        self.write(async |txn| assertions::next_operation_id_in(txn).await).await
+        write_txn!(self, |txn| assertions::next_operation_id_in(txn))
     }
 
     async fn evidence_by_keys(&self, keys: &[String]) -> StoreResult<Vec<Evidence>> {
@@ -602,7 +625,7 @@ impl Store for Neo4jStore {
 
     /// One transaction (see `transfer`).
     async fn export(&self) -> StoreResult<Vec<Record>> {
-        self.write(async |txn| transfer::export_in(txn).await).await
+        write_txn!(self, |txn| transfer::export_in(txn))
     }
 
     /// Transactions of `IMPORT_TX_ROWS` rows, undone when one fails (see `transfer`).

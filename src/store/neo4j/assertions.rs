@@ -111,7 +111,7 @@ pub(super) async fn apply_assertions(
     let mut attempt = 0;
     loop {
         attempt += 1;
-        match store.write(async |txn| apply_assertions_in(txn, &batch, now).await).await {
+        match write_txn!(store, |txn| apply_assertions_in(txn, &batch, now)) {
             Err(StoreError::Conflict(m)) if attempt < 5 => {
                 tracing::debug!(attempt, error = %m, "concurrent assertion of a new edge; retrying the batch");
                 tokio::time::sleep(std::time::Duration::from_millis(10 * attempt)).await;

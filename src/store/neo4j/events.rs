@@ -14,13 +14,11 @@ use crate::store::{StoreError, StoreResult};
 /// create, the event that won is read and returned as the existing one.
 pub(super) async fn insert_event(store: &Neo4jStore, event: StoredEvent) -> StoreResult<(StoredEvent, bool)> {
     let fingerprint = event.fingerprint.clone();
-    match store.write(async |txn| insert_event_in(txn, event).await).await {
-        Err(StoreError::Conflict(message)) => {
-            match store.write(async |txn| event_by_fingerprint(txn, &fingerprint).await).await? {
-                Some(existing) => Ok((existing, true)),
-                None => Err(StoreError::Conflict(message)),
-            }
-        }
+    match write_txn!(store, |txn| insert_event_in(txn, event.clone())) {
+        Err(StoreError::Conflict(message)) => match write_txn!(store, |txn| event_by_fingerprint(txn, &fingerprint))? {
+            Some(existing) => Ok((existing, true)),
+            None => Err(StoreError::Conflict(message)),
+        },
         other => other,
     }
 }
@@ -29,7 +27,7 @@ pub(super) async fn insert_events(
     store: &Neo4jStore,
     events: Vec<StoredEvent>,
 ) -> StoreResult<Vec<(StoredEvent, bool)>> {
-    match store.write(async |txn| insert_events_in(txn, events.clone()).await).await {
+    match write_txn!(store, |txn| insert_events_in(txn, events.clone())) {
         // A concurrent request created one of these meanwhile: one event at a time instead.
         Err(StoreError::Conflict(_)) => {
             let mut out = Vec::with_capacity(events.len());

@@ -137,7 +137,7 @@ async fn import_batches(store: &Neo4jStore, rows: Vec<BoltType>, cmd: fn() -> Cm
     let mut rows = rows.into_iter().peekable();
     while rows.peek().is_some() {
         store
-            .write(async |txn| {
+            .write_once(async |txn| {
                 for _ in 0..IMPORT_TX_ROWS.div_ceil(IMPORT_BATCH) {
                     if rows.peek().is_none() {
                         break;
@@ -164,7 +164,7 @@ async fn import_all(store: &Neo4jStore, rows: ImportRows) -> StoreResult<()> {
     import_batches(store, rows.metadata, || cypher!("put_metadata")).await?;
     import_batches(store, rows.events, || cypher!("import_events")).await?;
     store
-        .write(async |txn| {
+        .write_once(async |txn| {
             for batch in rows.docs.chunks(IMPORT_BATCH) {
                 exec(txn, cypher!("import_docs").param("rows", list(batch.to_vec()))).await?;
             }
