@@ -34,6 +34,9 @@ mod scalars;
 
 use async_graphql::{Context, EmptySubscription, Schema};
 
+use super::loaders::Loaders;
+use crate::service::{self, Caller, Lineage};
+
 pub use self::catalog::{Container, Datastore, Field, MetadataAssertion};
 pub use self::events::StoredEvent;
 pub use self::identity::{DatastorePermission, Me, PermissionLevel, Role, Team};
@@ -50,8 +53,6 @@ pub use self::reports::{
     SqlStatementLineage,
 };
 pub use self::scalars::DateTime;
-use super::loaders::Loaders;
-use crate::service::{self, Caller, Lineage};
 
 pub type TributarySchema = Schema<QueryRoot, MutationRoot, EmptySubscription>;
 
