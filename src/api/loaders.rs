@@ -3,6 +3,8 @@
 //! A fresh set is made per request (its cache must not outlive the request).
 
 use std::collections::{HashMap, HashSet};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
 use async_graphql::dataloader::{DataLoader, HashMapCache, Loader};
@@ -52,33 +54,38 @@ by_id_loader!(ContainerLoader, Container, containers_by_ids, |c: &Container| c.i
 by_id_loader!(FieldLoader, Field, fields_by_ids, |f: &Field| f.id);
 by_id_loader!(DatastoreLoader, Datastore, datastores_by_ids, |d: &Datastore| d.id);
 
-/// Container stats, zeros for a container without fields (the store gives no row for it): every
-/// key gets a value, so a prefetched key never goes back to the store.
-pub struct StatsLoader(pub Arc<dyn Store>);
-impl Loader<Id> for StatsLoader {
-    type Value = ContainerStats;
+/// A store read of one value per key, for many keys in one statement. Every key asked gets a value:
+/// `empty` for a key the store has no row for, so a key read once (loaded, prefetched or fed)
+/// never goes back to the store.
+pub struct EveryKeyLoader<V, R> {
+    store: Arc<dyn Store>,
+    /// The value of a key the store gives no row for.
+    empty: fn(Id) -> V,
+    /// The store's rows for these keys.
+    read: for<'a> fn(&'a dyn Store, &'a [Id]) -> StoreRead<'a, R>,
+    /// A row as its key and value.
+    entry: fn(R) -> (Id, V),
+}
+
+/// What `Store`'s batch reads return (`async_trait` boxes their futures).
+type StoreRead<'a, R> = Pin<Box<dyn Future<Output = Result<Vec<R>, StoreError>> + Send + 'a>>;
+
+impl<V: Clone + Send + Sync + 'static, R: Send + 'static> Loader<Id> for EveryKeyLoader<V, R> {
+    type Value = V;
     type Error = LoadError;
-    async fn load(&self, keys: &[Id]) -> Result<HashMap<Id, ContainerStats>, LoadError> {
-        let mut out: HashMap<Id, ContainerStats> = keys
-            .iter()
-            .map(|k| (*k, ContainerStats { container_id: *k, field_count: 0, linked_field_count: 0 }))
-            .collect();
-        out.extend(self.0.container_stats(keys).await?.into_iter().map(|s| (s.container_id, s)));
+    async fn load(&self, keys: &[Id]) -> Result<HashMap<Id, V>, LoadError> {
+        let mut out: HashMap<Id, V> = keys.iter().map(|k| (*k, (self.empty)(*k))).collect();
+        out.extend((self.read)(self.store.as_ref(), keys).await?.into_iter().map(self.entry));
         Ok(out)
     }
 }
 
+/// Container stats, zeros for a container without fields (the store gives no row for it).
+pub type StatsLoader = EveryKeyLoader<ContainerStats, ContainerStats>;
 /// Live field counts (0 for a container without fields).
-pub struct FieldCountLoader(pub Arc<dyn Store>);
-impl Loader<Id> for FieldCountLoader {
-    type Value = i64;
-    type Error = LoadError;
-    async fn load(&self, keys: &[Id]) -> Result<HashMap<Id, i64>, LoadError> {
-        let mut out: HashMap<Id, i64> = keys.iter().map(|k| (*k, 0)).collect();
-        out.extend(self.0.field_counts(keys).await?);
-        Ok(out)
-    }
-}
+pub type FieldCountLoader = EveryKeyLoader<i64, (Id, i64)>;
+/// Whether a field has a live field edge (the store lists those that do).
+pub type HasLineageLoader = EveryKeyLoader<bool, Id>;
 
 pub struct EvidenceLoader(pub Arc<dyn Store>);
 impl Loader<Id> for EvidenceLoader {
@@ -88,20 +95,6 @@ impl Loader<Id> for EvidenceLoader {
         let mut out: HashMap<Id, Vec<Evidence>> = keys.iter().map(|k| (*k, Vec::new())).collect();
         for e in self.0.evidence_for_edges(keys).await? {
             out.entry(e.edge_id).or_default().push(e);
-        }
-        Ok(out)
-    }
-}
-
-pub struct HasLineageLoader(pub Arc<dyn Store>);
-impl Loader<Id> for HasLineageLoader {
-    type Value = bool;
-    type Error = LoadError;
-    async fn load(&self, keys: &[Id]) -> Result<HashMap<Id, bool>, LoadError> {
-        let linked = self.0.fields_with_lineage(keys).await?;
-        let mut out: HashMap<Id, bool> = keys.iter().map(|k| (*k, false)).collect();
-        for id in linked {
-            out.insert(id, true);
         }
         Ok(out)
     }
@@ -184,10 +177,25 @@ impl Loaders {
             containers: Prefetching::new(ContainerLoader(store.clone())),
             fields: Prefetching::new(FieldLoader(store.clone())),
             datastores: Prefetching::new(DatastoreLoader(store.clone())),
-            stats: Prefetching::new(StatsLoader(store.clone())),
-            field_counts: Prefetching::new(FieldCountLoader(store.clone())),
+            stats: Prefetching::new(EveryKeyLoader {
+                store: store.clone(),
+                empty: |k| ContainerStats { container_id: k, field_count: 0, linked_field_count: 0 },
+                read: |store, keys| store.container_stats(keys),
+                entry: |s| (s.container_id, s),
+            }),
+            field_counts: Prefetching::new(EveryKeyLoader {
+                store: store.clone(),
+                empty: |_| 0,
+                read: |store, keys| store.field_counts(keys),
+                entry: |count| count,
+            }),
             evidence: Prefetching::new(EvidenceLoader(store.clone())),
-            has_lineage: Prefetching::new(HasLineageLoader(store)),
+            has_lineage: Prefetching::new(EveryKeyLoader {
+                store,
+                empty: |_| false,
+                read: |store, keys| store.fields_with_lineage(keys),
+                entry: |id| (id, true),
+            }),
         }
     }
 }

@@ -2,6 +2,8 @@
 //! only the answer's shape differs: seed 000's per-event report on `/api/v1/lineage` and
 //! `/api/lineage/openlineage`, seed 002's summary on `/api/v1/openlineage/lineage[/batch]`.
 
+use std::marker::PhantomData;
+
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -10,7 +12,7 @@ use axum::Json;
 use serde_json::{json, Value};
 
 use super::AppState;
-use crate::ingest::openlineage::{self as ol, BodyError, Limits};
+use crate::ingest::openlineage::{self as ol, BodyError, Limits, ParsedBody};
 use crate::service::openlineage::{unresolved_json, EventReport, IngestReport};
 use crate::service::Caller;
 
@@ -42,43 +44,77 @@ fn is_gzip(headers: &HeaderMap) -> bool {
         .is_some_and(|v| v.split(',').any(|p| p.trim().eq_ignore_ascii_case("gzip")))
 }
 
-/// Why an ingest request was answered before its events were looked at.
-enum Refused {
-    /// Already an answer: 401 for a missing or bad token, or the body could not be read.
-    Answer(Box<Response>),
-    /// The body is too large or not valid gzip; each endpoint words this its own way.
-    Body(BodyError),
-}
+/// An ingest request past the preamble every ingest route shares, as an extractor: the caller
+/// is authenticated from the headers first, so a request without a valid token costs a hash
+/// lookup and never has its (up to 50 MiB) body read or inflated; then the body is read within
+/// the route's limit, gunzipped when the request says so, and parsed as `B`. A refusal is the
+/// route's answer: 401 for a missing or bad token, the body's own error when it could not be
+/// read, and otherwise worded as `W` says.
+pub struct Authenticated<B, W>(pub Caller, pub B, PhantomData<W>);
 
-impl Refused {
-    /// Seed 000's `{"detail": ...}` answer.
-    fn detail(self) -> Response {
-        match self {
-            Refused::Answer(r) => *r,
-            Refused::Body(e) => body_error(e),
-        }
-    }
+impl<B: Body, W: Wording> FromRequest<AppState> for Authenticated<B, W> {
+    type Rejection = Response;
 
-    /// Seed 002's `{"status": "failure", ...}` answer.
-    fn collated(self) -> Response {
-        match self {
-            Refused::Answer(r) => *r,
-            Refused::Body(e) => collate_error(body_error_message(e)),
-        }
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, Response> {
+        let caller = caller(state, req.headers()).await.map_err(|r| *r)?;
+        let gzip = is_gzip(req.headers());
+        let body = Bytes::from_request(req, state).await.map_err(|e| detail(e.status(), e.body_text()))?;
+        let limits = Limits::default();
+        let bytes = ol::decode_body(&body, gzip, &limits).map_err(W::refuse)?;
+        let parsed = B::parse(&bytes, &limits).map_err(W::refuse)?;
+        Ok(Authenticated(caller, parsed, PhantomData))
     }
 }
 
-/// The preamble of every ingest route: authenticate from the headers first, so a request
-/// without a valid token costs a hash lookup and never has its (up to 50 MiB) body read or
-/// inflated; then read the body within the route's limit and gunzip it when the request says so.
-async fn authenticated_body(state: &AppState, req: Request) -> Result<(Caller, Vec<u8>), Refused> {
-    let caller = caller(state, req.headers()).await.map_err(Refused::Answer)?;
-    let gzip = is_gzip(req.headers());
-    let body = Bytes::from_request(req, state)
-        .await
-        .map_err(|e| Refused::Answer(Box::new(detail(e.status(), e.body_text()))))?;
-    let bytes = ol::decode_body(&body, gzip, &Limits::default()).map_err(Refused::Body)?;
-    Ok((caller, bytes))
+/// What an ingest route's decoded body is parsed into.
+pub trait Body: Sized {
+    fn parse(bytes: &[u8], limits: &Limits) -> Result<Self, BodyError>;
+}
+
+/// An event or a list of events.
+impl Body for ParsedBody {
+    fn parse(bytes: &[u8], limits: &Limits) -> Result<Self, BodyError> {
+        ol::parse_body(bytes, limits)
+    }
+}
+
+/// Seed 002's batch, `{"events": [...]}`.
+pub struct Batch(pub ParsedBody);
+
+impl Body for Batch {
+    fn parse(bytes: &[u8], limits: &Limits) -> Result<Self, BodyError> {
+        ol::parse_batch_body(bytes, limits).map(Batch)
+    }
+}
+
+/// Any JSON value (seed 004's edge); what is not JSON is a bad request.
+impl Body for Value {
+    fn parse(bytes: &[u8], _: &Limits) -> Result<Self, BodyError> {
+        serde_json::from_slice(bytes).map_err(|e| BodyError::BadRequest(format!("the body is not JSON: {e}")))
+    }
+}
+
+/// How a route words a body it refuses (too large, not valid gzip, not parsable).
+pub trait Wording {
+    fn refuse(e: BodyError) -> Response;
+}
+
+/// Seed 000's `{"detail": ...}` answer.
+pub struct Detail;
+
+impl Wording for Detail {
+    fn refuse(e: BodyError) -> Response {
+        body_error(e)
+    }
+}
+
+/// Seed 002's `{"status": "failure", ...}` answer.
+pub struct Collated;
+
+impl Wording for Collated {
+    fn refuse(e: BodyError) -> Response {
+        collate_error(body_error_message(e))
+    }
 }
 
 /// The seed 000 report of one event.
@@ -114,16 +150,10 @@ pub fn report_json(r: &IngestReport) -> Value {
 }
 
 /// `POST /api/v1/lineage` and `POST /api/lineage/openlineage`.
-pub async fn ingest(State(state): State<AppState>, req: Request) -> Response {
-    let limits = Limits::default();
-    let (caller, bytes) = match authenticated_body(&state, req).await {
-        Ok(x) => x,
-        Err(r) => return r.detail(),
-    };
-    let parsed = match ol::parse_body(&bytes, &limits) {
-        Ok(p) => p,
-        Err(e) => return body_error(e),
-    };
+pub async fn ingest(
+    State(state): State<AppState>,
+    Authenticated(caller, parsed, _): Authenticated<ParsedBody, Detail>,
+) -> Response {
     let report = match state.lineage.ingest_openlineage(&caller, parsed.events).await {
         Ok(r) => r,
         Err(e) => return detail(StatusCode::INTERNAL_SERVER_ERROR, e.client_message()),
@@ -170,16 +200,10 @@ fn failure_reason(e: &EventReport) -> String {
 }
 
 /// `POST /api/v1/openlineage/lineage`: one event, seed 002's answer.
-pub async fn collate_single(State(state): State<AppState>, req: Request) -> Response {
-    let limits = Limits::default();
-    let (caller, bytes) = match authenticated_body(&state, req).await {
-        Ok(x) => x,
-        Err(r) => return r.collated(),
-    };
-    let parsed = match ol::parse_body(&bytes, &limits) {
-        Ok(p) => p,
-        Err(e) => return collate_error(body_error_message(e)),
-    };
+pub async fn collate_single(
+    State(state): State<AppState>,
+    Authenticated(caller, parsed, _): Authenticated<ParsedBody, Collated>,
+) -> Response {
     if parsed.is_list {
         return collate_error((
             StatusCode::BAD_REQUEST,
@@ -250,17 +274,11 @@ fn collate_error((http, message): (StatusCode, String)) -> Response {
 }
 
 /// `POST /api/v1/openlineage/lineage/batch`: `{"events": [...]}`, seed 002's summary.
-pub async fn collate_batch(State(state): State<AppState>, req: Request) -> Response {
-    let limits = Limits::default();
-    let (caller, bytes) = match authenticated_body(&state, req).await {
-        Ok(x) => x,
-        Err(r) => return r.collated(),
-    };
-    let events = match ol::parse_batch_body(&bytes, &limits) {
-        Ok(p) => p.events,
-        Err(e) => return collate_error(body_error_message(e)),
-    };
-    let report = match state.lineage.ingest_openlineage(&caller, events).await {
+pub async fn collate_batch(
+    State(state): State<AppState>,
+    Authenticated(caller, Batch(parsed), _): Authenticated<Batch, Collated>,
+) -> Response {
+    let report = match state.lineage.ingest_openlineage(&caller, parsed.events).await {
         Ok(r) => r,
         Err(e) => return detail(StatusCode::INTERNAL_SERVER_ERROR, e.client_message()),
     };
@@ -313,15 +331,10 @@ pub async fn collate_batch(State(state): State<AppState>, req: Request) -> Respo
 }
 
 /// `POST /v1/api/lineage`: seed 004's external-engine edge `{target, sources?, operation?}`.
-pub async fn external_lineage(State(state): State<AppState>, req: Request) -> Response {
-    let (caller, body) = match authenticated_body(&state, req).await {
-        Ok(x) => x,
-        Err(r) => return r.detail(),
-    };
-    let value: Value = match serde_json::from_slice(&body) {
-        Ok(v) => v,
-        Err(e) => return detail(StatusCode::BAD_REQUEST, format!("the body is not JSON: {e}")),
-    };
+pub async fn external_lineage(
+    State(state): State<AppState>,
+    Authenticated(caller, value, _): Authenticated<Value, Detail>,
+) -> Response {
     let Some(target) = value.get("target").and_then(Value::as_str).filter(|t| !t.trim().is_empty()) else {
         return detail(StatusCode::BAD_REQUEST, "target is required: a table name string");
     };

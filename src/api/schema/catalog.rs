@@ -1,0 +1,201 @@
+//! The catalog's output types: `Datastore`, `Container`, `Field` and `MetadataAssertion`, with
+//! the loader reads that other types' resolvers use to reach them.
+
+use async_graphql::{Context, Json, Object};
+
+use super::scalars::{dt, DateTime};
+use super::{lineage, loaders, paged, FieldPage, GqlResult, Page};
+use crate::domain::{self, Id};
+use crate::error::Error;
+use crate::service;
+
+pub struct Datastore(pub domain::Datastore);
+
+#[Object]
+impl Datastore {
+    async fn id(&self) -> Id {
+        self.0.id
+    }
+    async fn name(&self) -> &str {
+        &self.0.name
+    }
+    /// The datastore type (`snowflake`, `postgresql`, ...).
+    #[graphql(name = "type")]
+    async fn kind(&self) -> &str {
+        &self.0.kind
+    }
+    async fn store_type(&self) -> Option<&str> {
+        self.0.store_type.as_deref()
+    }
+    /// OpenLineage namespaces whose datasets resolve to this datastore.
+    async fn namespaces(&self) -> &[String] {
+        &self.0.namespaces
+    }
+    async fn enrichment_only(&self) -> bool {
+        self.0.enrichment_only
+    }
+}
+
+pub struct Container(pub domain::Container);
+
+#[Object]
+impl Container {
+    async fn id(&self) -> Id {
+        self.0.id
+    }
+    async fn name(&self) -> &str {
+        &self.0.name
+    }
+    async fn display_name(&self) -> Option<&str> {
+        self.0.display_name.as_deref()
+    }
+    async fn container_type(&self) -> &str {
+        &self.0.container_type
+    }
+    async fn table_type(&self) -> Option<&str> {
+        self.0.table_type.as_deref()
+    }
+    async fn database(&self) -> Option<&str> {
+        self.0.database.as_deref()
+    }
+    async fn schema(&self) -> Option<&str> {
+        self.0.schema.as_deref()
+    }
+    async fn datastore_id(&self) -> Id {
+        self.0.datastore_id
+    }
+    async fn datastore_name(&self, ctx: &Context<'_>) -> GqlResult<Option<String>> {
+        Ok(load_datastore(ctx, self.0.datastore_id).await?.map(|d| d.0.name))
+    }
+    async fn datastore(&self, ctx: &Context<'_>) -> GqlResult<Option<Datastore>> {
+        load_datastore(ctx, self.0.datastore_id).await
+    }
+    async fn field_count(&self, ctx: &Context<'_>) -> GqlResult<i64> {
+        field_count(ctx, self.0.id).await
+    }
+    async fn linked_field_count(&self, ctx: &Context<'_>) -> GqlResult<i64> {
+        Ok(stats(ctx, self.0.id).await?.1)
+    }
+    async fn purpose(&self) -> Option<&str> {
+        self.0.purpose.as_deref()
+    }
+    async fn active_anomaly_count(&self) -> i64 {
+        self.0.active_anomaly_count
+    }
+    /// The container's fields, paged.
+    #[graphql(complexity = "paged(size, child_complexity)")]
+    async fn fields(
+        &self,
+        ctx: &Context<'_>,
+        name: Option<String>,
+        #[graphql(default_with = "Some(1)")] page: Option<i64>,
+        #[graphql(default_with = "Some(50)")] size: Option<i64>,
+    ) -> GqlResult<FieldPage> {
+        let page = service::validate_page(page.unwrap_or(1), size.unwrap_or(50))?;
+        Ok(Page::new(lineage(ctx).container_fields(self.0.id, name.as_deref(), page).await?, Field))
+    }
+}
+
+pub(super) async fn load_datastore(ctx: &Context<'_>, id: Id) -> GqlResult<Option<Datastore>> {
+    Ok(loaders(ctx).datastores.load_one(id).await.map_err(Error::from)?.map(Datastore))
+}
+
+pub(super) async fn load_container(ctx: &Context<'_>, id: Id) -> GqlResult<Option<Container>> {
+    Ok(loaders(ctx).containers.load_one(id).await.map_err(Error::from)?.map(Container))
+}
+
+pub(super) async fn load_field(ctx: &Context<'_>, id: Id) -> GqlResult<Option<Field>> {
+    Ok(loaders(ctx).fields.load_one(id).await.map_err(Error::from)?.map(Field))
+}
+
+pub(super) async fn field_count(ctx: &Context<'_>, id: Id) -> GqlResult<i64> {
+    Ok(loaders(ctx).field_counts.load_one(id).await.map_err(Error::from)?.unwrap_or(0))
+}
+
+pub(super) async fn stats(ctx: &Context<'_>, id: Id) -> GqlResult<(i64, i64)> {
+    let s = loaders(ctx).stats.load_one(id).await.map_err(Error::from)?;
+    Ok(s.map(|s| (s.field_count, s.linked_field_count)).unwrap_or((0, 0)))
+}
+
+pub struct Field(pub domain::Field);
+
+#[Object]
+impl Field {
+    async fn id(&self) -> Id {
+        self.0.id
+    }
+    async fn name(&self) -> &str {
+        &self.0.name
+    }
+    async fn display_name(&self) -> Option<&str> {
+        self.0.display_name.as_deref()
+    }
+    #[graphql(name = "type")]
+    async fn data_type(&self) -> Option<&str> {
+        self.0.data_type.as_deref()
+    }
+    async fn status(&self) -> &str {
+        &self.0.status
+    }
+    async fn latest_profile_id(&self) -> Option<i64> {
+        self.0.latest_profile_id
+    }
+    async fn is_computed_field(&self) -> bool {
+        self.0.is_computed_field
+    }
+    async fn active_anomaly_count(&self) -> i64 {
+        self.0.active_anomaly_count
+    }
+    /// Whether the field has any live field-level edge.
+    async fn has_lineage(&self, ctx: &Context<'_>) -> GqlResult<bool> {
+        Ok(loaders(ctx).has_lineage.load_one(self.0.id).await.map_err(Error::from)?.unwrap_or(false))
+    }
+    async fn container_id(&self) -> Id {
+        self.0.container_id
+    }
+    async fn container(&self, ctx: &Context<'_>) -> GqlResult<Option<Container>> {
+        load_container(ctx, self.0.container_id).await
+    }
+}
+
+/// One source's current value of a container's or field's metadata.
+pub struct MetadataAssertion(pub domain::MetadataAssertion, pub bool);
+
+#[Object]
+impl MetadataAssertion {
+    /// Set when the value belongs to the container.
+    async fn container_id(&self) -> Option<Id> {
+        self.0.field_id.is_none().then_some(self.0.container_id)
+    }
+    /// Set when the value belongs to one of its fields.
+    async fn field_id(&self) -> Option<Id> {
+        self.0.field_id
+    }
+    /// `description`, `tags`, `owners` or `type`.
+    async fn attribute(&self) -> &str {
+        &self.0.attribute
+    }
+    /// `user`, `sync`, `openlineage` or a data catalog's name.
+    async fn source(&self) -> &str {
+        &self.0.source
+    }
+    async fn provider(&self) -> &str {
+        &self.0.provider
+    }
+    async fn value(&self) -> Json<serde_json::Value> {
+        Json(self.0.value.clone())
+    }
+    async fn asserted_at(&self) -> DateTime {
+        dt(self.0.asserted_at)
+    }
+    async fn observed_at(&self) -> DateTime {
+        dt(self.0.observed_at)
+    }
+    async fn details(&self) -> Option<Json<serde_json::Value>> {
+        self.0.details.clone().map(Json)
+    }
+    /// Whether this is the value shown: a user's own wins, otherwise the latest asserted.
+    async fn effective(&self) -> bool {
+        self.1
+    }
+}

@@ -1,0 +1,335 @@
+//! Lineage's output types: `LineageEdge` with its `Evidence` and `Interval`s, the lineage graph's
+//! nodes, field connections, and what `impact` and `piiFlow` reach.
+
+use std::sync::Arc;
+
+use async_graphql::{ComplexObject, Context, Enum, Json, Object, SimpleObject};
+
+use super::catalog::{field_count, load_container, load_datastore, load_field, stats};
+use super::scalars::{dt, odt, DateTime};
+use super::{caller, loaders, Container, Datastore, Field, GqlResult};
+use crate::domain::{self, Direction, End, Id};
+use crate::error::Error;
+use crate::service;
+
+// `remote`: async-graphql writes the `From` conversions to and from the domain's enum, variant by
+// variant.
+#[derive(Enum, Copy, Clone, Eq, PartialEq, Debug)]
+#[graphql(remote = "Direction")]
+pub enum Side {
+    Upstream,
+    Downstream,
+}
+
+#[derive(SimpleObject)]
+pub struct Interval {
+    pub from: DateTime,
+    pub to: Option<DateTime>,
+}
+
+/// Evidence, with `details` and `sourceRelation` only for callers with VIEWER on every
+/// managed endpoint of its edge (the bool).
+pub struct Evidence(pub domain::Evidence, pub bool);
+
+#[Object]
+impl Evidence {
+    async fn provider(&self) -> &str {
+        &self.0.provider
+    }
+    async fn evidence_type(&self) -> &str {
+        &self.0.evidence_type
+    }
+    async fn authorship(&self) -> &str {
+        &self.0.authorship
+    }
+    /// Empty without VIEWER on every managed endpoint of the edge.
+    async fn source_relation(&self) -> String {
+        if !self.1 {
+            return String::new();
+        }
+        self.0.source_relation.clone().unwrap_or_default()
+    }
+    async fn observed_at(&self) -> Option<DateTime> {
+        odt(self.0.observed_at)
+    }
+    async fn first_observed_operation_id(&self) -> Option<i64> {
+        self.0.first_observed_operation_id
+    }
+    async fn last_observed_operation_id(&self) -> Option<i64> {
+        self.0.last_observed_operation_id
+    }
+    /// Null without VIEWER on every managed endpoint of the edge.
+    async fn details(&self) -> Option<Json<serde_json::Value>> {
+        if !self.1 {
+            return None;
+        }
+        self.0.details.clone().map(Json)
+    }
+    async fn retired_at(&self) -> Option<DateTime> {
+        odt(self.0.retired_at)
+    }
+}
+
+pub struct LineageEdge(pub domain::Edge);
+
+/// VIEWER on the datastore of every managed endpoint (containers through the loader, so a
+/// page of edges costs one batch); unrestricted admins always see the details.
+async fn evidence_visible(ctx: &Context<'_>, edge: &domain::Edge) -> GqlResult<bool> {
+    let caller = caller(ctx);
+    if caller.unrestricted_admin {
+        return Ok(true);
+    }
+    for end in [&edge.source, &edge.target] {
+        let Some(cid) = end.container_id() else { continue };
+        match loaders(ctx).containers.load_one(cid).await.map_err(Error::from)? {
+            Some(c) if caller.has(c.datastore_id, crate::auth::Permission::Viewer) => {}
+            Some(_) => return Ok(false),
+            // A deleted container has no datastore left to grant access.
+            None => return Ok(false),
+        }
+    }
+    Ok(true)
+}
+
+pub(super) fn container_end(end: &End) -> Option<Id> {
+    match end {
+        End::Container { id } => Some(*id),
+        _ => None,
+    }
+}
+pub(super) fn field_end(end: &End) -> Option<Id> {
+    match end {
+        End::Field { id, .. } => Some(*id),
+        _ => None,
+    }
+}
+
+#[Object]
+impl LineageEdge {
+    async fn id(&self) -> Id {
+        self.0.id
+    }
+    async fn created(&self) -> DateTime {
+        dt(self.0.created)
+    }
+    async fn source_container_id(&self) -> Option<Id> {
+        container_end(&self.0.source)
+    }
+    async fn source_field_id(&self) -> Option<Id> {
+        field_end(&self.0.source)
+    }
+    async fn target_container_id(&self) -> Option<Id> {
+        container_end(&self.0.target)
+    }
+    async fn target_field_id(&self) -> Option<Id> {
+        field_end(&self.0.target)
+    }
+    async fn source_external_fqn(&self) -> Option<&str> {
+        self.0.source.external_fqn()
+    }
+    async fn target_external_fqn(&self) -> Option<&str> {
+        self.0.target.external_fqn()
+    }
+    /// `ext:<source_type>:<fqn>` when the source is an external asset.
+    async fn source_node_id(&self) -> Option<String> {
+        self.0.source.external_fqn().map(|f| service::external_node_id(&self.0.source_type, f))
+    }
+    /// `ext:<source_type>:<fqn>` when the target is an external asset.
+    async fn target_node_id(&self) -> Option<String> {
+        self.0.target.external_fqn().map(|f| service::external_node_id(&self.0.source_type, f))
+    }
+    async fn description(&self) -> Option<&str> {
+        self.0.description.as_deref()
+    }
+    async fn source_type(&self) -> &str {
+        &self.0.source_type
+    }
+    /// What introduced the edge (`CTAS`, `INSERT_INTO`, `run_event`, ...); null for manual edges.
+    async fn operation(&self) -> Option<&str> {
+        self.0.operation.as_deref()
+    }
+    /// Field edges: the value passed through a transformation rather than a plain copy.
+    async fn derived(&self) -> Option<bool> {
+        self.0.derived
+    }
+    /// Field-edge transformations as their source sent them.
+    async fn transformations(&self) -> Option<Json<serde_json::Value>> {
+        self.0.transformations.clone().map(Json)
+    }
+    async fn evidence(&self, ctx: &Context<'_>) -> GqlResult<Vec<Evidence>> {
+        let ev = loaders(ctx).evidence.load_one(self.0.id).await.map_err(Error::from)?;
+        let visible = evidence_visible(ctx, &self.0).await?;
+        Ok(ev.unwrap_or_default().into_iter().map(|e| Evidence(e, visible)).collect())
+    }
+    async fn last_asserted_at(&self) -> Option<DateTime> {
+        odt(self.0.last_asserted_at)
+    }
+    async fn retired_at(&self) -> Option<DateTime> {
+        odt(self.0.retired_at)
+    }
+    /// Every span of time during which the edge was live.
+    async fn intervals(&self) -> Vec<Interval> {
+        self.0.intervals.iter().map(|i| Interval { from: dt(i.from), to: odt(i.to) }).collect()
+    }
+    async fn source_container(&self, ctx: &Context<'_>) -> GqlResult<Option<Container>> {
+        match container_end(&self.0.source) {
+            Some(id) => load_container(ctx, id).await,
+            None => Ok(None),
+        }
+    }
+    async fn target_container(&self, ctx: &Context<'_>) -> GqlResult<Option<Container>> {
+        match container_end(&self.0.target) {
+            Some(id) => load_container(ctx, id).await,
+            None => Ok(None),
+        }
+    }
+    async fn source_field(&self, ctx: &Context<'_>) -> GqlResult<Option<Field>> {
+        match field_end(&self.0.source) {
+            Some(id) => load_field(ctx, id).await,
+            None => Ok(None),
+        }
+    }
+    async fn target_field(&self, ctx: &Context<'_>) -> GqlResult<Option<Field>> {
+        match field_end(&self.0.target) {
+            Some(id) => load_field(ctx, id).await,
+            None => Ok(None),
+        }
+    }
+}
+
+/// A container in a lineage graph, with the seed's node fields and flags.
+#[derive(SimpleObject)]
+#[graphql(complex)]
+pub struct GraphNode {
+    /// Always `container`.
+    pub node_type: &'static str,
+    pub id: Id,
+    pub is_target: bool,
+    /// The container has connections upstream that are not in this response.
+    pub has_upstream: bool,
+    /// The container has connections downstream that are not in this response.
+    pub has_downstream: bool,
+    #[graphql(skip)]
+    pub record: Option<Arc<domain::Container>>,
+}
+
+#[ComplexObject]
+impl GraphNode {
+    async fn name(&self, ctx: &Context<'_>) -> GqlResult<Option<String>> {
+        Ok(self.record(ctx).await?.map(|c| c.name.clone()))
+    }
+    async fn display_name(&self, ctx: &Context<'_>) -> GqlResult<Option<String>> {
+        Ok(self.record(ctx).await?.and_then(|c| c.display_name.clone()))
+    }
+    async fn container_type(&self, ctx: &Context<'_>) -> GqlResult<Option<String>> {
+        Ok(self.record(ctx).await?.map(|c| c.container_type.clone()))
+    }
+    async fn table_type(&self, ctx: &Context<'_>) -> GqlResult<Option<String>> {
+        Ok(self.record(ctx).await?.and_then(|c| c.table_type.clone()))
+    }
+    async fn purpose(&self, ctx: &Context<'_>) -> GqlResult<Option<String>> {
+        Ok(self.record(ctx).await?.and_then(|c| c.purpose.clone()))
+    }
+    async fn active_anomaly_count(&self, ctx: &Context<'_>) -> GqlResult<i64> {
+        Ok(self.record(ctx).await?.map(|c| c.active_anomaly_count).unwrap_or(0))
+    }
+    async fn datastore(&self, ctx: &Context<'_>) -> GqlResult<Option<Datastore>> {
+        match self.record(ctx).await? {
+            Some(c) => load_datastore(ctx, c.datastore_id).await,
+            None => Ok(None),
+        }
+    }
+    async fn field_count(&self, ctx: &Context<'_>) -> GqlResult<i64> {
+        field_count(ctx, self.id).await
+    }
+    async fn linked_field_count(&self, ctx: &Context<'_>) -> GqlResult<i64> {
+        Ok(stats(ctx, self.id).await?.1)
+    }
+    /// The whole container record.
+    async fn container(&self, ctx: &Context<'_>) -> GqlResult<Option<Container>> {
+        Ok(self.record(ctx).await?.map(|c| Container(c.as_ref().clone())))
+    }
+}
+
+impl GraphNode {
+    /// The container's record: the one attached when the graph was prefetched, else through
+    /// the loader (a node's half-dozen fields would otherwise each look it up and clone it).
+    async fn record(&self, ctx: &Context<'_>) -> GqlResult<Option<Arc<domain::Container>>> {
+        match &self.record {
+            Some(c) => Ok(Some(c.clone())),
+            None => Ok(load_container(ctx, self.id).await?.map(|c| Arc::new(c.0))),
+        }
+    }
+}
+
+#[derive(SimpleObject)]
+pub struct ExternalNode {
+    /// Always `external`.
+    pub node_type: &'static str,
+    /// `ext:<source_type>:<fqn>`.
+    pub id: String,
+    pub fqn: String,
+    pub source_type: String,
+}
+
+#[derive(SimpleObject)]
+pub struct LineageGraph {
+    pub nodes: Vec<GraphNode>,
+    pub edges: Vec<LineageEdge>,
+    pub external_nodes: Vec<ExternalNode>,
+    pub external_edges: Vec<LineageEdge>,
+}
+
+#[derive(SimpleObject)]
+pub struct FieldConnections {
+    pub fields: Vec<Field>,
+    pub edges: Vec<LineageEdge>,
+}
+
+#[derive(SimpleObject)]
+#[graphql(complex)]
+pub struct ImpactedContainer {
+    #[graphql(skip)]
+    pub id: Id,
+    pub distance: i64,
+    /// The edge by which the container was first reached.
+    pub via: LineageEdge,
+}
+
+#[ComplexObject]
+impl ImpactedContainer {
+    async fn container(&self, ctx: &Context<'_>) -> GqlResult<Option<Container>> {
+        load_container(ctx, self.id).await
+    }
+}
+
+#[derive(SimpleObject)]
+pub struct Impact {
+    /// The depth or the limit cut the answer: more lies beyond.
+    pub is_partial: bool,
+    pub containers: Vec<ImpactedContainer>,
+}
+
+#[derive(SimpleObject)]
+#[graphql(complex)]
+pub struct PiiField {
+    #[graphql(skip)]
+    pub id: Id,
+    pub distance: i64,
+    /// Some step on the way was derived.
+    pub derived: bool,
+    pub via: LineageEdge,
+}
+
+#[ComplexObject]
+impl PiiField {
+    async fn field(&self, ctx: &Context<'_>) -> GqlResult<Option<Field>> {
+        load_field(ctx, self.id).await
+    }
+}
+
+#[derive(SimpleObject)]
+pub struct PiiFlow {
+    pub is_partial: bool,
+    pub fields: Vec<PiiField>,
+}

@@ -1,0 +1,102 @@
+//! The GraphQL schema: output types wrapping domain values, inputs, and the root resolvers.
+//! Resolvers read the caller and the loaders from the context, call one service function and
+//! map the result; cross-node fields go through the data loaders.
+//!
+//! One file per concern; this one holds what every resolver shares (the context accessors, the
+//! query limits and their complexity weights) and builds the schema.
+//!
+//! - `queries` and `mutations`: the two root objects, each whole in one file. `schema.graphql`
+//!   lists a root's fields in the order they are written there, so a new field goes where it
+//!   should appear (and the file is regenerated with `cargo run -- schema > schema.graphql`).
+//! - `catalog`: datastores, containers, fields and their metadata assertions.
+//! - `lineage`: edges, their evidence and intervals, the lineage graph, impact and PII flow.
+//! - `prefetch`: loads in one batch what a list's selection will ask of every item.
+//! - `reports`: what the SQL and OpenLineage ingests answer.
+//! - `identity`: roles, permissions, teams and `Me`.
+//! - `events`: stored OpenLineage events.
+//! - `inputs`: the input objects of the mutations.
+//! - `page`: the paged lists (`EdgePage`, `FieldPage`, ...), one generic type.
+//! - `scalars`: `DateTime`.
+//!
+//! Every public type is re-exported here: its path is `crate::api::schema::Name` wherever it lives.
+
+mod catalog;
+mod events;
+mod identity;
+mod inputs;
+mod lineage;
+mod mutations;
+mod page;
+mod prefetch;
+mod queries;
+mod reports;
+mod scalars;
+
+use async_graphql::{Context, EmptySubscription, Schema};
+
+use super::loaders::Loaders;
+use crate::service::{self, Caller, Lineage};
+
+pub use self::catalog::{Container, Datastore, Field, MetadataAssertion};
+pub use self::events::StoredEvent;
+pub use self::identity::{DatastorePermission, Me, PermissionLevel, Role, Team};
+pub use self::inputs::{ContainerInput, CreateEdgeInput, DatastoreInput, FieldInput, TeamInput, UpdateEdgeInput};
+pub use self::lineage::{
+    Evidence, ExternalNode, FieldConnections, GraphNode, Impact, ImpactedContainer, Interval, LineageEdge,
+    LineageGraph, PiiField, PiiFlow, Side,
+};
+pub use self::mutations::MutationRoot;
+pub use self::page::{ContainerPage, EdgePage, FieldPage, Page, StoredEventPage};
+pub use self::queries::QueryRoot;
+pub use self::reports::{
+    IngestError, IngestEventReport, IngestReport, RecordLineageResult, SqlColumnLineage, SqlIngestReport,
+    SqlStatementLineage,
+};
+pub use self::scalars::DateTime;
+
+pub type TributarySchema = Schema<QueryRoot, MutationRoot, EmptySubscription>;
+
+type GqlResult<T> = async_graphql::Result<T>;
+
+fn lineage<'a>(ctx: &Context<'a>) -> &'a Lineage {
+    ctx.data_unchecked::<Lineage>()
+}
+fn loaders<'a>(ctx: &Context<'a>) -> &'a Loaders {
+    ctx.data_unchecked::<Loaders>()
+}
+fn caller<'a>(ctx: &Context<'a>) -> &'a Caller {
+    ctx.data_unchecked::<Caller>()
+}
+fn auth<'a>(ctx: &Context<'a>) -> &'a crate::auth::Auth {
+    ctx.data_unchecked::<crate::auth::Auth>()
+}
+
+/// Query depth and complexity caps: a crafted query is refused before it touches the store.
+/// A list field taking `size` or `limit` weighs that many copies of its selection (`paged`,
+/// `limited`), so lists nested at 1,000 weigh billions; the cap leaves room for a page of 1,000
+/// items of up to 150 fields each, or `impact` / `piiFlow` at their default limit of 10,000
+/// with a selection of up to 15 fields (a smaller `limit` allows more).
+pub const MAX_QUERY_DEPTH: usize = 15;
+pub const MAX_QUERY_COMPLEXITY: usize = 150_000;
+
+/// The complexity of a paged field: `size` items of its selection. Out-of-range sizes are
+/// refused by the resolver; here they only need to weigh something sane.
+fn paged(size: Option<i64>, child_complexity: usize) -> usize {
+    weigh(size.unwrap_or(50), service::MAX_PAGE_SIZE, child_complexity)
+}
+
+/// The complexity of a traversal answering up to `limit` items of its selection.
+fn limited(limit: Option<i64>, child_complexity: usize) -> usize {
+    weigh(limit.unwrap_or(10_000), service::MAX_RESULT_LIMIT, child_complexity)
+}
+
+fn weigh(count: i64, max: i64, child_complexity: usize) -> usize {
+    usize::try_from(count.clamp(1, max)).unwrap_or(1).saturating_mul(child_complexity.max(1))
+}
+
+pub fn build_schema() -> TributarySchema {
+    Schema::build(QueryRoot, MutationRoot, EmptySubscription)
+        .limit_depth(MAX_QUERY_DEPTH)
+        .limit_complexity(MAX_QUERY_COMPLEXITY)
+        .finish()
+}

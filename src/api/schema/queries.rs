@@ -1,0 +1,290 @@
+//! `QueryRoot`: every query field, whole in one object. The SDL lists them in the order they are
+//! written here. Each resolver calls one service function, prefetches what the selection will
+//! ask of the items it returns, and wraps the result.
+
+use std::sync::Arc;
+
+use async_graphql::{Context, Object};
+
+use super::catalog::{load_container, load_datastore, load_field};
+use super::lineage::{ExternalNode, GraphNode, ImpactedContainer, PiiField};
+use super::prefetch::{prefetch_containers, prefetch_edges};
+use super::{
+    auth, caller, limited, lineage, loaders, paged, Container, ContainerPage, Datastore, DatastorePermission, DateTime,
+    EdgePage, Field, FieldConnections, FieldPage, GqlResult, Impact, LineageEdge, LineageGraph, Me, MetadataAssertion,
+    Page, PiiFlow, Side, SqlStatementLineage, StoredEvent, StoredEventPage, Team,
+};
+use crate::domain::{self, EdgeFilter, Id};
+use crate::error::Error;
+use crate::service::{self, PiiOptions};
+
+pub struct QueryRoot;
+
+#[Object]
+impl QueryRoot {
+    /// One edge by id, retired ones too; null when unknown.
+    async fn edge(&self, ctx: &Context<'_>, id: Id) -> GqlResult<Option<LineageEdge>> {
+        let edges = lineage(ctx).store.edges_by_ids(&[id]).await.map_err(Error::from)?;
+        Ok(edges.into_iter().next().map(LineageEdge))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    #[graphql(complexity = "paged(size, child_complexity)")]
+    async fn edges(
+        &self,
+        ctx: &Context<'_>,
+        container_id: Option<Id>,
+        field_id: Option<Id>,
+        source_type: Option<String>,
+        #[graphql(default_with = "Some(false)")] include_retired: Option<bool>,
+        #[graphql(default_with = "Some(1)")] page: Option<i64>,
+        #[graphql(default_with = "Some(50)")] size: Option<i64>,
+    ) -> GqlResult<EdgePage> {
+        let page = service::validate_page(page.unwrap_or(1), size.unwrap_or(50))?;
+        let filter =
+            EdgeFilter { container_id, field_id, source_type, include_retired: include_retired.unwrap_or(false) };
+        let p = lineage(ctx).list_edges(filter, page).await?;
+        prefetch_edges(ctx, ctx.look_ahead().field("items"), &p.items).await?;
+        Ok(Page::new(p, LineageEdge))
+    }
+
+    async fn lineage_graph(
+        &self,
+        ctx: &Context<'_>,
+        container_id: Id,
+        #[graphql(default_with = "Some(2)")] depth: Option<i64>,
+        side: Option<Side>,
+    ) -> GqlResult<LineageGraph> {
+        let g = lineage(ctx).lineage_graph(container_id, depth.unwrap_or(2), side.map(Into::into)).await?;
+        let look = ctx.look_ahead();
+        let node_ids: Vec<Id> = g.nodes.iter().map(|n| n.container_id).collect();
+        let wants_nodes = look.field("nodes").exists();
+        prefetch_containers(ctx, look.field("nodes"), &node_ids).await?;
+        prefetch_edges(ctx, look.field("edges"), &g.edges).await?;
+        prefetch_edges(ctx, look.field("externalEdges"), &g.external_edges).await?;
+        // The records just prefetched, attached to their nodes (one cache read for all).
+        let mut records = if wants_nodes && !node_ids.is_empty() {
+            loaders(ctx).containers.loader.load_many(node_ids.iter().copied()).await.map_err(Error::from)?
+        } else {
+            Default::default()
+        };
+        Ok(LineageGraph {
+            nodes: g
+                .nodes
+                .into_iter()
+                .map(|n| GraphNode {
+                    node_type: "container",
+                    id: n.container_id,
+                    is_target: n.is_target,
+                    has_upstream: n.has_upstream,
+                    has_downstream: n.has_downstream,
+                    record: records.remove(&n.container_id).map(Arc::new),
+                })
+                .collect(),
+            edges: g.edges.into_iter().map(LineageEdge).collect(),
+            external_nodes: g
+                .external_nodes
+                .into_iter()
+                .map(|n| ExternalNode { node_type: "external", id: n.id, fqn: n.fqn, source_type: n.source_type })
+                .collect(),
+            external_edges: g.external_edges.into_iter().map(LineageEdge).collect(),
+        })
+    }
+
+    #[graphql(complexity = "paged(size, child_complexity)")]
+    async fn container_fields(
+        &self,
+        ctx: &Context<'_>,
+        container_id: Id,
+        name: Option<String>,
+        #[graphql(default_with = "Some(1)")] page: Option<i64>,
+        #[graphql(default_with = "Some(50)")] size: Option<i64>,
+    ) -> GqlResult<FieldPage> {
+        let page = service::validate_page(page.unwrap_or(1), size.unwrap_or(50))?;
+        Ok(Page::new(lineage(ctx).container_fields(container_id, name.as_deref(), page).await?, Field))
+    }
+
+    async fn field_connections(
+        &self,
+        ctx: &Context<'_>,
+        field_id: Id,
+        container_ids: Option<Vec<Id>>,
+    ) -> GqlResult<FieldConnections> {
+        let (fields, edges) = lineage(ctx).field_connections(field_id, container_ids).await?;
+        let l = loaders(ctx);
+        l.fields.prefetch(fields.iter().copied()).await.map_err(Error::from)?;
+        let loaded = l.fields.loader.load_many(fields.iter().copied()).await.map_err(Error::from)?;
+        prefetch_edges(ctx, ctx.look_ahead().field("edges"), &edges).await?;
+        Ok(FieldConnections {
+            fields: fields.iter().filter_map(|id| loaded.get(id).cloned()).map(Field).collect(),
+            edges: edges.into_iter().map(LineageEdge).collect(),
+        })
+    }
+
+    /// What a container feeds (DOWNSTREAM) or comes from (UPSTREAM), transitively.
+    #[graphql(complexity = "limited(limit, child_complexity)")]
+    async fn impact(
+        &self,
+        ctx: &Context<'_>,
+        container_id: Id,
+        #[graphql(default_with = "Some(20)")] depth: Option<i64>,
+        #[graphql(default_with = "Some(Side::Downstream)")] side: Option<Side>,
+        #[graphql(default_with = "Some(10000)")] limit: Option<i64>,
+    ) -> GqlResult<Impact> {
+        let side = side.unwrap_or(Side::Downstream);
+        let t = lineage(ctx).impact(container_id, depth.unwrap_or(20), side.into(), limit.unwrap_or(10000)).await?;
+        let look = ctx.look_ahead().field("containers");
+        let ids: Vec<Id> = t.reached.iter().map(|r| r.id).collect();
+        prefetch_containers(ctx, look.field("container"), &ids).await?;
+        let vias: Vec<domain::Edge> = t.reached.iter().map(|r| r.via.clone()).collect();
+        prefetch_edges(ctx, look.field("via"), &vias).await?;
+        Ok(Impact {
+            is_partial: t.is_partial,
+            containers: t
+                .reached
+                .into_iter()
+                .map(|r| ImpactedContainer { id: r.id, distance: r.distance, via: LineageEdge(r.via) })
+                .collect(),
+        })
+    }
+
+    /// Where a field's value flows (DOWNSTREAM) or comes from (UPSTREAM) through field edges.
+    #[allow(clippy::too_many_arguments)]
+    #[graphql(complexity = "limited(limit, child_complexity)")]
+    async fn pii_flow(
+        &self,
+        ctx: &Context<'_>,
+        field_id: Id,
+        #[graphql(default_with = "Some(20)")] depth: Option<i64>,
+        #[graphql(default_with = "Some(Side::Downstream)")] side: Option<Side>,
+        #[graphql(default_with = "Some(10000)")] limit: Option<i64>,
+        #[graphql(default_with = "Some(false)")] include_indirect: Option<bool>,
+        #[graphql(default_with = "Some(false)")] through_masking: Option<bool>,
+    ) -> GqlResult<PiiFlow> {
+        let t = lineage(ctx)
+            .pii_flow(
+                field_id,
+                depth.unwrap_or(20),
+                side.unwrap_or(Side::Downstream).into(),
+                limit.unwrap_or(10000),
+                PiiOptions {
+                    include_indirect: include_indirect.unwrap_or(false),
+                    through_masking: through_masking.unwrap_or(false),
+                },
+            )
+            .await?;
+        let look = ctx.look_ahead().field("fields");
+        if look.field("field").exists() {
+            loaders(ctx).fields.prefetch(t.reached.iter().map(|r| r.id)).await.map_err(Error::from)?;
+        }
+        let vias: Vec<domain::Edge> = t.reached.iter().map(|r| r.via.clone()).collect();
+        prefetch_edges(ctx, look.field("via"), &vias).await?;
+        Ok(PiiFlow {
+            is_partial: t.is_partial,
+            fields: t
+                .reached
+                .into_iter()
+                .map(|r| PiiField { id: r.id, distance: r.distance, derived: r.derived, via: LineageEdge(r.via) })
+                .collect(),
+        })
+    }
+
+    async fn datastore(&self, ctx: &Context<'_>, id: Id) -> GqlResult<Option<Datastore>> {
+        load_datastore(ctx, id).await
+    }
+
+    async fn datastores(&self, ctx: &Context<'_>) -> GqlResult<Vec<Datastore>> {
+        let all = lineage(ctx).store.list_datastores().await.map_err(Error::from)?;
+        Ok(all.into_iter().map(Datastore).collect())
+    }
+
+    async fn container(&self, ctx: &Context<'_>, id: Id) -> GqlResult<Option<Container>> {
+        load_container(ctx, id).await
+    }
+
+    #[graphql(complexity = "paged(size, child_complexity)")]
+    async fn containers(
+        &self,
+        ctx: &Context<'_>,
+        datastore_id: Option<Id>,
+        name: Option<String>,
+        #[graphql(default_with = "Some(1)")] page: Option<i64>,
+        #[graphql(default_with = "Some(50)")] size: Option<i64>,
+    ) -> GqlResult<ContainerPage> {
+        let page = service::validate_page(page.unwrap_or(1), size.unwrap_or(50))?;
+        let p = lineage(ctx).store.list_containers(datastore_id, name.as_deref(), page).await.map_err(Error::from)?;
+        Ok(Page::new(p, Container))
+    }
+
+    async fn field(&self, ctx: &Context<'_>, id: Id) -> GqlResult<Option<Field>> {
+        load_field(ctx, id).await
+    }
+
+    /// Each source's current value of a container's and its fields' description, tags, owners
+    /// and types, with the one shown flagged `effective`.
+    async fn metadata_assertions(&self, ctx: &Context<'_>, container_id: Id) -> GqlResult<Vec<MetadataAssertion>> {
+        let rows = lineage(ctx).metadata_assertions(caller(ctx), container_id).await?;
+        Ok(rows.into_iter().map(|(m, e)| MetadataAssertion(m, e)).collect())
+    }
+
+    /// What SQL statements mean (tables and columns read and written), recording nothing.
+    /// With `datastoreId`, the catalog's fields expand `SELECT *`.
+    async fn analyze_sql(
+        &self,
+        ctx: &Context<'_>,
+        statements: Vec<String>,
+        dialect: String,
+        default_database: Option<String>,
+        default_schema: Option<String>,
+        datastore_id: Option<Id>,
+    ) -> GqlResult<Vec<SqlStatementLineage>> {
+        let out =
+            lineage(ctx).analyze_sql(statements, &dialect, default_database, default_schema, datastore_id).await?;
+        Ok(out.into_iter().map(SqlStatementLineage::from).collect())
+    }
+
+    /// Who the token belongs to and what it may do.
+    async fn me(&self, ctx: &Context<'_>) -> Me {
+        let c = caller(ctx);
+        let mut permissions: Vec<DatastorePermission> = c
+            .permissions
+            .iter()
+            .map(|(d, p)| DatastorePermission { datastore_id: *d, permission: (*p).into() })
+            .collect();
+        permissions.sort_by_key(|p| p.datastore_id);
+        Me { user: c.user.clone(), role: c.role.into(), unrestricted_admin: c.unrestricted_admin, permissions }
+    }
+
+    /// Teams with their members and per-datastore permissions.
+    async fn teams(&self, ctx: &Context<'_>) -> GqlResult<Vec<Team>> {
+        Ok(auth(ctx).teams().await?.into_iter().map(Team::from).collect())
+    }
+
+    /// Stored OpenLineage events, newest first, with their outcome and errors.
+    #[allow(clippy::too_many_arguments)]
+    #[graphql(complexity = "paged(size, child_complexity)")]
+    async fn open_lineage_events(
+        &self,
+        ctx: &Context<'_>,
+        status: Option<String>,
+        job_namespace: Option<String>,
+        job_name: Option<String>,
+        run_id: Option<String>,
+        since: Option<DateTime>,
+        until: Option<DateTime>,
+        #[graphql(default_with = "Some(1)")] page: Option<i64>,
+        #[graphql(default_with = "Some(50)")] size: Option<i64>,
+    ) -> GqlResult<StoredEventPage> {
+        let page = service::validate_page(page.unwrap_or(1), size.unwrap_or(50))?;
+        let filter = domain::EventFilter {
+            status,
+            job_namespace,
+            job_name,
+            run_id,
+            since: since.map(|d| d.0),
+            until: until.map(|d| d.0),
+        };
+        let p = lineage(ctx).store.list_events(&filter, page).await.map_err(Error::from)?;
+        Ok(Page::new(p, StoredEvent))
+    }
+}
