@@ -2,12 +2,10 @@
 //! external), `CREATE VIEW`, `RENAME`, and Snowflake's `SWAP WITH` (see the parent module's rules
 //! for each).
 
-use std::rc::Rc;
-
 use sqlparser::ast::{CreateTable, CreateView, ObjectName};
 
 use super::names::{is_local_temp, name_parts};
-use super::{lower, Analyzer, Entry, EntryKind, Lin, OutCol, Output, RelKind, StmtResult};
+use super::{lower, Analyzer, Entry, EntryKind, Lin, RelKind, StmtResult};
 
 impl Analyzer<'_> {
     /// `ALTER TABLE a RENAME TO b`, `RENAME TABLE a TO b`: `b` now holds what `a` held, so `a`
@@ -21,39 +19,9 @@ impl Analyzer<'_> {
             _ => self.qualify(new),
         };
         let moved = self.session.remove(&lower(&from));
-        let cols: Vec<(String, Lin)> = match &moved {
-            Some(e) => e
-                .out
-                .cols
-                .iter()
-                .map(|c| {
-                    (c.name.clone(), if e.kind == EntryKind::Table { Lin::bare(&from, &c.name) } else { c.lin.clone() })
-                })
-                .collect(),
-            None => self
-                .catalog_output(&from)
-                .map(|o| o.cols.iter().map(|c| (c.name.clone(), c.lin.clone())).collect())
-                .unwrap_or_default(),
-        };
-        match &moved {
-            Some(e) if e.kind == EntryKind::Intermediate => self.tables.extend(e.sources.iter().cloned()),
-            _ => {
-                self.tables.insert(from.clone());
-            }
-        }
+        let cols = self.moved_columns(&from, moved.as_ref());
         if let Some(e) = moved {
-            let kind = e.kind;
-            let out_cols = cols
-                .iter()
-                .map(|(n, l)| OutCol {
-                    name: n.clone(),
-                    lin: if kind == EntryKind::Table { Lin::bare(&to, n) } else { l.clone() },
-                })
-                .collect();
-            self.session.insert(
-                lower(&to),
-                Entry { kind, out: Rc::new(Output::new(out_cols, Vec::new())), sources: e.sources },
-            );
+            self.rehome(e, &to);
         }
         r.columns.extend(self.columns_out(&to, &cols));
         r.targets.push(to);
@@ -66,44 +34,37 @@ impl Analyzer<'_> {
         let (a, b) = (self.qualify(a), self.qualify(b));
         let ea = self.session.remove(&lower(&a));
         let eb = self.session.remove(&lower(&b));
-        let cols: Vec<(String, Lin)> = match &eb {
-            Some(e) => e
-                .out
-                .cols
-                .iter()
-                .map(|c| {
-                    (c.name.clone(), if e.kind == EntryKind::Table { Lin::bare(&b, &c.name) } else { c.lin.clone() })
-                })
-                .collect(),
-            None => self
-                .catalog_output(&b)
-                .map(|o| o.cols.iter().map(|c| (c.name.clone(), c.lin.clone())).collect())
-                .unwrap_or_default(),
-        };
-        match &eb {
-            Some(e) if e.kind == EntryKind::Intermediate => self.tables.extend(e.sources.iter().cloned()),
-            _ => {
-                self.tables.insert(b.clone());
-            }
-        }
+        let cols = self.moved_columns(&b, eb.as_ref());
         for (e, to) in [(eb, &a), (ea, &b)] {
-            let Some(e) = e else { continue };
-            let out_cols = e
-                .out
-                .cols
-                .iter()
-                .map(|c| OutCol {
-                    name: c.name.clone(),
-                    lin: if e.kind == EntryKind::Table { Lin::bare(to, &c.name) } else { c.lin.clone() },
-                })
-                .collect();
-            self.session.insert(
-                lower(to),
-                Entry { kind: e.kind, out: Rc::new(Output::new(out_cols, Vec::new())), sources: e.sources },
-            );
+            if let Some(e) = e {
+                self.rehome(e, to);
+            }
         }
         r.columns.extend(self.columns_out(&a, &cols));
         r.targets.push(a);
+    }
+
+    /// The columns of `from`, a table that moves (renamed or swapped), as sources: through its
+    /// `entry` in the call when it has one, else from the catalog. Records `from` (for an
+    /// intermediate table, its sources) among the statement's sources.
+    fn moved_columns(&mut self, from: &str, entry: Option<&Entry>) -> Vec<(String, Lin)> {
+        let cols = match entry {
+            Some(e) => e.out.cols.iter().map(|c| (c.name.clone(), e.kind.keeps(from, &c.name, &c.lin))).collect(),
+            None => self.catalog_output(from).map(|o| o.named_pairs()).unwrap_or_default(),
+        };
+        match entry {
+            Some(e) if e.kind == EntryKind::Intermediate => self.tables.extend(e.sources.iter().cloned()),
+            _ => {
+                self.tables.insert(from.to_string());
+            }
+        }
+        cols
+    }
+
+    /// Puts `entry`, taken out of the session, back under the name `to`.
+    fn rehome(&mut self, entry: Entry, to: &str) {
+        let moved = Entry::new(entry.kind, to, entry.out.cols.iter().map(|c| (&c.name, &c.lin)), entry.sources);
+        self.session.insert(lower(to), moved);
     }
 
     pub(super) fn create_table(&mut self, ct: &CreateTable) -> StmtResult {
@@ -117,21 +78,8 @@ impl Analyzer<'_> {
             .or_else(|| table_option_location(ct));
         if let Some(q) = &ct.query {
             let out = self.query(q, None);
-            let cols: Vec<(String, Lin)> = if col_names.is_empty() {
-                out.cols.iter().map(|c| (c.name.clone(), c.lin.clone())).collect()
-            } else {
-                Self::pairs(&col_names, &out)
-            };
-            let intermediate = self.create(&target, &cols, temp, false);
-            self.keep_stars(&target, &out.star_tables);
-            return StmtResult {
-                operation: "CTAS".into(),
-                columns: self.columns_out(&target, &cols),
-                targets: vec![target],
-                external_location: location,
-                intermediate,
-                ..StmtResult::default()
-            };
+            let ctas = self.created_from(target, &col_names, &out, temp, false);
+            return StmtResult { external_location: location, ..ctas };
         }
         if let Some(
             sqlparser::ast::CreateTableLikeKind::Plain(like) | sqlparser::ast::CreateTableLikeKind::Parenthesized(like),
@@ -153,7 +101,7 @@ impl Analyzer<'_> {
             let rel = self.table_relation(src, None);
             let mut cols: Vec<(String, Lin)> = Vec::new();
             if let RelKind::Table { known: Some(o), .. } | RelKind::Derived(o) = &rel.kind {
-                cols = o.cols.iter().map(|c| (c.name.clone(), c.lin.clone())).collect();
+                cols = o.named_pairs();
             }
             let intermediate = self.create(&target, &cols, temp, false);
             return StmtResult {
@@ -180,20 +128,7 @@ impl Analyzer<'_> {
         let target = self.qualify(&cv.name);
         let out = self.query(&cv.query, None);
         let names: Vec<String> = cv.columns.iter().map(|c| self.fold(&c.name)).collect();
-        let cols: Vec<(String, Lin)> = if names.is_empty() {
-            out.cols.iter().map(|c| (c.name.clone(), c.lin.clone())).collect()
-        } else {
-            Self::pairs(&names, &out)
-        };
-        let intermediate = self.create(&target, &cols, cv.temporary, true);
-        self.keep_stars(&target, &out.star_tables);
-        StmtResult {
-            operation: "VIEW".into(),
-            columns: self.columns_out(&target, &cols),
-            targets: vec![target],
-            intermediate,
-            ..StmtResult::default()
-        }
+        self.created_from(target, &names, &out, cv.temporary, true)
     }
 }
 

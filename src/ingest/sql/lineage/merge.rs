@@ -27,7 +27,7 @@ impl Analyzer<'_> {
             _ => None,
         };
         let by_name = |this: &mut Self, cols: &mut Vec<(String, Lin)>| match &source_out {
-            Some(o) => cols.extend(o.cols.iter().map(|c| (c.name.clone(), c.lin.clone()))),
+            Some(o) => cols.extend(o.named_pairs()),
             None => this.unresolved("MERGE ... * over a source of unknown columns".to_string()),
         };
         for clause in &m.clauses {

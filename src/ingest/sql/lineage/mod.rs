@@ -5,11 +5,11 @@
 //! (the set of base-table columns it reads, and whether it is more than a bare copy). A `SELECT`
 //! builds the relations of its `FROM` (tables, CTEs, derived tables, table functions, `LATERAL
 //! VIEW`s) into a [`Scope`], then computes each select item's lineage by visiting its expression
-//! with a `sqlparser` `Visitor` ([`expr`]): every column reference is resolved through the scope chain
-//! (inner query first, then the outer ones for correlated subqueries), and every subquery met inside
-//! an expression is analysed as a query of its own, its output columns becoming sources. Filters
-//! (`WHERE`, `JOIN ... ON`, `GROUP BY`, `HAVING`, `QUALIFY`) are visited only for the subqueries in
-//! them, which add table-level sources but never column sources.
+//! with a `sqlparser` `Visitor` ([`expr`]): every column reference is resolved through the scope
+//! chain (inner query first, then the outer ones for correlated subqueries), and every subquery met
+//! inside an expression is analysed as a query of its own, its output columns becoming sources.
+//! Filters (`WHERE`, `JOIN ... ON`, `GROUP BY`, `HAVING`, `QUALIFY`) are visited only for the
+//! subqueries in them, which add table-level sources but never column sources.
 //!
 //! CTE outputs are computed once, where they are defined, and shared by `Rc`. Tables created
 //! earlier in the call live in the analyzer's session ([`session`]); see the parent module for
@@ -102,6 +102,11 @@ impl Output {
         self.index.get(key).and_then(|&i| self.cols.get(i))
     }
 
+    /// The columns as (name, lineage) pairs, named as the query names them.
+    fn named_pairs(&self) -> Vec<(String, Lin)> {
+        self.cols.iter().map(|c| (c.name.clone(), c.lin.clone())).collect()
+    }
+
     /// Renames columns by position (`AS x(a, b)`, a CTE's column list).
     fn renamed(self, names: &[String]) -> Output {
         if names.is_empty() {
@@ -122,6 +127,19 @@ pub(crate) enum EntryKind {
     Table,
 }
 
+impl EntryKind {
+    /// What an entry of this kind keeps as the lineage of its column `name` (of `table`), computed
+    /// from `lin`: a table's column is its own source, so later reads stop there; a view's or an
+    /// intermediate table's keeps what it was computed from, so later reads go through it.
+    fn keeps(self, table: &str, name: &str, lin: &Lin) -> Lin {
+        if self == EntryKind::Table {
+            Lin::bare(table, name)
+        } else {
+            lin.clone()
+        }
+    }
+}
+
 /// A table or view created earlier in the call.
 #[derive(Debug)]
 pub(crate) struct Entry {
@@ -130,6 +148,21 @@ pub(crate) struct Entry {
     out: Rc<Output>,
     /// Table-level sources, already collapsed (used for `Intermediate`).
     sources: BTreeSet<String>,
+}
+
+impl Entry {
+    /// The entry of `table`, of `kind`, with columns `cols` (each a name and what it was computed
+    /// from, kept as [`EntryKind::keeps`] says).
+    fn new<'c>(
+        kind: EntryKind,
+        table: &str,
+        cols: impl IntoIterator<Item = (&'c String, &'c Lin)>,
+        sources: BTreeSet<String>,
+    ) -> Entry {
+        let out_cols =
+            cols.into_iter().map(|(n, l)| OutCol { name: n.clone(), lin: kind.keeps(table, n, l) }).collect();
+        Entry { kind, out: Rc::new(Output::new(out_cols, Vec::new())), sources }
+    }
 }
 
 /// What a statement means, before the parent module adds index, text and errors.
@@ -503,16 +536,7 @@ impl<'a> Analyzer<'a> {
             Statement::Cache { table_name, query: Some(q), .. } => {
                 let target = self.qualify(table_name);
                 let out = self.query(q, None);
-                let cols: Vec<(String, Lin)> = out.cols.iter().map(|c| (c.name.clone(), c.lin.clone())).collect();
-                let intermediate = self.create(&target, &cols, true, true);
-                self.keep_stars(&target, &out.star_tables);
-                StmtResult {
-                    operation: "VIEW".into(),
-                    columns: self.columns_out(&target, &cols),
-                    targets: vec![target],
-                    intermediate,
-                    ..StmtResult::default()
-                }
+                self.created_from(target, &[], &out, true, true)
             }
             _ => op(word),
         }
@@ -576,15 +600,6 @@ impl<'a> Analyzer<'a> {
             return StmtResult { operation: "SELECT".into(), ..StmtResult::default() };
         };
         let target = self.qualify(&name);
-        let cols: Vec<(String, Lin)> = out.cols.iter().map(|c| (c.name.clone(), c.lin.clone())).collect();
-        let intermediate = self.create(&target, &cols, temp, false);
-        self.keep_stars(&target, &out.star_tables);
-        StmtResult {
-            operation: "CTAS".into(),
-            columns: self.columns_out(&target, &cols),
-            targets: vec![target],
-            intermediate,
-            ..StmtResult::default()
-        }
+        self.created_from(target, &[], &out, temp, false)
     }
 }

@@ -42,6 +42,32 @@ impl Analyzer<'_> {
         inner
     }
 
+    /// The lineage of each of `exprs` (the columns a PIVOT or UNPIVOT consumes) over its input
+    /// `inner`, in order; the column names they use are added to `used`.
+    fn consumed<'e>(
+        &mut self,
+        exprs: impl IntoIterator<Item = &'e Expr>,
+        inner: &[Relation],
+        outer: Option<&Scope>,
+        used: &mut HashSet<String>,
+    ) -> Vec<Lin> {
+        let sc = Scope { rels: inner, parent: outer, using: &[], aliases: &[] };
+        exprs
+            .into_iter()
+            .map(|e| {
+                column_names(e, used);
+                self.expr_lin(e, &sc, &[])
+            })
+            .collect()
+    }
+
+    /// The relation a PIVOT or UNPIVOT makes of its columns, renamed by its alias's column list.
+    fn reshaped(&self, cols: Vec<OutCol>, stars: Vec<String>, alias: Option<&TableAlias>) -> Relation {
+        let (a, acols) = self.alias_of(alias);
+        let out = Output::new(cols, stars).renamed(&acols);
+        Relation { alias: a, parts: Vec::new(), kind: RelKind::Derived(Rc::new(out)) }
+    }
+
     /// The columns of `inner` not consumed by a PIVOT or UNPIVOT (they pass through), and the
     /// tables whose columns are unknown.
     fn passthrough(&self, inner: &[Relation], used: &HashSet<String>) -> (Vec<OutCol>, Vec<String>) {
@@ -74,17 +100,14 @@ impl Analyzer<'_> {
         outer: Option<&Scope>,
     ) -> Relation {
         let inner = self.reshaped_input(table, outer);
-        let sc = Scope { rels: &inner, parent: outer, using: &[], aliases: &[] };
         let mut used = HashSet::new();
         let mut key = Lin { sources: BTreeSet::new(), derived: true };
-        for e in value_column {
-            column_names(e, &mut used);
-            key.sources.extend(self.expr_lin(e, &sc, &[]).sources);
+        for l in self.consumed(value_column, &inner, outer, &mut used) {
+            key.sources.extend(l.sources);
         }
+        let lins = self.consumed(aggregates.iter().map(|a| &a.expr), &inner, outer, &mut used);
         let mut aggs: Vec<(Option<String>, Lin)> = Vec::new();
-        for a in aggregates {
-            column_names(&a.expr, &mut used);
-            let mut l = self.expr_lin(&a.expr, &sc, &[]);
+        for (a, mut l) in aggregates.iter().zip(lins) {
             l.sources.extend(key.sources.iter().cloned());
             l.derived = true;
             aggs.push((a.alias.as_ref().map(|i| self.fold(i)), l));
@@ -109,9 +132,7 @@ impl Analyzer<'_> {
                 cols.push(OutCol { name, lin: l.clone() });
             }
         }
-        let (a, acols) = self.alias_of(alias);
-        let out = Output::new(cols, stars).renamed(&acols);
-        Relation { alias: a, parts: Vec::new(), kind: RelKind::Derived(Rc::new(out)) }
+        self.reshaped(cols, stars, alias)
     }
 
     fn pivot_value_name(&self, e: &Expr) -> String {
@@ -139,12 +160,9 @@ impl Analyzer<'_> {
         outer: Option<&Scope>,
     ) -> Relation {
         let inner = self.reshaped_input(table, outer);
-        let sc = Scope { rels: &inner, parent: outer, using: &[], aliases: &[] };
         let mut used = HashSet::new();
         let mut vlin = Lin::default();
-        for c in columns {
-            column_names(&c.expr, &mut used);
-            let l = self.expr_lin(&c.expr, &sc, &[]);
+        for l in self.consumed(columns.iter().map(|c| &c.expr), &inner, outer, &mut used) {
             vlin.merge(&l);
         }
         let value_names: Vec<String> = match value {
@@ -157,8 +175,6 @@ impl Analyzer<'_> {
         for v in value_names {
             cols.push(OutCol { name: v, lin: vlin.clone() });
         }
-        let (a, acols) = self.alias_of(alias);
-        let out = Output::new(cols, stars).renamed(&acols);
-        Relation { alias: a, parts: Vec::new(), kind: RelKind::Derived(Rc::new(out)) }
+        self.reshaped(cols, stars, alias)
     }
 }

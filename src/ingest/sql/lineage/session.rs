@@ -9,7 +9,7 @@ use std::rc::Rc;
 use crate::ingest::sql::ColumnLineage;
 
 use super::names::is_local_temp;
-use super::{lower, Analyzer, Entry, EntryKind, Lin, OutCol, Output};
+use super::{lower, Analyzer, Entry, EntryKind, Lin, OutCol, Output, StmtResult};
 
 impl Analyzer<'_> {
     /// Records the columns written to `target`, and returns them as [`ColumnLineage`].
@@ -55,16 +55,32 @@ impl Analyzer<'_> {
         } else {
             EntryKind::Table
         };
-        let out_cols = cols
-            .iter()
-            .map(|(n, l)| OutCol {
-                name: n.clone(),
-                lin: if kind == EntryKind::Table { Lin::bare(target, n) } else { l.clone() },
-            })
-            .collect();
         let sources = self.tables.iter().filter(|t| lower(t) != key).cloned().collect();
-        self.session.insert(key, Entry { kind, out: Rc::new(Output::new(out_cols, Vec::new())), sources });
+        self.session.insert(key, Entry::new(kind, target, cols.iter().map(|(n, l)| (n, l)), sources));
         kind == EntryKind::Intermediate
+    }
+
+    /// A table or view made from a query's output `out` (`CREATE TABLE ... AS`, `SELECT ... INTO`,
+    /// `CREATE VIEW`, Spark's `CACHE TABLE ... AS`), its columns named by `names` in order when
+    /// given, else as the query names them: registered, and reported as a `CTAS` or a `VIEW`.
+    pub(super) fn created_from(
+        &mut self,
+        target: String,
+        names: &[String],
+        out: &Output,
+        temp: bool,
+        view: bool,
+    ) -> StmtResult {
+        let cols = if names.is_empty() { out.named_pairs() } else { Self::pairs(names, out) };
+        let intermediate = self.create(&target, &cols, temp, view);
+        self.keep_stars(&target, &out.star_tables);
+        StmtResult {
+            operation: if view { "VIEW" } else { "CTAS" }.into(),
+            columns: self.columns_out(&target, &cols),
+            targets: vec![target],
+            intermediate,
+            ..StmtResult::default()
+        }
     }
 
     /// A view or intermediate table made with `SELECT *` over a table of unknown columns: a later
@@ -93,7 +109,7 @@ impl Analyzer<'_> {
         let mut out_cols = e.out.cols.clone();
         let mut at: HashMap<String, usize> = e.out.index.clone();
         for (n, l) in cols {
-            let lin = if e.kind == EntryKind::Table { Lin::bare(target, n) } else { l.clone() };
+            let lin = e.kind.keeps(target, n, l);
             match at.get(&lower(n)).and_then(|&i| out_cols.get_mut(i)) {
                 Some(c) if e.kind != EntryKind::Table => c.lin.merge(&lin),
                 Some(_) => {}
