@@ -334,19 +334,16 @@ fn required_object<'a>(
     })
 }
 
+/// Like [`required_object`], but absent or `null` is no error.
 fn optional_object<'a>(
     obj: &'a Map<String, Value>,
     name: &str,
     ptr: &str,
     errors: &mut Issues,
 ) -> Option<&'a Map<String, Value>> {
-    match property(obj, name, true, Value::as_object) {
-        Ok(o) => Some(o),
-        Err(Fault::Wrong(other)) => {
-            errors.push(&key(ptr, name), format!("\"{name}\" must be an object; found {}", type_name(other)));
-            None
-        }
-        Err(Fault::Missing | Fault::Blank) => None,
+    match obj.get(name) {
+        None | Some(Value::Null) => None,
+        Some(_) => required_object(obj, name, ptr, errors),
     }
 }
 

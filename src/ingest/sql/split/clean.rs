@@ -4,7 +4,7 @@
 use crate::ingest::sql::lexer::{Kind, Token};
 use crate::ingest::sql::Dialect;
 
-use super::{dotted_name, find_kw};
+use super::{closing, find_kw, if_not_exists, name_at};
 
 /// `text` without the spans `cuts` (sorted, not overlapping).
 fn without(text: &str, cuts: &[(usize, usize)]) -> Option<String> {
@@ -78,6 +78,19 @@ const AFTER_TABLE: &[&str] = &[
     "FROM",
 ];
 
+/// The options of a created table or view, between its name (at token `at`, with the column list
+/// after it) and its `AS`: the index of the first token after the name and columns, and the index
+/// of `AS` (equal when there are none).
+fn options_before_as(text: &str, toks: &[(Token, i32)], at: usize) -> Option<(usize, usize)> {
+    let (_, after) = name_at(text, toks, at)?;
+    let after = match toks.get(after) {
+        Some((t, _)) if t.is_punct(text, b'(') => closing(text, toks, after)? + 1,
+        _ => after,
+    };
+    let as_kw = find_kw(text, toks, after, "AS")?;
+    Some((after, as_kw))
+}
+
 /// Clauses that change no lineage and that the parser refuses in the dialect, cut out; `None`
 /// when there are none:
 ///
@@ -91,11 +104,7 @@ const AFTER_TABLE: &[&str] = &[
 pub(super) fn clean(text: &str, toks: &[(Token, i32)], dialect: Dialect) -> Option<String> {
     let word = |i: usize, kw: &str| toks.get(i).is_some_and(|(t, _)| t.is_kw(text, kw));
     let punct = |i: usize, c: u8| toks.get(i).is_some_and(|(t, _)| t.is_punct(text, c));
-    // The index of the `)` closing the `(` at index `open`.
-    let close = |open: usize| {
-        let depth = toks.get(open)?.1;
-        toks.iter().enumerate().skip(open + 1).find(|(_, (t, d))| *d == depth && t.is_punct(text, b')')).map(|(i, _)| i)
-    };
+    let close = |open: usize| closing(text, toks, open);
     let span = |a: usize, b: usize| Some((toks.get(a)?.0.start, toks.get(b)?.0.end));
     let mut cuts: Vec<(usize, usize)> = Vec::new();
     if word(0, "CREATE") {
@@ -121,15 +130,7 @@ pub(super) fn clean(text: &str, toks: &[(Token, i32)], dialect: Dialect) -> Opti
     let create_view = word(0, "CREATE") && toks.iter().take(6).any(|(t, _)| t.is_kw(text, "MATERIALIZED"));
     if create_view {
         let view = toks.iter().position(|(t, _)| t.is_kw(text, "VIEW"))?;
-        let mut at = view + 1;
-        if word(at, "IF") && word(at + 1, "NOT") && word(at + 2, "EXISTS") {
-            at += 3;
-        }
-        let name = dotted_name(text, toks, at)?;
-        let end = toks.get(at)?.0.start + name.len();
-        let after = toks.iter().position(|(t, _)| t.start >= end)?;
-        let after = if punct(after, b'(') { close(after)? + 1 } else { after };
-        let as_kw = find_kw(text, toks, after, "AS")?;
+        let (after, as_kw) = options_before_as(text, toks, if_not_exists(text, toks, view + 1))?;
         if as_kw > after {
             cuts.push(span(after, as_kw - 1)?);
         }
@@ -142,11 +143,7 @@ pub(super) fn clean(text: &str, toks: &[(Token, i32)], dialect: Dialect) -> Opti
     } else if dialect == Dialect::Oracle && word(0, "CREATE") {
         let attributes = || {
             let table = toks.iter().take(6).position(|(t, d)| *d == 0 && t.is_kw(text, "TABLE"))?;
-            let name = dotted_name(text, toks, table + 1)?;
-            let end = toks.get(table + 1)?.0.start + name.len();
-            let after = toks.iter().position(|(t, _)| t.start >= end)?;
-            let after = if punct(after, b'(') { close(after)? + 1 } else { after };
-            let as_kw = find_kw(text, toks, after, "AS")?;
+            let (after, as_kw) = options_before_as(text, toks, table + 1)?;
             if as_kw > after && toks.get(as_kw + 1).is_some() {
                 return span(after, as_kw - 1);
             }

@@ -147,6 +147,30 @@ fn dotted_name(text: &str, toks: &[(Token, i32)], i: usize) -> Option<String> {
     (end > start).then(|| text.get(start..end).map(str::to_string)).flatten()
 }
 
+/// The token index after an `IF NOT EXISTS` starting at token `at`; `at` when there is none.
+fn if_not_exists(text: &str, toks: &[(Token, i32)], at: usize) -> usize {
+    let word = |i: usize, kw: &str| toks.get(i).is_some_and(|(t, _)| t.is_kw(text, kw));
+    if word(at, "IF") && word(at + 1, "NOT") && word(at + 2, "EXISTS") {
+        at + 3
+    } else {
+        at
+    }
+}
+
+/// The dotted name starting at token `at`, as written, and the index of the first token after it.
+fn name_at(text: &str, toks: &[(Token, i32)], at: usize) -> Option<(String, usize)> {
+    let name = dotted_name(text, toks, at)?;
+    let end = toks.get(at)?.0.start + name.len();
+    let after = toks.iter().position(|(t, _)| t.start >= end)?;
+    Some((name, after))
+}
+
+/// The index of the `)` closing the `(` at index `open`.
+fn closing(text: &str, toks: &[(Token, i32)], open: usize) -> Option<usize> {
+    let depth = toks.get(open)?.1;
+    toks.iter().enumerate().skip(open + 1).find(|(_, (t, d))| *d == depth && t.is_punct(text, b')')).map(|(i, _)| i)
+}
+
 /// The token index of the first top-level keyword `kw` at or after `from`.
 fn find_kw(text: &str, toks: &[(Token, i32)], from: usize, kw: &str) -> Option<usize> {
     toks.iter().enumerate().skip(from).find(|(_, (t, d))| *d == 0 && t.is_kw(text, kw)).map(|(i, _)| i)

@@ -7,7 +7,7 @@ use crate::ingest::sql::lexer::{Kind, Token};
 use crate::ingest::sql::Dialect;
 
 use super::clean::clean;
-use super::{dotted_name, find_kw, leveled};
+use super::{closing, dotted_name, find_kw, if_not_exists, leveled, name_at};
 
 /// Dialect syntax the parser does not take, rewritten to an equivalent it does (for lineage):
 ///
@@ -116,10 +116,7 @@ fn rewrite_one(text: &str, toks: Vec<(Token, i32)>, dialect: Dialect) -> Option<
         // `CREATE [OR REPLACE] STREAM s [IF NOT EXISTS] ON TABLE|VIEW t ...`: changes of t, read
         // like a view of it.
         if let Some(k) = toks.iter().take(4).position(|(t, _)| t.is_kw(text, "STREAM")) {
-            let mut at = k + 1;
-            if word(at, "IF") && word(at + 1, "NOT") && word(at + 2, "EXISTS") {
-                at += 3;
-            }
+            let at = if_not_exists(text, &toks, k + 1);
             let name = dotted_name(text, &toks, at)?;
             let on = find_kw(text, &toks, at, "ON")?;
             if !(word(on + 1, "TABLE") || word(on + 1, "VIEW")) {
@@ -149,9 +146,7 @@ fn rewrite_one(text: &str, toks: Vec<(Token, i32)>, dialect: Dialect) -> Option<
     if word(0, "ALTER") && word(1, "TABLE") {
         // Redshift `ALTER TABLE t APPEND FROM s [IGNOREEXTRA | FILLTARGET]`: moves s's rows into
         // t, matching columns by name.
-        let name = dotted_name(text, &toks, 2)?;
-        let end = toks.get(2)?.0.start + name.len();
-        let at = toks.iter().position(|(t, _)| t.start >= end)?;
+        let (name, at) = name_at(text, &toks, 2)?;
         if !(word(at, "APPEND") && word(at + 1, "FROM")) {
             return None;
         }
@@ -208,10 +203,7 @@ fn rewrite_one(text: &str, toks: Vec<(Token, i32)>, dialect: Dialect) -> Option<
         if !word(ext + 1, "TABLE") {
             return None;
         }
-        let mut at = ext + 2;
-        if word(at, "IF") && word(at + 1, "NOT") && word(at + 2, "EXISTS") {
-            at += 3;
-        }
+        let at = if_not_exists(text, &toks, ext + 2);
         let name = dotted_name(text, &toks, at)?;
         let loc = find_kw(text, &toks, at, "LOCATION")?;
         let eq = toks.get(loc + 1).filter(|(t, _)| t.is_punct(text, b'='))?;
@@ -231,11 +223,6 @@ fn spark_table_clauses(text: &str, toks: &[(Token, i32)]) -> Option<String> {
     let word = |i: usize, kw: &str| toks.get(i).is_some_and(|(t, _)| t.is_kw(text, kw));
     let using = find_kw(text, toks, 1, "USING")?;
     let end = find_kw(text, toks, using, "AS").unwrap_or(toks.len());
-    // The index of the `)` closing the `(` at index `open`.
-    let close = |open: usize| {
-        let depth = toks.get(open)?.1;
-        toks.iter().enumerate().skip(open + 1).find(|(_, (t, d))| *d == depth && t.is_punct(text, b')')).map(|(i, _)| i)
-    };
     let mut cuts: Vec<(usize, usize)> = Vec::new();
     let mut i = using + 1;
     while i < end {
@@ -248,7 +235,7 @@ fn spark_table_clauses(text: &str, toks: &[(Token, i32)]) -> Option<String> {
             None
         };
         if let Some(o) = open.filter(|&o| toks.get(o).is_some_and(|(t, _)| t.is_punct(text, b'('))) {
-            let c = close(o)?;
+            let c = closing(text, toks, o)?;
             cuts.push((toks.get(i)?.0.start, toks.get(c)?.0.end));
             i = c + 1;
         } else if word(i, "INTO") && word(i + 2, "BUCKETS") {
@@ -274,15 +261,8 @@ fn spark_table_clauses(text: &str, toks: &[(Token, i32)]) -> Option<String> {
 /// `CREATE ... TABLE [IF NOT EXISTS] name`: the index of the `TABLE` keyword (among the first
 /// eight tokens), the name as written, and the index of the first token after the name.
 fn created_table(text: &str, toks: &[(Token, i32)]) -> Option<(usize, String, usize)> {
-    let word = |i: usize, kw: &str| toks.get(i).is_some_and(|(t, _)| t.is_kw(text, kw));
     let table = toks.iter().take(8).position(|(t, d)| *d == 0 && t.is_kw(text, "TABLE"))?;
-    let mut at = table + 1;
-    if word(at, "IF") && word(at + 1, "NOT") && word(at + 2, "EXISTS") {
-        at += 3;
-    }
-    let name = dotted_name(text, toks, at)?;
-    let end = toks.get(at)?.0.start + name.len();
-    let after = toks.iter().position(|(t, _)| t.start >= end)?;
+    let (name, after) = name_at(text, toks, if_not_exists(text, toks, table + 1))?;
     Some((table, name, after))
 }
 
