@@ -18,12 +18,12 @@
 
 use serde_json::{Map, Value};
 
+use super::issues::{nonblank, property, Fault, Issues};
 use super::model::{
     ColumnEdge, Dataset, DatasetRef, InputField, JobRef, Lifecycle, LifecycleChange, Owner, ParentRef, RootRef,
     SchemaField, SourceCode, Tag, Transformation, TransformationKind,
 };
 use super::pointer::{index, key, preview, type_name};
-use super::validate::Issues;
 use super::Limits;
 
 /// Reads the dataset facets Tributary applies into `dataset`.
@@ -146,21 +146,12 @@ fn array<'a>(
     what: &str,
     warnings: &mut Issues,
 ) -> Option<&'a Vec<Value>> {
-    let p = key(ptr, name);
-    match obj.get(name) {
-        Some(Value::Array(items)) => Some(items),
-        None | Some(Value::Null) => {
-            warnings.push(&p, format!("the {what} has no \"{name}\" array; it is not applied"));
-            None
+    warnings.note(property(obj, name, true, Value::as_array), ptr, name, |fault| match fault {
+        Fault::Missing | Fault::Blank => format!("the {what} has no \"{name}\" array; it is not applied"),
+        Fault::Wrong(other) => {
+            format!("\"{name}\" must be an array; found {}; the {what} is not applied", type_name(other))
         }
-        Some(other) => {
-            warnings.push(
-                &p,
-                format!("\"{name}\" must be an array; found {}; the {what} is not applied", type_name(other)),
-            );
-            None
-        }
-    }
+    })
 }
 
 /// A string that names something (a dataset, a field, an owner): required and non-empty.
@@ -171,25 +162,13 @@ fn reference<'a>(
     what: &str,
     warnings: &mut Issues,
 ) -> Option<&'a str> {
-    let p = key(ptr, name);
-    match obj.get(name) {
-        Some(Value::String(s)) if !s.trim().is_empty() => Some(s),
-        Some(Value::String(_)) => {
-            warnings.push(&p, format!("\"{name}\" is empty; the {what} is not applied"));
-            None
+    warnings.note(nonblank(obj, name, true), ptr, name, |fault| match fault {
+        Fault::Missing => format!("the {what} has no \"{name}\"; it is not applied"),
+        Fault::Blank => format!("\"{name}\" is empty; the {what} is not applied"),
+        Fault::Wrong(other) => {
+            format!("\"{name}\" must be a string; found {}; the {what} is not applied", type_name(other))
         }
-        None | Some(Value::Null) => {
-            warnings.push(&p, format!("the {what} has no \"{name}\"; it is not applied"));
-            None
-        }
-        Some(other) => {
-            warnings.push(
-                &p,
-                format!("\"{name}\" must be a string; found {}; the {what} is not applied", type_name(other)),
-            );
-            None
-        }
-    }
+    })
 }
 
 /// An optional string property; another type is ignored with a warning.

@@ -24,6 +24,7 @@
 mod body;
 mod facets;
 mod fingerprint;
+mod issues;
 pub mod model;
 mod pointer;
 mod validate;
@@ -33,12 +34,13 @@ mod tests;
 
 pub use body::{check_value, decode_body, parse_batch_body, parse_body, BodyError, ParsedBody};
 pub use fingerprint::event_fingerprint;
+pub use issues::MAX_ISSUES;
 pub use model::{
     derived, indirect_only, masking, ColumnEdge, Dataset, DatasetRef, Event, EventKind, InputField, JobRef, Lifecycle,
     LifecycleChange, Owner, ParentRef, RootRef, RunState, SchemaField, SourceCode, Tag, Transformation,
     TransformationKind, ValidationIssue,
 };
-pub use validate::{validate, MAX_ISSUES};
+pub use validate::validate;
 
 /// The limits seed 000 sets on OpenLineage requests. `Default` gives the seed's numbers; tests
 /// and benchmarks may lower them.

@@ -23,46 +23,10 @@ use chrono::{DateTime, FixedOffset, Utc};
 use serde_json::{Map, Value};
 
 use super::facets;
+use super::issues::{nonblank, property, Fault, Issues};
 use super::model::{Dataset, Event, EventKind, JobRef, RunState, ValidationIssue};
 use super::pointer::{index, key, preview, type_name};
 use super::Limits;
-
-/// The most errors, and separately the most warnings, listed for one event; past it one more
-/// issue at the root says how many were left out. Keeps a 50 MiB event of bad references from
-/// producing a report larger than itself.
-pub const MAX_ISSUES: usize = 100;
-
-/// A bounded list of issues.
-#[derive(Debug, Default)]
-pub(super) struct Issues {
-    list: Vec<ValidationIssue>,
-    left_out: usize,
-}
-
-impl Issues {
-    pub(super) fn push(&mut self, pointer: &str, message: impl Into<String>) {
-        if self.list.len() < MAX_ISSUES {
-            self.list.push(ValidationIssue::new(pointer, message));
-        } else {
-            self.left_out += 1;
-        }
-    }
-
-    fn is_empty(&self) -> bool {
-        self.list.is_empty() && self.left_out == 0
-    }
-
-    fn finish(mut self) -> Vec<ValidationIssue> {
-        if self.left_out > 0 {
-            let n = self.left_out;
-            self.list.push(ValidationIssue::new(
-                "",
-                format!("{n} more issue{} not listed", if n == 1 { " is" } else { "s are" }),
-            ));
-        }
-        self.list
-    }
-}
 
 /// Validates one event (an element of [`super::ParsedBody::events`]) against seed 000's rules
 /// and reads it into the model. `now` is the server's time, for the future-`eventTime` rule.
@@ -364,20 +328,13 @@ fn required_object<'a>(
     ptr: &str,
     errors: &mut Issues,
 ) -> Option<&'a Map<String, Value>> {
-    let p = key(ptr, name);
-    match obj.get(name) {
-        Some(Value::Object(o)) => Some(o),
-        None => {
-            errors.push(&p, format!("missing required property \"{name}\""));
-            None
-        }
-        Some(other) => {
-            errors.push(&p, format!("\"{name}\" must be an object; found {}", type_name(other)));
-            None
-        }
-    }
+    errors.note(property(obj, name, false, Value::as_object), ptr, name, |fault| match fault {
+        Fault::Missing | Fault::Blank => format!("missing required property \"{name}\""),
+        Fault::Wrong(other) => format!("\"{name}\" must be an object; found {}", type_name(other)),
+    })
 }
 
+/// Like [`required_object`], but absent or `null` is no error.
 fn optional_object<'a>(
     obj: &'a Map<String, Value>,
     name: &str,
@@ -386,31 +343,18 @@ fn optional_object<'a>(
 ) -> Option<&'a Map<String, Value>> {
     match obj.get(name) {
         None | Some(Value::Null) => None,
-        Some(Value::Object(o)) => Some(o),
-        Some(other) => {
-            errors.push(&key(ptr, name), format!("\"{name}\" must be an object; found {}", type_name(other)));
-            None
-        }
+        Some(_) => required_object(obj, name, ptr, errors),
     }
 }
 
 fn required_string(obj: &Map<String, Value>, name: &str, ptr: &str, errors: &mut Issues) -> Option<String> {
-    let p = key(ptr, name);
-    match obj.get(name) {
-        Some(Value::String(s)) if !s.trim().is_empty() => Some(s.clone()),
-        Some(Value::String(_)) => {
-            errors.push(&p, format!("\"{name}\" must not be empty"));
-            None
-        }
-        None => {
-            errors.push(&p, format!("missing required property \"{name}\""));
-            None
-        }
-        Some(other) => {
-            errors.push(&p, format!("\"{name}\" must be a string; found {}", type_name(other)));
-            None
-        }
-    }
+    let read = nonblank(obj, name, false);
+    let s = errors.note(read, ptr, name, |fault| match fault {
+        Fault::Missing => format!("missing required property \"{name}\""),
+        Fault::Blank => format!("\"{name}\" must not be empty"),
+        Fault::Wrong(other) => format!("\"{name}\" must be a string; found {}", type_name(other)),
+    });
+    s.map(str::to_string)
 }
 
 fn dataset_list(

@@ -1,0 +1,376 @@
+//! Dialect syntax the parser does not take, rewritten into an equivalent statement it does (for
+//! lineage only: the rewrite keeps what is read and written, not every option). [`rewrite`] first
+//! has [`clean`](super::clean) cut the clauses that change no lineage, then rewrites the statement
+//! as a whole when its form asks for it.
+
+use crate::ingest::sql::lexer::{Kind, Token};
+use crate::ingest::sql::Dialect;
+
+use super::clean::clean;
+use super::{closing, dotted_name, find_kw, if_not_exists, leveled, name_at};
+
+/// Dialect syntax the parser does not take, rewritten to an equivalent it does (for lineage):
+///
+/// - T-SQL `UPDATE TOP (n) t ...` / `DELETE TOP (n) FROM t ...`: the `TOP (n)` dropped;
+/// - MySQL `LOAD DATA [LOCAL] INFILE 'f' ... INTO TABLE t ...` and BigQuery `LOAD DATA INTO t
+///   FROM FILES (uris = ['f', ...])`: `LOAD DATA INPATH 'f' INTO TABLE t`;
+/// - Snowflake `CREATE [OR REPLACE] EXTERNAL TABLE t (...) LOCATION = @stage/path ...`:
+///   `CREATE EXTERNAL TABLE t LOCATION '@stage/path'` (its columns are computed from the files);
+/// - Redshift `ALTER TABLE t APPEND FROM s ...`: `INSERT INTO t BY NAME SELECT * FROM s`;
+/// - Postgres `CREATE TABLE t (LIKE s INCLUDING ...)`, BigQuery `CREATE TABLE t COPY s` and
+///   `CREATE SNAPSHOT TABLE`: see [`create_like_or_copy`];
+/// - Spark/Hive `INSERT OVERWRITE DIRECTORY` with a format: see [`overwrite_directory`].
+pub(crate) fn rewrite(text: &str, dialect: Dialect) -> Option<String> {
+    let toks = leveled(text, dialect);
+    match clean(text, &toks, dialect) {
+        Some(cleaned) => {
+            let toks = leveled(&cleaned, dialect);
+            Some(rewrite_one(&cleaned, toks, dialect).unwrap_or(cleaned))
+        }
+        None => rewrite_one(text, toks, dialect),
+    }
+}
+
+fn rewrite_one(text: &str, toks: Vec<(Token, i32)>, dialect: Dialect) -> Option<String> {
+    let word = |i: usize, kw: &str| toks.get(i).is_some_and(|(t, _)| t.is_kw(text, kw));
+    if dialect == Dialect::TSql && (word(0, "UPDATE") || word(0, "DELETE")) && word(1, "TOP") {
+        let open = toks.get(2).filter(|(t, _)| t.is_punct(text, b'('))?;
+        let close = toks.iter().skip(3).find(|(t, d)| *d == 0 && t.is_punct(text, b')'))?;
+        let mut rest_start = close.0.end;
+        if let Some(i) = toks.iter().position(|(t, _)| t.start >= close.0.end) {
+            if word(i, "PERCENT") {
+                rest_start = toks.get(i)?.0.end;
+            }
+        }
+        let _ = open;
+        return Some(format!("{} {}", toks.first()?.0.text(text), text.get(rest_start..)?.trim_start()));
+    }
+    if dialect == Dialect::TSql && (word(0, "EXEC") || word(0, "EXECUTE")) {
+        let called = dotted_name(text, &toks, 1)?.to_ascii_lowercase();
+        if called != "sp_rename" && !called.ends_with(".sp_rename") {
+            return None;
+        }
+        let args: Vec<String> = toks
+            .iter()
+            .filter(|(t, _)| t.kind == Kind::Str)
+            .map(|(t, _)| t.text(text).trim_start_matches(['N', 'n']).trim_matches('\'').to_string())
+            .collect();
+        // A column or index rename moves no table.
+        if args.get(2).is_some_and(|k| !k.eq_ignore_ascii_case("OBJECT")) {
+            return None;
+        }
+        let plain = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || "_.[]#$@\"".contains(c));
+        let (old, new) = (args.first().filter(|s| plain(s))?, args.get(1).filter(|s| plain(s))?);
+        return Some(format!("ALTER TABLE {old} RENAME TO {new}"));
+    }
+    if dialect == Dialect::TSql && word(0, "CREATE") {
+        // `CREATE VIEW v WITH SCHEMABINDING AS ...`: the view options change no lineage.
+        let view = find_kw(text, &toks, 1, "VIEW")?;
+        let with = find_kw(text, &toks, view, "WITH")?;
+        let opts = ["SCHEMABINDING", "ENCRYPTION", "VIEW_METADATA"];
+        if !opts.iter().any(|o| word(with + 1, o)) {
+            return None;
+        }
+        let as_kw = find_kw(text, &toks, with, "AS")?;
+        return Some(format!(
+            "{} {}",
+            text.get(..toks.get(with)?.0.start)?.trim_end(),
+            text.get(toks.get(as_kw)?.0.start..)?
+        ));
+    }
+    if matches!(dialect, Dialect::SparkSql | Dialect::Hive) && word(0, "CREATE") {
+        // `CREATE TEMPORARY VIEW v USING fmt OPTIONS (path 'p', ...)`: a view of the files at p.
+        let view = toks.iter().take(6).position(|(t, _)| t.is_kw(text, "VIEW"));
+        if let Some(v) =
+            view.filter(|&v| toks.iter().take(v).any(|(t, _)| t.is_kw(text, "TEMPORARY") || t.is_kw(text, "TEMP")))
+        {
+            if let Some(name) = dotted_name(text, &toks, v + 1) {
+                let using = find_kw(text, &toks, v + 1, "USING");
+                let path = toks.iter().position(|(t, d)| *d == 1 && t.is_kw(text, "PATH"));
+                if let (Some(_), Some(p)) = (using, path) {
+                    let p = toks.get(p + 1).filter(|(t, _)| t.kind == Kind::Str)?.0.text(text);
+                    let p = p.trim_matches('\'').replace('`', "");
+                    return Some(format!("CREATE TEMPORARY VIEW {name} AS SELECT * FROM `{p}`"));
+                }
+            }
+        }
+        if let Some(r) = spark_table_clauses(text, &toks) {
+            return Some(r);
+        }
+    }
+    if dialect == Dialect::TSql && word(0, "BULK") && word(1, "INSERT") {
+        // `BULK INSERT t FROM 'file' WITH (...)`: a load.
+        let name = dotted_name(text, &toks, 2)?;
+        let from = find_kw(text, &toks, 2, "FROM")?;
+        let file = toks.get(from + 1).filter(|(t, _)| t.kind == Kind::Str)?.0.text(text);
+        return Some(format!("LOAD DATA INPATH {file} INTO TABLE {name}"));
+    }
+    if dialect == Dialect::SparkSql && word(0, "COPY") && word(1, "INTO") {
+        // Databricks `COPY INTO t FROM 'path' | (SELECT ... FROM 'path') FILEFORMAT = ...`.
+        let from = find_kw(text, &toks, 2, "FROM")?;
+        let name = text.get(toks.get(2)?.0.start..toks.get(from)?.0.start)?.trim();
+        let file = toks.iter().skip(from).find(|(t, _)| t.kind == Kind::Str)?.0.text(text);
+        return Some(format!("LOAD DATA INPATH {file} INTO TABLE {name}"));
+    }
+    if dialect == Dialect::Snowflake && word(0, "CREATE") {
+        // `CREATE [OR REPLACE] STREAM s [IF NOT EXISTS] ON TABLE|VIEW t ...`: changes of t, read
+        // like a view of it.
+        if let Some(k) = toks.iter().take(4).position(|(t, _)| t.is_kw(text, "STREAM")) {
+            let at = if_not_exists(text, &toks, k + 1);
+            let name = dotted_name(text, &toks, at)?;
+            let on = find_kw(text, &toks, at, "ON")?;
+            if !(word(on + 1, "TABLE") || word(on + 1, "VIEW")) {
+                return None;
+            }
+            let src = dotted_name(text, &toks, on + 2)?;
+            return Some(format!("CREATE VIEW {name} AS SELECT * FROM {src}"));
+        }
+    }
+    if word(0, "LOAD") && word(1, "DATA") {
+        let into = find_kw(text, &toks, 2, "INTO")?;
+        let (file, table_at) = if let Some(infile) = find_kw(text, &toks, 2, "INFILE") {
+            let f = toks.get(infile + 1).filter(|(t, _)| t.kind == Kind::Str)?.0.text(text).to_string();
+            (f, if word(into + 1, "TABLE") { into + 2 } else { into + 1 })
+        } else if let Some(files) = find_kw(text, &toks, into, "FILES") {
+            // The first string in `FILES (...)` is the first URI (or the format; then the next).
+            let strs: Vec<&str> =
+                toks.iter().skip(files).filter(|(t, _)| t.kind == Kind::Str).map(|(t, _)| t.text(text)).collect();
+            let uri = strs.iter().find(|s| s.contains("://")).or(strs.first())?.to_string();
+            (uri, if word(into + 1, "TABLE") { into + 2 } else { into + 1 })
+        } else {
+            return None;
+        };
+        let name = dotted_name(text, &toks, table_at)?;
+        return Some(format!("LOAD DATA INPATH {file} INTO TABLE {name}"));
+    }
+    if word(0, "ALTER") && word(1, "TABLE") {
+        // Redshift `ALTER TABLE t APPEND FROM s [IGNOREEXTRA | FILLTARGET]`: moves s's rows into
+        // t, matching columns by name.
+        let (name, at) = name_at(text, &toks, 2)?;
+        if !(word(at, "APPEND") && word(at + 1, "FROM")) {
+            return None;
+        }
+        let from = dotted_name(text, &toks, at + 2)?;
+        return Some(format!("INSERT INTO {name} BY NAME SELECT * FROM {from}"));
+    }
+    if word(0, "CREATE") {
+        if let Some(r) = create_like_or_copy(text, &toks).or_else(|| ctas_column_names(text, &toks)) {
+            return Some(r);
+        }
+        // Postgres `CREATE [OR REPLACE] RECURSIVE VIEW v (cols) AS q`, by its definition:
+        // `CREATE VIEW v AS WITH RECURSIVE v (cols) AS (q) SELECT * FROM v`.
+        if let Some(r) =
+            toks.iter().take(4).position(|(t, _)| t.is_kw(text, "RECURSIVE")).filter(|&r| word(r + 1, "VIEW"))
+        {
+            let name = dotted_name(text, &toks, r + 2)?;
+            let as_kw = find_kw(text, &toks, r + 2, "AS")?;
+            let cols = text.get(toks.get(r + 2)?.0.start + name.len()..toks.get(as_kw)?.0.start)?.trim();
+            let query = text.get(toks.get(as_kw + 1)?.0.start..)?.trim_end().trim_end_matches(';');
+            let head = text.get(..toks.get(r)?.0.start)?.trim_end();
+            let short = name.rsplit('.').next().unwrap_or(&name);
+            return Some(format!(
+                "{head} VIEW {name} AS WITH RECURSIVE {short} {cols} AS ({query}) SELECT * FROM {short}"
+            ));
+        }
+    }
+    if matches!(dialect, Dialect::MySql | Dialect::MariaDb) && word(0, "UPDATE") {
+        // `UPDATE t, s SET ...`: the comma join written as the parser takes it.
+        let set = find_kw(text, &toks, 1, "SET")?;
+        let commas: Vec<(usize, usize)> = toks
+            .iter()
+            .take(set)
+            .filter(|(t, d)| *d == 0 && t.is_punct(text, b','))
+            .map(|(t, _)| (t.start, t.end))
+            .collect();
+        if commas.is_empty() {
+            return None;
+        }
+        let mut out = String::with_capacity(text.len() + 16 * commas.len());
+        let mut at = 0;
+        for (a, b) in commas {
+            out.push_str(text.get(at..a)?);
+            out.push_str(" CROSS JOIN ");
+            at = b;
+        }
+        out.push_str(text.get(at..)?);
+        return Some(out);
+    }
+    if word(0, "INSERT") && word(1, "OVERWRITE") {
+        return overwrite_directory(text, &toks);
+    }
+    if dialect == Dialect::Snowflake && word(0, "CREATE") {
+        let ext = find_kw(text, &toks, 1, "EXTERNAL")?;
+        if !word(ext + 1, "TABLE") {
+            return None;
+        }
+        let at = if_not_exists(text, &toks, ext + 2);
+        let name = dotted_name(text, &toks, at)?;
+        let loc = find_kw(text, &toks, at, "LOCATION")?;
+        let eq = toks.get(loc + 1).filter(|(t, _)| t.is_punct(text, b'='))?;
+        let value_start = toks.get(loc + 2)?.0.start;
+        let value: String = text.get(value_start..)?.chars().take_while(|c| !c.is_whitespace()).collect();
+        let _ = eq;
+        let value = value.trim_matches('\'').replace('\'', "");
+        return Some(format!("CREATE EXTERNAL TABLE {name} LOCATION '{value}'"));
+    }
+    None
+}
+
+/// Spark `CREATE TABLE t USING fmt PARTITIONED BY (...) OPTIONS (...) CLUSTER BY (...) ... AS
+/// SELECT`: the layout clauses after `USING` (which the parser refuses there) dropped; they
+/// change no lineage. `None` when there are none.
+fn spark_table_clauses(text: &str, toks: &[(Token, i32)]) -> Option<String> {
+    let word = |i: usize, kw: &str| toks.get(i).is_some_and(|(t, _)| t.is_kw(text, kw));
+    let using = find_kw(text, toks, 1, "USING")?;
+    let end = find_kw(text, toks, using, "AS").unwrap_or(toks.len());
+    let mut cuts: Vec<(usize, usize)> = Vec::new();
+    let mut i = using + 1;
+    while i < end {
+        let by = ["PARTITIONED", "CLUSTERED", "SORTED", "CLUSTER"].iter().any(|k| word(i, k)) && word(i + 1, "BY");
+        let open = if by {
+            Some(i + 2)
+        } else if word(i, "OPTIONS") || word(i, "TBLPROPERTIES") {
+            Some(i + 1)
+        } else {
+            None
+        };
+        if let Some(o) = open.filter(|&o| toks.get(o).is_some_and(|(t, _)| t.is_punct(text, b'('))) {
+            let c = closing(text, toks, o)?;
+            cuts.push((toks.get(i)?.0.start, toks.get(c)?.0.end));
+            i = c + 1;
+        } else if word(i, "INTO") && word(i + 2, "BUCKETS") {
+            cuts.push((toks.get(i)?.0.start, toks.get(i + 2)?.0.end));
+            i += 3;
+        } else {
+            i += 1;
+        }
+    }
+    if cuts.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for (a, b) in cuts {
+        out.push_str(text.get(at..a)?);
+        at = b;
+    }
+    out.push_str(text.get(at..)?);
+    Some(out)
+}
+
+/// `CREATE ... TABLE [IF NOT EXISTS] name`: the index of the `TABLE` keyword (among the first
+/// eight tokens), the name as written, and the index of the first token after the name.
+fn created_table(text: &str, toks: &[(Token, i32)]) -> Option<(usize, String, usize)> {
+    let table = toks.iter().take(8).position(|(t, d)| *d == 0 && t.is_kw(text, "TABLE"))?;
+    let (name, after) = name_at(text, toks, if_not_exists(text, toks, table + 1))?;
+    Some((table, name, after))
+}
+
+/// `CREATE TABLE t (LIKE s [INCLUDING ...])` (Postgres), which the parser refuses with options:
+/// `CREATE TABLE t LIKE s`. BigQuery `CREATE TABLE t COPY s` and `CREATE SNAPSHOT TABLE t CLONE s`:
+/// `CREATE TABLE t CLONE s`. `None` for anything else.
+fn create_like_or_copy(text: &str, toks: &[(Token, i32)]) -> Option<String> {
+    let word = |i: usize, kw: &str| toks.get(i).is_some_and(|(t, _)| t.is_kw(text, kw));
+    let (table, name, after) = created_table(text, toks)?;
+    let snapshot = toks.iter().take(table).any(|(t, _)| t.is_kw(text, "SNAPSHOT"));
+    let shallow = (word(after, "SHALLOW") || word(after, "DEEP")) && word(after + 1, "CLONE");
+    // Snowflake's `COPY GRANTS` is no copy of data.
+    if (word(after, "COPY") && !word(after + 1, "GRANTS")) || (snapshot && word(after, "CLONE")) || shallow {
+        // The source's name only: its time-travel clause changes no lineage.
+        let from = dotted_name(text, toks, if shallow { after + 2 } else { after + 1 })?;
+        let head = if snapshot {
+            format!("CREATE TABLE {name}")
+        } else {
+            text.get(..toks.get(after)?.0.start)?.trim_end().to_string()
+        };
+        return Some(format!("{head} CLONE {from}"));
+    }
+    let open = toks.get(after).filter(|(t, _)| t.is_punct(text, b'('))?;
+    if !word(after + 1, "LIKE") {
+        return None;
+    }
+    let from = dotted_name(text, toks, after + 2)?;
+    // Only `(LIKE s <options>)`: other columns beside it would be lost.
+    let depth = open.1 + 1;
+    let extra = toks
+        .iter()
+        .skip(after + 1)
+        .take_while(|(t, d)| !(*d == open.1 && t.is_punct(text, b')')))
+        .any(|(t, d)| *d == depth && t.is_punct(text, b','));
+    if extra {
+        return None;
+    }
+    Some(format!("CREATE TABLE {name} LIKE {from}"))
+}
+
+/// Spark `INSERT OVERWRITE [LOCAL] DIRECTORY ['path'] USING fmt [OPTIONS (path 'p', ...)] query`
+/// and Hive's `... ROW FORMAT ... STORED AS fmt query`: `INSERT OVERWRITE DIRECTORY 'path'
+/// query` (the format changes no lineage). `None` for anything else.
+fn overwrite_directory(text: &str, toks: &[(Token, i32)]) -> Option<String> {
+    let word = |i: usize, kw: &str| toks.get(i).is_some_and(|(t, _)| t.is_kw(text, kw));
+    let mut at = 2;
+    let local = word(at, "LOCAL");
+    if local {
+        at += 1;
+    }
+    if !word(at, "DIRECTORY") {
+        return None;
+    }
+    at += 1;
+    let mut path = toks.get(at).filter(|(t, _)| t.kind == Kind::Str).map(|(t, _)| t.text(text).to_string());
+    if path.is_some() {
+        at += 1;
+    }
+    let query = toks
+        .iter()
+        .enumerate()
+        .skip(at)
+        .find(|(_, (t, d))| *d == 0 && (t.is_kw(text, "SELECT") || t.is_kw(text, "WITH") || t.is_kw(text, "FROM")))
+        .map(|(i, _)| i)?;
+    if query == at {
+        return None;
+    }
+    if path.is_none() {
+        // `OPTIONS (path 's3://...')`.
+        let p = toks.iter().take(query).position(|(t, d)| *d == 1 && t.is_kw(text, "PATH"))?;
+        path = toks.get(p + 1).filter(|(t, _)| t.kind == Kind::Str).map(|(t, _)| t.text(text).to_string());
+    }
+    let path = path?;
+    let local = if local { "LOCAL " } else { "" };
+    Some(format!("INSERT OVERWRITE {local}DIRECTORY {path} {}", text.get(toks.get(query)?.0.start..)?))
+}
+
+/// `CREATE TABLE t (a, b) AS query` (column names without types, Snowflake and Postgres):
+/// `CREATE TABLE t AS SELECT * FROM (query) AS _q (a, b)`, the query's columns renamed by
+/// position. `None` for anything else.
+fn ctas_column_names(text: &str, toks: &[(Token, i32)]) -> Option<String> {
+    let word = |i: usize, kw: &str| toks.get(i).is_some_and(|(t, _)| t.is_kw(text, kw));
+    let (_, _, open) = created_table(text, toks)?;
+    if !toks.get(open).is_some_and(|(t, _)| t.is_punct(text, b'(')) {
+        return None;
+    }
+    // Names and commas only, up to the `)`.
+    let mut i = open + 1;
+    loop {
+        let (t, _) = toks.get(i)?;
+        if !matches!(t.kind, Kind::Word | Kind::Quoted) {
+            return None;
+        }
+        let (n, _) = toks.get(i + 1)?;
+        if n.is_punct(text, b')') {
+            i += 2;
+            break;
+        }
+        if !n.is_punct(text, b',') {
+            return None;
+        }
+        i += 2;
+    }
+    if !word(i, "AS") || toks.get(i + 1).is_none() {
+        return None;
+    }
+    let names = text.get(toks.get(open)?.0.start..toks.get(i - 1)?.0.end)?;
+    let query = text.get(toks.get(i + 1)?.0.start..)?.trim_end().trim_end_matches(';');
+    let head = text.get(..toks.get(open)?.0.start)?.trim_end();
+    Some(format!("{head} AS SELECT * FROM ({query}) AS _q {names}"))
+}
