@@ -3,7 +3,6 @@
 //! Invariant: nothing here does I/O or knows about axum, async-graphql, rusqlite or neo4rs.
 //! The types derive `serde` only where a store persists them as JSON (export lines, details).
 
-pub mod graph;
 pub mod rules;
 
 use chrono::{DateTime, Utc};

@@ -1,1 +1,0 @@
-//! Graph traversal over batched neighbour reads (being written).
