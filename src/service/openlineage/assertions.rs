@@ -89,6 +89,12 @@ impl Lineage {
             }
         }
         if !dropped.is_empty() {
+            // The dropped tables' fields go with them: their column lineage retires too.
+            let tables: Vec<Id> = dropped.iter().filter_map(|e| e.container_id()).collect();
+            if !tables.is_empty() {
+                let fields = self.store.field_names_of_containers(&tables).await?;
+                dropped.extend(fields.into_iter().map(|(container_id, id, _)| End::Field { id, container_id }));
+            }
             let edges = self.store.live_edges_touching_ends(&dropped, SOURCE_TYPE).await?;
             let ids: Vec<Id> = edges.iter().map(|e| e.id).collect();
             self.retire_edges_in(&mut batch, &ids).await?;

@@ -259,10 +259,8 @@ impl<'a> Resolver<'a> {
                         "unparsableName",
                         format!("{name:?} names no dataset by the naming conventions of {namespace:?}"),
                     )),
-                    Err(naming::NameError::NoSchema) if self.creates() => Err(unresolved(
-                        "missingSchema",
-                        format!("no container {name:?}, and the name has no schema to create it under"),
-                    )),
+                    // Seed 002 calls a bare table name unparsable, auto-creation or not (the
+                    // zero-setup mode creates it all the same).
                     Err(naming::NameError::NoSchema) => Err(unresolved(
                         "unparsableName",
                         format!("{name:?} has no schema and table to match or create a container with"),
@@ -459,7 +457,7 @@ impl<'a> Resolver<'a> {
         for (ns, name, kind) in creation_order(d) {
             let creatable = match reason_of(ns, name) {
                 Some("creationDisabled") | Some("notFound") => true,
-                Some("missingSchema") => zero,
+                Some("unparsableName") => zero && naming::parse(ns, name, kind) == Err(naming::NameError::NoSchema),
                 Some("namespaceNotMapped") => zero && self.caller.unrestricted_admin,
                 _ => false,
             };
