@@ -7,6 +7,7 @@ WHERE ($status IS NULL OR e.status = $status)
   AND ($job_name IS NULL OR e.job_name = $job_name)
   AND ($since IS NULL OR e.received_at >= $since)
   AND ($until IS NULL OR e.received_at <= $until)
+  AND ($reason IS NULL OR e.summary CONTAINS $reason)
 WITH e ORDER BY e.id DESC SKIP $skip LIMIT $limit
 WITH collect(e {.*}) AS items
 CALL () {
@@ -16,6 +17,7 @@ CALL () {
     AND ($job_name IS NULL OR e.job_name = $job_name)
     AND ($since IS NULL OR e.received_at >= $since)
     AND ($until IS NULL OR e.received_at <= $until)
+    AND ($reason IS NULL OR e.summary CONTAINS $reason)
   RETURN count(e) AS total
 }
 RETURN items, total

@@ -201,6 +201,13 @@ pub struct ServeArgs {
     /// autoCreateEntities).
     #[arg(long, env = "TRIBUTARY_OPENLINEAGE_AUTO_CREATE")]
     pub openlineage_auto_create: bool,
+    /// Zero-setup mode, for a first look: an OpenLineage namespace no datastore lists gets a
+    /// datastore of its own (named after the namespace, its type from the scheme), and every
+    /// dataset becomes a container (its fields from the schema facet or the column lineage), so
+    /// the first events a producer sends draw a graph. Datastores are created only for
+    /// unrestricted admins (and with TRIBUTARY_AUTH=off). Implies --openlineage-auto-create.
+    #[arg(long, env = "TRIBUTARY_OPENLINEAGE_ZERO_SETUP")]
+    pub openlineage_zero_setup: bool,
     /// `off` only for a local trial: every request then acts as an unrestricted admin.
     #[arg(long, env = "TRIBUTARY_AUTH", value_enum, default_value = "on", ignore_case = true)]
     pub auth: AuthMode,

@@ -416,7 +416,8 @@ async fn main() -> anyhow::Result<()> {
             }
             let lineage = tributary::service::Lineage::new(store)
                 .with_forwarder(forwarder)
-                .with_auto_create(args.openlineage_auto_create);
+                .with_auto_create(args.openlineage_auto_create)
+                .with_zero_setup(args.openlineage_zero_setup);
             tributary::server::run_lineage(
                 listener,
                 lineage,

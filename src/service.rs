@@ -36,6 +36,9 @@ pub struct Lineage {
     /// Create containers for OpenLineage datasets of mapped namespaces (seed 002's
     /// `autoCreateEntities`); off by default.
     pub auto_create: bool,
+    /// The zero-setup mode (`--openlineage-zero-setup`): a namespace no datastore lists gets a
+    /// datastore of its own and every OpenLineage dataset becomes a container; off by default.
+    pub zero_setup: bool,
 }
 
 pub struct CreateEdge {
@@ -288,7 +291,12 @@ impl Lineage {
     }
 
     pub fn new(store: Arc<dyn Store>) -> Self {
-        Self { store, forwarder: None, auto_create: false }
+        Self { store, forwarder: None, auto_create: false, zero_setup: false }
+    }
+
+    pub fn with_zero_setup(mut self, on: bool) -> Self {
+        self.zero_setup = on;
+        self
     }
 
     pub fn with_auto_create(mut self, on: bool) -> Self {

@@ -327,6 +327,15 @@ pub struct EventFilter {
     pub run_id: Option<String>,
     pub since: Option<Timestamp>,
     pub until: Option<Timestamp>,
+    /// An ignored event's `ignored_reason` (in its summary): `duplicate`, `late START`, ...
+    pub ignored_reason: Option<String>,
+}
+
+impl EventFilter {
+    /// How an ignored event's reason appears in its stored summary (compact JSON, as stored).
+    pub fn reason_text(reason: &str) -> String {
+        format!("\"ignored_reason\":{}", serde_json::Value::String(reason.to_string()))
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

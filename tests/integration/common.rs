@@ -48,8 +48,18 @@ impl TestApp {
     }
 
     /// The same app with OpenLineage auto-creation on (`--openlineage-auto-create`).
-    pub async fn with_auto_create(mut self) -> Self {
+    pub async fn with_auto_create(self) -> Self {
         let lineage = tributary::service::Lineage::new(self.store.clone()).with_auto_create(true);
+        self.restart_with(lineage).await
+    }
+
+    /// The same app in the OpenLineage zero-setup mode (`--openlineage-zero-setup`).
+    pub async fn with_zero_setup(self) -> Self {
+        let lineage = tributary::service::Lineage::new(self.store.clone()).with_zero_setup(true);
+        self.restart_with(lineage).await
+    }
+
+    async fn restart_with(mut self, lineage: tributary::service::Lineage) -> Self {
         let dir = self._dir.take();
         let guard = self._guard.take();
         if let Some(tx) = self.shutdown.take() {

@@ -272,6 +272,10 @@ impl QueryRoot {
         run_id: Option<String>,
         since: Option<DateTime>,
         until: Option<DateTime>,
+        #[graphql(
+            desc = "Only ignored events ignored for this reason: `duplicate`, `late START`, `nothing resolved`, `no lineage`, `already known`."
+        )]
+        ignored_reason: Option<String>,
         #[graphql(default_with = "Some(1)")] page: Option<i64>,
         #[graphql(default_with = "Some(50)")] size: Option<i64>,
     ) -> GqlResult<StoredEventPage> {
@@ -283,6 +287,7 @@ impl QueryRoot {
             run_id,
             since: since.map(|d| d.0),
             until: until.map(|d| d.0),
+            ignored_reason,
         };
         let p = lineage(ctx).store.list_events(&filter, page).await.map_err(Error::from)?;
         Ok(Page::new(p, StoredEvent))

@@ -26,6 +26,7 @@ mod facets;
 mod fingerprint;
 mod issues;
 pub mod model;
+pub mod naming;
 mod pointer;
 mod validate;
 

@@ -20,6 +20,36 @@ fn job_key(kind: EventKind, namespace: &str, name: &str) -> String {
     json!(["openlineage", k, namespace, name]).to_string()
 }
 
+/// What applying a resolved event did.
+pub(super) struct Applied {
+    pub(super) summary: AssertionSummary,
+    pub(super) metadata: i64,
+    /// The datasets (and column-lineage fields) that stayed unresolved; a dataset that resolved
+    /// through any of its names is not among them.
+    pub(super) unresolved: Vec<Unresolved>,
+    /// Set when the event was skipped on purpose: a START or RUNNING of a run that already
+    /// failed or aborted.
+    pub(super) late_start: bool,
+}
+
+impl Applied {
+    fn new(
+        summary: AssertionSummary,
+        metadata: i64,
+        unresolved: BTreeSet<Unresolved>,
+        resolver: &Resolver<'_>,
+    ) -> Applied {
+        let unresolved =
+            unresolved.into_iter().filter(|u| u.field.is_some() || !resolver.resolved(&u.namespace, &u.name)).collect();
+        Applied { summary, metadata, unresolved, late_start: false }
+    }
+
+    fn late_start(mut self) -> Applied {
+        self.late_start = true;
+        self
+    }
+}
+
 impl Lineage {
     pub(super) async fn apply_resolved(
         &self,
@@ -28,7 +58,7 @@ impl Lineage {
         event: &Event,
         pending: &mut Pending,
         resolver: &mut Resolver<'_>,
-    ) -> Result<(AssertionSummary, i64, Vec<Unresolved>)> {
+    ) -> Result<Applied> {
         let key = event.job.as_ref().map(|job| job_key(event.kind, &job.namespace, &job.name));
         let run_id = event.run_id.clone().unwrap_or_default();
         let state = event.event_type;
@@ -55,10 +85,16 @@ impl Lineage {
         let mut dropped: Vec<End> = Vec::new();
         for d in event.inputs.iter().chain(&event.outputs).chain(event.dataset.iter()) {
             if d.lifecycle.as_ref().is_some_and(|l| l.change == ol::LifecycleChange::Drop) {
-                dropped.extend(resolver.end(d, &mut unresolved).await?.into_iter().map(|(e, _)| e));
+                dropped.extend(resolver.existing_ends(d, &mut unresolved).await?.into_iter().map(|(e, _)| e));
             }
         }
         if !dropped.is_empty() {
+            // The dropped tables' fields go with them: their column lineage retires too.
+            let tables: Vec<Id> = dropped.iter().filter_map(|e| e.container_id()).collect();
+            if !tables.is_empty() {
+                let fields = self.store.field_names_of_containers(&tables).await?;
+                dropped.extend(fields.into_iter().map(|(container_id, id, _)| End::Field { id, container_id }));
+            }
             let edges = self.store.live_edges_touching_ends(&dropped, SOURCE_TYPE).await?;
             let ids: Vec<Id> = edges.iter().map(|e| e.id).collect();
             self.retire_edges_in(&mut batch, &ids).await?;
@@ -71,7 +107,7 @@ impl Lineage {
             let Some(prev) = &lc.previous else { continue };
             let old_ds =
                 ol::Dataset { namespace: prev.namespace.clone(), name: prev.name.clone(), ..Default::default() };
-            let olds = resolver.end(&old_ds, &mut unresolved).await?;
+            let olds = resolver.existing_ends(&old_ds, &mut unresolved).await?;
             let news = resolver.end(d, &mut unresolved).await?;
             // Each old end moves to the new end in its own datastore, else to the best new end.
             let moves: Vec<(End, End)> = olds
@@ -113,6 +149,16 @@ impl Lineage {
             }
         }
 
+        // Creating containers (auto-creation, zero-setup) comes before metadata, so a created
+        // container gets the event's descriptions, tags and owners too. A dropped dataset is
+        // never created.
+        if resolver.creates() {
+            for d in event.datasets() {
+                if d.lifecycle.as_ref().is_none_or(|l| l.change != ol::LifecycleChange::Drop) {
+                    resolver.end(d, &mut unresolved).await?;
+                }
+            }
+        }
         batch.metadata = self.metadata_of(resolver, event, event_id).await?;
         let new_tags = self.new_tags(caller, &batch.metadata).await?;
 
@@ -123,13 +169,13 @@ impl Lineage {
             let metadata = batch.metadata.len() as i64;
             let sum = self.store.apply_assertions(batch, crate::domain::now()).await?;
             self.register_tags(new_tags).await?;
-            return Ok((sum, metadata, unresolved.into_iter().collect()));
+            return Ok(Applied::new(sum, metadata, unresolved, resolver));
         }
 
         // A run that already failed or aborted is not undone by a late START or RUNNING.
         if starts {
             if pending.failed_runs.contains(&run_id) {
-                return Ok((AssertionSummary::default(), 0, unresolved.into_iter().collect()));
+                return Ok(Applied::new(AssertionSummary::default(), 0, unresolved, resolver).late_start());
             }
             // A FAIL that had nothing to retire was `ignored`, but the run failed all the same.
             if states.unwrap_or_default().iter().any(|(id, status, event_type)| {
@@ -137,7 +183,7 @@ impl Lineage {
                     && matches!(status.as_str(), "applied" | "ignored")
                     && matches!(event_type.as_deref(), Some("FAIL") | Some("ABORT"))
             }) {
-                return Ok((AssertionSummary::default(), 0, unresolved.into_iter().collect()));
+                return Ok(Applied::new(AssertionSummary::default(), 0, unresolved, resolver).late_start());
             }
         }
 
@@ -207,7 +253,7 @@ impl Lineage {
         let metadata = batch.metadata.len() as i64;
         let sum = self.store.apply_assertions(batch, crate::domain::now()).await?;
         self.register_tags(new_tags).await?;
-        Ok((sum, metadata, unresolved.into_iter().collect()))
+        Ok(Applied::new(sum, metadata, unresolved, resolver))
     }
 
     /// The live evidence of a job's earlier events (none without a job), each with its edge's ends.
@@ -331,11 +377,8 @@ impl Lineage {
                 continue;
             }
             for edge in &o.column_lineage {
-                let source_ds = ol::Dataset {
-                    namespace: edge.input.namespace.clone(),
-                    name: edge.input.name.clone(),
-                    ..Default::default()
-                };
+                // The input field's dataset with every name the event gives it (its symlinks).
+                let source_ds = resolver.input_dataset(&edge.input.namespace, &edge.input.name);
                 let sources: Vec<Id> = resolver
                     .end(&source_ds, unresolved)
                     .await?
@@ -356,7 +399,8 @@ impl Lineage {
                 if pairs.is_empty() {
                     unresolved.insert(Unresolved {
                         namespace: edge.input.namespace.clone(),
-                        name: format!("{}.{}", edge.input.name, edge.input.field),
+                        name: edge.input.name.clone(),
+                        field: Some(edge.input.field.clone()),
                         reason: "missingColumns",
                         message: format!(
                             "column lineage {} -> {} does not resolve to catalogued fields (at {})",

@@ -30,7 +30,7 @@ pub use resolve::external_fqn;
 use resolve::Resolver;
 
 use super::{Caller, Lineage};
-use crate::domain::{AssertionSummary, Id, StoredEvent};
+use crate::domain::{Id, StoredEvent};
 use crate::error::{Error, Result};
 use crate::ingest::openlineage::{self as ol, Event, EventKind, Limits, RunState};
 use crate::store::Store;
@@ -81,6 +81,25 @@ fn stored_errors(errors: &Value) -> Vec<(String, String)> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// Why an event that changed nothing was ignored (its summary's `ignored_reason`, which
+/// `openLineageEvents(ignoredReason:)` filters by): `duplicate` (set where duplicates are
+/// found), `late START` (a START or RUNNING of a run that already failed or aborted), `nothing
+/// resolved` (it names datasets, none of which resolved to a container), `no lineage` (no
+/// inputs or no outputs to connect, and no metadata to apply), or `already known` (what it
+/// asserts was all asserted before, or its connections have two unknown ends).
+fn ignored_reason(event: &Event, late_start: bool, unresolved: &[Unresolved]) -> &'static str {
+    let datasets = event.datasets().count();
+    if late_start {
+        "late START"
+    } else if datasets > 0 && unresolved.iter().filter(|u| u.field.is_none()).count() >= datasets {
+        "nothing resolved"
+    } else if event.inputs.is_empty() || event.outputs.is_empty() {
+        "no lineage"
+    } else {
+        "already known"
+    }
 }
 
 fn kind_name(kind: EventKind) -> &'static str {
@@ -206,7 +225,7 @@ impl Lineage {
         // store may be back, the caller may have the rights).
         if duplicate && matches!(status, "applied" | "ignored") {
             rep.status = "ignored";
-            rep.summary = json!({"duplicate_of": stored.id, "original_status": status});
+            rep.summary = json!({"duplicate_of": stored.id, "original_status": status, "ignored_reason": "duplicate"});
             return rep;
         }
         let raw = stored.body;
@@ -237,9 +256,10 @@ impl Lineage {
             }
         };
         match self.apply_event(caller, event_id, &event, pending).await {
-            Ok((summary, metadata, unresolved)) => {
+            Ok(assertions::Applied { summary, metadata, unresolved, late_start }) => {
                 let changed = summary.edges_asserted + summary.edges_retired + summary.evidence_retired + metadata > 0;
                 rep.status = if changed { "applied" } else { "ignored" };
+                let reason = (!changed).then(|| ignored_reason(&event, late_start, &unresolved));
                 rep.edges_created = summary.edges_created;
                 rep.summary = json!({
                     "edges_created": summary.edges_created,
@@ -252,6 +272,9 @@ impl Lineage {
                     "unresolved_datasets": unresolved.iter().map(|u| json!({"namespace": u.namespace, "name": u.name, "reason": u.reason})).collect::<Vec<_>>(),
                     "warnings": event.warnings.iter().map(|w| json!({"location": w.pointer, "message": w.message})).collect::<Vec<_>>(),
                 });
+                if let Some(reason) = reason {
+                    rep.summary["ignored_reason"] = json!(reason);
+                }
                 rep.unresolved = unresolved;
             }
             Err(Error::BadInput(m)) => {
@@ -331,11 +354,15 @@ impl Lineage {
         event_id: Id,
         event: &Event,
         pending: &mut Pending,
-    ) -> Result<(AssertionSummary, i64, Vec<Unresolved>)> {
+    ) -> Result<assertions::Applied> {
         let known = std::mem::take(&mut pending.known);
         let mut resolver = Resolver::new(self, caller, pending.datastores(self).await?, known);
         let out = self.apply_resolved(caller, event_id, event, pending, &mut resolver).await;
-        pending.known = resolver.into_known();
+        let (known, datastores) = resolver.into_known();
+        pending.known = known;
+        if let Some(d) = datastores {
+            pending.set_datastores(d);
+        }
         out
     }
 }

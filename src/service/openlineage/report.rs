@@ -32,6 +32,8 @@ pub struct EventReport {
 pub struct Unresolved {
     pub namespace: String,
     pub name: String,
+    /// Set for a column-lineage input field that did not resolve: the field of `name`.
+    pub field: Option<String>,
     pub reason: &'static str,
     pub message: String,
 }
@@ -95,6 +97,11 @@ impl Pending {
         });
     }
 
+    /// The datastores as they are after zero-setup mode created one.
+    pub(super) fn set_datastores(&mut self, datastores: Vec<Datastore>) {
+        self.datastores = Some(datastores);
+    }
+
     pub(super) async fn datastores(&mut self, lineage: &Lineage) -> Result<Vec<Datastore>> {
         if self.datastores.is_none() {
             self.datastores = Some(lineage.store.list_datastores().await?);
@@ -106,6 +113,9 @@ impl Pending {
 /// Exposed for the transports' unresolved lists.
 pub fn unresolved_json(u: &Unresolved, event_index: Option<usize>) -> Value {
     let mut v = json!({"namespace": u.namespace, "name": u.name, "reason": u.reason, "message": u.message});
+    if let Some(f) = &u.field {
+        v["field"] = json!(f);
+    }
     if let Some(i) = event_index {
         v["eventIndex"] = json!(i);
     }

@@ -7,7 +7,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use crate::auth::Permission;
 use crate::domain::{Container, Datastore, End, Id};
 use crate::error::{Error, Result};
-use crate::ingest::openlineage::{self as ol, Event};
+use crate::ingest::openlineage::{self as ol, naming, Event};
 use crate::service::{Caller, Lineage};
 
 use super::Unresolved;
@@ -17,7 +17,7 @@ use super::Unresolved;
 /// a container or field meanwhile (the batch's own creations update it).
 #[derive(Default)]
 pub(super) struct Known {
-    /// Datasets resolved so far.
+    /// Datasets resolved so far, by identity (see `ident_key`).
     resolved: HashMap<(String, String), Resolution>,
     /// Field ids by lowercased name, per container.
     fields: HashMap<Id, HashMap<String, Id>>,
@@ -25,27 +25,37 @@ pub(super) struct Known {
     datastores: HashMap<Id, Id>,
 }
 
-/// The namespace as written, with the spellings of one scheme folded together.
-fn normalize_namespace(ns: &str) -> String {
-    let ns = ns.trim().trim_end_matches('/').to_lowercase();
-    for (alias, canonical) in [("postgresql://", "postgres://"), ("s3a://", "s3://"), ("s3n://", "s3://")] {
-        if let Some(rest) = ns.strip_prefix(alias) {
-            return format!("{canonical}{rest}");
-        }
-    }
-    ns
+/// A dataset identity as resolution keys it: the namespace folded by the naming conventions, the
+/// name trimmed and lowercased (warehouses fold unquoted names; producers spell them either way).
+pub(super) fn ident_key(namespace: &str, name: &str) -> (String, String) {
+    (naming::normalize_namespace(namespace), name.trim().to_lowercase())
 }
 
 /// An asset that is not in the catalog keeps its OpenLineage identity as its fqn.
 pub fn external_fqn(namespace: &str, name: &str) -> String {
-    if namespace.ends_with('/') || name.starts_with('/') {
-        format!("{namespace}{name}")
-    } else {
-        format!("{namespace}/{name}")
-    }
+    naming::external_fqn(namespace, name)
 }
 
-const FILE_SCHEMES: [&str; 7] = ["s3://", "gs://", "gcs://", "file://", "hdfs://", "abfss://", "wasbs://"];
+/// Every identity of a dataset: its own, then its `symlinks` (each with the symlink's type).
+fn identities(d: &ol::Dataset) -> impl Iterator<Item = (&str, &str, Option<&str>)> {
+    std::iter::once((d.namespace.as_str(), d.name.as_str(), None))
+        .chain(d.symlinks.iter().map(|l| (l.namespace.as_str(), l.name.as_str(), l.kind.as_deref())))
+}
+
+/// The identities a container is created under, best first: a `TABLE` symlink (the table a
+/// path is the storage of), then the dataset's own name, then its other symlinks.
+fn creation_order(d: &ol::Dataset) -> Vec<(&str, &str, Option<&str>)> {
+    let table = |k: Option<&str>| k.is_some_and(|k| k.eq_ignore_ascii_case("TABLE"));
+    let mut out: Vec<_> = identities(d).filter(|(_, _, k)| table(*k)).collect();
+    out.push((d.namespace.as_str(), d.name.as_str(), None));
+    out.extend(
+        d.symlinks
+            .iter()
+            .filter(|l| !table(l.kind.as_deref()))
+            .map(|l| (l.namespace.as_str(), l.name.as_str(), l.kind.as_deref())),
+    );
+    out
+}
 
 /// What a dataset resolves to: the best-matching container in each datastore it matches that
 /// the caller can edit (best first), or why it matches none.
@@ -57,11 +67,15 @@ type Resolved = (End, Option<Container>);
 /// Resolves OpenLineage datasets to containers, caching per event. Seed 000: where several
 /// datastores match a dataset, the event applies to the matches the caller can edit; a dataset
 /// whose namespace a datastore lists but with no writable match is denied (tables not yet
-/// catalogued included); a dataset no datastore lists stays an external endpoint.
+/// catalogued included); a dataset no datastore lists stays an external endpoint. A dataset's
+/// `symlinks` are other names of the same asset: it resolves through any of them, is created
+/// under the best of them, and each of its names then resolves to what it resolved to.
 pub(super) struct Resolver<'a> {
     lineage: &'a Lineage,
     caller: &'a Caller,
     datastores: Vec<Datastore>,
+    /// Set when zero-setup mode created a datastore: the request's list is handed on.
+    datastores_changed: bool,
     cache: HashMap<(String, String), Resolution>,
     /// Containers read ahead for the event's datasets by `prefetch`, and the datasets covered.
     pool: Vec<Container>,
@@ -70,6 +84,13 @@ pub(super) struct Resolver<'a> {
     pub(super) fields: HashMap<Id, HashMap<String, Id>>,
     /// Container id to datastore id of every container read or created (see `Known`).
     container_datastores: HashMap<Id, Id>,
+    /// The event's datasets that have symlinks, by each of their identities: a column-lineage
+    /// input field names its dataset by one identity and resolves through all of them.
+    aliases: HashMap<(String, String), ol::Dataset>,
+    /// Field names the event's column lineage reads from each input identity (for creation).
+    input_fields: HashMap<(String, String), BTreeSet<String>>,
+    /// Identities of the datasets that resolved in this event.
+    resolved_keys: HashSet<(String, String)>,
 }
 
 impl<'a> Resolver<'a> {
@@ -83,25 +104,34 @@ impl<'a> Resolver<'a> {
             lineage,
             caller,
             datastores,
+            datastores_changed: false,
             cache: known.resolved,
             pool: Vec::new(),
             prefetched: HashSet::new(),
             fields: known.fields,
             container_datastores: known.datastores,
+            aliases: HashMap::new(),
+            input_fields: HashMap::new(),
+            resolved_keys: HashSet::new(),
         }
     }
 
-    /// What this resolver learnt, for the next event's.
-    pub(super) fn into_known(self) -> Known {
-        Known { resolved: self.cache, fields: self.fields, datastores: self.container_datastores }
+    /// What this resolver learnt, for the next event's; and the datastores when it created one.
+    pub(super) fn into_known(self) -> (Known, Option<Vec<Datastore>>) {
+        let datastores = self.datastores_changed.then_some(self.datastores);
+        (Known { resolved: self.cache, fields: self.fields, datastores: self.container_datastores }, datastores)
+    }
+
+    pub(super) fn creates(&self) -> bool {
+        self.lineage.auto_create || self.lineage.zero_setup
     }
 
     /// The datastores that list the namespace, in the order the store lists datastores.
     fn namespace_datastores(&self, namespace: &str) -> Vec<Id> {
-        let ns = normalize_namespace(namespace);
+        let ns = naming::normalize_namespace(namespace);
         self.datastores
             .iter()
-            .filter(|d| d.namespaces.iter().any(|n| normalize_namespace(n) == ns))
+            .filter(|d| d.namespaces.iter().any(|n| naming::normalize_namespace(n) == ns))
             .map(|d| d.id)
             .collect()
     }
@@ -110,35 +140,60 @@ impl<'a> Resolver<'a> {
         self.caller.has(datastore, Permission::Editor)
     }
 
+    /// Whether an identity belongs to a dataset that resolved in this event.
+    pub(super) fn resolved(&self, namespace: &str, name: &str) -> bool {
+        self.resolved_keys.contains(&ident_key(namespace, name))
+    }
+
+    /// The event's dataset a column-lineage input names, with its symlinks, when the event
+    /// carries it; otherwise a dataset of that one identity.
+    pub(super) fn input_dataset(&self, namespace: &str, name: &str) -> ol::Dataset {
+        match self.aliases.get(&ident_key(namespace, name)) {
+            Some(d) => d.clone(),
+            None => ol::Dataset { namespace: namespace.to_string(), name: name.to_string(), ..Default::default() },
+        }
+    }
+
     /// Reads the candidate containers of every dataset the event names in one store call, so
     /// resolving an event costs one lookup rather than one per dataset.
     pub(super) async fn prefetch(&mut self, event: &Event) -> Result<()> {
         let mut wanted: BTreeSet<(String, String)> = BTreeSet::new();
+        let creates = self.creates();
         for d in event.datasets() {
-            wanted.insert((d.namespace.clone(), d.name.clone()));
-            wanted.extend(d.symlinks.iter().map(|l| (l.namespace.clone(), l.name.clone())));
-            if let Some(prev) = d.lifecycle.as_ref().and_then(|l| l.previous.as_ref()) {
-                wanted.insert((prev.namespace.clone(), prev.name.clone()));
+            wanted.extend(identities(d).map(|(ns, name, _)| ident_key(ns, name)));
+            if !d.symlinks.is_empty() {
+                for (ns, name, _) in identities(d) {
+                    self.aliases.insert(ident_key(ns, name), d.clone());
+                }
             }
-            wanted.extend(d.column_lineage.iter().map(|e| (e.input.namespace.clone(), e.input.name.clone())));
+            if let Some(prev) = d.lifecycle.as_ref().and_then(|l| l.previous.as_ref()) {
+                wanted.insert(ident_key(&prev.namespace, &prev.name));
+            }
+            for e in &d.column_lineage {
+                let key = ident_key(&e.input.namespace, &e.input.name);
+                if creates {
+                    self.input_fields.entry(key.clone()).or_default().insert(e.input.field.clone());
+                }
+                wanted.insert(key);
+            }
         }
         let mut names = BTreeSet::new();
         let mut datastores = BTreeSet::new();
         let mut covered = Vec::new();
         // Containers resolved by earlier events of the batch: no read, but their fields may be.
         let mut known: Vec<Id> = Vec::new();
-        for (namespace, name) in wanted {
-            if let Some(hit) = self.cache.get(&(namespace.clone(), name.clone())) {
+        for key in wanted {
+            if let Some(hit) = self.cache.get(&key) {
                 known.extend(hit.iter().flatten().map(|c| c.id));
                 continue;
             }
-            let ds = self.namespace_datastores(&namespace);
+            let ds = self.namespace_datastores(&key.0);
             if ds.is_empty() {
                 continue;
             }
-            names.extend(crate::service::name_candidates(&name.trim().to_lowercase()));
+            names.extend(crate::service::name_candidates(&key.1));
             datastores.extend(ds);
-            covered.push((namespace, name));
+            covered.push(key);
         }
         if !names.is_empty() {
             let names: Vec<String> = names.into_iter().collect();
@@ -161,16 +216,17 @@ impl<'a> Resolver<'a> {
         Ok(())
     }
 
-    async fn find(&mut self, namespace: &str, name: &str) -> Result<Resolution> {
-        let key = (namespace.to_string(), name.to_string());
+    /// One identity: its containers, or why it has none. `kind` is a symlink's type.
+    async fn find(&mut self, namespace: &str, name: &str, kind: Option<&str>) -> Result<Resolution> {
+        let key = ident_key(namespace, name);
         if let Some(hit) = self.cache.get(&key) {
             return Ok(hit.clone());
         }
-        let ns = normalize_namespace(namespace);
         let matching = self.namespace_datastores(namespace);
         let unresolved = |reason: &'static str, message: String| Unresolved {
             namespace: namespace.to_string(),
             name: name.to_string(),
+            field: None,
             reason,
             message,
         };
@@ -197,18 +253,26 @@ impl<'a> Resolver<'a> {
                      cannot edit ({}); this OpenLineage event needs EDITOR on at least one of them",
                     ids.join(", ")
                 )));
-            } else if FILE_SCHEMES.iter().any(|s| ns.starts_with(s)) {
-                Err(unresolved("notFound", format!("no container matches the path {name:?}")))
-            } else if !name.contains('.') {
-                Err(unresolved(
-                    "unparsableName",
-                    format!("{name:?} has no schema and table to match or create a container with"),
-                ))
             } else {
-                Err(unresolved(
-                    "creationDisabled",
-                    format!("no container {name:?} in the datastore; auto-creation is off"),
-                ))
+                match naming::parse(namespace, name, kind) {
+                    Err(naming::NameError::Unparsable) => Err(unresolved(
+                        "unparsableName",
+                        format!("{name:?} names no dataset by the naming conventions of {namespace:?}"),
+                    )),
+                    // Seed 002 calls a bare table name unparsable, auto-creation or not (the
+                    // zero-setup mode creates it all the same).
+                    Err(naming::NameError::NoSchema) => Err(unresolved(
+                        "unparsableName",
+                        format!("{name:?} has no schema and table to match or create a container with"),
+                    )),
+                    Ok(n) if n.kind != naming::NameKind::Table && !self.creates() => {
+                        Err(unresolved("notFound", format!("no container matches the path or topic {name:?}")))
+                    }
+                    Ok(_) => Err(unresolved(
+                        "creationDisabled",
+                        format!("no container {name:?} in the datastore; auto-creation is off"),
+                    )),
+                }
             }
         };
         if let Ok(found) = &result {
@@ -221,7 +285,7 @@ impl<'a> Resolver<'a> {
     /// The best match in each of `datastores` (see `match_rank`), best first, ties in datastore
     /// order. Case-insensitive: warehouses fold unquoted names, producers spell them either way.
     async fn lookup(&self, datastores: &[Id], key: &(String, String)) -> Result<Vec<Container>> {
-        let wanted = key.1.trim().to_lowercase();
+        let wanted = &key.1;
         let read;
         let pool: &[Container] = if self.prefetched.contains(key) {
             &self.pool
@@ -229,7 +293,7 @@ impl<'a> Resolver<'a> {
             read = self
                 .lineage
                 .store
-                .containers_by_names(&crate::service::name_candidates(&wanted), Some(datastores))
+                .containers_by_names(&crate::service::name_candidates(wanted), Some(datastores))
                 .await?;
             &read
         };
@@ -237,7 +301,7 @@ impl<'a> Resolver<'a> {
         for (order, ds) in datastores.iter().enumerate() {
             let mut top: Option<(u8, &Container)> = None;
             for c in pool.iter().filter(|c| c.datastore_id == *ds) {
-                let rank = crate::service::match_rank(&wanted, c);
+                let rank = crate::service::match_rank(wanted, c);
                 if rank > 0 && top.is_none_or(|(r, _)| rank > r) {
                     top = Some((rank, c));
                 }
@@ -255,22 +319,64 @@ impl<'a> Resolver<'a> {
         &self.container_datastores
     }
 
-    /// The containers of a dataset, else of its first symlink that resolves; none when neither
-    /// does (no auto-creation here).
-    pub(super) async fn containers(&mut self, d: &ol::Dataset) -> Result<Vec<Container>> {
-        if let Ok(found) = self.find(&d.namespace, &d.name).await? {
-            return Ok(found);
+    /// Every name of the dataset now resolves to `found`.
+    fn remember(&mut self, d: &ol::Dataset, found: &[Container]) {
+        for (ns, name, _) in identities(d) {
+            let key = ident_key(ns, name);
+            self.cache.insert(key.clone(), Ok(found.to_vec()));
+            self.resolved_keys.insert(key);
         }
-        for link in &d.symlinks {
-            if let Ok(found) = self.find(&link.namespace, &link.name).await? {
-                return Ok(found);
-            }
-        }
-        Ok(Vec::new())
+        self.container_datastores.extend(found.iter().map(|c| (c.id, c.datastore_id)));
     }
 
-    /// The dataset's ends: its containers, else through a symlink, else auto-created, else one
-    /// external asset.
+    /// The containers of the first of the dataset's identities that resolves, and the failures
+    /// of those before it (all of them when none resolves).
+    async fn first_found(&mut self, d: &ol::Dataset) -> Result<std::result::Result<Vec<Container>, Vec<Unresolved>>> {
+        let mut failures = Vec::new();
+        for (ns, name, kind) in identities(d) {
+            match self.find(ns, name, kind).await? {
+                Ok(found) => {
+                    self.remember(d, &found);
+                    return Ok(Ok(found));
+                }
+                Err(why) => failures.push(why),
+            }
+        }
+        Ok(Err(failures))
+    }
+
+    /// The containers of a dataset through any of its names; none when no name resolves (no
+    /// creation here).
+    pub(super) async fn containers(&mut self, d: &ol::Dataset) -> Result<Vec<Container>> {
+        Ok(self.first_found(d).await?.unwrap_or_default())
+    }
+
+    /// The ends a dataset already has, creating nothing: its containers through any of its
+    /// names, and the external end of each name (a DROP or RENAME reaches lineage recorded
+    /// under any of them).
+    pub(super) async fn existing_ends(
+        &mut self,
+        d: &ol::Dataset,
+        unresolved: &mut BTreeSet<Unresolved>,
+    ) -> Result<Vec<Resolved>> {
+        let mut out: Vec<Resolved> = match self.first_found(d).await? {
+            Ok(found) => found.into_iter().map(|c| (End::Container { id: c.id }, Some(c))).collect(),
+            Err(failures) => {
+                unresolved.extend(failures.into_iter().next());
+                Vec::new()
+            }
+        };
+        for (ns, name, _) in identities(d) {
+            let end = End::External { fqn: external_fqn(ns, name) };
+            if !out.iter().any(|(e, _)| *e == end) {
+                out.push((end, None));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The dataset's ends: its containers through any of its names, else auto-created (seed
+    /// 002's auto-creation, or the zero-setup mode), else one external asset.
     pub(super) async fn end(
         &mut self,
         d: &ol::Dataset,
@@ -279,75 +385,155 @@ impl<'a> Resolver<'a> {
         let as_ends = |found: Vec<Container>| -> Vec<Resolved> {
             found.into_iter().map(|c| (End::Container { id: c.id }, Some(c))).collect()
         };
-        match self.find(&d.namespace, &d.name).await? {
+        let failures = match self.first_found(d).await? {
             Ok(found) => return Ok(as_ends(found)),
-            Err(first) => {
-                for link in &d.symlinks {
-                    if let Ok(found) = self.find(&link.namespace, &link.name).await? {
-                        return Ok(as_ends(found));
-                    }
-                }
-                match self.auto_create(d, first).await? {
-                    Ok(c) => return Ok(as_ends(vec![c])),
-                    Err(why) => {
-                        unresolved.insert(why);
-                    }
-                }
+            Err(failures) => failures,
+        };
+        match self.auto_create(d, failures).await? {
+            Ok(c) => return Ok(as_ends(vec![c])),
+            Err(why) => {
+                unresolved.insert(why);
             }
         }
         Ok(vec![(End::External { fqn: external_fqn(&d.namespace, &d.name) }, None)])
     }
 
-    /// Seed 002's auto-creation: when enabled, a dataset whose namespace a datastore the caller
-    /// can edit lists but whose table is missing becomes a container there with the `schema`
-    /// facet's fields. Otherwise, or when that is impossible, the reason it stays unresolved.
+    /// The fields a container created for the dataset gets: its `schema` facet's (with types),
+    /// then those its column lineage writes and the event's column lineage reads from it.
+    fn creation_fields(&self, d: &ol::Dataset) -> Vec<crate::domain::FieldInput> {
+        let mut seen: HashSet<String> = HashSet::new();
+        let mut out = Vec::new();
+        let mut add = |name: &str, data_type: Option<String>| {
+            if seen.insert(name.to_lowercase()) {
+                out.push(crate::domain::FieldInput { name: name.to_string(), data_type, ..Default::default() });
+            }
+        };
+        for f in &d.schema {
+            add(&f.name, f.data_type.clone());
+        }
+        for e in &d.column_lineage {
+            add(&e.output_field, None);
+        }
+        for (ns, name, _) in identities(d) {
+            for f in self.input_fields.get(&ident_key(ns, name)).into_iter().flatten() {
+                add(f, None);
+            }
+        }
+        out
+    }
+
+    /// Creation, when enabled: seed 002's auto-creation makes a container for a dataset whose
+    /// namespace a datastore the caller can edit lists but whose table or path is missing, with
+    /// the dataset's fields (it needs at least one); the zero-setup mode also gives a namespace
+    /// no datastore lists a datastore of its own (unrestricted admins only: a datastore is
+    /// theirs to create) and creates every dataset, fields or not. The container is created
+    /// under the dataset's best name (`creation_order`) and every name then resolves to it. A
+    /// dataset being dropped is never created. Otherwise, the reason it stays unresolved.
     async fn auto_create(
         &mut self,
         d: &ol::Dataset,
-        why: Unresolved,
+        failures: Vec<Unresolved>,
     ) -> Result<std::result::Result<Container, Unresolved>> {
-        if why.reason != "creationDisabled" || !self.lineage.auto_create {
-            return Ok(Err(why));
+        let own = failures.first().cloned().unwrap_or_else(|| Unresolved {
+            namespace: d.namespace.clone(),
+            name: d.name.clone(),
+            field: None,
+            reason: "notFound",
+            message: "no container matches the dataset".into(),
+        });
+        // The most telling failure: one in a namespace some datastore lists, else the dataset's own.
+        let best = failures.iter().find(|u| u.reason != "namespaceNotMapped").cloned().unwrap_or(own);
+        let dropping = d.lifecycle.as_ref().is_some_and(|l| l.change == ol::LifecycleChange::Drop);
+        if !self.creates() || dropping {
+            return Ok(Err(best));
         }
-        if d.schema.is_empty() {
+        let zero = self.lineage.zero_setup;
+        let fields = self.creation_fields(d);
+        let reason_of = |ns: &str, name: &str| {
+            let key = ident_key(ns, name);
+            failures.iter().find(|u| ident_key(&u.namespace, &u.name) == key).map(|u| u.reason)
+        };
+        let mut chosen = None;
+        for (ns, name, kind) in creation_order(d) {
+            let creatable = match reason_of(ns, name) {
+                Some("creationDisabled") | Some("notFound") => true,
+                Some("unparsableName") => zero && naming::parse(ns, name, kind) == Err(naming::NameError::NoSchema),
+                Some("namespaceNotMapped") => zero && self.caller.unrestricted_admin,
+                _ => false,
+            };
+            if creatable {
+                chosen = Some((ns, name, kind));
+                break;
+            }
+        }
+        let Some((ns, name, kind)) = chosen else { return Ok(Err(best)) };
+        if fields.is_empty() && !zero {
             return Ok(Err(Unresolved {
                 reason: "missingColumns",
                 message: "the table is missing and the event's schema facet carries no columns".into(),
-                ..why
+                ..best
             }));
         }
-        let Some(ds) = self.namespace_datastores(&d.namespace).into_iter().find(|ds| self.writable(*ds)) else {
-            return Ok(Err(why));
+        let parsed = naming::parse(ns, name, kind);
+        let (database, schema, table) = match &parsed {
+            Ok(n) => (n.database.clone(), n.schema.clone(), n.name.clone()),
+            Err(naming::NameError::NoSchema) => (None, None, name.trim().to_string()),
+            Err(naming::NameError::Unparsable) => return Ok(Err(best)),
         };
-        let parts: Vec<&str> = d.name.split('.').collect();
-        let (database, schema, name) = match parts.as_slice() {
-            [schema, table] => (None, Some(schema.to_string()), table.to_string()),
-            [db, schema, rest @ ..] => (Some(db.to_string()), Some(schema.to_string()), rest.join(".")),
-            _ => return Ok(Err(why)),
+        let ds = match self.namespace_datastores(ns).into_iter().find(|ds| self.writable(*ds)) {
+            Some(ds) => ds,
+            None if zero && self.caller.unrestricted_admin => {
+                let kind = parsed.as_ref().map(|n| n.kind).unwrap_or(naming::NameKind::Table);
+                self.datastore_for(ns, kind).await?
+            }
+            None => return Ok(Err(best)),
         };
         let input = crate::domain::ContainerInput {
             datastore_id: ds,
-            name,
+            name: table,
             database,
             schema,
-            fields: d
-                .schema
-                .iter()
-                .map(|f| crate::domain::FieldInput {
-                    name: f.name.clone(),
-                    data_type: f.data_type.clone(),
-                    ..Default::default()
-                })
-                .collect(),
+            fields,
             ..Default::default()
         };
         let (container, _) = self.lineage.store.upsert_container(input).await?;
         tracing::info!(container = container.id, dataset = %d.name, "container created from an OpenLineage dataset");
         // Another spelling that did not resolve before may name the new container now.
         self.cache.retain(|_, r| r.is_ok());
-        self.container_datastores.insert(container.id, container.datastore_id);
-        self.cache.insert((d.namespace.clone(), d.name.clone()), Ok(vec![container.clone()]));
+        self.remember(d, std::slice::from_ref(&container));
         Ok(Ok(container))
+    }
+
+    /// Zero-setup mode: a datastore of its own for a namespace no datastore lists, named after
+    /// the namespace, its type from the scheme.
+    async fn datastore_for(&mut self, namespace: &str, kind: naming::NameKind) -> Result<Id> {
+        let ns = namespace.trim().trim_end_matches('/').to_string();
+        let mut name = ns.clone();
+        if self.datastores.iter().any(|d| d.name == name) {
+            name = format!("{ns} (openlineage)");
+        }
+        let store_type = match kind {
+            naming::NameKind::Table => "jdbc",
+            naming::NameKind::Path => "dfs",
+            naming::NameKind::Topic => "stream",
+        };
+        let created = self
+            .lineage
+            .store
+            .upsert_datastore(crate::domain::DatastoreInput {
+                name,
+                kind: naming::datastore_type(&ns),
+                store_type: Some(store_type.into()),
+                namespaces: vec![ns.clone()],
+                enrichment_only: false,
+            })
+            .await?;
+        tracing::info!(datastore = created.id, namespace = %ns, "datastore created for an OpenLineage namespace (zero-setup mode)");
+        let id = created.id;
+        self.datastores.push(created);
+        self.datastores_changed = true;
+        self.cache.retain(|_, r| r.is_ok());
+        Ok(id)
     }
 }
 
@@ -356,14 +542,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn namespaces_fold_scheme_spellings() {
-        assert_eq!(normalize_namespace("postgresql://Warehouse:5432/"), "postgres://warehouse:5432");
-        assert_eq!(normalize_namespace("s3a://bucket"), "s3://bucket");
-    }
-
-    #[test]
-    fn external_names_join_namespace_and_name() {
-        assert_eq!(external_fqn("s3://bucket", "raw/orders"), "s3://bucket/raw/orders");
-        assert_eq!(external_fqn("file:///", "tmp/x"), "file:///tmp/x");
+    fn symlinked_tables_are_created_first() {
+        let d = ol::Dataset {
+            namespace: "hdfs://nn:8020".into(),
+            name: "/warehouse/t".into(),
+            symlinks: vec![
+                ol::DatasetRef { namespace: "s3://b".into(), name: "w/t".into(), kind: Some("LOCATION".into()) },
+                ol::DatasetRef { namespace: "hive://ms:9083".into(), name: "db.t".into(), kind: Some("TABLE".into()) },
+            ],
+            ..Default::default()
+        };
+        let order: Vec<&str> = creation_order(&d).into_iter().map(|(ns, _, _)| ns).collect();
+        assert_eq!(order, ["hive://ms:9083", "hdfs://nn:8020", "s3://b"]);
+        assert_eq!(ident_key("postgresql://H:1/", " A.B.C "), ("postgres://h:1".to_string(), "a.b.c".to_string()));
     }
 }

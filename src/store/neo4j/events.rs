@@ -142,6 +142,7 @@ pub(super) async fn list_events(
             .param("run_id", filter.run_id.clone())
             .param("since", filter.since.as_ref().map(ts))
             .param("until", filter.until.as_ref().map(ts))
+            .param("reason", filter.ignored_reason.as_deref().map(EventFilter::reason_text))
             .param("skip", page.offset())
             .param("limit", page.size),
     )

@@ -84,7 +84,8 @@ pub(super) fn list_events(c: &Connection, f: &EventFilter, page: PageRequest) ->
         .when("job_name = ?", text(&f.job_name))
         .when("run_id = ?", text(&f.run_id))
         .when("received_at >= ?", f.since.as_ref().map(|t| SqlValue::Text(ts(t))))
-        .when("received_at <= ?", f.until.as_ref().map(|t| SqlValue::Text(ts(t))));
+        .when("received_at <= ?", f.until.as_ref().map(|t| SqlValue::Text(ts(t))))
+        .when("instr(summary, ?) > 0", f.ignored_reason.as_ref().map(|r| SqlValue::Text(EventFilter::reason_text(r))));
     select_page(c, &EVENTS, &w.sql(), w.params, page, event_row)
 }
 
