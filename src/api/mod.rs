@@ -3,6 +3,7 @@
 
 pub mod loaders;
 pub mod openlineage;
+pub mod rest;
 pub mod schema;
 
 use std::num::NonZeroUsize;
@@ -98,6 +99,8 @@ pub fn router(state: AppState, cors_origins: &[String]) -> Router {
     let mut app = Router::new()
         .merge(graphql)
         .merge(ingest)
+        .merge(rest::routes())
+        .route("/openapi.json", get(rest::openapi_json))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
