@@ -11,6 +11,7 @@ mod external;
 mod graph;
 mod openlineage;
 mod permissions;
+mod rest;
 mod seed_examples;
 mod sql;
 mod sql_corpus;
