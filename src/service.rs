@@ -8,6 +8,7 @@
 pub mod external;
 pub mod openlineage;
 pub mod sql;
+pub mod tables;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;

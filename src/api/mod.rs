@@ -3,6 +3,7 @@
 
 pub mod loaders;
 pub mod openlineage;
+pub mod rest;
 pub mod schema;
 
 use std::num::NonZeroUsize;
@@ -98,6 +99,8 @@ pub fn router(state: AppState, cors_origins: &[String]) -> Router {
     let mut app = Router::new()
         .merge(graphql)
         .merge(ingest)
+        .merge(rest::routes())
+        .route("/openapi.json", get(rest::openapi_json))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
@@ -110,7 +113,7 @@ pub fn router(state: AppState, cors_origins: &[String]) -> Router {
         app = app.layer(
             CorsLayer::new()
                 .allow_origin(allow)
-                .allow_methods([Method::GET, Method::POST, Method::OPTIONS])
+                .allow_methods([Method::GET, Method::POST, Method::PUT, Method::DELETE, Method::OPTIONS])
                 .allow_headers([header::CONTENT_TYPE, header::AUTHORIZATION, header::CONTENT_ENCODING]),
         );
     }

@@ -12,6 +12,7 @@ mod graph;
 mod openlineage;
 mod permissions;
 mod producers;
+mod rest;
 mod seed_examples;
 mod sql;
 mod sql_corpus;

@@ -1,0 +1,436 @@
+//! Seed 004's read-only lineage routes, by table name: `graph`, `columns`, `impact` and
+//! `pii-flow`. A `<table>` resolves with the one name matcher (`Lineage::resolve_table`): 404
+//! when nothing matches, 400 naming the candidates when several match equally well. Then each
+//! route calls the service method of the GraphQL query (`lineage_graph`, `impact`, `pii_flow`;
+//! `columns` is `Lineage::column_lineage`). Any bad input answers 400 `{"detail": ...}`.
+
+use std::collections::BTreeSet;
+
+use axum::extract::{RawQuery, State};
+use axum::Json;
+use serde::Serialize;
+use utoipa::{IntoParams, ToSchema};
+
+use super::params::Params;
+use super::shapes::{field_end, Detail, ExternalEdge, ExternalNode, GraphEdge, GraphNode, Lookups, Want};
+use super::{ApiError, RestCaller, Seed};
+use crate::api::AppState;
+use crate::domain::{container_key, Container, Direction, End, Id};
+use crate::error::Error;
+use crate::service::PiiOptions;
+
+/// A direction of seed 004.
+#[derive(ToSchema, Clone, Copy)]
+#[schema(rename_all = "lowercase")]
+#[allow(dead_code)]
+pub enum Direction3 {
+    Up,
+    Down,
+    Both,
+}
+
+const DIRECTIONS: [(&str, Option<Direction>); 5] = [
+    ("up", Some(Direction::Upstream)),
+    ("down", Some(Direction::Downstream)),
+    ("both", None),
+    ("upstream", Some(Direction::Upstream)),
+    ("downstream", Some(Direction::Downstream)),
+];
+
+/// A table, as resolved from its name.
+#[derive(Serialize, ToSchema, Clone, Debug)]
+pub struct TableRef {
+    pub id: i64,
+    pub name: String,
+    /// `database.schema.name`.
+    pub qualified_name: String,
+    pub container_type: String,
+    pub datastore_id: i64,
+    pub datastore_name: Option<String>,
+}
+
+fn table_ref(c: &Container, l: &Lookups) -> TableRef {
+    TableRef {
+        id: c.id,
+        name: c.name.clone(),
+        qualified_name: container_key(c.database.as_deref(), c.schema.as_deref(), &c.name),
+        container_type: c.container_type.clone(),
+        datastore_id: c.datastore_id,
+        datastore_name: l.datastores.get(&c.datastore_id).map(|d| d.name.clone()),
+    }
+}
+
+fn fail(e: Error) -> ApiError {
+    ApiError::service(Seed::Admin, e, &[])
+}
+
+/// The table a parameter names.
+async fn table(state: &AppState, q: &Params, name: &str) -> Result<Container, ApiError> {
+    let wanted = q.required_string(name, "a table name such as database.schema.table")?;
+    state.lineage.resolve_table(name, &wanted).await.map_err(fail)
+}
+
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct AdminGraphQuery {
+    /// The table at the centre: a qualified name (`database.schema.table`, or a unique suffix).
+    root: String,
+    /// Hops to include, 1 to 20.
+    #[param(default = 2, minimum = 1, maximum = 20)]
+    depth: Option<i64>,
+    /// `up`, `down` or `both` (default).
+    #[param(inline)]
+    direction: Option<Direction3>,
+}
+
+/// The lineage graph around a table.
+#[derive(Serialize, ToSchema, Debug)]
+pub struct AdminGraph {
+    pub root: TableRef,
+    pub nodes: Vec<GraphNode>,
+    pub edges: Vec<GraphEdge>,
+    pub external_nodes: Vec<ExternalNode>,
+    pub external_edges: Vec<ExternalEdge>,
+}
+
+#[utoipa::path(
+    get,
+    path = "/admin/lineage/graph",
+    tag = "lineage by table name",
+    params(AdminGraphQuery),
+    responses(
+        (status = 200, description = "The graph `{nodes, edges}` (and external nodes and edges)", body = AdminGraph),
+        (status = 400, description = "A parameter is missing or invalid, or the name is ambiguous (the candidates are named)", body = Detail),
+        (status = 401, description = "Missing or invalid token", body = Detail),
+        (status = 404, description = "No table has that name", body = Detail),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn graph(
+    State(state): State<AppState>,
+    RestCaller(caller): RestCaller,
+    RawQuery(query): RawQuery,
+) -> Result<Json<AdminGraph>, ApiError> {
+    let q = Params::parse(Seed::Admin, query.as_deref());
+    let depth = q.int("depth")?.unwrap_or(2);
+    let side = q.choice("direction", &DIRECTIONS)?.flatten();
+    let root = table(&state, &q, "root").await?;
+    let g = state.lineage.lineage_graph(root.id, depth, side).await.map_err(fail)?;
+    let g = Lookups::graph(&state.lineage.store, &caller, g).await.map_err(fail)?;
+    let l = Want { containers: BTreeSet::from([root.id]), ..Want::default() }
+        .read(&state.lineage.store)
+        .await
+        .map_err(fail)?;
+    Ok(Json(AdminGraph {
+        root: table_ref(&root, &l),
+        nodes: g.nodes,
+        edges: g.edges,
+        external_nodes: g.external_nodes,
+        external_edges: g.external_edges,
+    }))
+}
+
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct TableQuery {
+    /// A qualified table name (`database.schema.table`, or a unique suffix).
+    table: String,
+}
+
+/// One source column of one of the table's columns.
+#[derive(Serialize, ToSchema, Debug)]
+pub struct ColumnSource {
+    /// The table's column.
+    pub column: Option<String>,
+    pub field_id: Option<i64>,
+    /// The source's table (`database.schema.name`), or its name outside the catalog.
+    pub source_table: Option<String>,
+    pub source_table_id: Option<i64>,
+    pub source_column: Option<String>,
+    pub source_field_id: Option<i64>,
+    /// Set when the source is an asset outside the catalog.
+    pub source_external_fqn: Option<String>,
+    /// The value passed through an expression rather than a plain copy.
+    pub derived: bool,
+    pub operation: Option<String>,
+    pub source_type: String,
+    pub edge_id: i64,
+}
+
+/// Column-level lineage of a table: each live field edge into its columns.
+#[derive(Serialize, ToSchema, Debug)]
+pub struct ColumnLineage {
+    pub table: TableRef,
+    pub columns: Vec<ColumnSource>,
+}
+
+#[utoipa::path(
+    get,
+    path = "/admin/lineage/columns",
+    tag = "lineage by table name",
+    params(TableQuery),
+    responses(
+        (status = 200, description = "The table's column lineage, with the derived flag", body = ColumnLineage),
+        (status = 400, description = "The table is missing, or its name is ambiguous (the candidates are named)", body = Detail),
+        (status = 401, description = "Missing or invalid token", body = Detail),
+        (status = 404, description = "No table has that name", body = Detail),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn columns(
+    State(state): State<AppState>,
+    RestCaller(_caller): RestCaller,
+    RawQuery(query): RawQuery,
+) -> Result<Json<ColumnLineage>, ApiError> {
+    let q = Params::parse(Seed::Admin, query.as_deref());
+    let t = table(&state, &q, "table").await?;
+    let edges = state.lineage.column_lineage(t.id).await.map_err(fail)?;
+    let mut want = Want::default().edges(&edges, false);
+    want.containers.insert(t.id);
+    let l = want.read(&state.lineage.store).await.map_err(fail)?;
+    let qualified =
+        |id: Id| l.containers.get(&id).map(|c| container_key(c.database.as_deref(), c.schema.as_deref(), &c.name));
+    let columns = edges
+        .into_iter()
+        .map(|e| {
+            let target = field_end(&e.target).and_then(|id| l.fields.get(&id));
+            let source = field_end(&e.source).and_then(|id| l.fields.get(&id));
+            let source_table_id = e.source.container_id();
+            ColumnSource {
+                column: target.map(|f| f.name.clone()),
+                field_id: field_end(&e.target),
+                source_table: source_table_id
+                    .and_then(qualified)
+                    .or_else(|| e.source.external_fqn().map(str::to_string)),
+                source_table_id,
+                source_column: source.map(|f| f.name.clone()),
+                source_field_id: field_end(&e.source),
+                source_external_fqn: match &e.source {
+                    End::External { fqn } => Some(fqn.clone()),
+                    _ => None,
+                },
+                derived: e.derived.unwrap_or(false),
+                operation: e.operation,
+                source_type: e.source_type,
+                edge_id: e.id,
+            }
+        })
+        .collect();
+    Ok(Json(ColumnLineage { table: table_ref(&t, &l), columns }))
+}
+
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct ImpactQuery {
+    /// A qualified table name (`database.schema.table`, or a unique suffix).
+    table: String,
+    /// `down` (default: what the table feeds) or `up` (where it comes from).
+    #[param(inline)]
+    direction: Option<Direction3>,
+    /// Hops to follow, 1 to 20.
+    #[param(default = 20, minimum = 1, maximum = 20)]
+    depth: Option<i64>,
+    /// At most this many tables, 1 to 100,000.
+    #[param(default = 10000, minimum = 1, maximum = 100000)]
+    limit: Option<i64>,
+}
+
+/// A table reached, with how far and by which edge.
+#[derive(Serialize, ToSchema, Debug)]
+pub struct ImpactedTable {
+    pub id: i64,
+    pub name: Option<String>,
+    pub qualified_name: Option<String>,
+    pub container_type: Option<String>,
+    pub datastore_id: Option<i64>,
+    pub datastore_name: Option<String>,
+    pub distance: i64,
+    /// The edge by which the table was first reached.
+    pub via_edge_id: i64,
+    pub via_operation: Option<String>,
+}
+
+/// The tables a table feeds, transitively, nearest first.
+#[derive(Serialize, ToSchema, Debug)]
+pub struct TableImpact {
+    pub table: TableRef,
+    /// The depth or the limit cut the answer.
+    pub is_partial: bool,
+    pub tables: Vec<ImpactedTable>,
+}
+
+/// `up` or `down` for the transitive routes (`both` is not a traversal of theirs).
+fn one_side(q: &Params) -> Result<Direction, ApiError> {
+    match q.choice("direction", &DIRECTIONS)? {
+        None => Ok(Direction::Downstream),
+        Some(Some(d)) => Ok(d),
+        Some(None) => Err(ApiError::invalid(
+            Seed::Admin,
+            &["query", "direction"],
+            "query parameter direction must be up or down here (both is for the graph)",
+        )),
+    }
+}
+
+#[utoipa::path(
+    get,
+    path = "/admin/lineage/impact",
+    tag = "lineage by table name",
+    params(ImpactQuery),
+    responses(
+        (status = 200, description = "The transitive downstream (or upstream) tables", body = TableImpact),
+        (status = 400, description = "A parameter is missing or invalid, or the name is ambiguous (the candidates are named)", body = Detail),
+        (status = 401, description = "Missing or invalid token", body = Detail),
+        (status = 404, description = "No table has that name", body = Detail),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn impact(
+    State(state): State<AppState>,
+    RestCaller(_caller): RestCaller,
+    RawQuery(query): RawQuery,
+) -> Result<Json<TableImpact>, ApiError> {
+    let q = Params::parse(Seed::Admin, query.as_deref());
+    let side = one_side(&q)?;
+    let (depth, limit) = (q.int("depth")?.unwrap_or(20), q.int("limit")?.unwrap_or(10_000));
+    let t = table(&state, &q, "table").await?;
+    let r = state.lineage.impact(t.id, depth, side, limit).await.map_err(fail)?;
+    let mut want = Want { containers: r.reached.iter().map(|x| x.id).collect(), ..Want::default() };
+    want.containers.insert(t.id);
+    let l = want.read(&state.lineage.store).await.map_err(fail)?;
+    let tables = r
+        .reached
+        .into_iter()
+        .map(|x| {
+            let c = l.containers.get(&x.id);
+            ImpactedTable {
+                id: x.id,
+                name: c.map(|c| c.name.clone()),
+                qualified_name: c.map(|c| container_key(c.database.as_deref(), c.schema.as_deref(), &c.name)),
+                container_type: c.map(|c| c.container_type.clone()),
+                datastore_id: c.map(|c| c.datastore_id),
+                datastore_name: c.and_then(|c| l.datastores.get(&c.datastore_id)).map(|d| d.name.clone()),
+                distance: x.distance,
+                via_edge_id: x.via.id,
+                via_operation: x.via.operation,
+            }
+        })
+        .collect();
+    Ok(Json(TableImpact { table: table_ref(&t, &l), is_partial: r.is_partial, tables }))
+}
+
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct PiiFlowQuery {
+    /// A qualified table name (`database.schema.table`, or a unique suffix).
+    table: String,
+    /// A column of that table (case-insensitive).
+    column: String,
+    /// `down` (default: where the value goes) or `up` (where it came from).
+    #[param(inline)]
+    direction: Option<Direction3>,
+    #[param(default = 20, minimum = 1, maximum = 20)]
+    depth: Option<i64>,
+    #[param(default = 10000, minimum = 1, maximum = 100000)]
+    limit: Option<i64>,
+    /// Follow INDIRECT edges too (filters, joins).
+    #[param(default = false)]
+    include_indirect: Option<bool>,
+    /// Go on past a masking transformation.
+    #[param(default = false)]
+    through_masking: Option<bool>,
+}
+
+/// A column the value reaches.
+#[derive(Serialize, ToSchema, Debug)]
+pub struct FlowColumn {
+    pub table: Option<String>,
+    pub table_id: Option<i64>,
+    pub column: Option<String>,
+    pub field_id: i64,
+    pub distance: i64,
+    /// Some step on the way was derived.
+    pub derived: bool,
+    pub via_edge_id: i64,
+}
+
+/// The column named.
+#[derive(Serialize, ToSchema, Debug)]
+pub struct ColumnRef {
+    pub id: i64,
+    pub name: String,
+}
+
+/// Where a column's value flows, transitively, through column lineage.
+#[derive(Serialize, ToSchema, Debug)]
+pub struct PiiFlow {
+    pub table: TableRef,
+    pub column: ColumnRef,
+    pub is_partial: bool,
+    pub columns: Vec<FlowColumn>,
+}
+
+#[utoipa::path(
+    get,
+    path = "/admin/lineage/pii-flow",
+    tag = "lineage by table name",
+    params(PiiFlowQuery),
+    responses(
+        (status = 200, description = "Every (table, column) the column's value flows into", body = PiiFlow),
+        (status = 400, description = "A parameter is missing or invalid, or the name is ambiguous (the candidates are named)", body = Detail),
+        (status = 401, description = "Missing or invalid token", body = Detail),
+        (status = 404, description = "No table has that name, or it has no such column", body = Detail),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn pii_flow(
+    State(state): State<AppState>,
+    RestCaller(_caller): RestCaller,
+    RawQuery(query): RawQuery,
+) -> Result<Json<PiiFlow>, ApiError> {
+    let q = Params::parse(Seed::Admin, query.as_deref());
+    let side = one_side(&q)?;
+    let (depth, limit) = (q.int("depth")?.unwrap_or(20), q.int("limit")?.unwrap_or(10_000));
+    let options = PiiOptions {
+        include_indirect: q.bool("include_indirect")?.unwrap_or(false),
+        through_masking: q.bool("through_masking")?.unwrap_or(false),
+    };
+    let column = q.required_string("column", "a column name of the table")?;
+    let t = table(&state, &q, "table").await?;
+    let f = state.lineage.resolve_column(&t, &column).await.map_err(fail)?;
+    let r = state.lineage.pii_flow(f.id, depth, side, limit, options).await.map_err(fail)?;
+    let fields = Want { fields: r.reached.iter().map(|x| x.id).collect(), ..Want::default() }
+        .read(&state.lineage.store)
+        .await
+        .map_err(fail)?;
+    let mut want = Want { containers: fields.fields.values().map(|f| f.container_id).collect(), ..Want::default() };
+    want.containers.insert(t.id);
+    let l = want.read(&state.lineage.store).await.map_err(fail)?;
+    let columns = r
+        .reached
+        .into_iter()
+        .map(|x| {
+            let field = fields.fields.get(&x.id);
+            let c = field.and_then(|f| l.containers.get(&f.container_id));
+            FlowColumn {
+                table: c.map(|c| container_key(c.database.as_deref(), c.schema.as_deref(), &c.name)),
+                table_id: field.map(|f| f.container_id),
+                column: field.map(|f| f.name.clone()),
+                field_id: x.id,
+                distance: x.distance,
+                derived: x.derived,
+                via_edge_id: x.via.id,
+            }
+        })
+        .collect();
+    Ok(Json(PiiFlow {
+        table: table_ref(&t, &l),
+        column: ColumnRef { id: f.id, name: f.name },
+        is_partial: r.is_partial,
+        columns,
+    }))
+}

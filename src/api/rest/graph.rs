@@ -1,0 +1,205 @@
+//! Seed 000's read routes: the lineage graph, a container's fields, a field's connections and a
+//! container's metadata sources, each over the service method of its GraphQL query
+//! (`lineage_graph`, `container_fields`, `field_connections`, `metadata_assertions`).
+
+use axum::extract::{Path, RawQuery, State};
+use axum::Json;
+use utoipa::{IntoParams, ToSchema};
+
+use super::params::Params;
+use super::shapes::{
+    ConnectedField, Detail, FieldConnections, FieldItem, Graph, Lookups, MetadataAssertion, Page, ValidationError, Want,
+};
+use super::{path_id, ApiError, RestCaller, Seed};
+use crate::api::AppState;
+use crate::domain::Direction;
+use crate::error::Error;
+use crate::service;
+
+/// A traversal direction.
+#[derive(ToSchema, Clone, Copy)]
+#[schema(rename_all = "lowercase")]
+#[allow(dead_code)]
+pub enum Side {
+    Upstream,
+    Downstream,
+}
+
+pub(super) const SIDES: [(&str, Direction); 2] =
+    [("upstream", Direction::Upstream), ("downstream", Direction::Downstream)];
+
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct GraphQuery {
+    /// The container to centre the graph on.
+    container_id: i64,
+    /// Hops to include, 1 to 20.
+    #[param(default = 2, minimum = 1, maximum = 20)]
+    depth: Option<i64>,
+    /// Only this direction; omit for both.
+    #[param(inline)]
+    side: Option<Side>,
+}
+
+#[utoipa::path(
+    get,
+    path = "/api/lineage/graph",
+    tag = "lineage",
+    params(GraphQuery),
+    responses(
+        (status = 200, description = "The graph: nodes, edges, external nodes and edges", body = Graph),
+        (status = 401, description = "Missing or invalid token", body = Detail),
+        (status = 404, description = "No such container", body = Detail),
+        (status = 422, description = "A parameter is missing or invalid (depth outside 1..20, ...)", body = ValidationError),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn lineage_graph(
+    State(state): State<AppState>,
+    RestCaller(caller): RestCaller,
+    RawQuery(query): RawQuery,
+) -> Result<Json<Graph>, ApiError> {
+    let q = Params::parse(Seed::Lineage, query.as_deref());
+    let container_id = q.required_int("container_id")?;
+    let depth = q.int("depth")?.unwrap_or(2);
+    let side = q.choice("side", &SIDES)?;
+    let fail = |e: Error| ApiError::service(Seed::Lineage, e, &[("query", "container_id"), ("query", "depth")]);
+    let g = state.lineage.lineage_graph(container_id, depth, side).await.map_err(fail)?;
+    Ok(Json(Lookups::graph(&state.lineage.store, &caller, g).await.map_err(fail)?))
+}
+
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct FieldsQuery {
+    /// A case-insensitive part of the field name.
+    name: Option<String>,
+    #[param(default = 1, minimum = 1)]
+    page: Option<i64>,
+    #[param(default = 50, minimum = 1, maximum = 1000)]
+    size: Option<i64>,
+}
+
+#[utoipa::path(
+    get,
+    path = "/api/lineage/containers/{container_id}/fields",
+    tag = "lineage",
+    params(("container_id" = i64, Path, description = "The container"), FieldsQuery),
+    responses(
+        (status = 200, description = "A page of the container's fields", body = Page<FieldItem>),
+        (status = 401, description = "Missing or invalid token", body = Detail),
+        (status = 404, description = "No such container", body = Detail),
+        (status = 422, description = "A parameter is invalid", body = ValidationError),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn container_fields(
+    State(state): State<AppState>,
+    RestCaller(_caller): RestCaller,
+    Path(container_id): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Json<Page<FieldItem>>, ApiError> {
+    let container_id = path_id(Seed::Lineage, "container_id", &container_id)?;
+    let q = Params::parse(Seed::Lineage, query.as_deref());
+    let name = q.string("name")?;
+    let (page, size) = (q.int("page")?.unwrap_or(1), q.int("size")?.unwrap_or(50));
+    let fail = |e: Error| ApiError::service(Seed::Lineage, e, &[("query", "page"), ("query", "size")]);
+    let page = service::validate_page(page, size).map_err(fail)?;
+    let p = state.lineage.container_fields(container_id, name.as_deref(), page).await.map_err(fail)?;
+    let l = Want { has_lineage: p.items.iter().map(|f| f.id).collect(), ..Want::default() }
+        .read(&state.lineage.store)
+        .await
+        .map_err(fail)?;
+    Ok(Json(Page::new(p, |f| FieldItem {
+        has_lineage: l.with_lineage.contains(&f.id),
+        id: f.id,
+        name: f.name,
+        display_name: f.display_name,
+        status: f.status,
+        latest_profile_id: f.latest_profile_id,
+        data_type: f.data_type,
+        is_computed_field: f.is_computed_field,
+        active_anomaly_count: f.active_anomaly_count,
+    })))
+}
+
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct ConnectionsQuery {
+    /// Keep only fields in these containers; repeat it: `?container_ids=42&container_ids=55`.
+    #[param(style = Form, explode)]
+    container_ids: Option<Vec<i64>>,
+}
+
+#[utoipa::path(
+    get,
+    path = "/api/lineage/fields/{field_id}/connections",
+    tag = "lineage",
+    params(("field_id" = i64, Path, description = "The field"), ConnectionsQuery),
+    responses(
+        (status = 200, description = "Every field connected through field edges, and those edges", body = FieldConnections),
+        (status = 401, description = "Missing or invalid token", body = Detail),
+        (status = 404, description = "No such field", body = Detail),
+        (status = 422, description = "A parameter is invalid", body = ValidationError),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn field_connections(
+    State(state): State<AppState>,
+    RestCaller(_caller): RestCaller,
+    Path(field_id): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Json<FieldConnections>, ApiError> {
+    let field_id = path_id(Seed::Lineage, "field_id", &field_id)?;
+    let q = Params::parse(Seed::Lineage, query.as_deref());
+    let container_ids = q.ints("container_ids")?;
+    let fail = |e: Error| ApiError::service(Seed::Lineage, e, &[("path", "field_id")]);
+    let (fields, edges) = state.lineage.field_connections(field_id, container_ids).await.map_err(fail)?;
+    let l = Want { fields: fields.iter().copied().collect(), ..Want::default() }
+        .read(&state.lineage.store)
+        .await
+        .map_err(fail)?;
+    Ok(Json(FieldConnections {
+        fields: fields
+            .iter()
+            .filter_map(|id| l.fields.get(id))
+            .map(|f| ConnectedField {
+                id: f.id,
+                name: f.name.clone(),
+                display_name: f.display_name.clone(),
+                status: f.status.clone(),
+                latest_profile_id: f.latest_profile_id,
+                data_type: f.data_type.clone(),
+                container_id: f.container_id,
+            })
+            .collect(),
+        edges: edges.into_iter().map(super::shapes::connection_edge).collect(),
+    }))
+}
+
+#[utoipa::path(
+    get,
+    path = "/api/containers/{id}/metadata-assertions",
+    tag = "lineage",
+    params(("id" = i64, Path, description = "The container")),
+    responses(
+        (status = 200, description = "Each source's current value of the container's and its fields' metadata", body = Vec<MetadataAssertion>),
+        (status = 401, description = "Missing or invalid token", body = Detail),
+        (status = 403, description = "REPORTER is missing on the container's datastore", body = Detail),
+        (status = 404, description = "No such container", body = Detail),
+        (status = 422, description = "The id is not an integer", body = ValidationError),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn metadata_assertions(
+    State(state): State<AppState>,
+    RestCaller(caller): RestCaller,
+    Path(id): Path<String>,
+) -> Result<Json<Vec<MetadataAssertion>>, ApiError> {
+    let id = path_id(Seed::Lineage, "id", &id)?;
+    let rows =
+        state.lineage.metadata_assertions(&caller, id).await.map_err(|e| ApiError::service(Seed::Lineage, e, &[]))?;
+    Ok(Json(rows.into_iter().map(|(m, e)| MetadataAssertion::new(m, e)).collect()))
+}
