@@ -64,10 +64,45 @@ pub struct ExternalNode {
     pub id: String,
     pub fqn: String,
     pub source_type: String,
+    /// The node a graph centred on an external asset is centred on.
+    pub is_target: bool,
 }
 
 pub fn external_node_id(source_type: &str, fqn: &str) -> String {
     format!("ext:{source_type}:{fqn}")
+}
+
+/// `(source_type, fqn)` of an `ext:<source_type>:<fqn>` id (a source type has no colon).
+pub fn parse_external_node_id(id: &str) -> Option<(&str, &str)> {
+    let rest = id.strip_prefix("ext:")?;
+    let (source_type, fqn) = rest.split_once(':')?;
+    (!source_type.is_empty() && !fqn.is_empty()).then_some((source_type, fqn))
+}
+
+/// Where a traversal starts: a catalogued node (a container, or a field for `piiFlow`) or an
+/// external asset with its live container-level edges, read once for both directions.
+enum Start {
+    Node(Id),
+    External { fqn: String, edges: Vec<Edge> },
+}
+
+impl Start {
+    /// Whether `end` is the start itself.
+    fn is(&self, end: &End) -> bool {
+        match (self, end) {
+            (Start::Node(id), End::Container { id: c } | End::Field { id: c, .. }) => id == c,
+            (Start::External { fqn, .. }, End::External { fqn: f }) => fqn == f,
+            _ => false,
+        }
+    }
+}
+
+/// The end an edge is reached from when traversing in `direction` (the other of `far_end`).
+fn near_end(edge: &Edge, direction: Direction) -> &End {
+    match direction {
+        Direction::Upstream => &edge.target,
+        Direction::Downstream => &edge.source,
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -568,35 +603,90 @@ impl Lineage {
         Ok(())
     }
 
-    /// Breadth-first expansion over container edges in one direction: distances and the
-    /// container and external edges explored (those on the traversal's paths).
+    /// An external asset's live container-level edges (of its source type): what a traversal
+    /// centred on it starts from. Empty when no live edge names it.
+    async fn external_edges(&self, source_type: &str, fqn: &str) -> Result<Vec<Edge>> {
+        let end = End::External { fqn: fqn.to_string() };
+        let edges = self.store.live_edges_touching_ends(std::slice::from_ref(&end), source_type).await?;
+        Ok(edges
+            .into_iter()
+            .filter(|e| !e.source.is_field() && !e.target.is_field() && (e.source == end || e.target == end))
+            .collect())
+    }
+
+    /// The external asset an `ext:` id names, when a live edge names it.
+    pub async fn external_node(&self, id: &str) -> Result<Option<ExternalNode>> {
+        let Some((source_type, fqn)) = parse_external_node_id(id) else { return Ok(None) };
+        if self.external_edges(source_type, fqn).await?.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(ExternalNode {
+            id: external_node_id(source_type, fqn),
+            fqn: fqn.to_string(),
+            source_type: source_type.to_string(),
+            is_target: false,
+        }))
+    }
+
+    /// The start of a traversal centred on an external asset: `NotFound` when the id is not an
+    /// `ext:` id or no live edge names the asset.
+    async fn external_start(&self, id: &str) -> Result<(Start, String)> {
+        let not_found = || Error::NotFound(format!("External node {id:?} not found"));
+        let (source_type, fqn) = parse_external_node_id(id).ok_or_else(not_found)?;
+        let edges = self.external_edges(source_type, fqn).await?;
+        if edges.is_empty() {
+            return Err(not_found());
+        }
+        Ok((Start::External { fqn: fqn.to_string(), edges }, source_type.to_string()))
+    }
+
+    /// The edges a traversal reads first from its start in `direction`.
+    async fn first_edges(&self, start: &Start, direction: Direction, over_fields: bool) -> Result<Vec<Edge>> {
+        Ok(match start {
+            Start::Node(id) if over_fields => self.store.field_edges_of(&[*id], direction).await?,
+            Start::Node(id) => self.store.container_edges_of(&[*id], direction).await?,
+            Start::External { edges, .. } => {
+                edges.iter().filter(|e| start.is(near_end(e, direction))).cloned().collect()
+            }
+        })
+    }
+
+    /// Breadth-first expansion over container edges in one direction from a container or an
+    /// external asset: distances of the containers reached and the container and external
+    /// edges explored (those on the traversal's paths).
     async fn expand_containers(
         &self,
-        start: Id,
+        start: &Start,
         depth: usize,
         direction: Direction,
     ) -> Result<(HashMap<Id, usize>, Vec<Edge>, Vec<Edge>)> {
-        let mut dist = HashMap::from([(start, 0usize)]);
-        let mut frontier = vec![start];
+        let mut dist = HashMap::new();
+        if let Start::Node(id) = start {
+            dist.insert(*id, 0usize);
+        }
+        let mut frontier = Vec::new();
         let mut edges = Vec::new();
         let mut externals = Vec::new();
         for level in 1..=depth {
-            if frontier.is_empty() {
+            let found = if level == 1 {
+                self.first_edges(start, direction, false).await?
+            } else if frontier.is_empty() {
                 break;
-            }
-            let found = self.store.container_edges_of(&frontier, direction).await?;
+            } else {
+                self.store.container_edges_of(&frontier, direction).await?
+            };
             let mut next = Vec::new();
             for e in found {
-                match far_end(&e, direction) {
-                    End::Container { id } => {
-                        if !dist.contains_key(id) {
-                            dist.insert(*id, level);
-                            next.push(*id);
-                        }
-                        edges.push(e);
+                if let End::Container { id } = far_end(&e, direction) {
+                    if !dist.contains_key(id) {
+                        dist.insert(*id, level);
+                        next.push(*id);
                     }
-                    End::External { .. } => externals.push(e),
-                    End::Field { .. } => {}
+                }
+                match (&e.source, &e.target) {
+                    (End::External { .. }, _) | (_, End::External { .. }) => externals.push(e),
+                    (End::Container { .. }, End::Container { .. }) => edges.push(e),
+                    _ => {}
                 }
             }
             frontier = next;
@@ -607,7 +697,31 @@ impl Lineage {
     pub async fn lineage_graph(&self, container_id: Id, depth: i64, side: Option<Direction>) -> Result<LineageGraph> {
         let depth = validate_depth(depth)?;
         self.require_container(container_id).await?;
-        let mut nodes: BTreeSet<Id> = BTreeSet::from([container_id]);
+        self.graph_from(Start::Node(container_id), None, depth, side).await
+    }
+
+    /// The lineage graph centred on an external asset (`ext:<source_type>:<fqn>`): the same
+    /// traversal, started from the asset's live edges; the asset is the external node flagged
+    /// `is_target`.
+    pub async fn external_lineage_graph(&self, id: &str, depth: i64, side: Option<Direction>) -> Result<LineageGraph> {
+        let depth = validate_depth(depth)?;
+        let (start, source_type) = self.external_start(id).await?;
+        self.graph_from(start, Some(source_type), depth, side).await
+    }
+
+    async fn graph_from(
+        &self,
+        start: Start,
+        start_source_type: Option<String>,
+        depth: usize,
+        side: Option<Direction>,
+    ) -> Result<LineageGraph> {
+        let container_id = match &start {
+            Start::Node(id) => Some(*id),
+            Start::External { .. } => None,
+        };
+        let mut nodes: BTreeSet<Id> = container_id.into_iter().collect();
+        let start = &start;
         let mut path_edges: BTreeMap<Id, Edge> = BTreeMap::new();
         let mut external_edges: BTreeMap<Id, Edge> = BTreeMap::new();
         // The two directions are independent: they are expanded side by side.
@@ -615,7 +729,7 @@ impl Lineage {
             if side.is_some_and(|s| s != direction) {
                 return Ok(None);
             }
-            self.expand_containers(container_id, depth, direction).await.map(Some)
+            self.expand_containers(start, depth, direction).await.map(Some)
         };
         let (up, down) = tokio::try_join!(expand(Direction::Upstream), expand(Direction::Downstream))?;
         // The containers whose every live edge that way the expansion read: those it reached
@@ -656,16 +770,24 @@ impl Lineage {
                         id,
                         fqn: fqn.clone(),
                         source_type: e.source_type.clone(),
+                        is_target: false,
                     });
                 }
             }
+        }
+        if let (Start::External { fqn, .. }, Some(source_type)) = (start, start_source_type) {
+            let id = external_node_id(&source_type, fqn);
+            external_nodes
+                .entry(id.clone())
+                .or_insert(ExternalNode { id, fqn: fqn.clone(), source_type, is_target: false })
+                .is_target = true;
         }
         Ok(LineageGraph {
             nodes: ids
                 .iter()
                 .map(|id| GraphNode {
                     container_id: *id,
-                    is_target: *id == container_id,
+                    is_target: Some(*id) == container_id,
                     has_upstream: has_up.contains(id),
                     has_downstream: has_down.contains(id),
                 })
@@ -681,7 +803,16 @@ impl Lineage {
         let depth = validate_depth(depth)?;
         let limit = validate_limit(limit)?;
         self.require_container(container_id).await?;
-        self.transitive(container_id, depth, side, limit, false, |_| true).await
+        self.transitive(Start::Node(container_id), depth, side, limit, false, |_| true).await
+    }
+
+    /// `impact` from an external asset (`ext:<source_type>:<fqn>`): the containers it feeds
+    /// or comes from, by the same closure.
+    pub async fn external_impact(&self, id: &str, depth: i64, side: Direction, limit: i64) -> Result<Transitive> {
+        let depth = validate_depth(depth)?;
+        let limit = validate_limit(limit)?;
+        let (start, _) = self.external_start(id).await?;
+        self.transitive(start, depth, side, limit, false, |_| true).await
     }
 
     /// Where a field's value flows (or comes from): field edges that carry the value.
@@ -701,29 +832,33 @@ impl Lineage {
             (options.include_indirect || !rules::is_indirect_only(t))
                 && (options.through_masking || !rules::is_masking(t))
         };
-        self.transitive(field_id, depth, side, limit, true, carries).await
+        self.transitive(Start::Node(field_id), depth, side, limit, true, carries).await
     }
 
     /// Breadth-first closure over container edges (or field edges), one statement per level;
     /// one more level is read past `depth` to tell whether the answer was cut.
     async fn transitive(
         &self,
-        start: Id,
+        start: Start,
         depth: usize,
         side: Direction,
         limit: usize,
         over_fields: bool,
         follows: impl Fn(&Edge) -> bool,
     ) -> Result<Transitive> {
-        let mut seen: HashMap<Id, bool> = HashMap::from([(start, false)]);
+        let mut seen: HashMap<Id, bool> = HashMap::new();
+        if let Start::Node(id) = start {
+            seen.insert(id, false);
+        }
         let mut reached = Vec::new();
-        let mut frontier = vec![start];
+        let mut frontier = Vec::new();
         let mut is_partial = false;
         for level in 1..=depth + 1 {
-            if frontier.is_empty() {
+            let found = if level == 1 {
+                self.first_edges(&start, side, over_fields).await?
+            } else if frontier.is_empty() {
                 break;
-            }
-            let found = if over_fields {
+            } else if over_fields {
                 self.store.field_edges_of(&frontier, side).await?
             } else {
                 self.store.container_edges_of(&frontier, side).await?
@@ -732,10 +867,7 @@ impl Lineage {
             found.sort_by_key(|e| e.id);
             let mut next = Vec::new();
             for e in found {
-                let (near, far) = match side {
-                    Direction::Upstream => (&e.target, &e.source),
-                    Direction::Downstream => (&e.source, &e.target),
-                };
+                let (near, far) = (near_end(&e, side), far_end(&e, side));
                 let (End::Container { id: far_id } | End::Field { id: far_id, .. }) = far else { continue };
                 let far_id = *far_id;
                 if seen.contains_key(&far_id) {
@@ -746,12 +878,13 @@ impl Lineage {
                     is_partial = true;
                     break;
                 }
-                let near_id = match near {
-                    End::Container { id } | End::Field { id, .. } => *id,
+                // The start (an external asset included) carries its value as it is.
+                let near_derived = match near {
+                    End::Container { id } | End::Field { id, .. } => seen.get(id).copied().unwrap_or(false),
+                    End::External { .. } if start.is(near) => false,
                     End::External { .. } => continue,
                 };
-                let step_derived = e.derived.unwrap_or(false);
-                let derived = seen.get(&near_id).copied().unwrap_or(false) || step_derived;
+                let derived = near_derived || e.derived.unwrap_or(false);
                 seen.insert(far_id, derived);
                 next.push(far_id);
                 reached.push(Reached { id: far_id, distance: level as i64, via: e, derived });

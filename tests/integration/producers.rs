@@ -18,6 +18,7 @@ both_stores!(
     legacy_identity_is_not_derived,
     unresolved_reasons_are_the_true_ones,
     ignored_events_say_why,
+    external_nodes_can_be_browsed,
 );
 
 const SPARK_NS: &str = "file:/tmp/cll_test";
@@ -131,6 +132,25 @@ async fn spark_sequence_in_zero_setup_mode(app: TestApp) {
     let want: Vec<(String, String)> =
         ["cll_source1", "cll_source2", "tbl1"].iter().map(|t| ("default".to_string(), t.to_string())).collect();
     assert_eq!(tables, want);
+    // The output is found by its table name in its namespace, and its graph drawn from there.
+    let d = app
+        .ok(
+            "query($ns: String!) { node(namespace: $ns, name: \"default.tbl1\") { kind containerId container { name } } }",
+            json!({"ns": SPARK_NS}),
+        )
+        .await;
+    assert_eq!(d["node"]["kind"], "container");
+    assert_eq!(d["node"]["container"]["name"], "tbl1");
+    let g = app
+        .ok(
+            "query($id: Int!) { lineageGraph(containerId: $id, side: UPSTREAM) { nodes { name isTarget } } }",
+            json!({"id": d["node"]["containerId"]}),
+        )
+        .await;
+    let mut names: Vec<&str> =
+        g["lineageGraph"]["nodes"].as_array().unwrap().iter().map(|n| n["name"].as_str().unwrap()).collect();
+    names.sort();
+    assert_eq!(names, ["cll_source1", "cll_source2", "tbl1"]);
     // The same sequence again changes nothing.
     send(&app, spark_events()).await;
     assert_eq!(drawn(&app).await, spark_expected());
@@ -356,5 +376,174 @@ async fn ignored_events_say_why(app: TestApp) {
             )
             .await;
         assert_eq!(d["openLineageEvents"]["total"], count, "{reason}: {d:#}");
+    }
+}
+
+/// Issue 20 (3): nodes outside the catalog are found by namespace and name or by their `ext:`
+/// id, and `externalLineageGraph` and `externalImpact` are centred on them, by the traversal
+/// `lineageGraph` and `impact` use.
+async fn external_nodes_can_be_browsed(app: TestApp) {
+    const WH: &str = "postgres://warehouse.example.com:5432";
+    let (_, raw_orders, orders) = app.warehouse().await;
+    let ds = |ns: &str, name: &str| json!({"namespace": ns, "name": name});
+    let events = vec![
+        run_event(
+            "COMPLETE",
+            "8d9e3f0a-0000-4000-8000-000000000001",
+            "load",
+            vec![ds("gs://landing", "orders.csv")],
+            vec![ds(WH, "analytics.public.raw_orders")],
+        ),
+        run_event(
+            "COMPLETE",
+            "8d9e3f0a-0000-4000-8000-000000000002",
+            "build",
+            vec![ds(WH, "analytics.public.raw_orders")],
+            vec![ds(WH, "analytics.public.orders")],
+        ),
+        run_event(
+            "COMPLETE",
+            "8d9e3f0a-0000-4000-8000-000000000003",
+            "export",
+            vec![ds(WH, "analytics.public.orders")],
+            vec![ds("s3://exports", "orders.parquet")],
+        ),
+    ];
+    send(&app, events).await;
+    const LANDING: &str = "ext:openlineage:gs://landing/orders.csv";
+    const EXPORT: &str = "ext:openlineage:s3://exports/orders.parquet";
+    let node = |ns: &str, name: &str| {
+        let app = &app;
+        let vars = json!({"ns": ns, "name": name});
+        async move {
+            app.ok(
+                "query($ns: String!, $name: String!) { node(namespace: $ns, name: $name) {
+                   kind containerId externalId fqn sourceType container { name } } }",
+                vars,
+            )
+            .await["node"]
+                .clone()
+        }
+    };
+    // A catalogued dataset: its container (the name matched as resolution matches it).
+    assert_eq!(
+        node(WH, "analytics.public.orders").await,
+        json!({"kind": "container", "containerId": orders, "externalId": null, "fqn": null, "sourceType": null,
+               "container": {"name": "orders"}})
+    );
+    assert_eq!(
+        node("postgresql://warehouse.example.com:5432/", "ANALYTICS.public.raw_orders").await["containerId"],
+        raw_orders
+    );
+    // An external one: its ext: id, whatever spelling of its namespace.
+    let landing = json!({"kind": "external", "containerId": null, "externalId": LANDING,
+                         "fqn": "gs://landing/orders.csv", "sourceType": "openlineage", "container": null});
+    assert_eq!(node("gs://landing", "orders.csv").await, landing);
+    assert_eq!(node("gcs://landing/", "orders.csv").await, landing);
+    // Nothing by that name: null.
+    assert_eq!(node("gs://landing", "other.csv").await, Value::Null);
+    assert_eq!(node(WH, "analytics.public.missing").await, Value::Null);
+    let by_id = |id: &str| {
+        let app = &app;
+        let vars = json!({"id": id});
+        async move {
+            app.ok("query($id: String!) { externalNode(id: $id) { kind externalId } }", vars).await["externalNode"]
+                .clone()
+        }
+    };
+    assert_eq!(by_id(LANDING).await, json!({"kind": "external", "externalId": LANDING}));
+    assert_eq!(by_id("ext:openlineage:gs://landing/other.csv").await, Value::Null);
+    assert_eq!(by_id("gs://landing/orders.csv").await, Value::Null);
+
+    // The graph centred on the landing file: the two containers it feeds, the file flagged as
+    // the target, the export beyond the depth flagged on `orders`.
+    let graph = |id: &str, depth: i64| {
+        let app = &app;
+        let vars = json!({"id": id, "depth": depth});
+        async move {
+            app.ok(
+                "query($id: String!, $depth: Int!) { externalLineageGraph(id: $id, depth: $depth) {
+                   nodes { id name isTarget hasUpstream hasDownstream }
+                   edges { sourceContainerId targetContainerId }
+                   externalNodes { id isTarget }
+                   externalEdges { sourceNodeId targetNodeId sourceContainerId targetContainerId } } }",
+                vars,
+            )
+            .await["externalLineageGraph"]
+                .clone()
+        }
+    };
+    let g = graph(LANDING, 2).await;
+    assert_eq!(
+        g["nodes"],
+        json!([
+            {"id": raw_orders, "name": "raw_orders", "isTarget": false, "hasUpstream": false, "hasDownstream": false},
+            {"id": orders, "name": "orders", "isTarget": false, "hasUpstream": false, "hasDownstream": true},
+        ])
+    );
+    assert_eq!(g["edges"], json!([{"sourceContainerId": raw_orders, "targetContainerId": orders}]));
+    assert_eq!(g["externalNodes"], json!([{"id": LANDING, "isTarget": true}]));
+    assert_eq!(
+        g["externalEdges"],
+        json!([{"sourceNodeId": LANDING, "targetNodeId": null, "sourceContainerId": null, "targetContainerId": raw_orders}])
+    );
+    let g = graph(LANDING, 3).await;
+    assert_eq!(g["nodes"][1]["hasDownstream"], false);
+    assert_eq!(g["externalNodes"], json!([{"id": LANDING, "isTarget": true}, {"id": EXPORT, "isTarget": false}]));
+    // From the export upstream, one level: `orders`, with more upstream.
+    let g = graph(EXPORT, 1).await;
+    assert_eq!(
+        g["nodes"],
+        json!([{"id": orders, "name": "orders", "isTarget": false, "hasUpstream": true, "hasDownstream": false}])
+    );
+    // `lineageGraph` on a container still flags no external node as the target.
+    let d = app
+        .ok(
+            "query($id: Int!) { lineageGraph(containerId: $id) { nodes { id isTarget } externalNodes { id isTarget } } }",
+            json!({"id": raw_orders}),
+        )
+        .await;
+    assert_eq!(
+        d["lineageGraph"]["externalNodes"],
+        json!([{"id": LANDING, "isTarget": false}, {"id": EXPORT, "isTarget": false}])
+    );
+
+    // Impact from either end, nearest first.
+    let impact = |id: &str, side: &str| {
+        let app = &app;
+        let q = format!(
+            "query($id: String!) {{ externalImpact(id: $id, side: {side}) {{ isPartial containers {{ distance container {{ name }} }} }} }}"
+        );
+        let vars = json!({"id": id});
+        async move { app.ok(&q, vars).await["externalImpact"].clone() }
+    };
+    let reached = |v: &Value| -> Vec<(i64, String)> {
+        v["containers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| (c["distance"].as_i64().unwrap(), c["container"]["name"].as_str().unwrap().to_string()))
+            .collect()
+    };
+    let down = impact(LANDING, "DOWNSTREAM").await;
+    assert_eq!(down["isPartial"], false);
+    assert_eq!(reached(&down), [(1, "raw_orders".to_string()), (2, "orders".to_string())]);
+    assert_eq!(reached(&impact(LANDING, "UPSTREAM").await), []);
+    assert_eq!(reached(&impact(EXPORT, "UPSTREAM").await), [(1, "orders".to_string()), (2, "raw_orders".to_string())]);
+    let d = app
+        .ok(
+            "query($id: String!) { externalImpact(id: $id, depth: 1) { isPartial containers { distance } } }",
+            json!({"id": LANDING}),
+        )
+        .await;
+    assert_eq!(d["externalImpact"], json!({"isPartial": true, "containers": [{"distance": 1}]}));
+
+    // An id no live edge names is NOT_FOUND to the traversals.
+    for q in [
+        "{ externalLineageGraph(id: \"ext:openlineage:gs://landing/other.csv\") { nodes { id } } }",
+        "{ externalImpact(id: \"ext:openlineage:gs://landing/other.csv\") { isPartial } }",
+        "{ externalLineageGraph(id: \"not an id\") { nodes { id } } }",
+    ] {
+        assert_eq!(app.err(q, json!({})).await.0, "NOT_FOUND", "{q}");
     }
 }

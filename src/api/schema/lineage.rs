@@ -270,6 +270,52 @@ pub struct ExternalNode {
     pub id: String,
     pub fqn: String,
     pub source_type: String,
+    /// The node the graph is centred on (`externalLineageGraph`).
+    pub is_target: bool,
+}
+
+/// A node of the lineage graph found by name or id: a catalogued container or an external
+/// asset (one that lineage names but the catalog does not hold).
+#[derive(SimpleObject)]
+#[graphql(complex)]
+pub struct LineageNode {
+    /// `container` or `external`.
+    pub kind: &'static str,
+    /// The container's id, when catalogued: what `lineageGraph` and `impact` take.
+    pub container_id: Option<Id>,
+    /// `ext:<source_type>:<fqn>`, when external: what `externalLineageGraph` and
+    /// `externalImpact` take.
+    pub external_id: Option<String>,
+    /// The external asset's name (an OpenLineage dataset's `namespace/name`).
+    pub fqn: Option<String>,
+    /// The source type of the external asset's edges.
+    pub source_type: Option<String>,
+}
+
+impl LineageNode {
+    pub fn of_container(id: Id) -> LineageNode {
+        LineageNode { kind: "container", container_id: Some(id), external_id: None, fqn: None, source_type: None }
+    }
+    pub fn of_external(n: service::ExternalNode) -> LineageNode {
+        LineageNode {
+            kind: "external",
+            container_id: None,
+            external_id: Some(n.id),
+            fqn: Some(n.fqn),
+            source_type: Some(n.source_type),
+        }
+    }
+}
+
+#[ComplexObject]
+impl LineageNode {
+    /// The whole container record, when catalogued.
+    async fn container(&self, ctx: &Context<'_>) -> GqlResult<Option<Container>> {
+        match self.container_id {
+            Some(id) => load_container(ctx, id).await,
+            None => Ok(None),
+        }
+    }
 }
 
 #[derive(SimpleObject)]

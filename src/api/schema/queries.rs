@@ -7,7 +7,7 @@ use std::sync::Arc;
 use async_graphql::{Context, Object};
 
 use super::catalog::{load_container, load_datastore, load_field};
-use super::lineage::{ExternalNode, GraphNode, ImpactedContainer, PiiField};
+use super::lineage::{ExternalNode, GraphNode, ImpactedContainer, LineageNode, PiiField};
 use super::prefetch::{prefetch_containers, prefetch_edges};
 use super::{
     auth, caller, limited, lineage, loaders, paged, Container, ContainerPage, Datastore, DatastorePermission, DateTime,
@@ -19,6 +19,66 @@ use crate::error::Error;
 use crate::service::{self, PiiOptions};
 
 pub struct QueryRoot;
+
+/// A lineage graph as GraphQL returns it, with what the selection asks of it prefetched.
+async fn graph_out(ctx: &Context<'_>, g: service::LineageGraph) -> GqlResult<LineageGraph> {
+    let look = ctx.look_ahead();
+    let node_ids: Vec<Id> = g.nodes.iter().map(|n| n.container_id).collect();
+    let wants_nodes = look.field("nodes").exists();
+    prefetch_containers(ctx, look.field("nodes"), &node_ids).await?;
+    prefetch_edges(ctx, look.field("edges"), &g.edges).await?;
+    prefetch_edges(ctx, look.field("externalEdges"), &g.external_edges).await?;
+    // The records just prefetched, attached to their nodes (one cache read for all).
+    let mut records = if wants_nodes && !node_ids.is_empty() {
+        loaders(ctx).containers.loader.load_many(node_ids.iter().copied()).await.map_err(Error::from)?
+    } else {
+        Default::default()
+    };
+    Ok(LineageGraph {
+        nodes: g
+            .nodes
+            .into_iter()
+            .map(|n| GraphNode {
+                node_type: "container",
+                id: n.container_id,
+                is_target: n.is_target,
+                has_upstream: n.has_upstream,
+                has_downstream: n.has_downstream,
+                record: records.remove(&n.container_id).map(Arc::new),
+            })
+            .collect(),
+        edges: g.edges.into_iter().map(LineageEdge).collect(),
+        external_nodes: g
+            .external_nodes
+            .into_iter()
+            .map(|n| ExternalNode {
+                node_type: "external",
+                id: n.id,
+                fqn: n.fqn,
+                source_type: n.source_type,
+                is_target: n.is_target,
+            })
+            .collect(),
+        external_edges: g.external_edges.into_iter().map(LineageEdge).collect(),
+    })
+}
+
+/// An impact answer as GraphQL returns it, with what the selection asks of it prefetched.
+async fn impact_out(ctx: &Context<'_>, t: service::Transitive) -> GqlResult<Impact> {
+    let look = ctx.look_ahead().field("containers");
+    let ids: Vec<Id> = t.reached.iter().map(|r| r.id).collect();
+    prefetch_containers(ctx, look.field("container"), &ids).await?;
+    let vias: Vec<domain::Edge> = t.reached.iter().map(|r| r.via.clone()).collect();
+    prefetch_edges(ctx, look.field("via"), &vias).await?;
+    Ok(Impact {
+        is_partial: t.is_partial,
+        containers: t
+            .reached
+            .into_iter()
+            .map(|r| ImpactedContainer { id: r.id, distance: r.distance, via: LineageEdge(r.via) })
+            .collect(),
+    })
+}
 
 #[Object]
 impl QueryRoot {
@@ -56,39 +116,36 @@ impl QueryRoot {
         side: Option<Side>,
     ) -> GqlResult<LineageGraph> {
         let g = lineage(ctx).lineage_graph(container_id, depth.unwrap_or(2), side.map(Into::into)).await?;
-        let look = ctx.look_ahead();
-        let node_ids: Vec<Id> = g.nodes.iter().map(|n| n.container_id).collect();
-        let wants_nodes = look.field("nodes").exists();
-        prefetch_containers(ctx, look.field("nodes"), &node_ids).await?;
-        prefetch_edges(ctx, look.field("edges"), &g.edges).await?;
-        prefetch_edges(ctx, look.field("externalEdges"), &g.external_edges).await?;
-        // The records just prefetched, attached to their nodes (one cache read for all).
-        let mut records = if wants_nodes && !node_ids.is_empty() {
-            loaders(ctx).containers.loader.load_many(node_ids.iter().copied()).await.map_err(Error::from)?
-        } else {
-            Default::default()
-        };
-        Ok(LineageGraph {
-            nodes: g
-                .nodes
-                .into_iter()
-                .map(|n| GraphNode {
-                    node_type: "container",
-                    id: n.container_id,
-                    is_target: n.is_target,
-                    has_upstream: n.has_upstream,
-                    has_downstream: n.has_downstream,
-                    record: records.remove(&n.container_id).map(Arc::new),
-                })
-                .collect(),
-            edges: g.edges.into_iter().map(LineageEdge).collect(),
-            external_nodes: g
-                .external_nodes
-                .into_iter()
-                .map(|n| ExternalNode { node_type: "external", id: n.id, fqn: n.fqn, source_type: n.source_type })
-                .collect(),
-            external_edges: g.external_edges.into_iter().map(LineageEdge).collect(),
-        })
+        graph_out(ctx, g).await
+    }
+
+    /// The lineage graph centred on an external asset, by its `ext:<source_type>:<fqn>` id (see
+    /// `node`): the containers it feeds or comes from, as `lineageGraph` draws them; the asset
+    /// is the external node flagged `isTarget`. NOT_FOUND when no live edge names it.
+    async fn external_lineage_graph(
+        &self,
+        ctx: &Context<'_>,
+        id: String,
+        #[graphql(default_with = "Some(2)")] depth: Option<i64>,
+        side: Option<Side>,
+    ) -> GqlResult<LineageGraph> {
+        let g = lineage(ctx).external_lineage_graph(&id, depth.unwrap_or(2), side.map(Into::into)).await?;
+        graph_out(ctx, g).await
+    }
+
+    /// The node an OpenLineage dataset identity denotes: its container when catalogued (the
+    /// datastores listing the namespace, matched by the naming conventions), else the external
+    /// asset its lineage was recorded under; null when neither.
+    async fn node(&self, ctx: &Context<'_>, namespace: String, name: String) -> GqlResult<Option<LineageNode>> {
+        Ok(lineage(ctx).dataset_node(&namespace, &name).await?.map(|n| match n {
+            Ok(c) => LineageNode::of_container(c.id),
+            Err(x) => LineageNode::of_external(x),
+        }))
+    }
+
+    /// An external asset by its `ext:<source_type>:<fqn>` id; null when no live edge names it.
+    async fn external_node(&self, ctx: &Context<'_>, id: String) -> GqlResult<Option<LineageNode>> {
+        Ok(lineage(ctx).external_node(&id).await?.map(LineageNode::of_external))
     }
 
     #[graphql(complexity = "paged(size, child_complexity)")]
@@ -133,19 +190,24 @@ impl QueryRoot {
     ) -> GqlResult<Impact> {
         let side = side.unwrap_or(Side::Downstream);
         let t = lineage(ctx).impact(container_id, depth.unwrap_or(20), side.into(), limit.unwrap_or(10000)).await?;
-        let look = ctx.look_ahead().field("containers");
-        let ids: Vec<Id> = t.reached.iter().map(|r| r.id).collect();
-        prefetch_containers(ctx, look.field("container"), &ids).await?;
-        let vias: Vec<domain::Edge> = t.reached.iter().map(|r| r.via.clone()).collect();
-        prefetch_edges(ctx, look.field("via"), &vias).await?;
-        Ok(Impact {
-            is_partial: t.is_partial,
-            containers: t
-                .reached
-                .into_iter()
-                .map(|r| ImpactedContainer { id: r.id, distance: r.distance, via: LineageEdge(r.via) })
-                .collect(),
-        })
+        impact_out(ctx, t).await
+    }
+
+    /// `impact` from an external asset, by its `ext:<source_type>:<fqn>` id: the containers
+    /// it feeds (DOWNSTREAM) or comes from (UPSTREAM), transitively. NOT_FOUND when no live
+    /// edge names it.
+    #[graphql(complexity = "limited(limit, child_complexity)")]
+    async fn external_impact(
+        &self,
+        ctx: &Context<'_>,
+        id: String,
+        #[graphql(default_with = "Some(20)")] depth: Option<i64>,
+        #[graphql(default_with = "Some(Side::Downstream)")] side: Option<Side>,
+        #[graphql(default_with = "Some(10000)")] limit: Option<i64>,
+    ) -> GqlResult<Impact> {
+        let side = side.unwrap_or(Side::Downstream);
+        let t = lineage(ctx).external_impact(&id, depth.unwrap_or(20), side.into(), limit.unwrap_or(10000)).await?;
+        impact_out(ctx, t).await
     }
 
     /// Where a field's value flows (DOWNSTREAM) or comes from (UPSTREAM) through field edges.

@@ -111,7 +111,19 @@ fn state_name(state: Option<RunState>) -> &'static str {
     state.map(RunState::as_str).unwrap_or("OTHER")
 }
 
+/// A node an OpenLineage dataset identity denotes: a catalogued container or an external asset.
+pub type DatasetNode = std::result::Result<crate::domain::Container, super::ExternalNode>;
+
 impl Lineage {
+    /// The node an OpenLineage dataset (namespace and name, by the naming conventions) denotes
+    /// now: its container when catalogued, else the external asset its lineage was recorded
+    /// under; `None` when neither. Reads only.
+    pub async fn dataset_node(&self, namespace: &str, name: &str) -> Result<Option<DatasetNode>> {
+        super::require_name("namespace", namespace)?;
+        super::require_name("name", name)?;
+        resolve::lookup_dataset(self, namespace, name).await
+    }
+
     /// Stores, validates and applies each event in turn; one event's failure does not stop the rest.
     /// The request's events are stored in one transaction before any is applied, and their
     /// outcomes recorded in one transaction at the end.

@@ -57,6 +57,62 @@ fn creation_order(d: &ol::Dataset) -> Vec<(&str, &str, Option<&str>)> {
     out
 }
 
+/// The best match for `wanted` (trimmed, lowercased) in each of `datastores` (see
+/// `match_rank`), best first, ties in datastore order.
+fn best_matches(pool: &[Container], datastores: &[Id], wanted: &str) -> Vec<Container> {
+    let mut best: Vec<(u8, usize, Container)> = Vec::new();
+    for (order, ds) in datastores.iter().enumerate() {
+        let mut top: Option<(u8, &Container)> = None;
+        for c in pool.iter().filter(|c| c.datastore_id == *ds) {
+            let rank = crate::service::match_rank(wanted, c);
+            if rank > 0 && top.is_none_or(|(r, _)| rank > r) {
+                top = Some((rank, c));
+            }
+        }
+        if let Some((rank, c)) = top {
+            best.push((rank, order, c.clone()));
+        }
+    }
+    best.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    best.into_iter().map(|(_, _, c)| c).collect()
+}
+
+/// What an OpenLineage dataset identity denotes now, creating nothing and whoever asks: the
+/// best-matching container of the datastores that list its namespace, else the external asset
+/// its lineage was recorded under (when a live edge names it), else nothing.
+pub(crate) async fn lookup_dataset(
+    lineage: &Lineage,
+    namespace: &str,
+    name: &str,
+) -> Result<Option<std::result::Result<Container, crate::service::ExternalNode>>> {
+    let (ns, wanted) = ident_key(namespace, name);
+    let datastores: Vec<Id> = lineage
+        .store
+        .list_datastores()
+        .await?
+        .into_iter()
+        .filter(|d| d.namespaces.iter().any(|n| naming::normalize_namespace(n) == ns))
+        .map(|d| d.id)
+        .collect();
+    if !datastores.is_empty() {
+        let pool =
+            lineage.store.containers_by_names(&crate::service::name_candidates(&wanted), Some(&datastores)).await?;
+        if let Some(c) = best_matches(&pool, &datastores, &wanted).into_iter().next() {
+            return Ok(Some(Ok(c)));
+        }
+    }
+    // The fqn as recorded (the namespace as sent), then with the namespace folded.
+    let mut fqns = vec![external_fqn(namespace.trim(), name.trim()), external_fqn(&ns, name.trim())];
+    fqns.dedup();
+    for fqn in fqns {
+        let id = crate::service::external_node_id(super::SOURCE_TYPE, &fqn);
+        if let Some(node) = lineage.external_node(&id).await? {
+            return Ok(Some(Err(node)));
+        }
+    }
+    Ok(None)
+}
+
 /// What a dataset resolves to: the best-matching container in each datastore it matches that
 /// the caller can edit (best first), or why it matches none.
 type Resolution = std::result::Result<Vec<Container>, Unresolved>;
@@ -297,21 +353,7 @@ impl<'a> Resolver<'a> {
                 .await?;
             &read
         };
-        let mut best: Vec<(u8, usize, Container)> = Vec::new();
-        for (order, ds) in datastores.iter().enumerate() {
-            let mut top: Option<(u8, &Container)> = None;
-            for c in pool.iter().filter(|c| c.datastore_id == *ds) {
-                let rank = crate::service::match_rank(wanted, c);
-                if rank > 0 && top.is_none_or(|(r, _)| rank > r) {
-                    top = Some((rank, c));
-                }
-            }
-            if let Some((rank, c)) = top {
-                best.push((rank, order, c.clone()));
-            }
-        }
-        best.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-        Ok(best.into_iter().map(|(_, _, c)| c).collect())
+        Ok(best_matches(pool, datastores, wanted))
     }
 
     /// Container id to datastore id of every container this resolver has read or created.
