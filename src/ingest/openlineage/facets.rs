@@ -428,7 +428,9 @@ fn input_field(v: &Value, ptr: &str, legacy: Option<&Transformation>, warnings: 
     let name = reference(o, "name", ptr, what, warnings);
     let field = reference(o, "field", ptr, what, warnings);
     let (namespace, name, field) = (namespace?, name?, field?);
-    let transformations = match o.get("transformations") {
+    // An empty list says nothing: the stock openlineage-python client writes `"transformations":
+    // []` next to the older per-field strings it was given.
+    let transformations = match o.get("transformations").filter(|t| !t.as_array().is_some_and(Vec::is_empty)) {
         Some(Value::Array(items)) => {
             let base = key(ptr, "transformations");
             items.iter().enumerate().filter_map(|(i, t)| transformation(t, &index(&base, i), warnings)).collect()

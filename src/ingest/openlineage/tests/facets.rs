@@ -236,6 +236,11 @@ fn legacy_column_lineage_strings() {
         "h": {
             "inputFields": [{"namespace": "n", "name": "src", "field": "x", "transformations": [{"type": "INDIRECT", "subtype": "JOIN"}]}],
             "transformationType": "IDENTITY"
+        },
+        // As the stock openlineage-python client writes the older form: an empty list beside it.
+        "i": {
+            "inputFields": [{"namespace": "n", "name": "src", "field": "x", "transformations": []}],
+            "transformationType": "IDENTITY"
         }
     }}})));
     assert!(e.warnings.is_empty(), "{:?}", e.warnings);
@@ -273,6 +278,8 @@ fn legacy_column_lineage_strings() {
     assert!(derived(&of("g")[0]), "saying nothing is not saying it is a copy");
     // A 1-2-0 list wins over the output field's legacy string.
     assert_eq!(of("h"), vec![vec![t(TransformationKind::Indirect, Some("JOIN"), false)]]);
+    assert_eq!(of("i"), vec![vec![t(TransformationKind::Direct, Some("IDENTITY"), false)]]);
+    assert!(!derived(&of("i")[0]));
 }
 
 #[test]
