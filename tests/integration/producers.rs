@@ -19,6 +19,12 @@ both_stores!(
     unresolved_reasons_are_the_true_ones,
     ignored_events_say_why,
     external_nodes_can_be_browsed,
+    airflow_sequence_in_zero_setup_mode,
+    airflow_sequence_with_a_catalog,
+    dbt_sequence_in_zero_setup_mode,
+    dbt_sequence_with_a_catalog,
+    flink_sequence_in_zero_setup_mode,
+    flink_sequence_with_a_catalog,
 );
 
 const SPARK_NS: &str = "file:/tmp/cll_test";
@@ -546,4 +552,301 @@ async fn external_nodes_can_be_browsed(app: TestApp) {
     ] {
         assert_eq!(app.err(q, json!({})).await.0, "NOT_FOUND", "{q}");
     }
+}
+
+fn fixture(path: &str) -> Value {
+    let path = format!("{}/tests/fixtures/openlineage-real/{path}", env!("CARGO_MANIFEST_DIR"));
+    serde_json::from_str(&std::fs::read_to_string(&path).expect("fixture")).expect("JSON")
+}
+
+/// The Airflow provider's DAG runs (compatibility-tests `consumer/scenarios/airflow`), as captured.
+fn airflow_events() -> Vec<Value> {
+    (1..=32).map(|i| fixture(&format!("airflow_gcs_bq/line_{i:02}.json"))).collect()
+}
+
+/// dbt's 72 events (a `dbt run` of jaffle_shop on Postgres) from the dbt integration's test
+/// expectations. Each run's `runId` (and each parent facet's) is the placeholder `{{ any(result) }}`
+/// there: a job runs once in the sequence, so each job gets a UUID of its own. The expectation
+/// leaves out `producer` and `schemaURL`, which the test fills in.
+fn dbt_events() -> Vec<Value> {
+    let mut runs: BTreeMap<String, String> = BTreeMap::new();
+    let mut run_of = |job: &str| {
+        let n = runs.len();
+        runs.entry(job.to_string()).or_insert_with(|| format!("0193a000-0000-7000-8000-{n:012x}")).clone()
+    };
+    let Value::Array(events) = fixture("dbt_postgres/successful_run_ol_events.json") else { panic!("a list") };
+    events
+        .into_iter()
+        .map(|mut e| {
+            let job = e["job"]["name"].as_str().unwrap().to_string();
+            e["run"]["runId"] = json!(run_of(&job));
+            if let Some(parent) = e["run"]["facets"]["parent"].as_object_mut() {
+                let pjob = parent["job"]["name"].as_str().unwrap().to_string();
+                parent.insert("run".into(), json!({"runId": run_of(&pjob)}));
+            }
+            e["producer"] = json!("https://github.com/OpenLineage/OpenLineage/tree/1.23.0/integration/dbt");
+            e["schemaURL"] = json!("https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent");
+            e
+        })
+        .collect()
+}
+
+/// A Flink streaming job reading two Kafka topics into a third (the Flink integration's test
+/// expectations: its START, then a RUNNING checkpoint event). The expectation leaves `eventTime`,
+/// `runId` as json-unit placeholders and `producer` out; the test fills them in.
+fn flink_events() -> Vec<Value> {
+    ["flink_kafka/1_expected_kafka.json", "flink_kafka/2_expected_kafka_checkpoints.json"]
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let mut e = fixture(f);
+            e["eventTime"] = json!(format!("2024-11-20T19:45:5{i}.000000Z"));
+            e["run"]["runId"] = json!("0193a000-0000-7000-8000-00000000f11c");
+            e["producer"] = json!("https://github.com/OpenLineage/OpenLineage/tree/1.23.0/integration/flink");
+            e["schemaURL"] = json!("https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent");
+            e
+        })
+        .collect()
+}
+
+/// `(target container, parent job)` of every live table edge's evidence.
+async fn parents(app: &TestApp) -> BTreeSet<(String, Option<String>)> {
+    let d = app
+        .ok(
+            "{ edges(size: 1000) { items { sourceField { id } targetContainer { name } targetExternalFqn evidence { details } } } }",
+            json!({}),
+        )
+        .await;
+    let mut out = BTreeSet::new();
+    for e in d["edges"]["items"].as_array().unwrap().iter().filter(|e| e["sourceField"].is_null()) {
+        let target = e["targetContainer"]["name"].as_str().or(e["targetExternalFqn"].as_str()).unwrap().to_string();
+        for ev in e["evidence"].as_array().unwrap() {
+            out.insert((target.clone(), ev["details"]["parent"]["job"]["name"].as_str().map(str::to_string)));
+        }
+    }
+    out
+}
+
+fn pairs(list: &[(&str, &str)]) -> BTreeSet<(String, String)> {
+    list.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
+}
+
+/// The twelve table links the Airflow DAG runs describe, and the sixteen IDENTITY column links
+/// of the three BigQuery operators (the older per-field form, with an empty `transformations`
+/// list beside it), none derived.
+fn airflow_expected() -> Drawn {
+    let compose_inputs =
+        ["uploaded_file.txt", "uploaded_data.txt", "copy_of_uploaded_data.txt", "copy_of_uploaded_file.txt"];
+    let mut tables = pairs(&[
+        ("copied.csv", "upload"),
+        ("test.csv", "upload"),
+        ("upload", "upload_cp"),
+        ("upload_cp", "result.csv"),
+        ("/files/temp/data.txt", "uploaded_file.txt"),
+        ("uploaded_file.txt", "copy_of_uploaded_file.txt"),
+        ("uploaded_data.txt", "copy_of_uploaded_data.txt"),
+        ("uploaded_file.txt", "/files/temp/downloaded_file.txt"),
+    ]);
+    tables.extend(compose_inputs.iter().map(|i| (i.to_string(), "compose_result.txt".to_string())));
+    let mut fields = BTreeMap::new();
+    for c in ["a", "b", "c", "d"] {
+        for (src, tgt) in
+            [("copied.csv", "upload"), ("test.csv", "upload"), ("upload", "upload_cp"), ("upload_cp", "result.csv")]
+        {
+            fields.insert((format!("{src}.{c}"), format!("{tgt}.{c}")), false);
+        }
+    }
+    Drawn { tables, fields, external: BTreeSet::new() }
+}
+
+fn airflow_parents() -> BTreeSet<(String, Option<String>)> {
+    let t = airflow_expected().tables;
+    t.into_iter()
+        .map(|(_, target)| {
+            let parent =
+                if ["upload", "upload_cp", "result.csv"].contains(&target.as_str()) { "BQ" } else { "gcs_hook" };
+            (target, Some(parent.to_string()))
+        })
+        .collect()
+}
+
+async fn airflow_sequence_in_zero_setup_mode(app: TestApp) {
+    let app = app.with_zero_setup().await;
+    let reports = send(&app, airflow_events()).await;
+    assert!(reports.iter().all(|r| r["status"] != "failed" && r["status"] != "rejected"), "{reports:#?}");
+    assert_eq!(unresolved_of(&reports), Vec::<Value>::new());
+    assert_eq!(drawn(&app).await, airflow_expected());
+    assert_eq!(parents(&app).await, airflow_parents());
+    // A datastore per namespace, typed by its scheme.
+    let d = app.ok("{ datastores { type namespaces } }", json!({})).await;
+    let mut kinds: Vec<(String, String)> = d["datastores"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["namespaces"][0].as_str().unwrap().to_string(), d["type"].as_str().unwrap().to_string()))
+        .collect();
+    kinds.sort();
+    assert_eq!(
+        kinds,
+        [("bigquery", "bigquery"), ("file", "file"), ("gs://mock-bucket", "gcs")]
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+    );
+    // Again: nothing changes.
+    send(&app, airflow_events()).await;
+    assert_eq!(drawn(&app).await, airflow_expected());
+}
+
+/// Registers a datastore for a namespace and its containers: `(database, schema, name, fields)`.
+async fn register_catalog(
+    app: &TestApp,
+    namespace: &str,
+    kind: &str,
+    tables: &[(Option<&str>, Option<&str>, &str, &[&str])],
+) {
+    let ds = app
+        .ok(
+            "mutation($i: DatastoreInput!) { upsertDatastore(input: $i) { id } }",
+            json!({"i": {"name": namespace, "type": kind, "namespaces": [namespace]}}),
+        )
+        .await["upsertDatastore"]["id"]
+        .as_i64()
+        .unwrap();
+    for (database, schema, name, fields) in tables {
+        let f: Vec<Value> = fields.iter().map(|n| json!({"name": n})).collect();
+        app.ok(
+            "mutation($i: ContainerInput!) { upsertContainer(input: $i) { id } }",
+            json!({"i": {"datastoreId": ds, "database": database, "schema": schema, "name": name, "fields": f}}),
+        )
+        .await;
+    }
+}
+
+async fn airflow_sequence_with_a_catalog(app: TestApp) {
+    const ABCD: &[&str] = &["a", "b", "c", "d"];
+    let bq = |t| (Some("mock-project"), Some("test"), t, ABCD);
+    register_catalog(&app, "bigquery", "bigquery", &[bq("upload"), bq("upload_cp")]).await;
+    let mut gcs: Vec<(Option<&str>, Option<&str>, &str, &[&str])> =
+        ["copied.csv", "test.csv", "result.csv"].iter().map(|n| (None, None, *n, ABCD)).collect();
+    for n in [
+        "uploaded_file.txt",
+        "uploaded_data.txt",
+        "to_be_deleted.txt",
+        "copy_of_uploaded_file.txt",
+        "copy_of_uploaded_data.txt",
+        "compose_result.txt",
+    ] {
+        gcs.push((None, None, n, &[]));
+    }
+    register_catalog(&app, "gs://mock-bucket", "gcs", &gcs).await;
+    register_catalog(
+        &app,
+        "file",
+        "file",
+        &[(None, None, "/files/temp/data.txt", &[]), (None, None, "/files/temp/downloaded_file.txt", &[])],
+    )
+    .await;
+    let reports = send(&app, airflow_events()).await;
+    assert_eq!(unresolved_of(&reports), Vec::<Value>::new());
+    assert_eq!(drawn(&app).await, airflow_expected());
+    assert_eq!(parents(&app).await, airflow_parents());
+    let d = app.ok("{ containers { total } }", json!({})).await;
+    assert_eq!(d["containers"]["total"], 13, "nothing created");
+}
+
+/// The jaffle_shop models: three staging models over the raw seeds, `customers` and `orders`
+/// over the staging models; each model's run the child of the `dbt run` (the query jobs under
+/// the models name no dataset). No column lineage.
+fn dbt_expected() -> Drawn {
+    let tables = pairs(&[
+        ("raw_customers", "stg_customers"),
+        ("raw_orders", "stg_orders"),
+        ("raw_payments", "stg_payments"),
+        ("stg_customers", "customers"),
+        ("stg_orders", "customers"),
+        ("stg_payments", "customers"),
+        ("stg_orders", "orders"),
+        ("stg_payments", "orders"),
+    ]);
+    Drawn { tables, fields: BTreeMap::new(), external: BTreeSet::new() }
+}
+
+fn dbt_parents() -> BTreeSet<(String, Option<String>)> {
+    dbt_expected().tables.into_iter().map(|(_, t)| (t, Some("dbt-run-jaffle_shop".to_string()))).collect()
+}
+
+async fn dbt_sequence_in_zero_setup_mode(app: TestApp) {
+    let app = app.with_zero_setup().await;
+    let reports = send(&app, dbt_events()).await;
+    assert_eq!(reports.len(), 72);
+    assert!(reports.iter().all(|r| r["status"] != "failed" && r["status"] != "rejected"), "{reports:#?}");
+    assert_eq!(unresolved_of(&reports), Vec::<Value>::new());
+    assert_eq!(drawn(&app).await, dbt_expected());
+    assert_eq!(parents(&app).await, dbt_parents());
+    // One datastore for the Postgres server; the tables under database and schema.
+    let d = app
+        .ok("{ datastores { type namespaces } containers(size: 100) { items { database schema name } } }", json!({}))
+        .await;
+    assert_eq!(d["datastores"], json!([{"type": "postgresql", "namespaces": ["postgres://postgres:5432"]}]));
+    assert!(d["containers"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| c["database"] == "postgres" && c["schema"] == "public"));
+    assert_eq!(d["containers"]["items"].as_array().unwrap().len(), 8);
+}
+
+async fn dbt_sequence_with_a_catalog(app: TestApp) {
+    let tables: Vec<(Option<&str>, Option<&str>, &str, &[&str])> = [
+        "raw_customers",
+        "raw_orders",
+        "raw_payments",
+        "stg_customers",
+        "stg_orders",
+        "stg_payments",
+        "customers",
+        "orders",
+    ]
+    .iter()
+    .map(|t| (Some("postgres"), Some("public"), *t, &["id"][..]))
+    .collect();
+    register_catalog(&app, "postgres://postgres:5432", "postgresql", &tables).await;
+    let reports = send(&app, dbt_events()).await;
+    assert_eq!(unresolved_of(&reports), Vec::<Value>::new());
+    assert_eq!(drawn(&app).await, dbt_expected());
+    assert_eq!(parents(&app).await, dbt_parents());
+}
+
+const FLINK_TOPICS: [&str; 3] =
+    ["io.openlineage.flink.kafka.input1", "io.openlineage.flink.kafka.input2", "io.openlineage.flink.kafka.output"];
+
+/// Both input topics feed the output topic; the job has no parent.
+fn flink_expected() -> Drawn {
+    let [i1, i2, out] = FLINK_TOPICS;
+    Drawn { tables: pairs(&[(i1, out), (i2, out)]), fields: BTreeMap::new(), external: BTreeSet::new() }
+}
+
+async fn flink_sequence_in_zero_setup_mode(app: TestApp) {
+    let app = app.with_zero_setup().await;
+    let reports = send(&app, flink_events()).await;
+    assert!(reports.iter().all(|r| r["status"] != "failed" && r["status"] != "rejected"), "{reports:#?}");
+    assert_eq!(unresolved_of(&reports), Vec::<Value>::new());
+    assert_eq!(drawn(&app).await, flink_expected());
+    assert_eq!(parents(&app).await, [(FLINK_TOPICS[2].to_string(), None)].into_iter().collect());
+    let d = app
+        .ok("{ datastores { type namespaces } containers(name: \"output\") { items { name fields { items { name } } } } }", json!({}))
+        .await;
+    assert_eq!(d["datastores"], json!([{"type": "kafka", "namespaces": ["kafka://kafka-cluster-prod:9092"]}]));
+    assert_eq!(
+        d["containers"]["items"],
+        json!([{"name": FLINK_TOPICS[2], "fields": {"items": [{"name": "id"}, {"name": "version"}, {"name": "counter"}]}}])
+    );
+}
+
+async fn flink_sequence_with_a_catalog(app: TestApp) {
+    let tables: Vec<(Option<&str>, Option<&str>, &str, &[&str])> =
+        FLINK_TOPICS.iter().map(|t| (None, None, *t, &["id", "version"][..])).collect();
+    register_catalog(&app, "kafka://kafka-cluster-prod:9092", "kafka", &tables).await;
+    let reports = send(&app, flink_events()).await;
+    assert_eq!(unresolved_of(&reports), Vec::<Value>::new());
+    assert_eq!(drawn(&app).await, flink_expected());
 }
