@@ -696,13 +696,11 @@ async fn airflow_sequence_in_zero_setup_mode(app: TestApp) {
     assert_eq!(drawn(&app).await, airflow_expected());
 }
 
-/// Registers a datastore for a namespace and its containers: `(database, schema, name, fields)`.
-async fn register_catalog(
-    app: &TestApp,
-    namespace: &str,
-    kind: &str,
-    tables: &[(Option<&str>, Option<&str>, &str, &[&str])],
-) {
+/// A container to register: `(database, schema, name, fields)`.
+type Table<'a> = (Option<&'a str>, Option<&'a str>, &'a str, &'a [&'a str]);
+
+/// Registers a datastore for a namespace and its containers.
+async fn register_catalog(app: &TestApp, namespace: &str, kind: &str, tables: &[Table<'_>]) {
     let ds = app
         .ok(
             "mutation($i: DatastoreInput!) { upsertDatastore(input: $i) { id } }",
@@ -725,7 +723,7 @@ async fn airflow_sequence_with_a_catalog(app: TestApp) {
     const ABCD: &[&str] = &["a", "b", "c", "d"];
     let bq = |t| (Some("mock-project"), Some("test"), t, ABCD);
     register_catalog(&app, "bigquery", "bigquery", &[bq("upload"), bq("upload_cp")]).await;
-    let mut gcs: Vec<(Option<&str>, Option<&str>, &str, &[&str])> =
+    let mut gcs: Vec<Table<'_>> =
         ["copied.csv", "test.csv", "result.csv"].iter().map(|n| (None, None, *n, ABCD)).collect();
     for n in [
         "uploaded_file.txt",
@@ -796,7 +794,7 @@ async fn dbt_sequence_in_zero_setup_mode(app: TestApp) {
 }
 
 async fn dbt_sequence_with_a_catalog(app: TestApp) {
-    let tables: Vec<(Option<&str>, Option<&str>, &str, &[&str])> = [
+    let tables: Vec<Table<'_>> = [
         "raw_customers",
         "raw_orders",
         "raw_payments",
@@ -843,8 +841,7 @@ async fn flink_sequence_in_zero_setup_mode(app: TestApp) {
 }
 
 async fn flink_sequence_with_a_catalog(app: TestApp) {
-    let tables: Vec<(Option<&str>, Option<&str>, &str, &[&str])> =
-        FLINK_TOPICS.iter().map(|t| (None, None, *t, &["id", "version"][..])).collect();
+    let tables: Vec<Table<'_>> = FLINK_TOPICS.iter().map(|t| (None, None, *t, &["id", "version"][..])).collect();
     register_catalog(&app, "kafka://kafka-cluster-prod:9092", "kafka", &tables).await;
     let reports = send(&app, flink_events()).await;
     assert_eq!(unresolved_of(&reports), Vec::<Value>::new());
