@@ -25,6 +25,7 @@ both_stores!(
     dbt_sequence_with_a_catalog,
     flink_sequence_in_zero_setup_mode,
     flink_sequence_with_a_catalog,
+    later_fields_join_the_container_in_zero_setup_mode,
 );
 
 const SPARK_NS: &str = "file:/tmp/cll_test";
@@ -846,4 +847,40 @@ async fn flink_sequence_with_a_catalog(app: TestApp) {
     let reports = send(&app, flink_events()).await;
     assert_eq!(unresolved_of(&reports), Vec::<Value>::new());
     assert_eq!(drawn(&app).await, flink_expected());
+}
+
+/// Zero-setup mode: a column a later event names first (in its schema facet or its column
+/// lineage) joins the container made by an earlier one, and its lineage is drawn, not
+/// `missingColumns`.
+async fn later_fields_join_the_container_in_zero_setup_mode(app: TestApp) {
+    const PG: &str = "postgres://db.example.com:5432";
+    let schema = |names: &[&str]| json!({"fields": names.iter().map(|n| json!({"name": n})).collect::<Vec<_>>()});
+    let ds = |name: &str, facets: Value| json!({"namespace": PG, "name": name, "facets": facets});
+    // First: the two tables with one column each.
+    let first = run_event(
+        "COMPLETE",
+        "0193a000-0000-7000-8000-0000000000a1",
+        "load",
+        vec![ds("shop.public.src", json!({"schema": schema(&["a"])}))],
+        vec![ds("shop.public.dst", json!({"schema": schema(&["a"])}))],
+    );
+    // Later: a job writes a new column `b` of dst from a new column `x` of src.
+    let cll = json!({"fields": {"b": {"inputFields": [
+        {"namespace": PG, "name": "shop.public.src", "field": "x",
+         "transformations": [{"type": "DIRECT", "subtype": "IDENTITY"}]}]}}});
+    let later = run_event(
+        "COMPLETE",
+        "0193a000-0000-7000-8000-0000000000a2",
+        "enrich",
+        vec![ds("shop.public.src", json!({}))],
+        vec![ds("shop.public.dst", json!({"columnLineage": cll}))],
+    );
+    let zero = app.with_zero_setup().await;
+    send(&zero, vec![first.clone()]).await;
+    let reports = send(&zero, vec![later.clone()]).await;
+    assert_eq!(unresolved_of(&reports), Vec::<Value>::new(), "{reports:#?}");
+    let now = drawn(&zero).await;
+    assert_eq!(now.fields, [(("src.x".to_string(), "dst.b".to_string()), false)].into_iter().collect());
+    let d = zero.ok("{ containers(name: \"dst\") { items { fields { items { name } } } } }", json!({})).await;
+    assert_eq!(d["containers"]["items"][0]["fields"]["items"], json!([{"name": "a"}, {"name": "b"}]));
 }

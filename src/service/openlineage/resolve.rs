@@ -428,7 +428,12 @@ impl<'a> Resolver<'a> {
             found.into_iter().map(|c| (End::Container { id: c.id }, Some(c))).collect()
         };
         let failures = match self.first_found(d).await? {
-            Ok(found) => return Ok(as_ends(found)),
+            Ok(found) => {
+                if self.lineage.zero_setup {
+                    self.add_missing_fields(d, &found).await?;
+                }
+                return Ok(as_ends(found));
+            }
             Err(failures) => failures,
         };
         match self.auto_create(d, failures).await? {
@@ -438,6 +443,50 @@ impl<'a> Resolver<'a> {
             }
         }
         Ok(vec![(End::External { fqn: external_fqn(&d.namespace, &d.name) }, None)])
+    }
+
+    /// Zero-setup mode: the fields the event names for a dataset (its schema facet, its column
+    /// lineage) that its containers lack are added to them, so a column a later event names
+    /// first is lineage, not `missingColumns`. Fields already there stay as they are. One read of
+    /// each container's field names per request, and a write only when one is missing.
+    async fn add_missing_fields(&mut self, d: &ol::Dataset, found: &[Container]) -> Result<()> {
+        let wanted = self.creation_fields(d);
+        if wanted.is_empty() {
+            return Ok(());
+        }
+        for c in found {
+            if !self.fields.contains_key(&c.id) {
+                let read = self.lineage.field_names(&[c.id]).await?;
+                self.fields.extend(read);
+            }
+            let known = self.fields.get(&c.id);
+            let missing: Vec<crate::domain::FieldInput> = wanted
+                .iter()
+                .filter(|f| !known.is_some_and(|k| k.contains_key(&f.name.to_lowercase())))
+                .cloned()
+                .collect();
+            if missing.is_empty() {
+                continue;
+            }
+            let input = crate::domain::ContainerInput {
+                datastore_id: c.datastore_id,
+                name: c.name.clone(),
+                database: c.database.clone(),
+                schema: c.schema.clone(),
+                fields: missing,
+                ..Default::default()
+            };
+            let (_, fields) = self.lineage.store.upsert_container(input).await?;
+            tracing::info!(
+                container = c.id,
+                "fields an OpenLineage event names added to the container (zero-setup mode)"
+            );
+            let map = self.fields.entry(c.id).or_default();
+            for f in fields {
+                map.insert(f.name.to_lowercase(), f.id);
+            }
+        }
+        Ok(())
     }
 
     /// The fields a container created for the dataset gets: its `schema` facet's (with types),
