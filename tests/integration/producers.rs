@@ -26,6 +26,7 @@ both_stores!(
     flink_sequence_in_zero_setup_mode,
     flink_sequence_with_a_catalog,
     later_fields_join_the_container_in_zero_setup_mode,
+    dataset_wide_column_lineage_gives_indirect_edges,
 );
 
 const SPARK_NS: &str = "file:/tmp/cll_test";
@@ -883,4 +884,77 @@ async fn later_fields_join_the_container_in_zero_setup_mode(app: TestApp) {
     assert_eq!(now.fields, [(("src.x".to_string(), "dst.b".to_string()), false)].into_iter().collect());
     let d = zero.ok("{ containers(name: \"dst\") { items { fields { items { name } } } } }", json!({})).await;
     assert_eq!(d["containers"]["items"][0]["fields"]["items"], json!([{"name": "a"}, {"name": "b"}]));
+}
+
+/// The columnLineage facet's dataset-wide `dataset` entries (filters, joins, sorts: inputs that
+/// affect the whole output) give an INDIRECT edge to each field the event names for the output;
+/// `piiFlow` leaves them out unless asked (`includeIndirect`).
+async fn dataset_wide_column_lineage_gives_indirect_edges(app: TestApp) {
+    const PG: &str = "postgres://db.example.com:5432";
+    let app = app.with_zero_setup().await;
+    let schema = |names: &[&str]| json!({"fields": names.iter().map(|n| json!({"name": n})).collect::<Vec<_>>()});
+    let input = |field: &str, transformations: Value| json!({"namespace": PG, "name": "shop.public.orders", "field": field, "transformations": transformations});
+    let cll = json!({
+        "fields": {"total": {"inputFields": [input("amount", json!([{"type": "DIRECT", "subtype": "AGGREGATION"}]))]}},
+        "dataset": [input("status", json!([{"type": "INDIRECT", "subtype": "FILTER"}])), input("region", json!([]))]
+    });
+    let event = run_event(
+        "COMPLETE",
+        "0193a000-0000-7000-8000-0000000000b1",
+        "daily",
+        vec![
+            json!({"namespace": PG, "name": "shop.public.orders", "facets": {"schema": schema(&["amount", "status", "region"])}}),
+        ],
+        vec![json!({"namespace": PG, "name": "shop.public.daily",
+                    "facets": {"schema": schema(&["day", "total"]), "columnLineage": cll}})],
+    );
+    let reports = send(&app, vec![event]).await;
+    assert_eq!(unresolved_of(&reports), Vec::<Value>::new(), "{reports:#?}");
+    let want: BTreeMap<(String, String), bool> = [
+        ("orders.amount", "daily.total"),
+        ("orders.status", "daily.day"),
+        ("orders.status", "daily.total"),
+        ("orders.region", "daily.day"),
+        ("orders.region", "daily.total"),
+    ]
+    .into_iter()
+    .map(|(s, t)| ((s.to_string(), t.to_string()), true))
+    .collect();
+    assert_eq!(drawn(&app).await.fields, want);
+    let d = app
+        .ok("{ edges(size: 100) { items { sourceField { name } targetField { name } transformations } } }", json!({}))
+        .await;
+    let region = d["edges"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["sourceField"]["name"] == "region" && e["targetField"]["name"] == "day")
+        .cloned()
+        .unwrap();
+    assert_eq!(region["transformations"][0]["type"], "INDIRECT", "{region:#}");
+    // piiFlow from `status`: nothing by default, both daily fields with includeIndirect.
+    let status = app.ok("{ containers(name: \"orders\") { items { fields { items { id name } } } } }", json!({})).await;
+    let status_id = status["containers"]["items"][0]["fields"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == "status")
+        .unwrap()["id"]
+        .clone();
+    let flow = |indirect: bool| {
+        let app = &app;
+        let vars = json!({"id": status_id, "ind": indirect});
+        async move {
+            app.ok(
+                "query($id: Int!, $ind: Boolean!) { piiFlow(fieldId: $id, includeIndirect: $ind) { fields { distance } } }",
+                vars,
+            )
+            .await["piiFlow"]["fields"]
+                .as_array()
+                .unwrap()
+                .len()
+        }
+    };
+    assert_eq!(flow(false).await, 0);
+    assert_eq!(flow(true).await, 2);
 }

@@ -195,6 +195,41 @@ impl Dataset {
             .chain(self.column_lineage.iter().map(|e| e.output_field.as_str()))
             .collect()
     }
+
+    /// The column lineage as field-to-field edges: the per-field entries as sent, then each
+    /// dataset-wide `dataset` entry once per field the event names for the dataset (as
+    /// `relationship_count` counts them), since it affects the whole dataset; an entry that says
+    /// nothing of its transformation is INDIRECT, as the spec defines the list. Borrowed unless
+    /// there are dataset-wide entries.
+    pub fn column_edges(&self) -> impl Iterator<Item = std::borrow::Cow<'_, ColumnEdge>> + '_ {
+        let outputs: Vec<&str> =
+            if self.dataset_wide.is_empty() { Vec::new() } else { self.output_field_names().into_iter().collect() };
+        let wide = self.dataset_wide.iter().enumerate().flat_map(move |(i, input)| {
+            let outputs = outputs.clone();
+            outputs.into_iter().map(move |out| {
+                let mut input = input.clone();
+                if input.transformations.is_empty() {
+                    input.transformations.push(Transformation {
+                        kind: TransformationKind::Indirect,
+                        subtype: None,
+                        description: None,
+                        masking: false,
+                    });
+                }
+                std::borrow::Cow::Owned(ColumnEdge {
+                    output_field: out.to_string(),
+                    input,
+                    pointer: format!("columnLineage/dataset/{i}"),
+                })
+            })
+        });
+        self.column_lineage.iter().map(std::borrow::Cow::Borrowed).chain(wide)
+    }
+
+    /// The input fields the column lineage reads: per-field entries' and dataset-wide ones'.
+    pub fn column_inputs(&self) -> impl Iterator<Item = &InputField> {
+        self.column_lineage.iter().map(|e| &e.input).chain(self.dataset_wide.iter())
+    }
 }
 
 /// Another dataset's identity: a symlink (with its `type`, such as `TABLE`) or a lifecycle

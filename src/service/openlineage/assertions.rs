@@ -373,10 +373,10 @@ impl Lineage {
         // Column lineage: both ends must be catalogued fields.
         for (o, output_ends) in &outputs {
             let targets: Vec<Id> = output_ends.iter().filter_map(|(_, c)| c.as_ref().map(|c| c.id)).collect();
-            if o.column_lineage.is_empty() || targets.is_empty() {
+            if (o.column_lineage.is_empty() && o.dataset_wide.is_empty()) || targets.is_empty() {
                 continue;
             }
-            for edge in &o.column_lineage {
+            for edge in o.column_edges() {
                 // The input field's dataset with every name the event gives it (its symlinks).
                 let source_ds = resolver.input_dataset(&edge.input.namespace, &edge.input.name);
                 let sources: Vec<Id> = resolver

@@ -225,10 +225,10 @@ impl<'a> Resolver<'a> {
             if let Some(prev) = d.lifecycle.as_ref().and_then(|l| l.previous.as_ref()) {
                 wanted.insert(ident_key(&prev.namespace, &prev.name));
             }
-            for e in &d.column_lineage {
-                let key = ident_key(&e.input.namespace, &e.input.name);
+            for input in d.column_inputs() {
+                let key = ident_key(&input.namespace, &input.name);
                 if creates {
-                    self.input_fields.entry(key.clone()).or_default().insert(e.input.field.clone());
+                    self.input_fields.entry(key.clone()).or_default().insert(input.field.clone());
                 }
                 wanted.insert(key);
             }
