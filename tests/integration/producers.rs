@@ -27,6 +27,7 @@ both_stores!(
     flink_sequence_with_a_catalog,
     later_fields_join_the_container_in_zero_setup_mode,
     dataset_wide_column_lineage_gives_indirect_edges,
+    symlink_aliases_outlive_the_request,
 );
 
 const SPARK_NS: &str = "file:/tmp/cll_test";
@@ -957,4 +958,30 @@ async fn dataset_wide_column_lineage_gives_indirect_edges(app: TestApp) {
     };
     assert_eq!(flow(false).await, 0);
     assert_eq!(flow(true).await, 2);
+}
+
+/// A container created under a dataset's `TABLE` symlink keeps the dataset's other names: a later
+/// request naming the table only by its path reaches it (no second container), and so does `node`.
+async fn symlink_aliases_outlive_the_request(app: TestApp) {
+    let app = app.with_zero_setup().await;
+    send(&app, spark_events()).await;
+    let reader = run_event(
+        "COMPLETE",
+        "0193a000-0000-7000-8000-0000000000c1",
+        "report",
+        vec![json!({"namespace": "file", "name": "/tmp/cll_test/tbl1"})],
+        vec![
+            json!({"namespace": "file", "name": "/tmp/reports/daily", "facets": {"schema": {"fields": [{"name": "n"}]}}}),
+        ],
+    );
+    let reports = send(&app, vec![reader]).await;
+    assert_eq!(unresolved_of(&reports), Vec::<Value>::new(), "{reports:#?}");
+    let now = drawn(&app).await;
+    assert!(now.tables.contains(&("tbl1".to_string(), "/tmp/reports/daily".to_string())), "{now:#?}");
+    let d = app.ok("{ containers { total } }", json!({})).await;
+    assert_eq!(d["containers"]["total"], 4, "the path named the table, not a new container");
+    let d = app
+        .ok("{ node(namespace: \"file\", name: \"/tmp/cll_test/tbl1\") { kind container { name schema } } }", json!({}))
+        .await;
+    assert_eq!(d["node"], json!({"kind": "container", "container": {"name": "tbl1", "schema": "default"}}));
 }

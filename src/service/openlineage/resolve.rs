@@ -101,6 +101,9 @@ pub(crate) async fn lookup_dataset(
             return Ok(Some(Ok(c)));
         }
     }
+    if let Some(c) = alias_target(lineage, namespace, name).await?.into_iter().next() {
+        return Ok(Some(Ok(c)));
+    }
     // The fqn as recorded (the namespace as sent), then with the namespace folded.
     let mut fqns = vec![external_fqn(namespace.trim(), name.trim()), external_fqn(&ns, name.trim())];
     fqns.dedup();
@@ -111,6 +114,18 @@ pub(crate) async fn lookup_dataset(
         }
     }
     Ok(None)
+}
+
+/// The kind of the small documents that keep a created container's other names: key the
+/// identity (`ident_key`, joined with `|`), value `{"container": id}`.
+const ALIAS_DOC: &str = "openlineage-alias";
+
+/// The live container an alias names, if any (none when the container is gone since).
+async fn alias_target(lineage: &Lineage, namespace: &str, name: &str) -> Result<Vec<Container>> {
+    let (ns, name) = ident_key(namespace, name);
+    let Some(doc) = lineage.store.get_doc(ALIAS_DOC, &format!("{ns}|{name}")).await? else { return Ok(Vec::new()) };
+    let Some(id) = doc.get("container").and_then(serde_json::Value::as_i64) else { return Ok(Vec::new()) };
+    Ok(lineage.store.containers_by_ids(&[id]).await?)
 }
 
 /// What a dataset resolves to: the best-matching container in each datastore it matches that
@@ -372,7 +387,9 @@ impl<'a> Resolver<'a> {
     }
 
     /// The containers of the first of the dataset's identities that resolves, and the failures
-    /// of those before it (all of them when none resolves).
+    /// of those before it (all of them when none resolves). When creation is on, a name no
+    /// container has may still be an alias recorded when a container was created under another
+    /// name of the same dataset (a path whose `TABLE` symlink named the container).
     async fn first_found(&mut self, d: &ol::Dataset) -> Result<std::result::Result<Vec<Container>, Vec<Unresolved>>> {
         let mut failures = Vec::new();
         for (ns, name, kind) in identities(d) {
@@ -382,6 +399,16 @@ impl<'a> Resolver<'a> {
                     return Ok(Ok(found));
                 }
                 Err(why) => failures.push(why),
+            }
+        }
+        if self.creates() {
+            for (ns, name, _) in identities(d) {
+                let found = alias_target(self.lineage, ns, name).await?;
+                let found: Vec<Container> = found.into_iter().filter(|c| self.writable(c.datastore_id)).collect();
+                if !found.is_empty() {
+                    self.remember(d, &found);
+                    return Ok(Ok(found));
+                }
             }
         }
         Ok(Err(failures))
@@ -589,6 +616,17 @@ impl<'a> Resolver<'a> {
         };
         let (container, _) = self.lineage.store.upsert_container(input).await?;
         tracing::info!(container = container.id, dataset = %d.name, "container created from an OpenLineage dataset");
+        // The dataset's other names stay its aliases for later requests (a DROP or a column
+        // lineage input may name it by its path alone).
+        for (other_ns, other_name, _) in identities(d) {
+            if ident_key(other_ns, other_name) != ident_key(ns, name) {
+                let (k_ns, k_name) = ident_key(other_ns, other_name);
+                self.lineage
+                    .store
+                    .put_doc(ALIAS_DOC, &format!("{k_ns}|{k_name}"), serde_json::json!({"container": container.id}))
+                    .await?;
+            }
+        }
         // Another spelling that did not resolve before may name the new container now.
         self.cache.retain(|_, r| r.is_ok());
         self.remember(d, std::slice::from_ref(&container));
