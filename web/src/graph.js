@@ -143,11 +143,7 @@ export class GraphView {
       motionBlur: false,
       pixelRatio: large ? 1 : 'auto',
     });
-    // Fit, but do not blow a three-node graph up to fill the screen.
-    if (this.cy.zoom() > 1.2) {
-      this.cy.zoom(1.2);
-      this.cy.center();
-    }
+    this.fit();
     this.cy.on('tap', 'node', (e) => this.handlers.select(e.target.id()));
     // A drag that starts on a node pans too (nodes do not move), so that a dense graph can be
     // moved from anywhere.
@@ -249,8 +245,15 @@ export class GraphView {
     });
   }
 
+  /** Fits the graph into the canvas, no closer than 1.2 (a three-node graph stays readable). */
   fit() {
-    this.cy?.fit(undefined, 30);
+    const cy = this.cy;
+    if (!cy) return;
+    cy.fit(undefined, 30);
+    if (cy.zoom() > 1.2) {
+      cy.zoom(1.2);
+      cy.center();
+    }
   }
 
   zoomBy(factor) {

@@ -31,7 +31,9 @@ const probe = {
   /** Model positions of every drawn node (expansions must leave the others where they were). */
   positions: () => Object.fromEntries((view.cy?.nodes() ?? []).map((n) => [n.id(), { ...n.position() }])),
   /** Puts a node in the middle of the canvas. */
-  centre: (key) => view.cy?.center(view.cy.getElementById(key)),
+  centre: (key) => {
+    view.cy?.center(view.cy.getElementById(key));
+  },
   nodePosition: (key) => {
     const n = view.cy?.getElementById(key);
     return n?.nonempty() ? n.renderedPosition() : null;
@@ -53,11 +55,13 @@ function clearAlert() {
   const a = $('alert');
   a.hidden = true;
   a.replaceChildren();
+  a.classList.remove('info');
   delete a.dataset.kind;
 }
 
 function alertWith(kind, text, actions = []) {
   const a = $('alert');
+  a.classList.remove('info');
   a.dataset.kind = kind;
   a.replaceChildren(document.createTextNode(text));
   for (const [label, fn] of actions) {
@@ -252,7 +256,8 @@ function describe() {
 
 function showCutActions() {
   const cut = model.cut().length;
-  if (!cut || state.depth >= 20) return;
+  if ($('alert').dataset.kind === 'cut') clearAlert();
+  if (!cut || state.depth >= 20 || !$('alert').hidden) return;
   alertWith('cut', `${cut} node${cut === 1 ? '' : 's'} reach${cut === 1 ? 'es' : ''} beyond depth ${state.depth}.`, [
     [`Draw depth ${state.depth + 1}`, () => navigate({ ...state, depth: state.depth + 1, expansions: [] })],
     ['Dismiss', clearAlert],
@@ -265,7 +270,6 @@ async function draw({ confirmed = false } = {}) {
   const seq = ++drawSeq;
   syncControls();
   clearAlert();
-  $('alert').classList.remove('info');
   setBusy('loading');
   status(`Loading the lineage of container ${state.container}…`);
   const started = performance.now();
@@ -366,6 +370,7 @@ async function expand(key, side, { push = true, render = true } = {}) {
     list.select(state.sel);
     if (fieldPath) highlight(fieldPath.keys);
     status(`${describe()} Expanded ${node.name}: ${added.nodes.length} node${added.nodes.length === 1 ? '' : 's'} added.`);
+    showCutActions();
     writeUrl(push);
     if (state.sel === key) panel.show(node, model);
     setBusy('drawn');
@@ -384,6 +389,7 @@ function collapse(key) {
   list.select(state.sel);
   if (fieldPath) highlight(fieldPath.keys);
   status(`${describe()} Collapsed ${node.name}: ${removed.nodes.length} node${removed.nodes.length === 1 ? '' : 's'} removed.`);
+  showCutActions();
   writeUrl(true);
   if (state.sel === key) panel.show(node, model);
   else if (!state.sel) panel.close();
@@ -402,7 +408,8 @@ function select(key, { push = false, focusPanel = false, keepField = false } = {
   if (!key) return panel.close();
   delete $('panel').dataset.loaded;
   panel.show(model.nodes.get(key), model, { focus: focusPanel });
-  // The panel took room from the canvas: let it know, and keep the node in sight.
+  // The panel took room from the canvas: let it know, and keep the node in sight. Nothing
+  // else moves (a second click of a double-click must find its node where it was).
   requestAnimationFrame(() => {
     view.cy?.resize();
     view.reveal(key);

@@ -125,13 +125,14 @@ export class Panel {
     for (const p of Object.values(parts)) this.root.append(p.section);
     const panel = gql(PANEL, { id: node.id });
     const metadata = gql(METADATA, { id: node.id });
+    // Read below unless the panel moved on first; a refusal must not go unhandled then.
+    metadata.catch(() => {});
     let answer;
     try {
       answer = await panel;
     } catch (e) {
       if (seq !== this.seq) return;
       for (const p of Object.values(parts)) p.body.replaceChildren(el('p', { class: 'error', text: message(e) }));
-      metadata.catch(() => {});
       return;
     }
     if (seq !== this.seq) return;
