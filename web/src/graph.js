@@ -32,7 +32,8 @@ export function palette() {
   };
 }
 
-function stylesheet(p) {
+/** Large graphs draw straight edges (no control points to compute) and no labels when zoomed out. */
+function stylesheet(p, large = false) {
   return [
     {
       selector: 'node',
@@ -69,7 +70,7 @@ function stylesheet(p) {
       selector: 'edge',
       style: {
         width: 1.5,
-        'curve-style': 'bezier',
+        'curve-style': large ? 'straight' : 'bezier',
         'line-color': p.edge,
         'target-arrow-shape': 'triangle',
         'target-arrow-color': p.edge,
@@ -127,10 +128,11 @@ export class GraphView {
     for (const n of model.nodes.values()) elements.push(nodeElement(n, model, positions[n.key] ?? { x: 0, y: 0 }));
     for (const e of model.edges.values()) elements.push(edgeElement(e));
     const large = elements.length > LARGE;
+    this.large = large;
     this.cy = cytoscape({
       container: this.container,
       elements,
-      style: stylesheet(palette()),
+      style: stylesheet(palette(), large),
       layout: { name: 'preset', fit: true, padding: 30 },
       minZoom: 0.005,
       maxZoom: 3,
@@ -263,7 +265,7 @@ export class GraphView {
   }
 
   restyle() {
-    this.cy?.style(stylesheet(palette()));
+    this.cy?.style(stylesheet(palette(), this.large));
     this.minimap?.refresh();
   }
 

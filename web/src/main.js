@@ -319,7 +319,7 @@ async function draw({ confirmed = false } = {}) {
     totalMs: Math.round(drawn - started),
   };
   const centre = model.nodes.get(model.centre);
-  if (centre && !search.picked) search.show(centre.displayName || centre.name, centre);
+  if (centre) search.show(centre.displayName || centre.name, centre);
   // Expansions from the URL, replayed in place in their order: the view of before.
   const expansions = state.expansions;
   state.expansions = [];
