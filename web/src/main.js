@@ -30,6 +30,9 @@ const probe = {
   /** Where a node is drawn, in CSS pixels from the canvas's top left (null when not drawn). */
   /** Model positions of every drawn node (expansions must leave the others where they were). */
   positions: () => Object.fromEntries((view.cy?.nodes() ?? []).map((n) => [n.id(), { ...n.position() }])),
+  panBy: (d) => {
+    view.cy?.panBy(d);
+  },
   /** Puts a node in the middle of the canvas. */
   centre: (key) => {
     view.cy?.center(view.cy.getElementById(key));
