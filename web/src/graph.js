@@ -92,6 +92,10 @@ function stylesheet(p, large = false) {
     { selector: 'node.hl', style: { 'border-width': 3, 'border-color': p.highlight } },
     { selector: 'edge.hl', style: { width: 3, 'line-color': p.highlight, 'target-arrow-color': p.highlight } },
     { selector: 'node:active', style: { 'overlay-opacity': 0.08 } },
+    // A large graph's elements take no pointer events: every press is then the canvas's own
+    // (a native pan, without hit-testing thousands of elements on each move), and taps find
+    // their node by position (GraphView.nodeAt).
+    ...(large ? [{ selector: 'node, edge', style: { events: 'no' } }] : []),
   ];
 }
 
@@ -146,6 +150,16 @@ export class GraphView {
       pixelRatio: large ? 1 : 'auto',
     });
     this.fit();
+    if (large) {
+      this.cy.on('tap', (e) => {
+        const key = this.nodeAt(e.position);
+        if (key) this.handlers.select(key);
+      });
+      this.cy.on('dbltap', (e) => {
+        const key = this.nodeAt(e.position);
+        if (key) this.handlers.expand(key);
+      });
+    }
     this.cy.on('tap', 'node', (e) => this.handlers.select(e.target.id()));
     // A drag that starts on a node pans too (nodes do not move), so that a dense graph can be
     // moved from anywhere.
@@ -194,6 +208,15 @@ export class GraphView {
     });
     this.minimap?.show(cy.nodes().length > MINIMAP_NODES);
     this.minimap?.refresh();
+  }
+
+  /** The node drawn at a model position, if any. */
+  nodeAt(p) {
+    const hit = this.cy.nodes().filter((n) => {
+      const q = n.position();
+      return Math.abs(q.x - p.x) <= NODE_WIDTH / 2 && Math.abs(q.y - p.y) <= NODE_HEIGHT / 2;
+    });
+    return hit.nonempty() ? hit[0].id() : null;
   }
 
   addEdges(model, edgeKeys) {
