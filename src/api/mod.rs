@@ -1,4 +1,4 @@
-//! HTTP transport: the axum router, GraphQL over it, health, readiness, metrics and the web pages.
+//! HTTP transport: the axum router, GraphQL over it, health, readiness and metrics.
 //! Handlers authenticate, call the service and map results; rules live in `service`.
 
 pub mod loaders;
