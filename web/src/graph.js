@@ -99,10 +99,17 @@ function stylesheet(p, large = false) {
   ];
 }
 
+/** Longer names are shortened in the middle on the canvas (the list and the panel show them
+ * whole): a box has one width, and a path or URL has no space to wrap at. */
+const MAX_LABEL = 30;
+function shorten(s) {
+  return s.length <= MAX_LABEL ? s : `${s.slice(0, 12)}…${s.slice(-(MAX_LABEL - 13))}`;
+}
+
 /** The canvas label of a node: ◂ and ▸ say there is more lineage that way. */
 export function nodeLabel(n) {
-  const name = n.kind === 'external' ? n.fqn : n.displayName || n.name;
-  const sub = n.kind === 'external' ? `external · ${n.sourceType}` : [n.datastore?.name, n.containerType].filter(Boolean).join(' · ');
+  const name = shorten(n.kind === 'external' ? n.fqn : n.displayName || n.name);
+  const sub = shorten(n.kind === 'external' ? `external · ${n.sourceType}` : [n.datastore?.name, n.containerType].filter(Boolean).join(' · '));
   return `${n.up ? '◂ ' : ''}${name}${n.down ? ' ▸' : ''}${sub ? `\n${sub}` : ''}`;
 }
 
