@@ -5,19 +5,19 @@ pub mod loaders;
 pub mod openlineage;
 pub mod rest;
 pub mod schema;
+pub mod ui;
 
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use async_graphql::http::GraphiQLSource;
 use async_graphql::parser::types::ExecutableDocument;
 use async_graphql::{ServerError, Value};
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::middleware::{self, Next};
-use axum::response::{Html, IntoResponse, Response};
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use tower_http::cors::{AllowOrigin, CorsLayer};
@@ -86,7 +86,7 @@ pub fn authorization(headers: &axum::http::HeaderMap) -> Option<&str> {
 
 pub fn router(state: AppState, cors_origins: &[String]) -> Router {
     let graphql = Router::new()
-        .route("/graphql", get(graphiql).post(graphql_handler))
+        .route("/graphql", get(ui::graphiql).post(graphql_handler))
         .layer(DefaultBodyLimit::max(GRAPHQL_BODY_LIMIT));
     // The limit is checked again after decompression; axum's refuses larger bodies with 413.
     let ingest = Router::new()
@@ -104,6 +104,7 @@ pub fn router(state: AppState, cors_origins: &[String]) -> Router {
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
+        .merge(ui::routes())
         .with_state(state)
         .layer(middleware::from_fn(track_requests))
         .layer(TraceLayer::new_for_http());
@@ -130,10 +131,6 @@ async fn track_requests(req: Request, next: Next) -> Response {
     m.http_requests.with_label_values(&[&method, &path, resp.status().as_str()]).inc();
     m.http_latency.with_label_values(&[&method, &path]).observe(start.elapsed().as_secs_f64());
     resp
-}
-
-async fn graphiql() -> Html<String> {
-    Html(GraphiQLSource::build().endpoint("/graphql").title("Tributary").finish())
 }
 
 async fn healthz() -> &'static str {

@@ -55,7 +55,8 @@ def served_routes():
     for source in (ROOT / "src" / "api").rglob("*.rs"):
         text = source.read_text()
         for m in re.finditer(r'\.route\(\s*"([^"]+)"\s*,((?:[^()]|\((?:[^()]|\([^()]*\))*\))*)\)', text):
-            path, handlers = m.group(1), m.group(2)
+            # axum's catch-all `{*path}` is an ordinary `{path}` in OpenAPI.
+            path, handlers = re.sub(r"\{\*(\w+)\}", r"{\1}", m.group(1)), m.group(2)
             methods = re.findall(r"\b(get|post|put|delete|patch)\(", handlers)
             assert methods, f"no method found for {path} in {source}"
             routes.update((method, path) for method in methods)

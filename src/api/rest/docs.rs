@@ -297,6 +297,37 @@ fn metrics() {}
 
 #[utoipa::path(
     get,
+    path = "/ui",
+    tag = "explorer",
+    description = "The lineage explorer, a page for a person in a browser (`?container=<id>&depth=&side=up|down`).",
+    responses((status = 200, description = "The explorer page", content_type = "text/html", body = String)),
+    security(())
+)]
+fn ui() {}
+
+#[utoipa::path(
+    get,
+    path = "/ui/",
+    tag = "explorer",
+    description = "The lineage explorer (as `/ui`).",
+    responses((status = 200, description = "The explorer page", content_type = "text/html", body = String)),
+    security(())
+)]
+fn ui_slash() {}
+
+#[utoipa::path(
+    get,
+    path = "/ui/{path}",
+    tag = "explorer",
+    description = "The explorer's assets (`/ui/assets/...`) and deep links: any other path under `/ui` is the explorer page.",
+    params(("path" = String, Path, description = "Any path under /ui (axum's catch-all `{*path}`)")),
+    responses((status = 200, description = "An asset, or the explorer page")),
+    security(())
+)]
+fn ui_path() {}
+
+#[utoipa::path(
+    get,
     path = "/openapi.json",
     tag = "operations",
     responses((status = 200, description = "This document", body = Value)),
@@ -341,7 +372,10 @@ impl Modify for Bearer {
         healthz,
         readyz,
         metrics,
-        openapi_json
+        openapi_json,
+        ui,
+        ui_slash,
+        ui_path
     ),
     modifiers(&Bearer),
     security(("bearer" = [])),
@@ -351,6 +385,7 @@ impl Modify for Bearer {
         (name = "ingest", description = "OpenLineage and external-engine ingest"),
         (name = "graphql", description = "The GraphQL endpoint"),
         (name = "operations", description = "Health, readiness, metrics, this document"),
+        (name = "explorer", description = "The lineage explorer page and its assets"),
     )
 )]
 struct Frame;

@@ -1,0 +1,387 @@
+// The side panel of a node: for a container, its datastore and attributes, its fields with their
+// column lineage (and the derived flag), its downstream impact, its metadata with the effective
+// value and who asserted it, and its incoming edges with their evidence; for an external asset,
+// its edges. Requests: the panel (one), the metadata (one, as it needs REPORTER), and the field
+// edges (one per 40 fields with lineage). A refusal in one section is said there; the rest shows.
+import { ApiError, errorsAt, gql } from './api.js';
+import { FIELD_EDGES_PER_REQUEST, IMPACT_LIMIT, METADATA, PANEL, PANEL_EDGES, fieldEdges } from './queries.js';
+
+const RANK = { REPORTER: 1, VIEWER: 2, EDITOR: 3 };
+const LIST_SHOWN = 200;
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v == null || v === false) continue;
+    if (k === 'text') node.textContent = v;
+    else node.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of children) if (c != null) node.append(c);
+  return node;
+}
+
+function section(name, title) {
+  const s = el('section', { 'data-section': name, 'aria-labelledby': `panel-${name}` });
+  s.append(el('h3', { id: `panel-${name}`, text: title }));
+  const body = el('div', { class: 'section-body' }, el('p', { class: 'loading', text: 'Loading…' }));
+  s.append(body);
+  return { section: s, body };
+}
+
+function time(t) {
+  return t ? t.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '';
+}
+
+function message(e) {
+  if (e instanceof ApiError) {
+    const what = {
+      unauthenticated: 'Not signed in (401)',
+      forbidden: 'Not allowed (403)',
+      unavailable: 'The store is unavailable or too slow (503); try again',
+      not_found: 'Not found',
+      network: 'The server cannot be reached',
+    }[e.kind];
+    return what ? `${what}: ${e.message}` : e.message;
+  }
+  return String(e?.message ?? e);
+}
+
+function refusal(errors) {
+  const e = errors[0];
+  if (!e) return null;
+  const code = e.extensions?.code;
+  if (code === 'FORBIDDEN') return `Not allowed (403): ${e.message}`;
+  if (code === 'UNAVAILABLE') return `The store is unavailable or too slow (503): ${e.message}`;
+  return `${code ?? 'Error'}: ${e.message}`;
+}
+
+export class Panel {
+  constructor(root, handlers) {
+    this.root = root;
+    this.handlers = handlers;
+    this.seq = 0;
+    this.key = null;
+    root.addEventListener('keydown', (e) => {
+      if (e.key === 'Escape') {
+        e.preventDefault();
+        this.handlers.close();
+      }
+    });
+    root.addEventListener('click', (e) => {
+      const b = e.target.closest('button[data-action]');
+      if (!b) return;
+      const a = b.dataset.action;
+      if (a === 'close') this.handlers.close();
+      else if (a === 'expand') this.handlers.expand(this.key, b.dataset.side);
+      else if (a === 'collapse') this.handlers.collapse(this.key);
+      else if (a === 'recentre') this.handlers.recentre(this.key);
+      else if (a === 'field') this.handlers.field(Number(b.dataset.fieldId));
+      else if (a === 'clear-field') this.handlers.field(null);
+      else if (a === 'node') this.handlers.select(b.dataset.node);
+      else if (a === 'retired') this.toggleRetired(b);
+      else if (a === 'more') this.showAll(b);
+    });
+  }
+
+  close() {
+    this.seq++;
+    this.key = null;
+    this.root.hidden = true;
+    this.root.replaceChildren();
+  }
+
+  header(node, model) {
+    const title = node.kind === 'external' ? node.fqn : node.displayName || node.name;
+    const head = el(
+      'header',
+      { class: 'panel-head' },
+      el('h2', { id: 'panel-title', tabindex: '-1', text: title }),
+      el('button', { type: 'button', class: 'close', 'data-action': 'close', 'aria-label': 'Close details', text: '×' }),
+    );
+    const actions = el('div', { class: 'actions' });
+    if (node.up) actions.append(el('button', { type: 'button', 'data-action': 'expand', 'data-side': 'u', text: 'Expand upstream' }));
+    if (node.down) actions.append(el('button', { type: 'button', 'data-action': 'expand', 'data-side': 'd', text: 'Expand downstream' }));
+    if (model.expanded(node.key)) actions.append(el('button', { type: 'button', 'data-action': 'collapse', text: 'Collapse' }));
+    if (node.kind === 'container' && node.key !== model.centre) actions.append(el('button', { type: 'button', 'data-action': 'recentre', text: 'Centre here' }));
+    return [head, actions];
+  }
+
+  /** Opens the panel on `node`; `focus` moves the keyboard focus into it. */
+  async show(node, model, { focus = false } = {}) {
+    const seq = ++this.seq;
+    this.key = node.key;
+    this.root.hidden = false;
+    this.root.dataset.node = node.key;
+    this.root.replaceChildren(...this.header(node, model));
+    if (focus) this.root.querySelector('#panel-title').focus();
+    if (node.kind === 'external') return this.showExternal(node, model);
+    const parts = {
+      attributes: section('attributes', 'Datastore and attributes'),
+      columns: section('columns', 'Fields and column lineage'),
+      impact: section('impact', 'Downstream impact'),
+      metadata: section('metadata', 'Metadata'),
+      evidence: section('evidence', 'Incoming edges and evidence'),
+    };
+    for (const p of Object.values(parts)) this.root.append(p.section);
+    const panel = gql(PANEL, { id: node.id });
+    const metadata = gql(METADATA, { id: node.id });
+    // Read below unless the panel moved on first; a refusal must not go unhandled then.
+    metadata.catch(() => {});
+    let answer;
+    try {
+      answer = await panel;
+    } catch (e) {
+      if (seq !== this.seq) return;
+      for (const p of Object.values(parts)) p.body.replaceChildren(el('p', { class: 'error', text: message(e) }));
+      return;
+    }
+    if (seq !== this.seq) return;
+    const { data, errors } = answer;
+    this.renderAttributes(parts.attributes.body, data.container);
+    this.renderImpact(parts.impact.body, data.impact, errorsAt(errors, 'impact'));
+    this.renderEvidence(parts.evidence.body, node, data.edges, data.me, data.container);
+    this.renderMetadata(parts.metadata.body, metadata, seq, data.containerFields?.items ?? []);
+    await this.renderColumns(parts.columns.body, node, data.containerFields, seq);
+    this.handlers.loaded?.(node.key);
+  }
+
+  showExternal(node, model) {
+    const s = section('edges', 'Edges');
+    const list = el('ul', { class: 'plain' });
+    for (const e of model.edges.values()) {
+      if (e.source !== node.key && e.target !== node.key) continue;
+      const other = model.nodes.get(e.source === node.key ? e.target : e.source);
+      list.append(el('li', {}, `${e.source === node.key ? 'to' : 'from'} `, el('button', { type: 'button', class: 'link', 'data-action': 'node', 'data-node': other?.key, text: other?.name ?? '?' }), el('span', { class: 'tag', text: e.label })));
+    }
+    s.body.replaceChildren(
+      el('p', { text: `An asset outside the catalog, known from ${node.sourceType} lineage. It has no fields or metadata in Tributary.` }),
+      el('dl', {}, el('dt', { text: 'Name' }), el('dd', { text: node.fqn }), el('dt', { text: 'Source type' }), el('dd', { text: node.sourceType })),
+      list,
+    );
+    this.root.append(s.section);
+    this.handlers.loaded?.(node.key);
+  }
+
+  renderAttributes(body, c) {
+    if (!c) return body.replaceChildren(el('p', { class: 'error', text: 'This container no longer exists.' }));
+    const rows = [
+      ['Datastore', c.datastore ? `${c.datastore.name} (${[c.datastore.type, c.datastore.storeType].filter(Boolean).join(', ')})` : c.datastoreId],
+      ['Name', [c.database, c.schema, c.name].filter(Boolean).join('.')],
+      ['Id', c.id],
+      ['Type', [c.containerType, c.tableType].filter(Boolean).join(', ')],
+      ['Display name', c.displayName],
+      ['Purpose', c.purpose],
+      ['Fields', `${c.fieldCount} (${c.linkedFieldCount} with column lineage)`],
+      ['Active anomalies', c.activeAnomalyCount],
+    ];
+    const dl = el('dl');
+    for (const [k, v] of rows) if (v != null && v !== '') dl.append(el('dt', { text: k }), el('dd', { text: String(v) }));
+    body.replaceChildren(dl);
+  }
+
+  renderImpact(body, impact, errors) {
+    if (!impact) return body.replaceChildren(el('p', { class: 'error', text: refusal(errors) ?? 'No answer.' }));
+    const n = impact.containers.length;
+    const count = el('p', { class: 'count', 'data-impact-count': n, 'data-partial': impact.isPartial ? 'true' : 'false' });
+    count.textContent = n === 0 ? 'Nothing downstream.' : `${impact.isPartial ? 'At least ' : ''}${n} container${n === 1 ? '' : 's'} downstream${impact.isPartial ? ` (the answer was cut at depth 20 or at ${IMPACT_LIMIT} containers)` : ''}.`;
+    const list = el('ol', { class: 'impact' });
+    impact.containers.forEach((x, i) => {
+      const li = el(
+        'li',
+        { 'data-container-id': x.container?.id, 'data-distance': x.distance, hidden: i >= LIST_SHOWN },
+        el('button', { type: 'button', class: 'link', 'data-action': 'node', 'data-node': x.container ? `c${x.container.id}` : null, text: x.container?.name ?? '(deleted)' }),
+        el('span', { class: 'sub', text: ` distance ${x.distance}${x.via?.operation || x.via?.sourceType ? `, via ${x.via.operation || x.via.sourceType}` : ''}` }),
+      );
+      list.append(li);
+    });
+    body.replaceChildren(count, list);
+    if (n > LIST_SHOWN) body.append(el('button', { type: 'button', 'data-action': 'more', text: `Show all ${n}` }));
+  }
+
+  showAll(button) {
+    for (const li of button.parentElement.querySelectorAll('li[hidden]')) li.hidden = false;
+    button.remove();
+  }
+
+  async renderMetadata(body, request, seq, fields) {
+    let answer;
+    try {
+      answer = await request;
+    } catch (e) {
+      if (seq !== this.seq) return;
+      return body.replaceChildren(el('p', { class: e.kind === 'forbidden' ? 'notice' : 'error', 'data-refused': e.kind, text: e.kind === 'forbidden' ? `Hidden: ${message(e)}` : message(e) }));
+    }
+    if (seq !== this.seq) return;
+    const list = answer.data.metadataAssertions;
+    if (!list.length) return body.replaceChildren(el('p', { text: 'No metadata asserted.' }));
+    const fieldName = new Map(fields.map((f) => [f.id, f.name]));
+    const ul = el('ul', { class: 'assertions' });
+    for (const m of list) {
+      const value = typeof m.value === 'string' ? m.value : JSON.stringify(m.value);
+      const of = m.fieldId != null ? `${fieldName.get(m.fieldId) ?? `field ${m.fieldId}`}: ` : '';
+      ul.append(
+        el(
+          'li',
+          { 'data-effective': m.effective ? 'true' : 'false', 'data-attribute': m.attribute, 'data-source': m.source, 'data-provider': m.provider },
+          el('div', {}, el('strong', { text: `${of}${m.attribute}` }), m.effective ? el('span', { class: 'tag effective', text: 'effective' }) : null),
+          el('div', { class: m.effective ? 'value' : 'value superseded', text: value }),
+          el('div', { class: 'sub', text: `asserted by ${m.provider} (${m.source}), ${time(m.assertedAt)}` }),
+        ),
+      );
+    }
+    body.replaceChildren(el('p', { class: 'sub', text: 'A user’s own value wins; otherwise the most recently asserted. The value shown for each attribute is marked effective.' }), ul);
+  }
+
+  renderEvidence(body, node, edges, me, container) {
+    if (!edges) return body.replaceChildren(el('p', { class: 'error', text: 'No answer.' }));
+    const perms = new Map((me?.permissions ?? []).map((p) => [p.datastoreId, RANK[p.permission] ?? 0]));
+    const canView = (dsId) => me?.unrestrictedAdmin || dsId == null || (perms.get(dsId) ?? 0) >= RANK.VIEWER;
+    const incoming = edges.items.filter((e) => e.targetContainerId === node.id && e.sourceFieldId == null);
+    this.retiredEdges = edges.items.filter((e) => e.retiredAt && e.sourceFieldId == null && e.targetFieldId == null);
+    const live = incoming.filter((e) => !e.retiredAt);
+    const retired = incoming.filter((e) => e.retiredAt);
+    const parts = [];
+    parts.push(el('p', { class: 'count', text: `${live.length} live incoming edge${live.length === 1 ? '' : 's'}, ${retired.length} retired${edges.total > edges.items.length ? ` (first ${PANEL_EDGES} of ${edges.total} edges read)` : ''}.` }));
+    if (this.retiredEdges.length) {
+      parts.push(el('button', { type: 'button', 'data-action': 'retired', 'aria-pressed': 'false', text: `Draw this node’s ${this.retiredEdges.length} retired edge${this.retiredEdges.length === 1 ? '' : 's'}` }));
+    }
+    const list = el('ul', { class: 'edges' });
+    for (const e of [...live, ...retired]) {
+      const from = e.sourceContainer?.name ?? e.sourceNodeId ?? `container ${e.sourceContainerId}`;
+      const visible = canView(e.sourceContainer?.datastoreId) && canView(container?.datastore?.id ?? e.targetContainer?.datastoreId);
+      const li = el('li', { 'data-edge-id': e.id, 'data-retired': e.retiredAt ? 'true' : 'false' });
+      li.append(
+        el('div', { class: 'edge-title' }, el('strong', { text: from }), ` → ${node.name} `, el('span', { class: 'tag', text: e.operation || e.sourceType }), e.retiredAt ? el('span', { class: 'tag retired', text: `retired ${time(e.retiredAt)}` }) : null),
+        el('div', { class: 'sub', text: [`${e.sourceType}`, e.description, `created ${time(e.created)}`, e.lastAssertedAt ? `last asserted ${time(e.lastAssertedAt)}` : null].filter(Boolean).join(' · ') }),
+      );
+      if (!e.evidence.length) li.append(el('div', { class: 'sub', text: 'No evidence recorded (a manual or catalog edge).' }));
+      for (const ev of e.evidence) li.append(this.evidence(ev, visible));
+      list.append(li);
+    }
+    if (!incoming.length) parts.push(el('p', { text: 'No incoming edges: this is a source.' }));
+    body.replaceChildren(...parts, list);
+  }
+
+  evidence(ev, visible) {
+    const box = el('div', { class: 'evidence', 'data-visible': visible && ev.details != null ? 'true' : 'false' });
+    const facts = [
+      ['Provider', ev.provider],
+      ['Kind', `${ev.evidenceType} (${ev.authorship})`],
+      ['Observed', time(ev.observedAt)],
+      ['Operations', ev.firstObservedOperationId != null ? `${ev.firstObservedOperationId} … ${ev.lastObservedOperationId ?? ''}` : null],
+      ['Retired', time(ev.retiredAt)],
+    ];
+    const d = ev.details;
+    if (d) {
+      if (d.job) facts.push(['Job', `${d.job.namespace}/${d.job.name}`]);
+      if (d.runId) facts.push(['Run', `${d.runId}${d.runState ? ` (${d.runState})` : ''}`]);
+      if (d.submittedBy) facts.push(['Submitted by', d.submittedBy]);
+      if (d.operation) facts.push(['SQL operation', d.operation]);
+    }
+    const dl = el('dl', { class: 'compact' });
+    for (const [k, v] of facts) if (v) dl.append(el('dt', { text: k }), el('dd', { text: String(v) }));
+    box.append(dl);
+    if (d?.sql) box.append(el('pre', { class: 'sql', text: typeof d.sql === 'string' ? d.sql : JSON.stringify(d.sql, null, 2) }));
+    if (d) {
+      box.append(el('details', {}, el('summary', { text: 'All details' }), el('pre', { text: JSON.stringify(d, null, 2) })));
+    } else if (!visible) {
+      box.append(el('p', { class: 'notice', 'data-hidden-evidence': 'true', text: 'Details hidden (403): they need the VIEWER permission on the datastores of both ends.' }));
+    }
+    return box;
+  }
+
+  toggleRetired(button) {
+    const on = button.getAttribute('aria-pressed') !== 'true';
+    button.setAttribute('aria-pressed', String(on));
+    this.handlers.retired(on ? this.retiredEdges : null);
+  }
+
+  async renderColumns(body, node, fieldsPage, seq) {
+    const fields = fieldsPage?.items ?? [];
+    if (!fields.length) return body.replaceChildren(el('p', { text: 'No fields recorded.' }));
+    const withLineage = fields.filter((f) => f.hasLineage).map((f) => f.id);
+    const edgesByField = new Map();
+    let failure = null;
+    for (let i = 0; i < withLineage.length; i += FIELD_EDGES_PER_REQUEST) {
+      const ids = withLineage.slice(i, i + FIELD_EDGES_PER_REQUEST);
+      const vars = Object.fromEntries(ids.map((id, j) => [`f${j}`, id]));
+      try {
+        const { data } = await gql(fieldEdges(ids), vars);
+        ids.forEach((id, j) => edgesByField.set(id, data[`f${j}`]));
+      } catch (e) {
+        failure = message(e);
+        break;
+      }
+      if (seq !== this.seq) return;
+    }
+    if (seq !== this.seq) return;
+    const table = el('table', { class: 'grid columns' });
+    table.append(el('thead', {}, el('tr', {}, el('th', { scope: 'col', text: 'Field' }), el('th', { scope: 'col', text: 'Column lineage' }))));
+    const tbody = el('tbody');
+    for (const f of fields) {
+      const page = edgesByField.get(f.id);
+      const items = page?.items ?? [];
+      const from = items.filter((e) => e.targetFieldId === f.id);
+      const to = items.filter((e) => e.sourceFieldId === f.id);
+      const ends = (list, side) => {
+        const ul = el('ul', { class: 'plain', 'data-side': side });
+        for (const e of list) {
+          const other = side === 'from' ? e.sourceField : e.targetField;
+          const name = other ? `${other.container?.name ?? `container ${other.containerId}`}.${other.name}` : '?';
+          ul.append(
+            el(
+              'li',
+              { 'data-edge-id': e.id, 'data-other-field': other?.id, 'data-derived': e.derived ? 'true' : 'false' },
+              side === 'from' ? '← ' : '→ ',
+              name,
+              el('span', { class: e.derived ? 'tag derived' : 'tag', text: e.derived ? 'derived' : 'copy' }),
+              e.operation || e.sourceType ? el('span', { class: 'sub', text: ` ${e.operation || e.sourceType}` }) : null,
+            ),
+          );
+        }
+        return ul;
+      };
+      const cell = el('td');
+      if (from.length) cell.append(ends(from, 'from'));
+      if (to.length) cell.append(ends(to, 'to'));
+      if (page && page.total > page.items.length) cell.append(el('p', { class: 'sub', text: `(${page.items.length} of ${page.total} edges shown)` }));
+      if (!from.length && !to.length) cell.append(el('span', { class: 'sub', text: 'none' }));
+      tbody.append(
+        el(
+          'tr',
+          { 'data-field-id': f.id, 'data-field-name': f.name },
+          el('th', { scope: 'row' }, el('button', { type: 'button', class: 'link', 'data-action': 'field', 'data-field-id': f.id, title: 'Draw this field’s column lineage', text: f.name }), el('div', { class: 'sub', text: f.type ?? '' })),
+          cell,
+        ),
+      );
+    }
+    table.append(tbody);
+    const note = el('p', { class: 'sub', text: `${fields.length}${fieldsPage.total > fields.length ? ` of ${fieldsPage.total}` : ''} fields, ${withLineage.length} with column lineage. “derived”: the value passed through a transformation; “copy”: a plain copy. Pick a field to draw its path.` });
+    body.replaceChildren(note, ...(failure ? [el('p', { class: 'error', text: `Column lineage: ${failure}` })] : []), el('div', { id: 'field-path' }), table);
+  }
+
+  /** The field-path box: what `fieldConnections` and `piiFlow` said about one field. */
+  showFieldPath(path) {
+    const box = this.root.querySelector('#field-path');
+    if (!box) return;
+    if (!path) return box.replaceChildren();
+    if (path.error) return box.replaceChildren(el('p', { class: 'error', text: path.error }));
+    const { field, containers, connections, down, up } = path;
+    const flow = (title, flow, name) => {
+      const ul = el('ul', { class: 'plain', 'data-flow': name, 'data-partial': flow.isPartial ? 'true' : 'false' });
+      for (const x of flow.fields) {
+        ul.append(el('li', { 'data-field-id': x.field?.id, 'data-distance': x.distance, 'data-derived': x.derived ? 'true' : 'false' }, `${x.field?.container?.name ?? '?'}.${x.field?.name ?? '?'}`, el('span', { class: 'sub', text: ` distance ${x.distance}` }), x.derived ? el('span', { class: 'tag derived', text: 'derived' }) : null));
+      }
+      return [el('h4', { text: `${title}: ${flow.fields.length}${flow.isPartial ? '+ (cut)' : ''}` }), flow.fields.length ? ul : el('p', { class: 'sub', text: 'none' })];
+    };
+    box.replaceChildren(
+      el(
+        'div',
+        { class: 'field-path', 'data-field-id': field.id },
+        el('p', {}, el('strong', { text: `${field.container?.name}.${field.name}` }), ` passes through ${containers.length} container${containers.length === 1 ? '' : 's'} (${connections} connected field${connections === 1 ? '' : 's'}), highlighted on the graph. `, el('button', { type: 'button', 'data-action': 'clear-field', text: 'Clear' })),
+        ...flow('PII flow downstream (where the value goes)', down, 'down'),
+        ...flow('Upstream (where it comes from)', up, 'up'),
+      ),
+    );
+  }
+}
