@@ -173,6 +173,15 @@ impl Edge {
     pub fn is_live(&self) -> bool {
         self.retired_at.is_none()
     }
+    /// Whether the edge was live at `at`: inside one of its intervals (`from` inclusive, `to`
+    /// exclusive). An edge with no recorded interval counts from its creation while unretired,
+    /// so rows written before intervals were kept still answer.
+    pub fn live_at(&self, at: Timestamp) -> bool {
+        if self.intervals.is_empty() {
+            return self.created <= at && self.retired_at.is_none_or(|r| at < r);
+        }
+        self.intervals.iter().any(|i| i.from <= at && i.to.is_none_or(|t| at < t))
+    }
     pub fn is_field_edge(&self) -> bool {
         self.source.is_field() || self.target.is_field()
     }
