@@ -90,6 +90,16 @@ pub enum Command {
         #[command(subcommand)]
         action: TokenAction,
     },
+    /// Copy the embedded store to a new file, consistently, while `serve` runs on it (SQLite's
+    /// online backup). Restore by putting the file in an empty directory as `tributary.db`.
+    /// For Neo4j, use Neo4j's own tools or `tributary export`.
+    Backup {
+        #[command(flatten)]
+        store: StoreArgs,
+        /// The file to write; it must not exist yet.
+        #[arg(long)]
+        to: PathBuf,
+    },
     /// Load a JSON-lines export into an empty store.
     Import {
         #[command(flatten)]

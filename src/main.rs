@@ -6,7 +6,7 @@ use anyhow::Context;
 use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
-use tributary::config::{AuthMode, Cli, Command, LogKind, TokenAction};
+use tributary::config::{AuthMode, Cli, Command, LogKind, StoreKind, TokenAction};
 
 /// mimalloc rather than the system allocator: a request allocates and frees many small
 /// strings and JSON values across the runtime's threads, where glibc's malloc spent a sixth of
@@ -291,6 +291,33 @@ async fn import_query_log(
     Ok(())
 }
 
+/// `tributary backup --to FILE`: the embedded store only; Neo4j has its own tools.
+async fn backup(kind: &StoreKind, to: std::path::PathBuf) -> anyhow::Result<()> {
+    let StoreKind::Embedded { data_dir } = kind else {
+        anyhow::bail!(
+            "backup copies the embedded store only, and a Neo4j store is set (--neo4j-uri or NEO4J_URI): use Neo4j's own \
+             tools (neo4j-admin database dump, or online backup on Enterprise) or `tributary export`"
+        );
+    };
+    let (dir, file) = (data_dir.clone(), to.clone());
+    let started = std::time::Instant::now();
+    let report = tokio::task::spawn_blocking(move || tributary::store::sqlite::backup(&dir, &file))
+        .await
+        .context("the backup task stopped")?
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    writeln!(
+        std::io::stdout().lock(),
+        "backed up {} ({} pages, {:.1} MiB, schema version {}) to {} in {:.1}s",
+        data_dir.join("tributary.db").display(),
+        report.pages,
+        report.bytes as f64 / (1024.0 * 1024.0),
+        report.schema_version,
+        to.display(),
+        started.elapsed().as_secs_f64()
+    )?;
+    Ok(())
+}
+
 /// `tributary analyze-sql`: the answer of GraphQL `analyzeSql` (without a datastore) for each
 /// JSON line on stdin, one JSON array a line on stdout. Only the analysis is timed, so the rate
 /// on stderr compares with other analysers run the same way.
@@ -478,6 +505,7 @@ async fn main() -> anyhow::Result<()> {
         Command::ImportQueryLog { store, file, datastore, dialect, chunk, kind, emit_openlineage_url } => {
             import_query_log(store, file, datastore, dialect, usize::from(chunk), kind, emit_openlineage_url).await?
         }
+        Command::Backup { store, to } => backup(&store.kind(), to).await?,
         Command::Import { store, file } => {
             let store = tributary::server::open_store(&store.kind()).await.context("cannot open the store")?;
             let f = std::fs::File::open(&file).with_context(|| format!("cannot read {}", file.display()))?;

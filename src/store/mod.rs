@@ -7,6 +7,7 @@
 //! `domain`/`service`; a store applies what it is told and enforces only uniqueness.
 
 pub mod neo4j;
+pub mod schema_version;
 pub mod sqlite;
 pub mod timeout;
 

@@ -45,6 +45,8 @@ use crate::domain::{
 };
 use crate::metrics;
 
+pub use self::migrations::SCHEMA_VERSION;
+
 const KIND: &str = "neo4j";
 
 /// The message of the `Conflict` raised when an edge's (source, target, sourceType) is taken.
@@ -113,6 +115,7 @@ mod edges;
 mod events;
 mod graph;
 mod identity;
+mod migrations;
 mod retry;
 mod rows;
 mod schema;
@@ -339,8 +342,8 @@ pub struct Neo4jStore {
 }
 
 impl Neo4jStore {
-    /// Connects (a pool of at most 16 connections) and creates the constraints and indexes the
-    /// queries use, idempotently. `database` defaults to the server's default database.
+    /// Connects (a pool of at most 16 connections), checks and migrates the schema version
+    /// (`migrations`), and creates the constraints and indexes the queries use, idempotently. `database` defaults to the server's default database.
     pub async fn connect(uri: &str, user: &str, password: &str, database: Option<&str>) -> StoreResult<Self> {
         let mut builder =
             ConfigBuilder::default().uri(uri).user(user).password(password).max_connections(16).fetch_size(500);
@@ -350,7 +353,7 @@ impl Neo4jStore {
         let config = builder.build().map_err(|e| db_error("connect", e))?;
         let graph = Graph::connect(config).await.map_err(|e| db_error("connect", e))?;
         let store = Neo4jStore { graph };
-        schema::set_up(OwnTxn(&store)).await?;
+        migrations::open_schema(&store).await?;
         Ok(store)
     }
 

@@ -17,11 +17,13 @@
 //! (`select_rows`, `select_page`), and the `Store` impl, each method a short dispatch.
 
 mod assertions;
+mod backup;
 mod catalog;
 mod edges;
 mod events;
 mod graph;
 mod identity;
+mod migrations;
 mod rows;
 mod schema;
 mod session;
@@ -35,10 +37,11 @@ use async_trait::async_trait;
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, Row};
 
+pub use self::backup::{backup, BackupReport};
+pub use self::migrations::SCHEMA_VERSION;
 pub use self::rows::edge_ukey;
 use self::rows::ts;
 pub use self::schema::register_unicode_lower;
-use self::schema::SCHEMA;
 use self::session::{Checkpointer, Session};
 use super::{GraphAround, GraphScope, PriorEvidence, Record, Store, StoreError, StoreResult};
 use crate::domain::{
@@ -100,7 +103,7 @@ impl SqliteStore {
         std::fs::create_dir_all(dir)
             .map_err(|e| StoreError::Unavailable(format!("cannot create the data directory {}: {e}", dir.display())))?;
         let path = dir.join("tributary.db");
-        let writer = open_connection(&path)?;
+        let mut writer = open_connection(&path)?;
         // Only the writer keeps a large page cache: its own commits do not empty it, whereas a
         // reader's is dropped after every write, and dropping a large cache costs in proportion.
         writer.pragma_update(None, "cache_size", -32_768).map_err(internal)?;
@@ -109,7 +112,7 @@ impl SqliteStore {
         // should not wait for. The writer's own only starts if that thread falls far behind.
         writer.pragma_update(None, "wal_autocheckpoint", 50_000).map_err(internal)?;
         writer.pragma_update(None, "journal_size_limit", 64i64 << 20).map_err(internal)?;
-        writer.execute_batch(SCHEMA).map_err(internal)?;
+        migrations::open_schema(&mut writer, dir)?;
         let readers = (0..READERS)
             .map(|_| {
                 let reader = open_connection(&path)?;

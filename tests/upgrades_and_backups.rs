@@ -1,0 +1,446 @@
+//! Upgrades and backups, with the real binary: a store written by schema version 1 (the
+//! committed fixture in tests/fixtures/stores/v1, made by its `make_fixture.py` with the binary
+//! of that version) is migrated on start and answers every recorded query as version 1 did, on
+//! the embedded store and on Neo4j; a store newer than the binary is refused with a message
+//! naming the versions; `backup` copies the embedded store while `serve` ingests, and the copy
+//! holds every event acknowledged before the backup began.
+//!
+//! The Neo4j cases need `NEO4J_URI` (`scripts/test` starts a Neo4j) and take turns on it.
+
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use tributary::store::neo4j::Neo4jStore;
+
+const BIN: &str = env!("CARGO_BIN_EXE_tributary");
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/stores/v1").join(name)
+}
+
+fn read_json(name: &str) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(fixture(name)).unwrap()).unwrap()
+}
+
+/// `tributary <args>` with the store given by `store` (`--data-dir D` or `--neo4j-uri U`).
+fn tributary(args: &[&str], store: &[&str]) -> Output {
+    Command::new(BIN).args(args).args(store).env_remove("NEO4J_URI").output().expect("run tributary")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A `serve` process whose log goes to a file the test reads.
+struct Server {
+    child: Child,
+    url: String,
+    log: PathBuf,
+    _log_dir: tempfile::TempDir,
+}
+
+impl Server {
+    #[allow(clippy::zombie_processes)] // Drop kills and waits.
+    fn start(store: &[&str], extra: &[&str]) -> Server {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let listen = format!("127.0.0.1:{port}");
+        let log_dir = tempfile::tempdir().unwrap();
+        let log = log_dir.path().join("serve.log");
+        let child = Command::new(BIN)
+            .args(["serve", "--listen", &listen, "--event-retention-days", "0"])
+            .args(store)
+            .args(extra)
+            .env_remove("NEO4J_URI")
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .expect("start tributary serve");
+        let mut server = Server { child, url: format!("http://{listen}"), log, _log_dir: log_dir };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while std::net::TcpStream::connect(&listen).is_err() {
+            if let Ok(Some(status)) = server.child.try_wait() {
+                panic!("serve exited ({status}) before listening:\n{}", server.log());
+            }
+            assert!(Instant::now() < deadline, "serve did not listen on {listen}:\n{}", server.log());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        server
+    }
+
+    /// The log so far, without the colour codes the formatter writes.
+    fn log(&self) -> String {
+        let raw = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let mut out = String::with_capacity(raw.len());
+        let mut chars = raw.chars();
+        while let Some(c) = chars.next() {
+            if c == '\u{1b}' {
+                // ESC [ ... m
+                for c in chars.by_ref() {
+                    if c == 'm' {
+                        break;
+                    }
+                }
+            } else {
+                out.push(c);
+            }
+        }
+        out
+    }
+
+    async fn gql(&self, token: Option<&str>, query: &str) -> Value {
+        let mut req = reqwest::Client::new().post(format!("{}/graphql", self.url)).json(&json!({ "query": query }));
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        req.send().await.unwrap().json().await.unwrap()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Every query of queries.json, answered by `server` as the fixture's tokens, against what
+/// version 1 answered.
+async fn assert_same_answers(server: &Server) {
+    let tokens = read_json("tokens.json");
+    let answers = read_json("answers.json");
+    let queries = read_json("queries.json");
+    for q in queries.as_array().unwrap() {
+        let name = q["name"].as_str().unwrap();
+        let token = tokens[q["token"].as_str().unwrap_or("admin")].as_str().unwrap();
+        let got = server.gql(Some(token), q["query"].as_str().unwrap()).await;
+        assert!(got.get("errors").is_none(), "{name}: {got:#}");
+        assert_eq!(got["data"], answers[name], "{name}: the answer differs from version 1's");
+    }
+}
+
+/// The log line of each migration step, as `(from, to)`.
+fn migrations_logged(log: &str) -> Vec<(String, String)> {
+    log.lines()
+        .filter(|l| l.contains("store schema migrated"))
+        .map(|l| {
+            let field = |key: &str| {
+                let at = l.find(&format!("{key}=")).unwrap_or_else(|| panic!("no {key} in {l}")) + key.len() + 1;
+                l[at..].split_whitespace().next().unwrap().to_string()
+            };
+            (field("from"), field("to"))
+        })
+        .collect()
+}
+
+fn user_version(db: &Path) -> i64 {
+    rusqlite::Connection::open(db).unwrap().pragma_query_value(None, "user_version", |r| r.get(0)).unwrap()
+}
+
+#[tokio::test]
+async fn a_version_1_data_directory_is_migrated_and_answers_as_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tributary.db");
+    std::fs::copy(fixture("tributary.db"), &db).unwrap();
+    assert_eq!(user_version(&db), 0, "version 1 recorded no version");
+    let data = dir.path().to_str().unwrap();
+    {
+        let server = Server::start(&["--data-dir", data], &[]);
+        assert_same_answers(&server).await;
+        assert_eq!(migrations_logged(&server.log()), vec![("1".to_string(), "2".to_string())], "{}", server.log());
+    }
+    assert_eq!(user_version(&db), tributary::store::sqlite::SCHEMA_VERSION);
+    // A second start finds the store current: nothing to migrate, the same answers.
+    let server = Server::start(&["--data-dir", data], &[]);
+    assert_same_answers(&server).await;
+    assert!(migrations_logged(&server.log()).is_empty(), "{}", server.log());
+}
+
+#[test]
+fn a_new_data_directory_records_the_current_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tributary(&["export"], &["--data-dir", dir.path().to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(user_version(&dir.path().join("tributary.db")), tributary::store::sqlite::SCHEMA_VERSION);
+    assert!(stderr(&out).contains("new store created"), "{}", stderr(&out));
+}
+
+/// The refusal names the store, the version found and the newest this binary reads.
+fn assert_refused(out: &Output, what: &str, found: i64, current: i64) {
+    assert!(!out.status.success(), "a newer store must be refused: {}", stderr(out));
+    let expected = format!(
+        "{what} was written by a newer Tributary (schema version {found}); this binary reads schema versions up to {current}: upgrade the binary"
+    );
+    assert!(stderr(out).contains(&expected), "expected {expected:?} in:\n{}", stderr(out));
+}
+
+#[test]
+fn a_newer_data_directory_is_refused_and_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().to_str().unwrap();
+    let db = dir.path().join("tributary.db");
+    std::fs::copy(fixture("tributary.db"), &db).unwrap();
+    let newer = tributary::store::sqlite::SCHEMA_VERSION + 1;
+    rusqlite::Connection::open(&db).unwrap().pragma_update(None, "user_version", newer).unwrap();
+    let before = std::fs::read(&db).unwrap();
+    let what = format!("the data directory {data}");
+    let current = tributary::store::sqlite::SCHEMA_VERSION;
+    for args in [
+        &["serve", "--listen", "127.0.0.1:0"][..],
+        &["export"],
+        &["replay"],
+        &["token", "list"],
+        &["backup", "--to", dir.path().join("copy.db").to_str().unwrap()],
+    ] {
+        let out = tributary(args, &["--data-dir", data]);
+        assert_refused(&out, &what, newer, current);
+    }
+    assert_eq!(user_version(&db), newer);
+    assert!(std::fs::read(&db).unwrap() == before, "a refused store is not written to");
+    assert!(!dir.path().join("copy.db").exists());
+}
+
+// ---- Neo4j ----
+
+static NEO4J: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+fn neo4j_uri() -> Option<String> {
+    match std::env::var("NEO4J_URI") {
+        Ok(uri) if !uri.is_empty() => Some(uri),
+        _ => {
+            assert!(
+                std::env::var("TRIBUTARY_SKIP_NEO4J").as_deref() == Ok("1"),
+                "NEO4J_URI is not set: run `scripts/test`, or set TRIBUTARY_SKIP_NEO4J=1 to skip on purpose"
+            );
+            None
+        }
+    }
+}
+
+async fn graph(uri: &str) -> neo4rs::Graph {
+    neo4rs::Graph::new(
+        uri,
+        std::env::var("NEO4J_USER").unwrap_or_else(|_| "neo4j".into()),
+        std::env::var("NEO4J_PASSWORD").unwrap_or_default(),
+    )
+    .await
+    .unwrap()
+}
+
+async fn connect(uri: &str) -> Result<Neo4jStore, tributary::store::StoreError> {
+    Neo4jStore::connect(
+        uri,
+        &std::env::var("NEO4J_USER").unwrap_or_else(|_| "neo4j".into()),
+        &std::env::var("NEO4J_PASSWORD").unwrap_or_default(),
+        None,
+    )
+    .await
+}
+
+/// The recorded versions (one per `TributarySchema` node, so two would show).
+async fn neo4j_versions(g: &neo4rs::Graph) -> Vec<Option<i64>> {
+    let mut rows = g.execute(neo4rs::query("MATCH (s:TributarySchema) RETURN s.version AS v")).await.unwrap();
+    let mut out = Vec::new();
+    while let Some(row) = rows.next().await.unwrap() {
+        out.push(row.get::<Option<i64>>("v").unwrap());
+    }
+    out
+}
+
+async fn run_cypher(g: &neo4rs::Graph, text: &str) {
+    g.run(neo4rs::query(text)).await.unwrap();
+}
+
+/// The fixture's data in Neo4j as version 1 left it: `import` of version 1's export (version 2
+/// writes the graph as version 1 did; only the version node is new), then the version node
+/// removed, as no version-1 database has one.
+async fn load_version_1(uri: &str, g: &neo4rs::Graph) {
+    connect(uri).await.unwrap().wipe().await.unwrap();
+    let export = fixture("v1-export.jsonl");
+    let out = tributary(&["import", export.to_str().unwrap()], &["--neo4j-uri", uri]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    run_cypher(g, "MATCH (s:TributarySchema) DELETE s").await;
+}
+
+#[tokio::test]
+async fn a_version_1_neo4j_database_is_migrated_and_answers_as_before() {
+    let Some(uri) = neo4j_uri() else { return };
+    let _turn = NEO4J.lock().await;
+    let g = graph(&uri).await;
+    load_version_1(&uri, &g).await;
+    assert!(neo4j_versions(&g).await.is_empty());
+    {
+        let server = Server::start(&["--neo4j-uri", &uri], &[]);
+        assert_same_answers(&server).await;
+        assert_eq!(migrations_logged(&server.log()), vec![("1".to_string(), "2".to_string())], "{}", server.log());
+    }
+    assert_eq!(neo4j_versions(&g).await, vec![Some(tributary::store::neo4j::SCHEMA_VERSION)]);
+    let server = Server::start(&["--neo4j-uri", &uri], &[]);
+    assert_same_answers(&server).await;
+    assert!(migrations_logged(&server.log()).is_empty(), "{}", server.log());
+    drop(server);
+    connect(&uri).await.unwrap().wipe().await.unwrap();
+}
+
+#[tokio::test]
+async fn replicas_starting_together_on_a_version_1_database_migrate_it_once() {
+    let Some(uri) = neo4j_uri() else { return };
+    let _turn = NEO4J.lock().await;
+    let g = graph(&uri).await;
+    load_version_1(&uri, &g).await;
+    let (a, b, c) = tokio::join!(connect(&uri), connect(&uri), connect(&uri));
+    for store in [a, b, c] {
+        store.expect("every replica starts");
+    }
+    assert_eq!(neo4j_versions(&g).await, vec![Some(tributary::store::neo4j::SCHEMA_VERSION)], "one version node");
+    connect(&uri).await.unwrap().wipe().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_newer_neo4j_database_is_refused() {
+    let Some(uri) = neo4j_uri() else { return };
+    let _turn = NEO4J.lock().await;
+    let g = graph(&uri).await;
+    connect(&uri).await.unwrap().wipe().await.unwrap();
+    let current = tributary::store::neo4j::SCHEMA_VERSION;
+    let newer = current + 1;
+    run_cypher(&g, &format!("MATCH (s:TributarySchema) SET s.version = {newer}")).await;
+    let export = tributary(&["export"], &["--neo4j-uri", &uri]);
+    let serve = tributary(&["serve", "--listen", "127.0.0.1:0"], &["--neo4j-uri", &uri]);
+    let versions = neo4j_versions(&g).await;
+    // Put the database back before asserting: the next test must be able to open it.
+    run_cypher(&g, &format!("MATCH (s:TributarySchema) SET s.version = {current}")).await;
+    assert_eq!(versions, vec![Some(newer)], "a refused database is not written to");
+    for out in [&export, &serve] {
+        assert_refused(out, "the Neo4j database", newer, current);
+    }
+}
+
+// ---- backup ----
+
+fn event(i: usize) -> Value {
+    json!({
+        "eventType": "COMPLETE",
+        "eventTime": "2026-11-02T01:00:00Z",
+        "producer": "https://example.com/backup-test",
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+        "run": {"runId": format!("00000000-0000-4000-8000-{i:012}")},
+        "job": {"namespace": "backup", "name": format!("job_{i}")},
+        "inputs": [{"namespace": "postgres://backup.example.com:5432", "name": format!("db.public.src_{}", i % 13)}],
+        "outputs": [{"namespace": "postgres://backup.example.com:5432", "name": format!("db.public.dst_{i}")}],
+    })
+}
+
+/// The run ids of the stored events of the store in `data`, read with `export`.
+fn stored_runs(data: &str) -> BTreeSet<String> {
+    let out = tributary(&["export"], &["--data-dir", data]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|r| r["record"] == "event")
+        .map(|r| r["run_id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backup_taken_during_ingest_holds_every_event_acknowledged_before_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let data_str = data.to_str().unwrap().to_string();
+    let server = Server::start(&["--data-dir", &data_str], &["--auth", "off", "--openlineage-zero-setup"]);
+    // One client sends events one by one and records which were acknowledged.
+    let acked = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let sender = {
+        let (acked, stop, url) = (acked.clone(), stop.clone(), server.url.clone());
+        tokio::spawn(async move {
+            let client = reqwest::Client::new();
+            let mut i = 0;
+            while !stop.load(Ordering::Relaxed) && i < 20_000 {
+                let e = event(i);
+                let r = client.post(format!("{url}/api/v1/lineage")).json(&e).send().await.unwrap();
+                assert!(r.status().is_success(), "event {i}: {}", r.status());
+                acked.lock().unwrap().push(e["run"]["runId"].as_str().unwrap().to_string());
+                i += 1;
+            }
+        })
+    };
+    while acked.lock().unwrap().len() < 200 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let before: Vec<String> = acked.lock().unwrap().clone();
+    let copy = dir.path().join("backup.db");
+    let copy_str = copy.to_str().unwrap().to_string();
+    let data_for_backup = data_str.clone();
+    let out = tokio::task::spawn_blocking(move || {
+        tributary(&["backup", "--to", &copy_str], &["--data-dir", &data_for_backup])
+    })
+    .await
+    .unwrap();
+    let during = acked.lock().unwrap().len();
+    stop.store(true, Ordering::Relaxed);
+    sender.await.unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("backed up"), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(during > before.len(), "ingest went on while the backup ran ({during} acknowledged)");
+    drop(server);
+
+    let conn = rusqlite::Connection::open(&copy).unwrap();
+    // An index is built on this function; checking the index evaluates it.
+    tributary::store::sqlite::register_unicode_lower(&conn).unwrap();
+    let check: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+    drop(conn);
+    assert_eq!(check, "ok");
+    assert_eq!(user_version(&copy), tributary::store::sqlite::SCHEMA_VERSION);
+    // Restore: the copy as the store of an empty directory.
+    let restored = dir.path().join("restored");
+    std::fs::create_dir(&restored).unwrap();
+    std::fs::copy(&copy, restored.join("tributary.db")).unwrap();
+    let runs = stored_runs(restored.to_str().unwrap());
+    let missing: Vec<&String> = before.iter().filter(|r| !runs.contains(*r)).collect();
+    assert!(missing.is_empty(), "{} acknowledged events missing from the backup: {missing:?}", missing.len());
+    assert!(runs.len() >= before.len() && runs.len() <= during, "{} events in the backup", runs.len());
+    // The restored store serves: its lineage is there too.
+    let server = Server::start(&["--data-dir", restored.to_str().unwrap()], &["--auth", "off"]);
+    let v = server.gql(None, "{ edges { total } }").await;
+    assert!(v["data"]["edges"]["total"].as_i64().unwrap() >= before.len() as i64, "{v}");
+}
+
+#[test]
+fn backup_refuses_what_it_cannot_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().to_str().unwrap();
+    let copy = dir.path().join("copy.db");
+    // No store in the directory: nothing is created.
+    let out = tributary(&["backup", "--to", copy.to_str().unwrap()], &["--data-dir", data]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains(&format!("no embedded store at {}", dir.path().join("tributary.db").display())));
+    assert!(!dir.path().join("tributary.db").exists() && !copy.exists());
+    // An existing file is never overwritten.
+    assert!(tributary(&["export"], &["--data-dir", data]).status.success());
+    std::fs::write(&copy, b"keep me").unwrap();
+    let out = tributary(&["backup", "--to", copy.to_str().unwrap()], &["--data-dir", data]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("already exists: name a new file"), "{}", stderr(&out));
+    assert_eq!(std::fs::read(&copy).unwrap(), b"keep me");
+    // A Neo4j store: its own tools, or export. Refused before connecting (nothing listens here).
+    let out = tributary(
+        &["backup", "--to", dir.path().join("n.db").to_str().unwrap()],
+        &["--neo4j-uri", "bolt://127.0.0.1:9"],
+    );
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("backup copies the embedded store only") && stderr(&out).contains("tributary export"),
+        "{}",
+        stderr(&out)
+    );
+}
