@@ -211,17 +211,27 @@ fn a_newer_data_directory_is_refused_and_left_alone() {
 
 static NEO4J: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-fn neo4j_uri() -> Option<String> {
-    match std::env::var("NEO4J_URI") {
-        Ok(uri) if !uri.is_empty() => Some(uri),
+/// A test's turn on the suite's one Neo4j database, emptied; `None` when the run skips Neo4j.
+struct Neo4jTurn {
+    uri: String,
+    graph: neo4rs::Graph,
+    _turn: tokio::sync::MutexGuard<'static, ()>,
+}
+
+async fn neo4j_turn() -> Option<Neo4jTurn> {
+    let uri = match std::env::var("NEO4J_URI") {
+        Ok(uri) if !uri.is_empty() => uri,
         _ => {
             assert!(
                 std::env::var("TRIBUTARY_SKIP_NEO4J").as_deref() == Ok("1"),
                 "NEO4J_URI is not set: run `scripts/test`, or set TRIBUTARY_SKIP_NEO4J=1 to skip on purpose"
             );
-            None
+            return None;
         }
-    }
+    };
+    let turn = NEO4J.lock().await;
+    connect(&uri).await.unwrap().wipe().await.unwrap();
+    Some(Neo4jTurn { graph: graph(&uri).await, uri, _turn: turn })
 }
 
 async fn graph(uri: &str) -> neo4rs::Graph {
@@ -262,7 +272,6 @@ async fn run_cypher(g: &neo4rs::Graph, text: &str) {
 /// writes the graph as version 1 did; only the version node is new), then the version node
 /// removed, as no version-1 database has one.
 async fn load_version_1(uri: &str, g: &neo4rs::Graph) {
-    connect(uri).await.unwrap().wipe().await.unwrap();
     let export = fixture("v1-export.jsonl");
     let out = tributary(&["import", export.to_str().unwrap()], &["--neo4j-uri", uri]);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -271,9 +280,7 @@ async fn load_version_1(uri: &str, g: &neo4rs::Graph) {
 
 #[tokio::test]
 async fn a_version_1_neo4j_database_is_migrated_and_answers_as_before() {
-    let Some(uri) = neo4j_uri() else { return };
-    let _turn = NEO4J.lock().await;
-    let g = graph(&uri).await;
+    let Some(Neo4jTurn { uri, graph: g, _turn }) = neo4j_turn().await else { return };
     load_version_1(&uri, &g).await;
     assert!(neo4j_versions(&g).await.is_empty());
     {
@@ -291,9 +298,7 @@ async fn a_version_1_neo4j_database_is_migrated_and_answers_as_before() {
 
 #[tokio::test]
 async fn replicas_starting_together_on_a_version_1_database_migrate_it_once() {
-    let Some(uri) = neo4j_uri() else { return };
-    let _turn = NEO4J.lock().await;
-    let g = graph(&uri).await;
+    let Some(Neo4jTurn { uri, graph: g, _turn }) = neo4j_turn().await else { return };
     load_version_1(&uri, &g).await;
     let (a, b, c) = tokio::join!(connect(&uri), connect(&uri), connect(&uri));
     for store in [a, b, c] {
@@ -305,10 +310,7 @@ async fn replicas_starting_together_on_a_version_1_database_migrate_it_once() {
 
 #[tokio::test]
 async fn a_newer_neo4j_database_is_refused() {
-    let Some(uri) = neo4j_uri() else { return };
-    let _turn = NEO4J.lock().await;
-    let g = graph(&uri).await;
-    connect(&uri).await.unwrap().wipe().await.unwrap();
+    let Some(Neo4jTurn { uri, graph: g, _turn }) = neo4j_turn().await else { return };
     let current = tributary::store::neo4j::SCHEMA_VERSION;
     let newer = current + 1;
     run_cypher(&g, &format!("MATCH (s:TributarySchema) SET s.version = {newer}")).await;

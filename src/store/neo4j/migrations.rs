@@ -53,7 +53,7 @@ pub(super) async fn open_schema(store: &Neo4jStore) -> StoreResult<()> {
     let version: Option<i64> = found.value("version")?;
     let has_data: bool = found.value("has_data")?;
     if let Some(v) = version.filter(|v| *v > SCHEMA_VERSION) {
-        return Err(too_new(WHAT, v, SCHEMA_VERSION));
+        return Err(too_new("neo4j", WHAT, v, SCHEMA_VERSION));
     }
     OwnTxn(store).run(cypher!("schema_tributary_schema_name_unique")).await?;
     let new = version.is_none() && !has_data;
@@ -67,7 +67,7 @@ pub(super) async fn open_schema(store: &Neo4jStore) -> StoreResult<()> {
             .await?
             .value("version")?;
         if recorded > SCHEMA_VERSION {
-            return Err(too_new(WHAT, recorded, SCHEMA_VERSION));
+            return Err(too_new("neo4j", WHAT, recorded, SCHEMA_VERSION));
         }
         tracing::info!(store = "neo4j", version = recorded, "new store created");
     }
@@ -116,8 +116,6 @@ mod tests {
 
     #[test]
     fn steps_are_consecutive_and_end_at_the_current_version() {
-        let tos: Vec<i64> = MIGRATIONS.iter().map(|m| m.to).collect();
-        let expected: Vec<i64> = (2..=SCHEMA_VERSION).collect();
-        assert_eq!(tos, expected, "one step per version after 1, in order");
+        crate::store::schema_version::assert_steps(MIGRATIONS.iter().map(|m| m.to), SCHEMA_VERSION);
     }
 }

@@ -70,7 +70,7 @@ pub(super) fn open_schema(conn: &mut Connection, dir: &Path) -> StoreResult<()> 
     let found = stored_version(conn).map_err(|e| failed("reading the schema version", e))?;
     match found {
         Some(v) if v > SCHEMA_VERSION => {
-            return Err(too_new(&format!("the data directory {}", dir.display()), v, SCHEMA_VERSION));
+            return Err(too_new("embedded", &format!("the data directory {}", dir.display()), v, SCHEMA_VERSION));
         }
         Some(v) if v < SCHEMA_VERSION => migrate(conn)?,
         Some(_) => {}
@@ -125,8 +125,6 @@ mod tests {
 
     #[test]
     fn steps_are_consecutive_and_end_at_the_current_version() {
-        let tos: Vec<i64> = MIGRATIONS.iter().map(|m| m.to).collect();
-        let expected: Vec<i64> = (2..=SCHEMA_VERSION).collect();
-        assert_eq!(tos, expected, "one step per version after 1, in order");
+        crate::store::schema_version::assert_steps(MIGRATIONS.iter().map(|m| m.to), SCHEMA_VERSION);
     }
 }
