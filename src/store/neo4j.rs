@@ -27,7 +27,8 @@
 //! the statement plumbing (`Cmd`, `Rows`, the three ways a statement runs: see [`Run`]), the id
 //! counters and the one `impl Store`, whose methods only say how they run and call the concern
 //! file that holds their Cypher and row handling: `schema`, `rows`, `catalog`, `edges`, `graph`,
-//! `assertions`, `events`, `identity`, `transfer`.
+//! `assertions`, `events`, `identity`, `transfer`; `migrations` checks and moves forward the
+//! schema version at connect.
 
 use std::collections::{BTreeSet, HashMap};
 use std::future::Future;
@@ -343,7 +344,8 @@ pub struct Neo4jStore {
 
 impl Neo4jStore {
     /// Connects (a pool of at most 16 connections), checks and migrates the schema version
-    /// (`migrations`), and creates the constraints and indexes the queries use, idempotently. `database` defaults to the server's default database.
+    /// (`migrations`), and creates the constraints and indexes the queries use, idempotently.
+    /// `database` defaults to the server's default database.
     pub async fn connect(uri: &str, user: &str, password: &str, database: Option<&str>) -> StoreResult<Self> {
         let mut builder =
             ConfigBuilder::default().uri(uri).user(user).password(password).max_connections(16).fetch_size(500);

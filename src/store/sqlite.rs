@@ -11,8 +11,9 @@
 //! One file per concern, as in the Neo4j store: `schema` (tables, indexes), `rows` (row <->
 //! domain mapping), `catalog` (datastores, containers, fields), `edges` (edges and evidence),
 //! `graph` (traversal reads), `assertions` (provider batches, metadata), `events` (the event
-//! log), `identity` (small documents), `transfer` (export and import) and `session` (the
-//! session transaction and the WAL checkpointer). Here: the store and its connections, how a
+//! log), `identity` (small documents), `transfer` (export and import), `session` (the
+//! session transaction and the WAL checkpointer), `migrations` (the schema version, checked and
+//! moved forward at open) and `backup` (`tributary backup`). Here: the store and its connections, how a
 //! call runs (`read`, `write`, `write_unguarded`), the statement helpers the concerns share
 //! (`select_rows`, `select_page`), and the `Store` impl, each method a short dispatch.
 
