@@ -83,6 +83,12 @@ pub fn spawn_retention(store: Arc<dyn Store>, days: u32) {
                 }
                 Err(e) => tracing::warn!(error = %e, "event retention failed; retrying in an hour"),
             }
+            // The change log is kept as long as the events that caused its changes.
+            match store.purge_changes(before).await {
+                Ok(n) if n > 0 => tracing::info!(purged = n, days, "lineage changes past retention deleted"),
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "change log retention failed; retrying in an hour"),
+            }
         }
     });
 }

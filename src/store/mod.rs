@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use async_trait::async_trait;
 
 use crate::domain::{
-    AssertionBatch, AssertionSummary, Container, ContainerInput, ContainerStats, Datastore, DatastoreInput, Direction,
+    AssertionBatch, AssertionSummary, Change, Container, ContainerInput, ContainerStats, Datastore, DatastoreInput, Direction,
     Edge, EdgeFilter, EdgePatch, EventFilter, EventOutcome, Evidence, Field, Id, NewEdge, Page, PageRequest,
     StoredEvent, Timestamp,
 };
@@ -417,6 +417,16 @@ store_trait! {
         async fn purge_events(&self, _before: Timestamp) -> StoreResult<u64> {
             Err(not_supported(self.kind()))
         }
+
+        // ---- the change log (see `domain::changes`) ----
+        /// Up to `first` changes with a position above `after`, in position order; with
+        /// `container_id`, only those touching that container. Only committed changes are seen,
+        /// and a change never commits with a position below one already visible.
+        async fn changes_after(&self, after: Id, first: i64, container_id: Option<Id>) -> StoreResult<Vec<Change>>;
+        /// The highest position in the log (0 when empty): how far behind a reader is.
+        async fn latest_change_position(&self) -> StoreResult<Id>;
+        /// Deletes changes recorded before `before` (the event retention); returns how many.
+        async fn purge_changes(&self, before: Timestamp) -> StoreResult<u64>;
 
         // ---- small documents: users, tokens, teams ----
         /// Creates or replaces the document (kind, key).

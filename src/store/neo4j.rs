@@ -39,7 +39,7 @@ use serde::de::DeserializeOwned;
 use self::rows::{list, map, micros, Decode};
 use super::{GraphAround, GraphScope, PriorEvidence, Record, Store, StoreError, StoreResult};
 use crate::domain::{
-    AssertionBatch, AssertionSummary, Container, ContainerInput, ContainerStats, Datastore, DatastoreInput, Direction,
+    AssertionBatch, AssertionSummary, Change, Container, ContainerInput, ContainerStats, Datastore, DatastoreInput, Direction,
     Edge, EdgeFilter, EdgePatch, End, EventFilter, EventOutcome, Evidence, Field, Id, MetadataAssertion, NewEdge, Page,
     PageRequest, StoredEvent, Timestamp,
 };
@@ -109,6 +109,7 @@ macro_rules! write_txn {
 // definition only).
 mod assertions;
 mod catalog;
+mod changes;
 mod edges;
 mod events;
 mod graph;
@@ -351,6 +352,7 @@ impl Neo4jStore {
         let graph = Graph::connect(config).await.map_err(|e| db_error("connect", e))?;
         let store = Neo4jStore { graph };
         schema::set_up(OwnTxn(&store)).await?;
+        schema::migrate_change_log(&store).await?;
         Ok(store)
     }
 
@@ -401,7 +403,7 @@ impl Store for Neo4jStore {
     }
 
     async fn delete_datastore(&self, id: Id) -> StoreResult<bool> {
-        catalog::delete_datastore(OwnTxn(self), id).await
+        write_txn!(self, |txn| catalog::delete_datastore_in(txn, id))
     }
 
     async fn upsert_container(&self, input: ContainerInput) -> StoreResult<(Container, Vec<Field>)> {
@@ -426,7 +428,7 @@ impl Store for Neo4jStore {
     }
 
     async fn delete_container(&self, id: Id) -> StoreResult<bool> {
-        catalog::delete_container(OwnTxn(self), id).await
+        write_txn!(self, |txn| catalog::delete_container_in(txn, id))
     }
 
     async fn fields_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Field>> {
@@ -447,7 +449,7 @@ impl Store for Neo4jStore {
     }
 
     async fn delete_field(&self, id: Id) -> StoreResult<bool> {
-        catalog::delete_field(OwnTxn(self), id).await
+        write_txn!(self, |txn| catalog::delete_field_in(txn, id))
     }
 
     async fn container_stats(&self, ids: &[Id]) -> StoreResult<Vec<ContainerStats>> {
@@ -488,7 +490,10 @@ impl Store for Neo4jStore {
     }
 
     async fn delete_edges(&self, ids: &[Id]) -> StoreResult<()> {
-        edges::delete_edges(OwnTxn(self), ids).await
+        if ids.is_empty() {
+            return Ok(());
+        }
+        write_txn!(self, |txn| edges::delete_edges_in(txn, distinct(ids)))
     }
 
     async fn edges_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Edge>> {
@@ -619,6 +624,20 @@ impl Store for Neo4jStore {
 
     async fn purge_events(&self, before: Timestamp) -> StoreResult<u64> {
         events::purge_events(OwnTxn(self), before).await
+    }
+
+    // ---- the change log ----
+
+    async fn changes_after(&self, after: Id, first: i64, container_id: Option<Id>) -> StoreResult<Vec<Change>> {
+        changes::changes_after(AutoCommit(self), after, first, container_id).await
+    }
+
+    async fn latest_change_position(&self) -> StoreResult<Id> {
+        changes::latest_position(AutoCommit(self)).await
+    }
+
+    async fn purge_changes(&self, before: Timestamp) -> StoreResult<u64> {
+        changes::purge(OwnTxn(self), before).await
     }
 
     // ---- whole store ----

@@ -18,6 +18,7 @@
 
 mod assertions;
 mod catalog;
+mod changes;
 mod edges;
 mod events;
 mod graph;
@@ -42,7 +43,7 @@ use self::schema::SCHEMA;
 use self::session::{Checkpointer, Session};
 use super::{GraphAround, GraphScope, PriorEvidence, Record, Store, StoreError, StoreResult};
 use crate::domain::{
-    AssertionBatch, AssertionSummary, Container, ContainerInput, ContainerStats, Datastore, DatastoreInput, Direction,
+    AssertionBatch, AssertionSummary, Change, Container, ContainerInput, ContainerStats, Datastore, DatastoreInput, Direction,
     Edge, EdgeFilter, EdgePatch, End, EventFilter, EventOutcome, Evidence, Field, Id, NewEdge, Page, PageRequest,
     StoredEvent, Timestamp,
 };
@@ -109,7 +110,9 @@ impl SqliteStore {
         // should not wait for. The writer's own only starts if that thread falls far behind.
         writer.pragma_update(None, "wal_autocheckpoint", 50_000).map_err(internal)?;
         writer.pragma_update(None, "journal_size_limit", 64i64 << 20).map_err(internal)?;
+        let mut writer = writer;
         writer.execute_batch(SCHEMA).map_err(internal)?;
+        schema::migrate_change_log(&mut writer)?;
         let readers = (0..READERS)
             .map(|_| {
                 let reader = open_connection(&path)?;
@@ -575,6 +578,18 @@ impl Store for SqliteStore {
 
     async fn purge_events(&self, before: Timestamp) -> StoreResult<u64> {
         self.write(move |tx| events::purge_events(tx, before)).await
+    }
+
+    async fn changes_after(&self, after: Id, first: i64, container_id: Option<Id>) -> StoreResult<Vec<Change>> {
+        self.read(move |c| changes::changes_after(c, after, first, container_id)).await
+    }
+
+    async fn latest_change_position(&self) -> StoreResult<Id> {
+        self.read(changes::latest_position).await
+    }
+
+    async fn purge_changes(&self, before: Timestamp) -> StoreResult<u64> {
+        self.write(move |tx| changes::purge(tx, before)).await
     }
 
     async fn export(&self) -> StoreResult<Vec<Record>> {
