@@ -34,7 +34,11 @@ pub fn encode_cursor(position: Id) -> String {
 
 /// The position of a cursor `encode_cursor` made; anything else is `BAD_USER_INPUT` naming it.
 pub fn decode_cursor(argument: &str, cursor: &str) -> Result<Id> {
-    let bad = || Error::BadInput(format!("{argument}: {cursor:?} is not a change cursor (pass back a `cursor` or `endCursor` this service returned)"));
+    let bad = || {
+        Error::BadInput(format!(
+            "{argument}: {cursor:?} is not a change cursor (pass back a `cursor` or `endCursor` this service returned)"
+        ))
+    };
     let bytes = URL_SAFE_NO_PAD.decode(cursor.trim_end_matches('=')).map_err(|_| bad())?;
     let text = String::from_utf8(bytes).map_err(|_| bad())?;
     let position: Id = text.strip_prefix("change:").and_then(|p| p.parse().ok()).ok_or_else(bad)?;
@@ -72,7 +76,10 @@ pub enum Followed {
     Change(Box<ChangeItem>),
     /// The follower fell more than `MAX_BACKLOG` changes behind; it resumes from `cursor`
     /// (every change up to it that concerned it was sent). The stream ends after this.
-    Behind { cursor: String, backlog: i64 },
+    Behind {
+        cursor: String,
+        backlog: i64,
+    },
 }
 
 impl Lineage {
@@ -93,8 +100,11 @@ impl Lineage {
     /// Attaches each change's edge, in one store read for them all.
     async fn with_edges(&self, changes: Vec<Change>) -> Result<Vec<ChangeItem>> {
         let ids: Vec<Id> = changes.iter().filter_map(|c| c.change.edge_id).collect();
-        let edges: HashMap<Id, Edge> =
-            if ids.is_empty() { HashMap::new() } else { self.store.edges_by_ids(&ids).await?.into_iter().map(|e| (e.id, e)).collect() };
+        let edges: HashMap<Id, Edge> = if ids.is_empty() {
+            HashMap::new()
+        } else {
+            self.store.edges_by_ids(&ids).await?.into_iter().map(|e| (e.id, e)).collect()
+        };
         Ok(changes
             .into_iter()
             .map(|change| {
@@ -126,7 +136,8 @@ impl Lineage {
         };
         let scope = self.scope(container_id, depth).await?;
         tracing::info!(container_id, depth, cursor, "change follower started");
-        let state = Follower { lineage: self.clone(), container_id, depth, cursor, scope, queue: VecDeque::new(), done: false };
+        let state =
+            Follower { lineage: self.clone(), container_id, depth, cursor, scope, queue: VecDeque::new(), done: false };
         Ok(futures_util::stream::unfold(state, |mut f| async move {
             let next = f.next().await;
             next.map(|item| (item, f))

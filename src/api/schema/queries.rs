@@ -10,9 +10,10 @@ use super::catalog::{load_container, load_datastore, load_field};
 use super::lineage::{ExternalNode, GraphNode, ImpactedContainer, LineageNode, PiiField};
 use super::prefetch::{prefetch_containers, prefetch_edges};
 use super::{
-    auth, caller, limited, lineage, loaders, paged, ChangePage, Container, ContainerPage, Datastore, DatastorePermission, DateTime,
-    EdgePage, Field, FieldConnections, FieldPage, GqlResult, Impact, LineageChange, LineageEdge, LineageGraph, Me, MetadataAssertion,
-    Page, PiiFlow, Side, SqlStatementLineage, StoredEvent, StoredEventPage, Team,
+    auth, caller, limited, lineage, loaders, paged, ChangePage, Container, ContainerPage, Datastore,
+    DatastorePermission, DateTime, EdgePage, Field, FieldConnections, FieldPage, GqlResult, Impact, LineageChange,
+    LineageEdge, LineageGraph, Me, MetadataAssertion, Page, PiiFlow, Side, SqlStatementLineage, StoredEvent,
+    StoredEventPage, Team,
 };
 use crate::domain::{self, EdgeFilter, Id};
 use crate::error::Error;

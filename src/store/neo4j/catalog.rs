@@ -7,8 +7,8 @@ use std::collections::HashSet;
 
 use neo4rs::Txn;
 
-use super::rows::{container_node_key, list, map, ContainerProps, DatastoreProps, Decode, FieldProps};
 use super::changes::record_in;
+use super::rows::{container_node_key, list, map, ContainerProps, DatastoreProps, Decode, FieldProps};
 use super::{
     allocate, decode_by_ids, distinct, exec, first_id, Cmd, Run, CONTAINER_COUNTER, DATASTORE_COUNTER, FIELD_COUNTER,
 };

@@ -7,11 +7,11 @@ use std::collections::{BTreeSet, HashSet};
 
 use neo4rs::Txn;
 
+use super::changes::record_in;
 use super::rows::{
     catalog_end, edge_row, edge_ukey, evidence_row, intervals_text, list, map, micros, missing_end_message,
     parse_intervals, ts, EdgeProps, EvidenceProps,
 };
-use super::changes::record_in;
 use super::{allocate, decode_by_ids, exec, first_id, internal, Cmd, Run, EDGE_COUNTER, EDGE_EXISTS};
 use crate::domain::changes::relabel;
 use crate::domain::{
@@ -159,11 +159,8 @@ pub(super) async fn retire_edges_in(txn: &mut Txn, ids: Vec<Id>, now: Timestamp)
         exec(txn, cypher!("retire_edges_mark").param("ids", ids.clone()).param("now", now_text.clone())).await?;
     let edge_ids: Vec<Id> = marked.column("id")?;
     let texts: Vec<Option<String>> = marked.column("intervals")?;
-    let retired: Vec<NewChange> = marked
-        .decode::<EdgeProps>("edge")?
-        .iter()
-        .map(|e| NewChange::edge(ChangeKind::EdgeRetired, e, now))
-        .collect();
+    let retired: Vec<NewChange> =
+        marked.decode::<EdgeProps>("edge")?.iter().map(|e| NewChange::edge(ChangeKind::EdgeRetired, e, now)).collect();
     let mut rows = Vec::with_capacity(edge_ids.len());
     for (id, text) in edge_ids.into_iter().zip(texts) {
         let mut intervals = parse_intervals(text.as_deref())?;

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 
 use rusqlite::{params, Connection};
 
+use super::changes::record;
 use super::edges::{
     close_edges, edges_by_ids_tx, insert_evidence_tx, insert_new_edge, query_edges, update_evidence_tx,
 };
@@ -14,7 +15,6 @@ use super::rows::{
     distinct_strs, edge_row, edge_ukey, end_from, evidence_row, id_array, metadata_row, str_array, ts, EDGE_COLS,
     EVIDENCE_COLS, METADATA_COLS,
 };
-use super::changes::record;
 use super::{internal, select_rows, sql_err, STORE};
 use crate::domain::{
     Assertion, AssertionBatch, AssertionSummary, ChangeKind, Edge, End, Evidence, Id, Interval, MetadataAssertion,

@@ -5,11 +5,11 @@
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, Connection, OptionalExtension};
 
+use super::changes::record;
 use super::rows::{
     container_row, datastore_row, distinct_ids, field_row, id_array, str_array, CONTAINER_COLS, DATASTORE_COLS,
     FIELD_COLS,
 };
-use super::changes::record;
 use super::{internal, select_page, select_rows, sql_err, Filter, Listing, STORE};
 use crate::domain::{
     container_key, ChangeKind, Container, ContainerInput, Datastore, DatastoreInput, Field, Id, NewChange, Page,
@@ -73,7 +73,10 @@ pub(super) fn delete_datastore(tx: &Connection, id: Id) -> StoreResult<bool> {
     )
     .map_err(sql_err)?;
     let now = crate::domain::now();
-    record(tx, &dropped.iter().map(|c| NewChange::container(ChangeKind::ContainerDropped, *c, now)).collect::<Vec<_>>())?;
+    record(
+        tx,
+        &dropped.iter().map(|c| NewChange::container(ChangeKind::ContainerDropped, *c, now)).collect::<Vec<_>>(),
+    )?;
     Ok(n > 0)
 }
 
@@ -280,9 +283,11 @@ pub(super) fn container_fields(
 pub(super) fn delete_field(tx: &Connection, id: Id) -> StoreResult<bool> {
     store_query(STORE, "delete_field");
     let container: Option<Id> = tx
-        .query_row("UPDATE fields SET deleted = 1 WHERE id = ?1 AND deleted = 0 RETURNING container_id", params![id], |r| {
-            r.get(0)
-        })
+        .query_row(
+            "UPDATE fields SET deleted = 1 WHERE id = ?1 AND deleted = 0 RETURNING container_id",
+            params![id],
+            |r| r.get(0),
+        )
         .optional()
         .map_err(sql_err)?;
     if let Some(container) = container {

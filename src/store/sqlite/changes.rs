@@ -63,7 +63,12 @@ fn change_row(r: &Row) -> rusqlite::Result<Change> {
     })
 }
 
-pub(super) fn changes_after(c: &Connection, after: Id, first: i64, container: Option<Id>) -> rusqlite::Result<Vec<Change>> {
+pub(super) fn changes_after(
+    c: &Connection,
+    after: Id,
+    first: i64,
+    container: Option<Id>,
+) -> rusqlite::Result<Vec<Change>> {
     match container {
         None => select_rows(
             c,

@@ -5,10 +5,10 @@
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, Connection, OptionalExtension, Statement};
 
-use super::rows::{distinct_ids, edge_row, edge_ukey, end_cols, evidence_row, id_array, ts, EDGE_COLS, EVIDENCE_COLS};
 use super::changes::record;
-use crate::domain::changes::relabel;
+use super::rows::{distinct_ids, edge_row, edge_ukey, end_cols, evidence_row, id_array, ts, EDGE_COLS, EVIDENCE_COLS};
 use super::{internal, select_page, select_rows, sql_err, Filter, Listing, STORE};
+use crate::domain::changes::relabel;
 use crate::domain::{
     ChangeKind, Edge, EdgeFilter, EdgePatch, Evidence, Id, Interval, NewChange, NewEdge, Page, PageRequest, Timestamp,
 };
