@@ -64,7 +64,8 @@ pub async fn run_lineage(
     axum::serve(listener, app).with_graceful_shutdown(shutdown).await
 }
 
-/// Deletes stored events older than `days`, now and every hour, while the service runs.
+/// Deletes stored events and change-log entries older than `days`, now and every hour, while the
+/// service runs.
 pub fn spawn_retention(store: Arc<dyn Store>, days: u32) {
     if days == 0 {
         return;

@@ -5,8 +5,8 @@
 //!   `:Event` (the event log, unique by `id` and `fingerprint`; JSON values as text),
 //!   `:Metadata {container_id, field_id, attribute, source}` (one source's value of an asset's
 //!   attribute, unique by those four, `field_id` 0 for the container's own; not linked to the
-//!   container node, and kept when the container is deleted, as in the embedded store) and
-//!   `:Counter {name, value}` (one id counter per kind, advanced in blocks inside the writing
+//!   container node, and kept when the container is deleted, as in the embedded store),
+//!   `:Change {position, ...}` (the change log, see `changes`) and `:Counter {name, value}` (one id counter per kind, advanced in blocks inside the writing
 //!   transaction, so several service replicas never hand out the same id);
 //! - one `:LINEAGE` relationship per edge, between its two end nodes, so one lineage hop is one
 //!   relationship hop. It carries the edge's attributes plus `ukey` (source key, target key and
@@ -27,7 +27,7 @@
 //! the statement plumbing (`Cmd`, `Rows`, the three ways a statement runs: see [`Run`]), the id
 //! counters and the one `impl Store`, whose methods only say how they run and call the concern
 //! file that holds their Cypher and row handling: `schema`, `rows`, `catalog`, `edges`, `graph`,
-//! `assertions`, `events`, `identity`, `transfer`.
+//! `assertions`, `events`, `changes`, `identity`, `transfer`.
 
 use std::collections::{BTreeSet, HashMap};
 use std::future::Future;

@@ -11,7 +11,7 @@
 //! One file per concern, as in the Neo4j store: `schema` (tables, indexes), `rows` (row <->
 //! domain mapping), `catalog` (datastores, containers, fields), `edges` (edges and evidence),
 //! `graph` (traversal reads), `assertions` (provider batches, metadata), `events` (the event
-//! log), `identity` (small documents), `transfer` (export and import) and `session` (the
+//! log), `changes` (the change log), `identity` (small documents), `transfer` (export and import) and `session` (the
 //! session transaction and the WAL checkpointer). Here: the store and its connections, how a
 //! call runs (`read`, `write`, `write_unguarded`), the statement helpers the concerns share
 //! (`select_rows`, `select_page`), and the `Store` impl, each method a short dispatch.
