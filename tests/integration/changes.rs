@@ -118,13 +118,17 @@ async fn a_thousand_changes_page_through_a_restart_with_no_gap_or_repeat(app: Te
     assert_eq!(items[1]["containerIds"], json!([a]));
 }
 
-async fn changes_filter_by_container_and_refuse_bad_arguments(app: TestApp) {
+/// Three tables a -> b -> c in one datastore: (datastore, containers, edges).
+async fn chain(app: &TestApp) -> (i64, [i64; 3], [i64; 2]) {
     let ds = app.datastore("warehouse", "postgresql").await;
     let (a, _) = app.container(ds, "a", &[]).await;
     let (b, _) = app.container(ds, "b", &[]).await;
     let (c, _) = app.container(ds, "c", &[]).await;
-    let ab = app.edge(a, b).await;
-    let bc = app.edge(b, c).await;
+    (ds, [a, b, c], [app.edge(a, b).await, app.edge(b, c).await])
+}
+
+async fn changes_filter_by_container_and_refuse_bad_arguments(app: TestApp) {
+    let (_, [a, b, c], [ab, bc]) = chain(&app).await;
     app.ok(
         "mutation($id: Int!) { updateEdge(id: $id, input: {sourceType: \"inferred\", description: \"checked\"}) { id } }",
         json!({"id": ab}),
@@ -223,12 +227,7 @@ async fn drop_change_log(app: &TestApp, dir: Option<&std::path::Path>) {
 }
 
 async fn a_store_made_before_the_change_log_is_backfilled_from_edge_history(app: TestApp) {
-    let ds = app.datastore("warehouse", "postgresql").await;
-    let (a, _) = app.container(ds, "a", &[]).await;
-    let (b, _) = app.container(ds, "b", &[]).await;
-    let (c, _) = app.container(ds, "c", &[]).await;
-    let ab = app.edge(a, b).await;
-    let bc = app.edge(b, c).await;
+    let (ds, [a, b, _], [ab, bc]) = chain(&app).await;
     app.store.retire_edges(&[ab], tributary::domain::now()).await.unwrap();
     let dir = app.data_dir();
     drop_change_log(&app, dir.as_deref()).await;
@@ -247,9 +246,60 @@ async fn a_store_made_before_the_change_log_is_backfilled_from_edge_history(app:
     assert_eq!(again[3]["kind"], "CONTAINER_CREATED");
 }
 
+/// A follower more than `MAX_BACKLOG` changes behind the log's head is told so with the cursor
+/// it stands at, and its stream ends; one within the backlog gets the changes it missed.
+async fn a_follower_too_far_behind_is_told_where_to_resume(app: TestApp) {
+    use futures_util::StreamExt;
+    use tributary::service::changes::{encode_cursor, Followed, MAX_BACKLOG};
+
+    let ds = app.datastore("warehouse", "postgresql").await;
+    let names: Vec<String> = (0..MAX_BACKLOG + 100).map(|i| format!("c{i}")).collect();
+    let fields: Vec<tributary::domain::FieldInput> =
+        names.iter().map(|n| tributary::domain::FieldInput { name: n.clone(), ..Default::default() }).collect();
+    let (wide, _) = app
+        .store
+        .upsert_container(tributary::domain::ContainerInput {
+            datastore_id: ds,
+            name: "wide".into(),
+            fields,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let lineage = tributary::service::Lineage::new(app.store.clone());
+    let (first, _) = read_all(&app, None, 1, Some(1)).await;
+    let start = first[0]["cursor"].as_str().unwrap().to_string();
+
+    let stream = lineage.follow_changes(wide.id, 1, Some(&start)).await.unwrap();
+    let items: Vec<_> = stream.collect().await;
+    assert_eq!(items.len(), 1, "one message, then the stream ends");
+    match &items[0] {
+        Ok(Followed::Behind { cursor, backlog }) => {
+            assert_eq!(cursor, &start, "resume where it stood");
+            assert!(*backlog > MAX_BACKLOG, "{backlog}");
+        }
+        other => panic!("{other:?}"),
+    }
+
+    // From a cursor within the backlog, it sends what it missed, in order.
+    let latest = app.store.latest_change_position().await.unwrap();
+    let near = encode_cursor(latest - 3);
+    let mut stream = Box::pin(lineage.follow_changes(wide.id, 1, Some(&near)).await.unwrap());
+    let mut got = Vec::new();
+    while got.len() < 3 {
+        match stream.next().await {
+            Some(Ok(Followed::Change(item))) => got.push((item.change.position, item.change.change.kind)),
+            other => panic!("{other:?}"),
+        }
+    }
+    let kind = tributary::domain::ChangeKind::FieldCreated;
+    assert_eq!(got, vec![(latest - 2, kind), (latest - 1, kind), (latest, kind)]);
+}
+
 crate::both_stores!(
     a_thousand_changes_page_through_a_restart_with_no_gap_or_repeat,
     changes_filter_by_container_and_refuse_bad_arguments,
     retention_purges_changes_and_positions_go_on,
     a_store_made_before_the_change_log_is_backfilled_from_edge_history,
+    a_follower_too_far_behind_is_told_where_to_resume,
 );

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 import websockets
 from gql import Client, gql as parse
+from gql.transport.exceptions import TransportQueryError
 from gql.transport.websockets import WebsocketsTransport
 from openlineage.client import OpenLineageClient
 from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
@@ -163,6 +164,37 @@ def test_a_connection_without_a_valid_token_is_closed_4401():
     assert code == 4401 and "missing API token" in reason, (code, reason)
     code, reason = asyncio.run(close_code({"Authorization": "Bearer not-a-token"}))
     assert (code, reason) == (4401, "invalid or revoked API token")
+
+
+def test_a_subscriber_too_far_behind_is_told_where_to_resume(tables):
+    ns, ids = tables
+    ds = gql("{ container(id: %d) { datastoreId } }" % ids["orders"])["container"]["datastoreId"]
+    start = gql("{ changes(first: 1) { endCursor } }")["changes"]["endCursor"]
+    # More than 10,000 changes at once: a table of 10,100 columns.
+    wide = gql(
+        "mutation($i: ContainerInput!) { upsertContainer(input: $i) { id } }",
+        {"i": {"datastoreId": ds, "name": "wide", "fields": [{"name": f"c{i}"} for i in range(10_100)]}},
+    )["upsertContainer"]["id"]
+
+    async def subscribe():
+        transport = WebsocketsTransport(
+            url=ws_url(URL),
+            init_payload={"Authorization": f"Bearer {TOKEN}"},
+            subprotocols=[WebsocketsTransport.GRAPHQLWS_SUBPROTOCOL],
+        )
+        async with Client(transport=transport, fetch_schema_from_transport=False) as session:
+            async for _ in session.subscribe(SUBSCRIPTION, variable_values={"c": wide, "after": start}):
+                pass
+
+    with pytest.raises(TransportQueryError) as raised:
+        asyncio.run(asyncio.wait_for(subscribe(), 60))
+    error = raised.value.errors[0]
+    assert error["extensions"]["code"] == "FELL_BEHIND", error
+    assert error["extensions"]["cursor"] == start
+    assert start in error["message"]
+    # The cursor reads on with `changes`.
+    page = gql("query($a: String) { changes(after: $a, first: 1) { items { cursor } } }", {"a": start})
+    assert page["changes"]["items"]
 
 
 def free_port():
