@@ -11,7 +11,6 @@ TRIBUTARY_TOKEN its admin token, TRIBUTARY_CLIENT_STORE the store, TRIBUTARY_BIN
 import asyncio
 import json
 import os
-import socket
 import subprocess
 import tempfile
 import time
@@ -28,6 +27,7 @@ from gql.transport.websockets import WebsocketsTransport
 from openlineage.client import OpenLineageClient
 from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
 from openlineage.client.transport.http import ApiKeyTokenProvider, HttpConfig, HttpTransport
+from test_zero_setup import binary, free_port
 
 URL = os.environ.get("TRIBUTARY_URL", "http://127.0.0.1:8080")
 TOKEN = os.environ.get("TRIBUTARY_TOKEN", "test-token")
@@ -195,19 +195,6 @@ def test_a_subscriber_too_far_behind_is_told_where_to_resume(tables):
     # The cursor reads on with `changes`.
     page = gql("query($a: String) { changes(after: $a, first: 1) { items { cursor } } }", {"a": start})
     assert page["changes"]["items"]
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def binary():
-    if os.environ.get("TRIBUTARY_BIN"):
-        return os.environ["TRIBUTARY_BIN"]
-    target = os.environ.get("CARGO_TARGET_DIR") or str(Path(__file__).resolve().parents[2] / "target")
-    return str(Path(target) / "debug" / "tributary")
 
 
 @pytest.mark.skipif(STORE != "neo4j" or not os.environ.get("NEO4J_URI"), reason="replicas share a Neo4j")
