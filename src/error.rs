@@ -17,6 +17,8 @@ pub enum Error {
     Conflict(String),
     Unavailable(String),
     Internal(String),
+    /// A change subscriber fell too far behind the log (see `service::changes`).
+    FellBehind(String),
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -31,6 +33,7 @@ impl Error {
             Error::Conflict(_) => "CONFLICT",
             Error::Unavailable(_) => "UNAVAILABLE",
             Error::Internal(_) => "INTERNAL",
+            Error::FellBehind(_) => "FELL_BEHIND",
         }
     }
 
@@ -43,6 +46,7 @@ impl Error {
             Error::Conflict(_) => 409,
             Error::Unavailable(_) => 503,
             Error::Internal(_) => 500,
+            Error::FellBehind(_) => 409,
         }
     }
 
@@ -55,7 +59,8 @@ impl Error {
             | Error::NotFound(m)
             | Error::Conflict(m)
             | Error::Unavailable(m)
-            | Error::Internal(m) => m,
+            | Error::Internal(m)
+            | Error::FellBehind(m) => m,
         }
     }
 

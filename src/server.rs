@@ -64,7 +64,8 @@ pub async fn run_lineage(
     axum::serve(listener, app).with_graceful_shutdown(shutdown).await
 }
 
-/// Deletes stored events older than `days`, now and every hour, while the service runs.
+/// Deletes stored events and change-log entries older than `days`, now and every hour, while the
+/// service runs.
 pub fn spawn_retention(store: Arc<dyn Store>, days: u32) {
     if days == 0 {
         return;
@@ -82,6 +83,12 @@ pub fn spawn_retention(store: Arc<dyn Store>, days: u32) {
                     }
                 }
                 Err(e) => tracing::warn!(error = %e, "event retention failed; retrying in an hour"),
+            }
+            // The change log is kept as long as the events that caused its changes.
+            match store.purge_changes(before).await {
+                Ok(n) if n > 0 => tracing::info!(purged = n, days, "lineage changes past retention deleted"),
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "change log retention failed; retrying in an hour"),
             }
         }
     });

@@ -5,6 +5,7 @@
 //! direction, never one per node, and never variable-length path patterns (they enumerate paths
 //! and explode on diamonds).
 
+pub mod changes;
 pub mod external;
 pub mod openlineage;
 pub mod sql;

@@ -119,6 +119,12 @@ impl<L: Loader<Id, Error = LoadError>> Prefetching<L> {
         }
     }
 
+    /// Forgets what was read, so the next loads read the store again.
+    fn clear(&self) {
+        self.loader.clear::<Id>();
+        self.read.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+
     /// One value through the loader (batched with the other nodes' calls, or from the cache).
     pub async fn load_one(&self, key: Id) -> Result<Option<L::Value>, LoadError> {
         self.loader.load_one(key).await
@@ -172,6 +178,17 @@ pub struct Loaders {
 }
 
 impl Loaders {
+    /// Empties every cache: what a long-lived subscription does before each change it sends.
+    pub fn clear(&self) {
+        self.containers.clear();
+        self.fields.clear();
+        self.datastores.clear();
+        self.stats.clear();
+        self.field_counts.clear();
+        self.evidence.clear();
+        self.has_lineage.clear();
+    }
+
     pub fn new(store: Arc<dyn Store>) -> Self {
         Loaders {
             containers: Prefetching::new(ContainerLoader(store.clone())),

@@ -5,6 +5,7 @@ pub mod loaders;
 pub mod openlineage;
 pub mod rest;
 pub mod schema;
+pub mod subscriptions;
 pub mod ui;
 
 use std::num::NonZeroUsize;
@@ -86,7 +87,7 @@ pub fn authorization(headers: &axum::http::HeaderMap) -> Option<&str> {
 
 pub fn router(state: AppState, cors_origins: &[String]) -> Router {
     let graphql = Router::new()
-        .route("/graphql", get(ui::graphiql).post(graphql_handler))
+        .route("/graphql", get(subscriptions::graphql_get).post(graphql_handler))
         .layer(DefaultBodyLimit::max(GRAPHQL_BODY_LIMIT));
     // The limit is checked again after decompression; axum's refuses larger bodies with 413.
     let ingest = Router::new()

@@ -3,10 +3,13 @@
 //! Invariant: nothing here does I/O or knows about axum, async-graphql, rusqlite or neo4rs.
 //! The types derive `serde` only where a store persists them as JSON (export lines, details).
 
+pub mod changes;
 pub mod rules;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+
+pub use self::changes::{Change, ChangeKind, NewChange};
 
 /// Ids of datastores, containers, fields and edges (GraphQL `Int`).
 pub type Id = i64;

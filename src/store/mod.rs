@@ -16,8 +16,8 @@ use std::collections::HashMap;
 use async_trait::async_trait;
 
 use crate::domain::{
-    AssertionBatch, AssertionSummary, Container, ContainerInput, ContainerStats, Datastore, DatastoreInput, Direction,
-    Edge, EdgeFilter, EdgePatch, EventFilter, EventOutcome, Evidence, Field, Id, NewEdge, Page, PageRequest,
+    AssertionBatch, AssertionSummary, Change, Container, ContainerInput, ContainerStats, Datastore, DatastoreInput,
+    Direction, Edge, EdgeFilter, EdgePatch, EventFilter, EventOutcome, Evidence, Field, Id, NewEdge, Page, PageRequest,
     StoredEvent, Timestamp,
 };
 
@@ -416,6 +416,22 @@ store_trait! {
         }
         /// Deletes events received before `before`; returns how many.
         async fn purge_events(&self, _before: Timestamp) -> StoreResult<u64> {
+            Err(not_supported(self.kind()))
+        }
+
+        // ---- the change log (see `domain::changes`) ----
+        /// Up to `first` changes with a position above `after`, in position order; with
+        /// `container_id`, only those touching that container. Only committed changes are seen,
+        /// and a change never commits with a position below one already visible.
+        async fn changes_after(&self, _after: Id, _first: i64, _container_id: Option<Id>) -> StoreResult<Vec<Change>> {
+            Err(not_supported(self.kind()))
+        }
+        /// The highest position in the log (0 when empty): how far behind a reader is.
+        async fn latest_change_position(&self) -> StoreResult<Id> {
+            Err(not_supported(self.kind()))
+        }
+        /// Deletes changes recorded before `before` (the event retention); returns how many.
+        async fn purge_changes(&self, _before: Timestamp) -> StoreResult<u64> {
             Err(not_supported(self.kind()))
         }
 

@@ -5,8 +5,8 @@
 //!   `:Event` (the event log, unique by `id` and `fingerprint`; JSON values as text),
 //!   `:Metadata {container_id, field_id, attribute, source}` (one source's value of an asset's
 //!   attribute, unique by those four, `field_id` 0 for the container's own; not linked to the
-//!   container node, and kept when the container is deleted, as in the embedded store) and
-//!   `:Counter {name, value}` (one id counter per kind, advanced in blocks inside the writing
+//!   container node, and kept when the container is deleted, as in the embedded store),
+//!   `:Change {position, ...}` (the change log, see `changes`) and `:Counter {name, value}` (one id counter per kind, advanced in blocks inside the writing
 //!   transaction, so several service replicas never hand out the same id);
 //! - one `:LINEAGE` relationship per edge, between its two end nodes, so one lineage hop is one
 //!   relationship hop. It carries the edge's attributes plus `ukey` (source key, target key and
@@ -27,8 +27,8 @@
 //! the statement plumbing (`Cmd`, `Rows`, the three ways a statement runs: see [`Run`]), the id
 //! counters and the one `impl Store`, whose methods only say how they run and call the concern
 //! file that holds their Cypher and row handling: `schema`, `rows`, `catalog`, `edges`, `graph`,
-//! `assertions`, `events`, `identity`, `transfer`; `migrations` checks and moves forward the
-//! schema version at connect.
+//! `assertions`, `events`, `changes`, `identity`, `transfer`; `migrations` checks and moves
+//! forward the schema version at connect.
 
 use std::collections::{BTreeSet, HashMap};
 use std::future::Future;
@@ -40,9 +40,9 @@ use serde::de::DeserializeOwned;
 use self::rows::{list, map, micros, Decode};
 use super::{GraphAround, GraphScope, PriorEvidence, Record, Store, StoreError, StoreResult};
 use crate::domain::{
-    AssertionBatch, AssertionSummary, Container, ContainerInput, ContainerStats, Datastore, DatastoreInput, Direction,
-    Edge, EdgeFilter, EdgePatch, End, EventFilter, EventOutcome, Evidence, Field, Id, MetadataAssertion, NewEdge, Page,
-    PageRequest, StoredEvent, Timestamp,
+    AssertionBatch, AssertionSummary, Change, Container, ContainerInput, ContainerStats, Datastore, DatastoreInput,
+    Direction, Edge, EdgeFilter, EdgePatch, End, EventFilter, EventOutcome, Evidence, Field, Id, MetadataAssertion,
+    NewEdge, Page, PageRequest, StoredEvent, Timestamp,
 };
 use crate::metrics;
 
@@ -112,6 +112,7 @@ macro_rules! write_txn {
 // definition only).
 mod assertions;
 mod catalog;
+mod changes;
 mod edges;
 mod events;
 mod graph;
@@ -356,6 +357,8 @@ impl Neo4jStore {
         let graph = Graph::connect(config).await.map_err(|e| db_error("connect", e))?;
         let store = Neo4jStore { graph };
         migrations::open_schema(&store).await?;
+        // Idempotent: creates and backfills the change log on a store made before it existed.
+        schema::migrate_change_log(&store).await?;
         Ok(store)
     }
 
@@ -406,7 +409,7 @@ impl Store for Neo4jStore {
     }
 
     async fn delete_datastore(&self, id: Id) -> StoreResult<bool> {
-        catalog::delete_datastore(OwnTxn(self), id).await
+        write_txn!(self, |txn| catalog::delete_datastore_in(txn, id))
     }
 
     async fn upsert_container(&self, input: ContainerInput) -> StoreResult<(Container, Vec<Field>)> {
@@ -431,7 +434,7 @@ impl Store for Neo4jStore {
     }
 
     async fn delete_container(&self, id: Id) -> StoreResult<bool> {
-        catalog::delete_container(OwnTxn(self), id).await
+        write_txn!(self, |txn| catalog::delete_container_in(txn, id))
     }
 
     async fn fields_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Field>> {
@@ -452,7 +455,7 @@ impl Store for Neo4jStore {
     }
 
     async fn delete_field(&self, id: Id) -> StoreResult<bool> {
-        catalog::delete_field(OwnTxn(self), id).await
+        write_txn!(self, |txn| catalog::delete_field_in(txn, id))
     }
 
     async fn container_stats(&self, ids: &[Id]) -> StoreResult<Vec<ContainerStats>> {
@@ -493,7 +496,10 @@ impl Store for Neo4jStore {
     }
 
     async fn delete_edges(&self, ids: &[Id]) -> StoreResult<()> {
-        edges::delete_edges(OwnTxn(self), ids).await
+        if ids.is_empty() {
+            return Ok(());
+        }
+        write_txn!(self, |txn| edges::delete_edges_in(txn, distinct(ids)))
     }
 
     async fn edges_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Edge>> {
@@ -624,6 +630,20 @@ impl Store for Neo4jStore {
 
     async fn purge_events(&self, before: Timestamp) -> StoreResult<u64> {
         events::purge_events(OwnTxn(self), before).await
+    }
+
+    // ---- the change log ----
+
+    async fn changes_after(&self, after: Id, first: i64, container_id: Option<Id>) -> StoreResult<Vec<Change>> {
+        changes::changes_after(AutoCommit(self), after, first, container_id).await
+    }
+
+    async fn latest_change_position(&self) -> StoreResult<Id> {
+        changes::latest_position(AutoCommit(self)).await
+    }
+
+    async fn purge_changes(&self, before: Timestamp) -> StoreResult<u64> {
+        changes::purge(OwnTxn(self), before).await
     }
 
     // ---- whole store ----

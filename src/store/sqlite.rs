@@ -11,15 +11,17 @@
 //! One file per concern, as in the Neo4j store: `schema` (tables, indexes), `rows` (row <->
 //! domain mapping), `catalog` (datastores, containers, fields), `edges` (edges and evidence),
 //! `graph` (traversal reads), `assertions` (provider batches, metadata), `events` (the event
-//! log), `identity` (small documents), `transfer` (export and import), `session` (the
-//! session transaction and the WAL checkpointer), `migrations` (the schema version, checked and
-//! moved forward at open) and `backup` (`tributary backup`). Here: the store and its connections, how a
-//! call runs (`read`, `write`, `write_unguarded`), the statement helpers the concerns share
-//! (`select_rows`, `select_page`), and the `Store` impl, each method a short dispatch.
+//! log), `changes` (the change log), `identity` (small documents), `transfer` (export and
+//! import), `session` (the session transaction and the WAL checkpointer), `migrations` (the
+//! schema version, checked and moved forward at open) and `backup` (`tributary backup`). Here:
+//! the store and its connections, how a call runs (`read`, `write`, `write_unguarded`), the
+//! statement helpers the concerns share (`select_rows`, `select_page`), and the `Store` impl,
+//! each method a short dispatch.
 
 mod assertions;
 mod backup;
 mod catalog;
+mod changes;
 mod edges;
 mod events;
 mod graph;
@@ -46,9 +48,9 @@ pub use self::schema::register_unicode_lower;
 use self::session::{Checkpointer, Session};
 use super::{GraphAround, GraphScope, PriorEvidence, Record, Store, StoreError, StoreResult};
 use crate::domain::{
-    AssertionBatch, AssertionSummary, Container, ContainerInput, ContainerStats, Datastore, DatastoreInput, Direction,
-    Edge, EdgeFilter, EdgePatch, End, EventFilter, EventOutcome, Evidence, Field, Id, NewEdge, Page, PageRequest,
-    StoredEvent, Timestamp,
+    AssertionBatch, AssertionSummary, Change, Container, ContainerInput, ContainerStats, Datastore, DatastoreInput,
+    Direction, Edge, EdgeFilter, EdgePatch, End, EventFilter, EventOutcome, Evidence, Field, Id, NewEdge, Page,
+    PageRequest, StoredEvent, Timestamp,
 };
 use crate::metrics::store_query;
 
@@ -114,6 +116,8 @@ impl SqliteStore {
         writer.pragma_update(None, "wal_autocheckpoint", 50_000).map_err(internal)?;
         writer.pragma_update(None, "journal_size_limit", 64i64 << 20).map_err(internal)?;
         migrations::open_schema(&mut writer, dir)?;
+        // Idempotent: creates and backfills the change log on a store made before it existed.
+        schema::migrate_change_log(&mut writer)?;
         let readers = (0..READERS)
             .map(|_| {
                 let reader = open_connection(&path)?;
@@ -579,6 +583,18 @@ impl Store for SqliteStore {
 
     async fn purge_events(&self, before: Timestamp) -> StoreResult<u64> {
         self.write(move |tx| events::purge_events(tx, before)).await
+    }
+
+    async fn changes_after(&self, after: Id, first: i64, container_id: Option<Id>) -> StoreResult<Vec<Change>> {
+        self.read(move |c| changes::changes_after(c, after, first, container_id)).await
+    }
+
+    async fn latest_change_position(&self) -> StoreResult<Id> {
+        self.read(changes::latest_position).await
+    }
+
+    async fn purge_changes(&self, before: Timestamp) -> StoreResult<u64> {
+        self.write(move |tx| changes::purge(tx, before)).await
     }
 
     async fn export(&self) -> StoreResult<Vec<Record>> {

@@ -107,6 +107,28 @@ impl TestApp {
         Self::start(Arc::new(store), None, Some(guard)).await
     }
 
+    /// The same store, closed and opened again (the embedded store's directory; a new
+    /// connection to the same Neo4j database, not wiped) behind a new server: a restart.
+    pub async fn reopened(mut self) -> Self {
+        let dir = self._dir.take();
+        let guard = self._guard.take();
+        let kind = self.store.kind();
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        drop(self);
+        let store: Arc<dyn Store> = match (&dir, kind) {
+            (Some(dir), "embedded") => Arc::new(SqliteStore::open(dir.path()).expect("reopen embedded store")),
+            _ => Arc::new(neo4j_store().await),
+        };
+        Self::start(store, dir, guard).await
+    }
+
+    /// The embedded store's data directory (none on Neo4j).
+    pub fn data_dir(&self) -> Option<std::path::PathBuf> {
+        self._dir.as_ref().map(|d| d.path().to_path_buf())
+    }
+
     pub fn client(&self) -> &reqwest::Client {
         &self.client
     }

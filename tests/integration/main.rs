@@ -5,6 +5,7 @@
 mod common;
 
 mod catalog;
+mod changes;
 mod corpus;
 mod edges;
 mod external;

@@ -17,10 +17,12 @@
 //! - `inputs`: the input objects of the mutations.
 //! - `page`: the paged lists (`EdgePage`, `FieldPage`, ...), one generic type.
 //! - `scalars`: `DateTime`.
+//! - `changes`: the change feed (`LineageChange`, `ChangePage`) and `SubscriptionRoot`.
 //!
 //! Every public type is re-exported here: its path is `crate::api::schema::Name` wherever it lives.
 
 mod catalog;
+mod changes;
 mod events;
 mod identity;
 mod inputs;
@@ -32,12 +34,13 @@ mod queries;
 mod reports;
 mod scalars;
 
-use async_graphql::{Context, EmptySubscription, Schema};
+use async_graphql::{Context, Schema};
 
 use super::loaders::Loaders;
 use crate::service::{self, Caller, Lineage};
 
 pub use self::catalog::{Container, Datastore, Field, MetadataAssertion};
+pub use self::changes::{ChangeKind, ChangePage, LineageChange, SubscriptionRoot};
 pub use self::events::StoredEvent;
 pub use self::identity::{DatastorePermission, Me, PermissionLevel, Role, Team};
 pub use self::inputs::{ContainerInput, CreateEdgeInput, DatastoreInput, FieldInput, TeamInput, UpdateEdgeInput};
@@ -54,15 +57,20 @@ pub use self::reports::{
 };
 pub use self::scalars::DateTime;
 
-pub type TributarySchema = Schema<QueryRoot, MutationRoot, EmptySubscription>;
+pub type TributarySchema = Schema<QueryRoot, MutationRoot, SubscriptionRoot>;
 
 type GqlResult<T> = async_graphql::Result<T>;
 
 fn lineage<'a>(ctx: &Context<'a>) -> &'a Lineage {
     ctx.data_unchecked::<Lineage>()
 }
+/// A request's own `Loaders`; on a websocket, the connection's shared ones (see
+/// `api::subscriptions`, which empties them before each change it sends).
 fn loaders<'a>(ctx: &Context<'a>) -> &'a Loaders {
-    ctx.data_unchecked::<Loaders>()
+    match ctx.data_opt::<Loaders>() {
+        Some(l) => l,
+        None => ctx.data_unchecked::<std::sync::Arc<Loaders>>(),
+    }
 }
 fn caller<'a>(ctx: &Context<'a>) -> &'a Caller {
     ctx.data_unchecked::<Caller>()
@@ -95,7 +103,7 @@ fn weigh(count: i64, max: i64, child_complexity: usize) -> usize {
 }
 
 pub fn build_schema() -> TributarySchema {
-    Schema::build(QueryRoot, MutationRoot, EmptySubscription)
+    Schema::build(QueryRoot, MutationRoot, SubscriptionRoot)
         .limit_depth(MAX_QUERY_DEPTH)
         .limit_complexity(MAX_QUERY_COMPLEXITY)
         .finish()

@@ -10,9 +10,10 @@ use super::catalog::{load_container, load_datastore, load_field};
 use super::lineage::{ExternalNode, GraphNode, ImpactedContainer, LineageNode, PiiField};
 use super::prefetch::{prefetch_containers, prefetch_edges};
 use super::{
-    auth, caller, limited, lineage, loaders, paged, Container, ContainerPage, Datastore, DatastorePermission, DateTime,
-    EdgePage, Field, FieldConnections, FieldPage, GqlResult, Impact, LineageEdge, LineageGraph, Me, MetadataAssertion,
-    Page, PiiFlow, Side, SqlStatementLineage, StoredEvent, StoredEventPage, Team,
+    auth, caller, limited, lineage, loaders, paged, ChangePage, Container, ContainerPage, Datastore,
+    DatastorePermission, DateTime, EdgePage, Field, FieldConnections, FieldPage, GqlResult, Impact, LineageChange,
+    LineageEdge, LineageGraph, Me, MetadataAssertion, Page, PiiFlow, Side, SqlStatementLineage, StoredEvent,
+    StoredEventPage, Team,
 };
 use crate::domain::{self, EdgeFilter, Id};
 use crate::error::Error;
@@ -353,5 +354,27 @@ impl QueryRoot {
         };
         let p = lineage(ctx).store.list_events(&filter, page).await.map_err(Error::from)?;
         Ok(Page::new(p, StoredEvent))
+    }
+
+    /// The store's change log, oldest first: every committed change to lineage (edges asserted,
+    /// retired, revived, relabelled, deleted; containers and fields created and dropped), after
+    /// the opaque cursor `after` (from the start without it). With `containerId`, only the
+    /// changes touching that container. Page on with `endCursor` to catch up after downtime.
+    #[graphql(complexity = "paged(first, child_complexity)")]
+    async fn changes(
+        &self,
+        ctx: &Context<'_>,
+        after: Option<String>,
+        #[graphql(default_with = "Some(100)")] first: Option<i64>,
+        container_id: Option<Id>,
+    ) -> GqlResult<ChangePage> {
+        let page = lineage(ctx).changes(after.as_deref(), first.unwrap_or(100), container_id).await?;
+        let edges: Vec<domain::Edge> = page.items.iter().filter_map(|i| i.edge.clone()).collect();
+        prefetch_edges(ctx, ctx.look_ahead().field("items").field("edge"), &edges).await?;
+        Ok(ChangePage {
+            items: page.items.into_iter().map(LineageChange).collect(),
+            end_cursor: page.end_cursor,
+            has_more: page.has_more,
+        })
     }
 }

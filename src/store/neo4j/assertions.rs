@@ -20,6 +20,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 
 use neo4rs::{BoltType, Txn};
 
+use super::changes::record_in;
 use super::edges::ensure_ends_exist;
 use super::rows::{
     edge_row, edge_ukey, evidence_row, intervals_text, json_text, list, map, metadata_row, micros, opt_ts,
@@ -29,7 +30,8 @@ use super::{
     allocate, count, distinct, exec, first_id, internal, Cmd, Neo4jStore, Run, EDGE_COUNTER, OPERATION_COUNTER,
 };
 use crate::domain::{
-    AssertionBatch, AssertionSummary, Edge, End, Evidence, Id, Interval, MetadataAssertion, NewEdge, Timestamp,
+    AssertionBatch, AssertionSummary, ChangeKind, Edge, End, Evidence, Id, Interval, MetadataAssertion, NewChange,
+    NewEdge, Timestamp,
 };
 use crate::store::{PriorEvidence, StoreError, StoreResult};
 
@@ -64,10 +66,23 @@ fn new_edge(new: &NewEdge, now: Timestamp) -> Edge {
 /// An assertion of an edge that exists (stored, or created earlier in the batch): a retired edge
 /// is revived with a new open interval; `last_asserted_at` only moves forward; `operation` is
 /// kept once set; `derived` and `transformations` are replaced when the assertion gives them.
-fn assert_again(edge: &mut Edge, new: &NewEdge, now: Timestamp, summary: &mut AssertionSummary) {
+/// The revival and the operation given to an edge without one are changes for the log.
+fn assert_again(
+    edge: &mut Edge,
+    new: &NewEdge,
+    now: Timestamp,
+    summary: &mut AssertionSummary,
+    changes: &mut Vec<NewChange>,
+) {
+    if edge.operation.is_none() && new.operation.is_some() {
+        let relabelled = Edge { operation: new.operation.clone(), ..edge.clone() };
+        let detail = serde_json::json!({"operation": {"from": null, "to": new.operation}});
+        changes.push(NewChange::edge(ChangeKind::EdgeRelabelled, &relabelled, now).with_detail(detail));
+    }
     if edge.retired_at.is_some() {
         edge.intervals.push(Interval { from: now, to: None });
         summary.edges_revived += 1;
+        changes.push(NewChange::edge(ChangeKind::EdgeRevived, edge, now));
     }
     edge.retired_at = None;
     edge.last_asserted_at = match (edge.last_asserted_at, new.last_asserted_at.map(micros)) {
@@ -143,6 +158,8 @@ async fn apply_assertions_in(txn: &mut Txn, batch: &AssertionBatch, now: Timesta
     let mut asserted: Vec<Edge> = Vec::new();
     let mut slots: HashMap<&str, Slot> = HashMap::new();
     let mut slot_of_assertion = Vec::with_capacity(batch.assert.len());
+    // Recorded last, in the order the embedded store records them (see `changes::record_in`).
+    let mut changes: Vec<NewChange> = Vec::new();
     for (assertion, ukey) in batch.assert.iter().zip(&ukeys) {
         let slot = match slots.get(ukey.as_str()) {
             Some(&slot) => {
@@ -150,19 +167,21 @@ async fn apply_assertions_in(txn: &mut Txn, batch: &AssertionBatch, now: Timesta
                     Slot::New(i) => &mut created[i],
                     Slot::Stored(i) => &mut asserted[i],
                 };
-                assert_again(edge, &assertion.edge, now, &mut summary);
+                assert_again(edge, &assertion.edge, now, &mut summary, &mut changes);
                 slot
             }
             None => {
                 let slot = match stored.remove(ukey) {
                     Some(mut edge) => {
-                        assert_again(&mut edge, &assertion.edge, now, &mut summary);
+                        assert_again(&mut edge, &assertion.edge, now, &mut summary, &mut changes);
                         asserted.push(edge);
                         Slot::Stored(asserted.len() - 1)
                     }
                     None => {
                         summary.edges_created += 1;
                         created.push(new_edge(&assertion.edge, now));
+                        // Its id is given below; a placeholder keeps the log in batch order.
+                        changes.push(NewChange::edge(ChangeKind::EdgeAsserted, &created[created.len() - 1], now));
                         Slot::New(created.len() - 1)
                     }
                 };
@@ -177,6 +196,11 @@ async fn apply_assertions_in(txn: &mut Txn, batch: &AssertionBatch, now: Timesta
         let first = first_id(&allocate(txn, &[(EDGE_COUNTER, created.len())]).await?, EDGE_COUNTER)?;
         for (id, edge) in (first..).zip(created.iter_mut()) {
             edge.id = id;
+        }
+        // The placeholders of the new edges, in creation order, take their ids.
+        let mut ids = created.iter().map(|e| e.id);
+        for c in changes.iter_mut().filter(|c| c.kind == ChangeKind::EdgeAsserted) {
+            c.edge_id = ids.next();
         }
         let rows = created.iter().map(edge_row).collect::<StoreResult<Vec<_>>>()?;
         let written = exec(txn, cypher!("create_edges").param("rows", list(rows))).await?.rows.len();
@@ -248,6 +272,9 @@ async fn apply_assertions_in(txn: &mut Txn, batch: &AssertionBatch, now: Timesta
         let ids: Vec<Id> = retired.column("id")?;
         let texts: Vec<Option<String>> = retired.column("intervals")?;
         summary.edges_retired = count(ids.len())?;
+        for e in retired.decode::<EdgeProps>("edge")? {
+            changes.push(NewChange::edge(ChangeKind::EdgeRetired, &e, now));
+        }
         let mut rows = Vec::new();
         for (id, text) in ids.into_iter().zip(texts) {
             let mut intervals = parse_intervals(text.as_deref())?;
@@ -260,6 +287,7 @@ async fn apply_assertions_in(txn: &mut Txn, batch: &AssertionBatch, now: Timesta
             exec(txn, cypher!("set_edge_intervals").param("rows", list(rows))).await?;
         }
     }
+    record_in(txn, &changes).await?;
     Ok(summary)
 }
 

@@ -7,11 +7,14 @@ use std::collections::HashSet;
 
 use neo4rs::Txn;
 
+use super::changes::record_in;
 use super::rows::{container_node_key, list, map, ContainerProps, DatastoreProps, Decode, FieldProps};
 use super::{
     allocate, decode_by_ids, distinct, exec, first_id, Cmd, Run, CONTAINER_COUNTER, DATASTORE_COUNTER, FIELD_COUNTER,
 };
-use crate::domain::{Container, ContainerInput, Datastore, DatastoreInput, Field, Id, Page, PageRequest};
+use crate::domain::{
+    ChangeKind, Container, ContainerInput, Datastore, DatastoreInput, Field, Id, NewChange, Page, PageRequest,
+};
 use crate::store::{StoreError, StoreResult};
 
 pub(super) async fn upsert_datastore_in(txn: &mut Txn, input: DatastoreInput) -> StoreResult<Datastore> {
@@ -43,8 +46,15 @@ pub(super) async fn list_datastores(mut db: impl Run) -> StoreResult<Vec<Datasto
     db.run(cypher!("list_datastores")).await?.decode::<DatastoreProps>("datastore")
 }
 
-pub(super) async fn delete_datastore(db: impl Run, id: Id) -> StoreResult<bool> {
-    deleted(db, cypher!("delete_datastore").param("id", id)).await
+/// Records a `CONTAINER_DROPPED` per live container the datastore took with it.
+pub(super) async fn delete_datastore_in(txn: &mut Txn, id: Id) -> StoreResult<bool> {
+    let dropped: Vec<Id> = exec(txn, cypher!("live_containers_of_datastore").param("id", id)).await?.column("id")?;
+    let found = deleted(&mut *txn, cypher!("delete_datastore").param("id", id)).await?;
+    let now = crate::domain::now();
+    let changes: Vec<NewChange> =
+        dropped.into_iter().map(|c| NewChange::container(ChangeKind::ContainerDropped, c, now)).collect();
+    record_in(txn, &changes).await?;
+    Ok(found)
 }
 
 pub(super) async fn upsert_container_in(txn: &mut Txn, input: ContainerInput) -> StoreResult<(Container, Vec<Field>)> {
@@ -112,7 +122,19 @@ pub(super) async fn upsert_container_in(txn: &mut Txn, input: ContainerInput) ->
     .await?;
     let container = out.decode_first::<ContainerProps>("container")?;
     let fields: Vec<FieldProps> = out.value("fields")?;
-    let fields = fields.into_iter().map(Decode::decode).collect::<StoreResult<_>>()?;
+    let fields: Vec<Field> = fields.into_iter().map(Decode::decode).collect::<StoreResult<_>>()?;
+    let now = crate::domain::now();
+    let mut changes = Vec::new();
+    if let Some(id) = new_container_id {
+        changes.push(NewChange::container(ChangeKind::ContainerCreated, id, now));
+    }
+    let mut recorded = HashSet::new();
+    for f in &fields {
+        if new_names.contains(&f.name) && recorded.insert(f.id) {
+            changes.push(NewChange::field(ChangeKind::FieldCreated, f.id, container.id, now));
+        }
+    }
+    record_in(txn, &changes).await?;
     Ok((container, fields))
 }
 
@@ -149,8 +171,12 @@ pub(super) async fn containers_by_names(
         .decode::<ContainerProps>("container")
 }
 
-pub(super) async fn delete_container(db: impl Run, id: Id) -> StoreResult<bool> {
-    deleted(db, cypher!("delete_container").param("id", id)).await
+pub(super) async fn delete_container_in(txn: &mut Txn, id: Id) -> StoreResult<bool> {
+    let found = deleted(&mut *txn, cypher!("delete_container").param("id", id)).await?;
+    if found {
+        record_in(txn, &[NewChange::container(ChangeKind::ContainerDropped, id, crate::domain::now())]).await?;
+    }
+    Ok(found)
 }
 
 pub(super) async fn fields_by_ids(db: impl Run, ids: &[Id]) -> StoreResult<Vec<Field>> {
@@ -178,8 +204,14 @@ pub(super) async fn container_fields(
     .page::<FieldProps>(page)
 }
 
-pub(super) async fn delete_field(db: impl Run, id: Id) -> StoreResult<bool> {
-    deleted(db, cypher!("delete_field").param("id", id)).await
+pub(super) async fn delete_field_in(txn: &mut Txn, id: Id) -> StoreResult<bool> {
+    let field = fields_by_ids(&mut *txn, &[id]).await?.into_iter().next();
+    let found = deleted(&mut *txn, cypher!("delete_field").param("id", id)).await?;
+    if let (true, Some(field)) = (found, field) {
+        let change = NewChange::field(ChangeKind::FieldDropped, id, field.container_id, crate::domain::now());
+        record_in(txn, &[change]).await?;
+    }
+    Ok(found)
 }
 
 /// Whether a delete statement (returning `deleted`, a count) found its node.

@@ -7,12 +7,17 @@ use std::collections::{BTreeSet, HashSet};
 
 use neo4rs::Txn;
 
+use super::changes::record_in;
 use super::rows::{
     catalog_end, edge_row, edge_ukey, evidence_row, intervals_text, list, map, micros, missing_end_message,
     parse_intervals, ts, EdgeProps, EvidenceProps,
 };
-use super::{allocate, decode_by_ids, distinct, exec, first_id, internal, Cmd, Run, EDGE_COUNTER, EDGE_EXISTS};
-use crate::domain::{Edge, EdgeFilter, EdgePatch, End, Evidence, Id, Interval, NewEdge, Page, PageRequest, Timestamp};
+use super::{allocate, decode_by_ids, exec, first_id, internal, Cmd, Run, EDGE_COUNTER, EDGE_EXISTS};
+use crate::domain::changes::relabel;
+use crate::domain::{
+    ChangeKind, Edge, EdgeFilter, EdgePatch, End, Evidence, Id, Interval, NewChange, NewEdge, Page, PageRequest,
+    Timestamp,
+};
 use crate::store::{StoreError, StoreResult};
 
 /// Any uniqueness conflict in an edge write is the edge-exists conflict.
@@ -106,6 +111,8 @@ pub(super) async fn create_edges_in(
             format!("created {} of {n} edges: an end node is missing", created.len()),
         ));
     }
+    let changes: Vec<NewChange> = created.iter().map(|e| NewChange::edge(ChangeKind::EdgeAsserted, e, now)).collect();
+    record_in(txn, &changes).await?;
     Ok(created)
 }
 
@@ -139,7 +146,11 @@ pub(super) async fn update_edge_in(txn: &mut Txn, id: Id, patch: EdgePatch) -> S
     )
     .await?
     .decode::<EdgeProps>("edge")?;
-    Ok(updated.into_iter().next())
+    let updated = updated.into_iter().next();
+    if let Some(change) = updated.as_ref().and_then(|after| relabel(&current, after, crate::domain::now())) {
+        record_in(txn, &[change]).await?;
+    }
+    Ok(updated)
 }
 
 pub(super) async fn retire_edges_in(txn: &mut Txn, ids: Vec<Id>, now: Timestamp) -> StoreResult<()> {
@@ -148,6 +159,8 @@ pub(super) async fn retire_edges_in(txn: &mut Txn, ids: Vec<Id>, now: Timestamp)
         exec(txn, cypher!("retire_edges_mark").param("ids", ids.clone()).param("now", now_text.clone())).await?;
     let edge_ids: Vec<Id> = marked.column("id")?;
     let texts: Vec<Option<String>> = marked.column("intervals")?;
+    let retired: Vec<NewChange> =
+        marked.decode::<EdgeProps>("edge")?.iter().map(|e| NewChange::edge(ChangeKind::EdgeRetired, e, now)).collect();
     let mut rows = Vec::with_capacity(edge_ids.len());
     for (id, text) in edge_ids.into_iter().zip(texts) {
         let mut intervals = parse_intervals(text.as_deref())?;
@@ -161,14 +174,16 @@ pub(super) async fn retire_edges_in(txn: &mut Txn, ids: Vec<Id>, now: Timestamp)
         exec(txn, cypher!("set_edge_intervals").param("rows", list(rows))).await?;
     }
     exec(txn, cypher!("retire_evidence").param("ids", ids).param("now", now_text)).await?;
-    Ok(())
+    record_in(txn, &retired).await
 }
 
-pub(super) async fn delete_edges(mut db: impl Run, ids: &[Id]) -> StoreResult<()> {
-    if ids.is_empty() {
-        return Ok(());
-    }
-    db.run(cypher!("delete_edges").param("ids", distinct(ids))).await.map(|_| ())
+/// `ids` distinct. Records an `EDGE_DELETED` per edge that was there.
+pub(super) async fn delete_edges_in(txn: &mut Txn, ids: Vec<Id>) -> StoreResult<()> {
+    let now = crate::domain::now();
+    let gone = edges_by_ids(&mut *txn, &ids).await?;
+    exec(txn, cypher!("delete_edges").param("ids", ids)).await?;
+    let changes: Vec<NewChange> = gone.iter().map(|e| NewChange::edge(ChangeKind::EdgeDeleted, e, now)).collect();
+    record_in(txn, &changes).await
 }
 
 pub(super) async fn edges_by_ids(db: impl Run, ids: &[Id]) -> StoreResult<Vec<Edge>> {

@@ -2,7 +2,7 @@
 //! each time the store connects (`IF NOT EXISTS` in every `cypher/schema_*.cypher`), and the
 //! one-off fill-ins an older database needs before the statements can use them.
 
-use super::{Cmd, Run};
+use super::{changes, Cmd, Neo4jStore, Run};
 use crate::store::StoreResult;
 
 /// Constraints and indexes, created idempotently at start-up.
@@ -32,6 +32,10 @@ fn schema_statements() -> Vec<Cmd> {
         cypher!("schema_doc_kind_key_unique"),
         cypher!("schema_metadata_key_unique"),
         cypher!("schema_metadata_container_id_index"),
+        cypher!("schema_change_position_unique"),
+        cypher!("schema_change_at_index"),
+        cypher!("schema_change_container_a_index"),
+        cypher!("schema_change_container_b_index"),
     ]
 }
 
@@ -44,6 +48,18 @@ pub(super) async fn set_up(mut db: impl Run) -> StoreResult<()> {
     let filled: i64 = db.run(cypher!("backfill_container_name_lc")).await?.value("filled")?;
     if filled > 0 {
         tracing::info!(containers = filled, "lowercased container names filled in for name lookups");
+    }
+    Ok(())
+}
+
+/// Creates the change log when the database has none (made before it, or new) and, in the same
+/// transaction, backfills it from the edges' history. Idempotent, and safe when several replicas
+/// start at once: the change counter is the claim (see `claim_change_log`), so a log emptied by
+/// retention is not backfilled again.
+pub(super) async fn migrate_change_log(store: &Neo4jStore) -> StoreResult<()> {
+    let backfilled = write_txn!(store, |txn| changes::claim_and_backfill(txn))?;
+    if backfilled > 0 {
+        tracing::info!(changes = backfilled, store = "neo4j", "change log created and backfilled from edge history");
     }
     Ok(())
 }

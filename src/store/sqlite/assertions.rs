@@ -7,6 +7,7 @@ use std::collections::HashMap;
 
 use rusqlite::{params, Connection};
 
+use super::changes::record;
 use super::edges::{
     close_edges, edges_by_ids_tx, insert_evidence_tx, insert_new_edge, query_edges, update_evidence_tx,
 };
@@ -16,7 +17,8 @@ use super::rows::{
 };
 use super::{internal, select_rows, sql_err, STORE};
 use crate::domain::{
-    Assertion, AssertionBatch, AssertionSummary, Edge, End, Evidence, Id, Interval, MetadataAssertion, Timestamp,
+    Assertion, AssertionBatch, AssertionSummary, ChangeKind, Edge, End, Evidence, Id, Interval, MetadataAssertion,
+    NewChange, Timestamp,
 };
 use crate::metrics::store_query;
 use crate::store::{ends_by_kind, PriorEvidence, StoreResult};
@@ -91,6 +93,16 @@ pub(super) fn apply_assertions(
             }
             Some(e) => {
                 let (id, revive) = (e.id, e.retired_at.is_some());
+                // A revival, or an operation given to an edge that had none: changes to record.
+                let mut changed = e.clone();
+                if changed.operation.is_none() && a.edge.operation.is_some() {
+                    changed.operation = a.edge.operation.clone();
+                    let detail = serde_json::json!({"operation": {"from": null, "to": changed.operation}});
+                    record(tx, &[NewChange::edge(ChangeKind::EdgeRelabelled, &changed, now).with_detail(detail)])?;
+                }
+                if revive {
+                    record(tx, &[NewChange::edge(ChangeKind::EdgeRevived, &changed, now)])?;
+                }
                 let last = match (e.last_asserted_at, a.edge.last_asserted_at) {
                     (Some(x), Some(y)) => Some(x.max(y)),
                     (x, y) => x.or(y),

@@ -5,13 +5,15 @@
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, Connection, OptionalExtension};
 
+use super::changes::record;
 use super::rows::{
     container_row, datastore_row, distinct_ids, field_row, id_array, str_array, CONTAINER_COLS, DATASTORE_COLS,
     FIELD_COLS,
 };
 use super::{internal, select_page, select_rows, sql_err, Filter, Listing, STORE};
 use crate::domain::{
-    container_key, Container, ContainerInput, Datastore, DatastoreInput, Field, Id, Page, PageRequest,
+    container_key, ChangeKind, Container, ContainerInput, Datastore, DatastoreInput, Field, Id, NewChange, Page,
+    PageRequest,
 };
 use crate::metrics::store_query;
 use crate::store::{StoreError, StoreResult};
@@ -62,7 +64,19 @@ pub(super) fn delete_datastore(tx: &Connection, id: Id) -> StoreResult<bool> {
     )
     .map_err(sql_err)?;
     store_query(STORE, "delete_datastore_containers");
-    tx.execute("UPDATE containers SET deleted = 1 WHERE datastore_id = ?1", params![id]).map_err(sql_err)?;
+    let dropped: Vec<Id> = select_rows(
+        tx,
+        "delete_datastore_containers",
+        "UPDATE containers SET deleted = 1 WHERE datastore_id = ?1 AND deleted = 0 RETURNING id",
+        params![id],
+        |r| r.get(0),
+    )
+    .map_err(sql_err)?;
+    let now = crate::domain::now();
+    record(
+        tx,
+        &dropped.iter().map(|c| NewChange::container(ChangeKind::ContainerDropped, *c, now)).collect::<Vec<_>>(),
+    )?;
     Ok(n > 0)
 }
 
@@ -76,6 +90,15 @@ pub(super) fn upsert_container(tx: &Connection, input: ContainerInput) -> StoreR
         return Err(StoreError::NotFound(format!("Datastore {} not found", input.datastore_id)));
     }
     let key = container_key(input.database.as_deref(), input.schema.as_deref(), &input.name);
+    // Ids only grow (AUTOINCREMENT): a row returned above the largest id before is a new one.
+    store_query(STORE, "largest_catalog_ids");
+    let (last_container, last_field): (Id, Id) = tx
+        .query_row(
+            "SELECT (SELECT coalesce(max(id), 0) FROM containers), (SELECT coalesce(max(id), 0) FROM fields)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .map_err(sql_err)?;
     store_query(STORE, "upsert_container");
     let container = tx
         .query_row(
@@ -128,6 +151,16 @@ pub(super) fn upsert_container(tx: &Connection, input: ContainerInput) -> StoreR
             fields.push(field);
         }
     }
+    let now = crate::domain::now();
+    let mut changes = Vec::new();
+    if container.id > last_container {
+        changes.push(NewChange::container(ChangeKind::ContainerCreated, container.id, now));
+    }
+    let mut new_fields: Vec<Id> = fields.iter().map(|f| f.id).filter(|id| *id > last_field).collect();
+    // A name listed twice returns its row twice.
+    new_fields.dedup();
+    changes.extend(new_fields.into_iter().map(|f| NewChange::field(ChangeKind::FieldCreated, f, container.id, now)));
+    record(tx, &changes)?;
     Ok((container, fields))
 }
 
@@ -189,6 +222,9 @@ pub(super) fn delete_container(tx: &Connection, id: Id) -> StoreResult<bool> {
         tx.execute("UPDATE containers SET deleted = 1 WHERE id = ?1 AND deleted = 0", params![id]).map_err(sql_err)?;
     store_query(STORE, "delete_container_fields");
     tx.execute("UPDATE fields SET deleted = 1 WHERE container_id = ?1", params![id]).map_err(sql_err)?;
+    if n > 0 {
+        record(tx, &[NewChange::container(ChangeKind::ContainerDropped, id, crate::domain::now())])?;
+    }
     Ok(n > 0)
 }
 
@@ -246,6 +282,16 @@ pub(super) fn container_fields(
 
 pub(super) fn delete_field(tx: &Connection, id: Id) -> StoreResult<bool> {
     store_query(STORE, "delete_field");
-    let n = tx.execute("UPDATE fields SET deleted = 1 WHERE id = ?1 AND deleted = 0", params![id]).map_err(sql_err)?;
-    Ok(n > 0)
+    let container: Option<Id> = tx
+        .query_row(
+            "UPDATE fields SET deleted = 1 WHERE id = ?1 AND deleted = 0 RETURNING container_id",
+            params![id],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(sql_err)?;
+    if let Some(container) = container {
+        record(tx, &[NewChange::field(ChangeKind::FieldDropped, id, container, crate::domain::now())])?;
+    }
+    Ok(container.is_some())
 }

@@ -5,9 +5,13 @@
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, Connection, OptionalExtension, Statement};
 
+use super::changes::record;
 use super::rows::{distinct_ids, edge_row, edge_ukey, end_cols, evidence_row, id_array, ts, EDGE_COLS, EVIDENCE_COLS};
 use super::{internal, select_page, select_rows, sql_err, Filter, Listing, STORE};
-use crate::domain::{Edge, EdgeFilter, EdgePatch, Evidence, Id, Interval, NewEdge, Page, PageRequest, Timestamp};
+use crate::domain::changes::relabel;
+use crate::domain::{
+    ChangeKind, Edge, EdgeFilter, EdgePatch, Evidence, Id, Interval, NewChange, NewEdge, Page, PageRequest, Timestamp,
+};
 use crate::metrics::store_query;
 use crate::store::{StoreError, StoreResult};
 
@@ -64,7 +68,8 @@ fn insert_edge(tx: &Connection, e: &NewEdge, now: &Timestamp) -> StoreResult<Opt
     insert_new_edge(tx, e, now, ukey).map(Some)
 }
 
-/// Inserts an edge the caller knows to be absent (its `ukey` looked up in this transaction).
+/// Inserts an edge the caller knows to be absent (its `ukey` looked up in this transaction), and
+/// its `EDGE_ASSERTED` change.
 pub(super) fn insert_new_edge(tx: &Connection, e: &NewEdge, now: &Timestamp, ukey: String) -> StoreResult<Edge> {
     let (sk, sid, sc, sf) = end_cols(&e.source);
     let (tk, tid, tc, tf) = end_cols(&e.target);
@@ -95,7 +100,7 @@ pub(super) fn insert_new_edge(tx: &Connection, e: &NewEdge, now: &Timestamp, uke
         ])
         .map_err(sql_err)?;
     let id = tx.last_insert_rowid();
-    Ok(Edge {
+    let edge = Edge {
         id,
         created: *now,
         source: e.source.clone(),
@@ -108,7 +113,9 @@ pub(super) fn insert_new_edge(tx: &Connection, e: &NewEdge, now: &Timestamp, uke
         last_asserted_at: e.last_asserted_at,
         retired_at: None,
         intervals,
-    })
+    };
+    record(tx, &[NewChange::edge(ChangeKind::EdgeAsserted, &edge, *now)])?;
+    Ok(edge)
 }
 
 pub(super) fn create_edges(
@@ -132,6 +139,7 @@ pub(super) fn update_edge(tx: &Connection, id: Id, patch: EdgePatch) -> StoreRes
     let Some(mut edge) = edges_by_ids_tx(tx, &[id]).map_err(sql_err)?.pop() else {
         return Ok(None);
     };
+    let before = edge.clone();
     if let Some(description) = patch.description {
         edge.description = description;
     }
@@ -149,15 +157,21 @@ pub(super) fn update_edge(tx: &Connection, id: Id, patch: EdgePatch) -> StoreRes
         params![id, edge.description, edge.source_type, edge_ukey(&edge.source, &edge.target, &edge.source_type)],
     )
     .map_err(sql_err)?;
+    if let Some(change) = relabel(&before, &edge, crate::domain::now()) {
+        record(tx, &[change])?;
+    }
     Ok(Some(edge))
 }
 
-/// Sets `retired_at` on these edges and closes their open live interval; returns how many.
+/// Sets `retired_at` on these edges and closes their open live interval, recording each one's
+/// `EDGE_RETIRED`; returns how many.
 pub(super) fn close_edges(tx: &Connection, edges: impl IntoIterator<Item = Edge>, now: Timestamp) -> StoreResult<i64> {
     let mut stmt =
         tx.prepare_cached("UPDATE edges SET retired_at = ?2, intervals = ?3 WHERE id = ?1").map_err(sql_err)?;
     let mut closed = 0;
+    let mut retired = Vec::new();
     for mut e in edges {
+        retired.push(NewChange::edge(ChangeKind::EdgeRetired, &e, now));
         if let Some(last) = e.intervals.last_mut() {
             if last.to.is_none() {
                 last.to = Some(now);
@@ -168,6 +182,7 @@ pub(super) fn close_edges(tx: &Connection, edges: impl IntoIterator<Item = Edge>
             .map_err(sql_err)?;
         closed += 1;
     }
+    record(tx, &retired)?;
     Ok(closed)
 }
 
@@ -184,6 +199,9 @@ pub(super) fn retire_edges(tx: &Connection, ids: &[Id], now: Timestamp) -> Store
 }
 
 pub(super) fn delete_edges(tx: &Connection, ids: &[Id]) -> StoreResult<()> {
+    let now = crate::domain::now();
+    let gone = edges_by_ids_tx(tx, ids).map_err(sql_err)?;
+    record(tx, &gone.iter().map(|e| NewChange::edge(ChangeKind::EdgeDeleted, e, now)).collect::<Vec<_>>())?;
     store_query(STORE, "delete_edges");
     tx.execute("DELETE FROM edges WHERE id IN rarray(?1)", params![id_array(ids)]).map_err(sql_err)?;
     store_query(STORE, "delete_evidence");

@@ -4,6 +4,9 @@
 
 use rusqlite::Connection;
 
+use super::changes::{backfill, migrate_error};
+use crate::store::StoreResult;
+
 pub(super) const SCHEMA: &str = r#"
 CREATE TABLE IF NOT EXISTS datastores (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -130,6 +133,42 @@ CREATE TABLE IF NOT EXISTS docs (
   PRIMARY KEY (kind, key)
 );
 "#;
+
+const CHANGE_LOG: &str = r#"
+CREATE TABLE IF NOT EXISTS changes (
+  position INTEGER PRIMARY KEY AUTOINCREMENT,
+  at TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  edge_id INTEGER,
+  field_id INTEGER,
+  container_a INTEGER,
+  container_b INTEGER,
+  detail TEXT
+);
+CREATE INDEX IF NOT EXISTS changes_container_a ON changes(container_a, position);
+CREATE INDEX IF NOT EXISTS changes_container_b ON changes(container_b, position);
+CREATE INDEX IF NOT EXISTS changes_at ON changes(at);
+"#;
+
+/// Creates the change log when the store has none (a store made before it, or a new one) and,
+/// in the same transaction, backfills it from the edges' history. Idempotent: a store whose log
+/// exists (even emptied by retention) is left alone, so nothing is recorded twice.
+pub(super) fn migrate_change_log(conn: &mut Connection) -> StoreResult<()> {
+    let tx = conn.transaction().map_err(migrate_error)?;
+    let exists: bool = tx
+        .query_row("SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'changes'", [], |r| r.get(0))
+        .map_err(migrate_error)?;
+    if exists {
+        return Ok(());
+    }
+    tx.execute_batch(CHANGE_LOG).map_err(migrate_error)?;
+    let backfilled = backfill(&tx)?;
+    tx.commit().map_err(migrate_error)?;
+    if backfilled > 0 {
+        tracing::info!(changes = backfilled, store = "embedded", "change log created and backfilled from edge history");
+    }
+    Ok(())
+}
 
 /// `unicode_lower(text)`: Rust's Unicode lowercasing, so name searches fold "Ü" as Neo4j's
 /// `toLower` and the service do (SQLite's `lower` folds ASCII only). Deterministic, so the
