@@ -18,6 +18,7 @@
 
 mod assertions;
 mod catalog;
+mod disk;
 mod edges;
 mod events;
 mod graph;
@@ -65,7 +66,10 @@ pub struct SqliteStore {
     session: Option<Session>,
 }
 
-fn internal(e: impl std::fmt::Display) -> StoreError {
+fn internal<E: std::fmt::Display + 'static>(e: E) -> StoreError {
+    if let Some(unavailable) = disk::unavailable(&e) {
+        return unavailable;
+    }
     tracing::error!(error = %e, store = STORE, "embedded store failed");
     StoreError::Internal(e.to_string())
 }
@@ -99,6 +103,7 @@ impl SqliteStore {
     pub fn open(dir: &Path) -> StoreResult<Self> {
         std::fs::create_dir_all(dir)
             .map_err(|e| StoreError::Unavailable(format!("cannot create the data directory {}: {e}", dir.display())))?;
+        disk::remember_data_dir(dir);
         let path = dir.join("tributary.db");
         let writer = open_connection(&path)?;
         // Only the writer keeps a large page cache: its own commits do not empty it, whereas a

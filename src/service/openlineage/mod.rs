@@ -16,6 +16,7 @@
 
 mod assertions;
 mod metadata;
+mod recover;
 mod report;
 mod resolve;
 
@@ -25,6 +26,7 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use report::Pending;
+pub use recover::PendingRange;
 pub use report::{unresolved_json, EventReport, IngestReport, Unresolved};
 pub use resolve::external_fqn;
 use resolve::Resolver;
@@ -139,19 +141,11 @@ impl Lineage {
             validated.push(v);
         }
         let count = stored.len();
-        let inserted = match self.store.insert_events(stored).await {
-            Ok(x) => x,
-            Err(e) => {
-                tracing::error!(error = %e, events = count, "storing OpenLineage events failed");
-                for (index, v) in validated.iter().enumerate() {
-                    let mut rep = EventReport::new(index);
-                    rep.kind = v.as_ref().ok().map(|e| kind_name(e.kind));
-                    rep.errors.push((String::new(), "the event could not be stored; retry".into()));
-                    report.events.push(rep);
-                }
-                return Ok(report);
-            }
-        };
+        // Nothing is stored when this fails: the client must send the request again.
+        let inserted = self.store.insert_events(stored).await.map_err(|e| {
+            tracing::error!(error = %e, events = count, "storing OpenLineage events failed");
+            Error::from(e)
+        })?;
         // Where an event of this request went in `report`, for duplicates within the request.
         let mut seen: HashMap<Id, usize> = HashMap::new();
         let mut items = validated.into_iter().zip(inserted).enumerate().peekable();
@@ -173,10 +167,13 @@ impl Lineage {
                 // worker's other tasks in between events.
                 tokio::task::yield_now().await;
             }
-            lineage.flush(&mut pending).await;
+            let recorded = lineage.flush(&mut pending).await;
             if let Some(s) = session {
                 if let Err(e) = s.commit_session().await {
                     tracing::error!(error = %e, events = report.events.len() - first, "committing OpenLineage events failed");
+                    if matches!(e, crate::store::StoreError::Unavailable(_)) {
+                        report.events[first..].iter_mut().for_each(|r| r.unavailable = true);
+                    }
                     forward.clear();
                     for rep in report.events[first..].iter_mut().filter(|r| matches!(r.status, "applied" | "ignored")) {
                         rep.status = "failed";
@@ -184,9 +181,23 @@ impl Lineage {
                     }
                 }
             }
+            if !recorded {
+                // Applied but not marked so: the events stay `pending`, and a retry (or the next
+                // start) finishes them; the client must not take them as done.
+                report.events[first..].iter_mut().for_each(|r| r.unavailable = true);
+            }
             if let Some(f) = &self.forwarder {
                 forward.iter().for_each(|raw| f.forward(raw));
             }
+        }
+        let failed = report.events.iter().filter(|e| e.unavailable).count();
+        if failed > 0 {
+            // No 2xx for a request some of whose events the store could not take: the client's
+            // retry applies them (what did apply is then a duplicate, ignored).
+            return Err(Error::Unavailable(format!(
+                "{failed} of {} events could not be applied or recorded because the store is unavailable",
+                report.events.len()
+            )));
         }
         Ok(report)
     }
@@ -299,6 +310,7 @@ impl Lineage {
             }
             Err(e) => {
                 tracing::error!(error = e.message(), event_id, "applying an OpenLineage event failed");
+                rep.unavailable = matches!(e, Error::Unavailable(_));
                 rep.status = "failed";
                 rep.errors.push((String::new(), e.client_message()));
             }
@@ -313,6 +325,17 @@ impl Lineage {
         &self,
         after: Id,
         statuses: &[String],
+        progress: impl FnMut(&EventReport),
+    ) -> Result<IngestReport> {
+        self.replay_range(after, Id::MAX, statuses, progress).await
+    }
+
+    /// `replay_openlineage` of the events with ids in `after + 1..=until` only.
+    async fn replay_range(
+        &self,
+        after: Id,
+        until: Id,
+        statuses: &[String],
         mut progress: impl FnMut(&EventReport),
     ) -> Result<IngestReport> {
         let limits = Limits::default();
@@ -324,7 +347,7 @@ impl Lineage {
             let Some(last) = batch.last() else { break };
             cursor = last.id;
             let (session, lineage) = self.session().await;
-            for stored in batch {
+            for stored in batch.into_iter().take_while(|e| e.id <= until) {
                 if !statuses.is_empty() && !statuses.iter().any(|s| s == &stored.status) {
                     continue;
                 }
@@ -341,21 +364,30 @@ impl Lineage {
                 report.events.push(rep);
                 tokio::task::yield_now().await;
             }
-            lineage.flush(&mut pending).await;
+            if !lineage.flush(&mut pending).await {
+                return Err(Error::Unavailable("the replayed events' outcomes could not be recorded".into()));
+            }
             if let Some(s) = session {
                 s.commit_session().await?;
+            }
+            if cursor >= until {
+                break;
             }
         }
         Ok(report)
     }
 
-    /// Records the queued outcomes (one transaction).
-    async fn flush(&self, pending: &mut Pending) {
+    /// Records the queued outcomes (one transaction); false when they could not be.
+    async fn flush(&self, pending: &mut Pending) -> bool {
         // The caches start afresh too: a replay flushes every few hundred events.
         let outcomes = std::mem::take(pending).outcomes;
         let n = outcomes.len();
-        if let Err(e) = self.store.finish_events(outcomes).await {
-            tracing::error!(error = %e, events = n, "recording events' outcomes failed");
+        match self.store.finish_events(outcomes).await {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::error!(error = %e, events = n, "recording events' outcomes failed");
+                false
+            }
         }
     }
 
