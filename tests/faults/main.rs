@@ -8,6 +8,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod disk;
 mod harness;
 
 use std::collections::HashSet;
@@ -165,4 +166,124 @@ async fn sigterm_drains_in_flight_ingest_embedded() {
 async fn sigterm_drains_in_flight_ingest_neo4j() {
     let _one = SERIAL.lock().await;
     sigterm_drains_in_flight_ingest(StoreAt::neo4j(), "term-neo4j").await;
+}
+
+/// Posts one batch; `(status, Retry-After, body)`.
+async fn post(url: &str, body: &serde_json::Value) -> (u16, Option<String>, String) {
+    let r = reqwest::Client::new().post(format!("{url}/api/v1/lineage")).json(body).send().await.unwrap();
+    let retry = r.headers().get("retry-after").and_then(|v| v.to_str().ok()).map(String::from);
+    (r.status().as_u16(), retry, r.text().await.unwrap())
+}
+
+/// The disk fills during ingest: a clear 503 with `Retry-After` (and a log line naming the data
+/// directory), never a corrupt store; once space is freed the refused batch and the next ones
+/// are taken.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_disk_answers_503_and_ingest_resumes_once_space_is_freed() {
+    let _one = SERIAL.lock().await;
+    let disk = match disk::Mounted::tmpfs("24m") {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("SKIPPED a_full_disk_answers_503...: cannot mount a tmpfs to fill ({e})");
+            return;
+        }
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("serve.log");
+    let data = disk.dir.join("data");
+    let store = StoreAt::Embedded(data.clone());
+    let ns = namespace("disk-full");
+    let serve = Serve::start(&store, &log, &[]).await;
+    let mut acked = HashSet::new();
+    let mut next = 0;
+    for _ in 0..2 {
+        let (body, runs) = batch(&ns, next, BATCH);
+        next += BATCH;
+        assert_eq!(post(&serve.url, &body).await.0, 201);
+        acked.extend(runs);
+    }
+    let ballast = disk.fill();
+    // Each batch needs new pages sooner or later; the first refused one is kept to send again.
+    let mut refused = None;
+    for _ in 0..100 {
+        let (body, runs) = batch(&ns, next, BATCH);
+        next += BATCH;
+        let (status, retry_after, text) = post(&serve.url, &body).await;
+        if status == 201 {
+            acked.extend(runs);
+            continue;
+        }
+        assert_eq!(status, 503, "{text}");
+        assert_eq!(retry_after.as_deref(), Some("2"));
+        assert!(text.contains("unavailable"), "{text}");
+        refused = Some((body, runs));
+        break;
+    }
+    let (body, runs) = refused.expect("a full disk refuses ingest within 100 batches");
+    let text = serve.log_text();
+    assert!(text.contains("embedded store cannot write its data directory"), "{text}");
+    assert!(text.contains("the disk is full") && text.contains(&data.display().to_string()), "{text}");
+
+    std::fs::remove_file(ballast).unwrap();
+    assert_eq!(post(&serve.url, &body).await.0, 201, "the refused batch is taken once space is freed");
+    acked.extend(runs);
+    for _ in 0..2 {
+        let (body, runs) = batch(&ns, next, BATCH);
+        next += BATCH;
+        assert_eq!(post(&serve.url, &body).await.0, 201);
+        acked.extend(runs);
+    }
+    assert_eq!(acknowledged_in_graph(&serve.url, &ns, &acked).await, acked.len());
+    drop(serve);
+    assert_eq!(disk::integrity(&data.join("tributary.db")), "ok");
+}
+
+/// The data directory turns read-only under the running service (the kernel remounts a file
+/// system read-only after an error): ingest answers 503 with `Retry-After` and a log line naming
+/// the data directory; after the operator's repair, the store is whole and holds every event
+/// acknowledged before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_data_dir_turned_read_only_answers_503_and_the_store_stays_whole() {
+    let _one = SERIAL.lock().await;
+    let disk = match disk::Mounted::ext4(64) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("SKIPPED a_data_dir_turned_read_only...: cannot mount an ext4 image ({e})");
+            return;
+        }
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("serve.log");
+    let data = disk.dir.join("data");
+    let store = StoreAt::Embedded(data.clone());
+    let ns = namespace("read-only");
+    let mut serve = Serve::start(&store, &log, &[]).await;
+    let mut acked = HashSet::new();
+    for k in 0..2 {
+        let (body, runs) = batch(&ns, k * BATCH, BATCH);
+        assert_eq!(post(&serve.url, &body).await.0, 201);
+        acked.extend(runs);
+    }
+    // `synchronous=NORMAL` syncs at checkpoints, not at each commit: what a failing disk never
+    // received is lost as in an OS crash. The test is about what follows, so it syncs first.
+    assert!(std::process::Command::new("sync").status().unwrap().success());
+    if let Err(e) = disk.fail_read_only() {
+        eprintln!("SKIPPED a_data_dir_turned_read_only...: {e}");
+        return;
+    }
+    assert!(disk.is_read_only(), "the kernel turned the mount read-only");
+    let (body, _) = batch(&ns, 2 * BATCH, BATCH);
+    let (status, retry_after, text) = post(&serve.url, &body).await;
+    assert_eq!(status, 503, "{text}");
+    assert_eq!(retry_after.as_deref(), Some("2"));
+    let log_text = serve.log_text();
+    assert!(log_text.contains("embedded store cannot write its data directory"), "{log_text}");
+    assert!(log_text.contains(&data.display().to_string()), "{log_text}");
+
+    serve.terminate();
+    serve.exited_within(Duration::from_secs(30)).await.expect("serve stops");
+    disk.repair();
+    assert_eq!(disk::integrity(&data.join("tributary.db")), "ok");
+    let serve = Serve::start(&store, &log, &[]).await;
+    assert_eq!(acknowledged_in_graph(&serve.url, &ns, &acked).await, acked.len());
 }
