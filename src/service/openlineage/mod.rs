@@ -35,7 +35,7 @@ use super::{Caller, Lineage};
 use crate::domain::{Id, StoredEvent};
 use crate::error::{Error, Result};
 use crate::ingest::openlineage::{self as ol, Event, EventKind, Limits, RunState};
-use crate::store::Store;
+use crate::store::{Store, StoreError};
 
 pub const SOURCE_TYPE: &str = "openlineage";
 
@@ -167,24 +167,26 @@ impl Lineage {
                 // worker's other tasks in between events.
                 tokio::task::yield_now().await;
             }
-            let recorded = lineage.flush(&mut pending).await;
+            // Outcomes not recorded or not committed because the store is down: those events
+            // are not done (they stay `pending`), and the client must send them again.
+            let mut store_down = lineage.flush(&mut pending).await.is_some_and(|e| matches!(e, StoreError::Unavailable(_)));
             if let Some(s) = session {
                 if let Err(e) = s.commit_session().await {
                     tracing::error!(error = %e, events = report.events.len() - first, "committing OpenLineage events failed");
-                    if matches!(e, crate::store::StoreError::Unavailable(_)) {
-                        report.events[first..].iter_mut().for_each(|r| r.unavailable = true);
-                    }
+                    store_down |= matches!(e, StoreError::Unavailable(_));
                     forward.clear();
                     for rep in report.events[first..].iter_mut().filter(|r| matches!(r.status, "applied" | "ignored")) {
                         rep.status = "failed";
+                        rep.unavailable = store_down;
                         rep.errors.push((String::new(), "the store could not commit the event; retry".into()));
                     }
                 }
             }
-            if !recorded {
-                // Applied but not marked so: the events stay `pending`, and a retry (or the next
-                // start) finishes them; the client must not take them as done.
-                report.events[first..].iter_mut().for_each(|r| r.unavailable = true);
+            if store_down {
+                report.events[first..]
+                    .iter_mut()
+                    .filter(|r| matches!(r.status, "applied" | "ignored"))
+                    .for_each(|r| r.unavailable = true);
             }
             if let Some(f) = &self.forwarder {
                 forward.iter().for_each(|raw| f.forward(raw));
@@ -364,8 +366,8 @@ impl Lineage {
                 report.events.push(rep);
                 tokio::task::yield_now().await;
             }
-            if !lineage.flush(&mut pending).await {
-                return Err(Error::Unavailable("the replayed events' outcomes could not be recorded".into()));
+            if let Some(e) = lineage.flush(&mut pending).await {
+                return Err(e.into());
             }
             if let Some(s) = session {
                 s.commit_session().await?;
@@ -377,18 +379,14 @@ impl Lineage {
         Ok(report)
     }
 
-    /// Records the queued outcomes (one transaction); false when they could not be.
-    async fn flush(&self, pending: &mut Pending) -> bool {
+    /// Records the queued outcomes (one transaction); the store's error when it could not.
+    async fn flush(&self, pending: &mut Pending) -> Option<StoreError> {
         // The caches start afresh too: a replay flushes every few hundred events.
         let outcomes = std::mem::take(pending).outcomes;
         let n = outcomes.len();
-        match self.store.finish_events(outcomes).await {
-            Ok(()) => true,
-            Err(e) => {
-                tracing::error!(error = %e, events = n, "recording events' outcomes failed");
-                false
-            }
-        }
+        let e = self.store.finish_events(outcomes).await.err()?;
+        tracing::error!(error = %e, events = n, "recording events' outcomes failed");
+        Some(e)
     }
 
     /// Resolves the event and applies its assertions and retirements in one transaction.
