@@ -70,7 +70,10 @@ pub async fn pending_at_start(lineage: &Lineage) -> Option<PendingRange> {
         }
         Ok(None) => None,
         Err(e) => {
-            tracing::warn!(error = e.message(), "cannot look for events left pending; run `tributary replay --status pending` later");
+            tracing::warn!(
+                error = e.message(),
+                "cannot look for events left pending; run `tributary replay --status pending` later"
+            );
             None
         }
     }

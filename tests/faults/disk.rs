@@ -30,9 +30,7 @@ impl Mounted {
         let image = parent.path().join("fs.img");
         let dir = parent.path().join("mnt");
         std::fs::create_dir(&dir).map_err(|e| e.to_string())?;
-        std::fs::File::create(&image)
-            .and_then(|f| f.set_len(u64::from(mib) << 20))
-            .map_err(|e| e.to_string())?;
+        std::fs::File::create(&image).and_then(|f| f.set_len(u64::from(mib) << 20)).map_err(|e| e.to_string())?;
         run("mkfs.ext4", &["-q", "-F", &image.display().to_string()])?;
         run("mount", &["-o", "loop,errors=remount-ro", &image.display().to_string(), &dir.display().to_string()])?;
         Ok(Mounted { dir, image: Some(image), _parent: parent })

@@ -20,7 +20,10 @@ impl StoreAt {
     /// The suite's Neo4j; like the behaviour suite, a Neo4j case without one fails.
     pub fn neo4j() -> StoreAt {
         let uri = std::env::var("NEO4J_URI").unwrap_or_default();
-        assert!(!uri.is_empty(), "NEO4J_URI is not set: the Neo4j fault cases need a real Neo4j (scripts/test starts one)");
+        assert!(
+            !uri.is_empty(),
+            "NEO4J_URI is not set: the Neo4j fault cases need a real Neo4j (scripts/test starts one)"
+        );
         StoreAt::Neo4j(uri)
     }
 

@@ -36,14 +36,17 @@ fn spawn_clients(
     let next = Arc::new(AtomicUsize::new(0));
     (0..CLIENTS)
         .map(|_| {
-            let (url, ns, acked, stop, next) = (url.to_string(), ns.to_string(), acked.clone(), stop.clone(), next.clone());
+            let (url, ns, acked, stop, next) =
+                (url.to_string(), ns.to_string(), acked.clone(), stop.clone(), next.clone());
             tokio::spawn(async move {
                 let client = reqwest::Client::builder().timeout(Duration::from_secs(60)).build().unwrap();
                 while !stop.load(Ordering::Relaxed) {
                     let (body, runs) = batch(&ns, next.fetch_add(BATCH, Ordering::Relaxed), BATCH);
                     match client.post(format!("{url}/api/v1/lineage")).json(&body).send().await {
                         Ok(r) if r.status().is_success() => acked.lock().unwrap().extend(runs),
-                        Ok(r) => panic!("ingest answered {} while the service was up: {:?}", r.status(), r.text().await),
+                        Ok(r) => {
+                            panic!("ingest answered {} while the service was up: {:?}", r.status(), r.text().await)
+                        }
                         // The service was killed: this request's events are not acknowledged.
                         Err(_) => return,
                     }

@@ -25,8 +25,8 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use report::Pending;
 pub use recover::PendingRange;
+use report::Pending;
 pub use report::{unresolved_json, EventReport, IngestReport, Unresolved};
 pub use resolve::external_fqn;
 use resolve::Resolver;
@@ -169,7 +169,8 @@ impl Lineage {
             }
             // Outcomes not recorded or not committed because the store is down: those events
             // are not done (they stay `pending`), and the client must send them again.
-            let mut store_down = lineage.flush(&mut pending).await.is_some_and(|e| matches!(e, StoreError::Unavailable(_)));
+            let mut store_down =
+                lineage.flush(&mut pending).await.is_some_and(|e| matches!(e, StoreError::Unavailable(_)));
             if let Some(s) = session {
                 if let Err(e) = s.commit_session().await {
                     tracing::error!(error = %e, events = report.events.len() - first, "committing OpenLineage events failed");
