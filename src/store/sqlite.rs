@@ -177,8 +177,8 @@ impl SqliteStore {
         match &self.session {
             Some(s) => s.run(move |c| {
                 let out = f(c);
-                if out.is_err() {
-                    s.poisoned.store(true, Ordering::Relaxed);
+                if let Err(e) = &out {
+                    s.poison(e);
                 }
                 out
             }),
