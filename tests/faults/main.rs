@@ -290,3 +290,63 @@ async fn a_data_dir_turned_read_only_answers_503_and_the_store_stays_whole() {
     let serve = Serve::start(&store, &log, &[]).await;
     assert_eq!(acknowledged_in_graph(&serve.url, &ns, &acked).await, acked.len());
 }
+
+/// Past `--shutdown-grace-secs`, serve exits without the requests still running; their events
+/// were stored, so the next start finishes them and nothing stored is lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_the_grace_period_serve_exits_and_the_next_start_finishes_the_events() {
+    let _one = SERIAL.lock().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("serve.log");
+    let store = StoreAt::Embedded(tmp.path().join("data"));
+    let ns = namespace("grace");
+    let mut serve = Serve::start(&store, &log, &["--shutdown-grace-secs", "0"]).await;
+    let (body, _) = batch(&ns, 0, 1000);
+    let url = serve.url.clone();
+    let send = tokio::spawn(async move {
+        reqwest::Client::new().post(format!("{url}/api/v1/lineage")).json(&body).send().await.map(|r| r.status())
+    });
+    // Stored (one transaction, first) and being applied when the signal comes.
+    let started = Instant::now();
+    while pending_in_store(&store, &ns).await == 0 {
+        assert!(started.elapsed() < Duration::from_secs(30) && !send.is_finished(), "{}", serve.log_text());
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    serve.terminate();
+    let status = serve.exited_within(Duration::from_secs(10)).await.expect("serve exits at once with grace 0");
+    assert!(status.success(), "{status}");
+    assert!(send.await.unwrap().is_err(), "the request in flight got no answer");
+    assert!(serve.log_text().contains("requests still in flight after the shutdown grace period"));
+    let left = pending_in_store(&store, &ns).await;
+    assert!(left > 0, "some events were left pending");
+
+    let serve = Serve::start(&store, &log, &[]).await;
+    until_none_pending(&serve, &ns, Duration::from_secs(60)).await;
+    assert!(serve.log_text().contains("pending events finished"));
+    // Nothing was acknowledged; all 1,000 were stored before the exit and are applied now.
+    let stored = harness::stored_events(&serve.url, &ns).await;
+    assert_eq!(stored.get("applied").map_or(0, Vec::len), 1000, "{stored:?}");
+    assert_eq!(acknowledged_in_graph(&serve.url, &ns, &HashSet::new()).await, 0);
+}
+
+/// `serve` whose Neo4j never comes up: it keeps trying, saying so, and gives up after
+/// `--store-wait-secs` with a message naming the URI.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_gives_up_on_an_unreachable_neo4j_after_the_wait() {
+    let _one = SERIAL.lock().await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let uri = format!("bolt://127.0.0.1:{port}");
+    let started = Instant::now();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tributary"))
+        .args(["serve", "--auth", "off", "--listen", "127.0.0.1:0", "--neo4j-uri", &uri, "--store-wait-secs", "3"])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let elapsed = started.elapsed();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{text}");
+    assert!(elapsed >= Duration::from_secs(3) && elapsed < Duration::from_secs(30), "{elapsed:?}");
+    assert!(text.matches("Neo4j not reachable yet; will keep trying until --store-wait-secs").count() >= 2, "{text}");
+    assert!(text.contains("Neo4j still not reachable; giving up"), "{text}");
+    assert!(text.contains(&format!("Neo4j at {uri} could not be reached within 3 s")), "{text}");
+}

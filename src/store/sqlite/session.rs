@@ -94,7 +94,9 @@ impl Session {
     /// Runs `f` in the session's transaction.
     pub(super) fn run<T>(&self, f: impl FnOnce(&Connection) -> StoreResult<T>) -> StoreResult<T> {
         if self.poisoned.load(Ordering::Relaxed) && !self.poisoned_by_store.load(Ordering::Relaxed) {
-            return Err(StoreError::Internal("an earlier write of this request failed; nothing of it is committed".into()));
+            return Err(StoreError::Internal(
+                "an earlier write of this request failed; nothing of it is committed".into(),
+            ));
         }
         if self.committed() || self.poisoned.load(Ordering::Relaxed) {
             return Err(session_ended());
