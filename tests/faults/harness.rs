@@ -127,7 +127,8 @@ impl Drop for Serve {
 
 /// A namespace no other test (or earlier run against the same Neo4j) uses.
 pub fn namespace(test: &str) -> String {
-    format!("postgres://faults-{test}-{}:5432", &uuid::Uuid::new_v4().simple().to_string()[..8])
+    let host = test.replace('_', "-");
+    format!("postgres://faults-{host}-{}:5432", &uuid::Uuid::new_v4().simple().to_string()[..8])
 }
 
 /// Event `i` of namespace `ns`: a COMPLETE of job `job_{i}` (its own run) reading `in_{i}` and

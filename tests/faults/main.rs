@@ -22,6 +22,28 @@ use tributary::domain::{EventFilter, PageRequest};
 /// One case at a time: each starts processes and loads the 2-core machine on its own.
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
+/// `$case(store, tag)` as two tests, `<name>_embedded` (a fresh data dir) and `<name>_neo4j`.
+macro_rules! on_both_stores {
+    ($case:ident, $name:ident) => {
+        mod $name {
+            use super::*;
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn embedded() {
+                let _one = SERIAL.lock().await;
+                let dir = tempfile::tempdir().unwrap();
+                $case(StoreAt::Embedded(dir.path().join("data")), concat!(stringify!($case), "-embedded")).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn neo4j() {
+                let _one = SERIAL.lock().await;
+                $case(StoreAt::neo4j(), concat!(stringify!($case), "-neo4j")).await;
+            }
+        }
+    };
+}
+
 const BATCH: usize = 50;
 const CLIENTS: usize = 4;
 
@@ -108,18 +130,7 @@ async fn kill9_during_batch_ingest(store: StoreAt, tag: &str) {
     assert_eq!(acknowledged_in_graph(&serve.url, &ns, &acked).await, acked.len());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kill_9_during_batch_ingest_loses_nothing_acknowledged_embedded() {
-    let _one = SERIAL.lock().await;
-    let dir = tempfile::tempdir().unwrap();
-    kill9_during_batch_ingest(StoreAt::Embedded(dir.path().join("data")), "kill-embedded").await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kill_9_during_batch_ingest_loses_nothing_acknowledged_neo4j() {
-    let _one = SERIAL.lock().await;
-    kill9_during_batch_ingest(StoreAt::neo4j(), "kill-neo4j").await;
-}
+on_both_stores!(kill9_during_batch_ingest, kill_9_during_batch_ingest_loses_nothing_acknowledged);
 
 /// SIGTERM while two 1,000-event requests run: both are answered 201 and applied, new
 /// connections are refused at once, and the process exits 0.
@@ -158,18 +169,7 @@ async fn sigterm_drains_in_flight_ingest(store: StoreAt, tag: &str) {
     assert_eq!(acknowledged_in_graph(&serve.url, &ns, &acked).await, 2000);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sigterm_drains_in_flight_ingest_embedded() {
-    let _one = SERIAL.lock().await;
-    let dir = tempfile::tempdir().unwrap();
-    sigterm_drains_in_flight_ingest(StoreAt::Embedded(dir.path().join("data")), "term-embedded").await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sigterm_drains_in_flight_ingest_neo4j() {
-    let _one = SERIAL.lock().await;
-    sigterm_drains_in_flight_ingest(StoreAt::neo4j(), "term-neo4j").await;
-}
+on_both_stores!(sigterm_drains_in_flight_ingest, sigterm_drains_in_flight_ingest);
 
 /// Posts one batch; `(status, Retry-After, body)`.
 async fn post(url: &str, body: &serde_json::Value) -> (u16, Option<String>, String) {
