@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
 
 use crate::config::StoreKind;
-use crate::service::openlineage::PendingRange;
 use crate::service::Lineage;
 use crate::store::{Store, StoreError};
 
@@ -55,34 +54,31 @@ pub async fn open_store_waiting(kind: &StoreKind, wait: Duration) -> Result<Arc<
     unreachable!("the attempts loop only ends by returning")
 }
 
-/// The events earlier processes left pending, logged; `None` when there are none or the store
-/// could not say (then they wait for the next start or `tributary replay --status pending`).
-pub async fn pending_at_start(lineage: &Lineage) -> Option<PendingRange> {
-    match lineage.pending_openlineage().await {
-        Ok(Some(range)) => {
-            tracing::info!(
-                pending = range.count,
-                first_id = range.first,
-                last_id = range.last,
-                "events stored but not applied before the last stop; finishing them in the background"
-            );
-            Some(range)
-        }
-        Ok(None) => None,
-        Err(e) => {
-            tracing::warn!(
-                error = e.message(),
-                "cannot look for events left pending; run `tributary replay --status pending` later"
-            );
-            None
-        }
-    }
-}
-
-/// Applies the pending `range` on a task of its own, so readiness does not wait for it; logs
-/// progress every 500 events and the counts at the end.
-pub fn spawn_finish_pending(lineage: Lineage, range: PendingRange) -> tokio::task::JoinHandle<()> {
+/// Finds the events earlier processes stored but did not apply (received before now, still
+/// `pending`) and applies them, on a task of its own so that neither listening nor readiness
+/// waits for it (finding them scans the stored events). Logs what it found, progress every 500
+/// events, and the counts at the end; when the store cannot say or fails meanwhile, they wait
+/// for the next start or `tributary replay --status pending`.
+pub fn spawn_finish_pending(lineage: Lineage) -> tokio::task::JoinHandle<()> {
+    let process_start = crate::domain::now();
     tokio::spawn(async move {
+        let range = match lineage.pending_openlineage(process_start).await {
+            Ok(Some(range)) => range,
+            Ok(None) => return,
+            Err(e) => {
+                tracing::warn!(
+                    error = e.message(),
+                    "cannot look for events left pending; run `tributary replay --status pending` later"
+                );
+                return;
+            }
+        };
+        tracing::info!(
+            pending = range.count,
+            first_id = range.first,
+            last_id = range.last,
+            "events stored but not applied before the last stop; finishing them in the background"
+        );
         let started = Instant::now();
         let mut done = 0i64;
         let result = lineage

@@ -419,9 +419,7 @@ async fn main() -> anyhow::Result<()> {
                 .with_forwarder(forwarder)
                 .with_auto_create(args.openlineage_auto_create)
                 .with_zero_setup(args.openlineage_zero_setup);
-            if let Some(range) = tributary::lifecycle::pending_at_start(&lineage).await {
-                tributary::lifecycle::spawn_finish_pending(lineage.clone(), range);
-            }
+            tributary::lifecycle::spawn_finish_pending(lineage.clone());
             let grace = std::time::Duration::from_secs(args.shutdown_grace_secs);
             tributary::lifecycle::serve_until_drained(listener, lineage, auth_on, &args.cors_origin, grace).await?;
             tracing::info!("stopped");

@@ -4,7 +4,7 @@
 //! safe, since applying an event twice changes nothing.
 
 use super::{EventReport, Lineage};
-use crate::domain::{EventFilter, Id, PageRequest};
+use crate::domain::{EventFilter, Id, PageRequest, Timestamp};
 use crate::error::Result;
 
 /// The stored status of an event not applied yet.
@@ -19,10 +19,11 @@ pub struct PendingRange {
 }
 
 impl Lineage {
-    /// The pending events now, `None` when there are none. Read before `serve` listens, so the
-    /// range holds only what earlier processes left (not requests being ingested right now).
-    pub async fn pending_openlineage(&self) -> Result<Option<PendingRange>> {
-        let filter = EventFilter { status: Some(PENDING.into()), ..EventFilter::default() };
+    /// The events received before `before` and still pending, `None` when there are none. With
+    /// `before` the start of this process, that is what earlier processes left, not the events
+    /// of requests being ingested right now.
+    pub async fn pending_openlineage(&self, before: Timestamp) -> Result<Option<PendingRange>> {
+        let filter = EventFilter { status: Some(PENDING.into()), until: Some(before), ..EventFilter::default() };
         // Newest first: page 1 of size 1 is the newest, page `total` the oldest.
         let newest = self.store.list_events(&filter, PageRequest { page: 1, size: 1 }).await?;
         let Some(last) = newest.items.first().map(|e| e.id) else { return Ok(None) };
