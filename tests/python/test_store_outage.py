@@ -53,22 +53,18 @@ class Neo4j:
     """A Neo4j of this test's own, stoppable and restartable on one port with one data dir."""
 
     def __init__(self, run_dir, port):
-        self.env = {**os.environ, "TRIBUTARY_NEO4J_RUN_DIR": str(run_dir)}
+        # Without the suite's TRIBUTARY_NEO4J_PID / _HOME: neo4j-stop must never find those.
+        base = {k: v for k, v in os.environ.items() if k not in ("TRIBUTARY_NEO4J_PID", "TRIBUTARY_NEO4J_HOME")}
+        self.env = {**base, "TRIBUTARY_NEO4J_RUN_DIR": str(run_dir), "TRIBUTARY_NEO4J_HOME": str(run_dir)}
         self.port = port
-        self.exports = {}
 
     def start(self):
-        out = subprocess.run(
-            [str(REPO / "scripts" / "neo4j-start"), str(self.port)],
-            env=self.env, check=True, capture_output=True, text=True, timeout=180,
-        ).stdout
-        for line in out.splitlines():
-            if line.startswith("export "):
-                key, _, value = line[len("export "):].partition("=")
-                self.exports[key] = value
+        subprocess.run([str(REPO / "scripts" / "neo4j-start"), str(self.port)],
+                       env=self.env, check=True, capture_output=True, text=True, timeout=180)
 
     def stop(self, keep=True):
-        env = {**self.env, **self.exports, "TRIBUTARY_NEO4J_KEEP": "1" if keep else "0"}
+        # The pid comes from the run dir's pid file (scripts/neo4j-stop reads it there).
+        env = {**self.env, "TRIBUTARY_NEO4J_KEEP": "1" if keep else "0"}
         subprocess.run([str(REPO / "scripts" / "neo4j-stop")], env=env, check=True, capture_output=True, timeout=60)
 
 
