@@ -19,7 +19,9 @@ pub async fn open_store_waiting(kind: &StoreKind, wait: Duration) -> Result<Arc<
     let StoreKind::Neo4j { uri, .. } = kind else { return crate::server::open_store(kind).await };
     let started = Instant::now();
     let mut pause = Duration::from_millis(500);
-    for attempt in 1u32.. {
+    let mut attempt = 0u32;
+    loop {
+        attempt += 1;
         let e = match crate::server::open_store(kind).await {
             Ok(store) => {
                 if attempt > 1 {
@@ -51,7 +53,6 @@ pub async fn open_store_waiting(kind: &StoreKind, wait: Duration) -> Result<Arc<
         tokio::time::sleep(pause_now).await;
         pause = (pause * 2).min(Duration::from_secs(5));
     }
-    unreachable!("the attempts loop only ends by returning")
 }
 
 /// Finds the events earlier processes stored but did not apply (received before now, still
