@@ -224,4 +224,12 @@ pub struct ServeArgs {
     /// Days stored OpenLineage events are kept; 0 keeps them forever.
     #[arg(long, env = "TRIBUTARY_EVENT_RETENTION_DAYS", default_value_t = 90)]
     pub event_retention_days: u32,
+    /// Seconds to keep trying to reach Neo4j at start (each attempt is logged) before giving
+    /// up; 0 tries once.
+    #[arg(long, env = "TRIBUTARY_STORE_WAIT_SECS", default_value_t = 120)]
+    pub store_wait_secs: u64,
+    /// Seconds the requests in flight get to finish after SIGTERM or Ctrl-C before `serve`
+    /// exits without them.
+    #[arg(long, env = "TRIBUTARY_SHUTDOWN_GRACE_SECS", default_value_t = 30)]
+    pub shutdown_grace_secs: u64,
 }

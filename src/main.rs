@@ -409,7 +409,8 @@ async fn main() -> anyhow::Result<()> {
             out.write_all(sdl.as_bytes())?;
         }
         Command::Serve(args) => {
-            let store = tributary::server::open_store(&args.store.kind())
+            let wait = std::time::Duration::from_secs(args.store_wait_secs);
+            let store = tributary::lifecycle::open_store_waiting(&args.store.kind(), wait)
                 .await
                 .context("cannot open the store (check --data-dir or --neo4j-uri)")?;
             let listener = tokio::net::TcpListener::bind(&args.listen)
@@ -445,14 +446,9 @@ async fn main() -> anyhow::Result<()> {
                 .with_forwarder(forwarder)
                 .with_auto_create(args.openlineage_auto_create)
                 .with_zero_setup(args.openlineage_zero_setup);
-            tributary::server::run_lineage(
-                listener,
-                lineage,
-                auth_on,
-                &args.cors_origin,
-                tributary::server::shutdown_signal(),
-            )
-            .await?;
+            tributary::lifecycle::spawn_finish_pending(lineage.clone());
+            let grace = std::time::Duration::from_secs(args.shutdown_grace_secs);
+            tributary::lifecycle::serve_until_drained(listener, lineage, auth_on, &args.cors_origin, grace).await?;
             tracing::info!("stopped");
         }
         Command::Export { store, output } => {

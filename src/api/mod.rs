@@ -7,6 +7,7 @@ pub mod rest;
 pub mod schema;
 pub mod subscriptions;
 pub mod ui;
+pub mod unavailable;
 
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex};
@@ -107,6 +108,7 @@ pub fn router(state: AppState, cors_origins: &[String]) -> Router {
         .route("/metrics", get(metrics))
         .merge(ui::routes())
         .with_state(state)
+        .layer(middleware::from_fn(unavailable::retry_after))
         .layer(middleware::from_fn(track_requests))
         .layer(TraceLayer::new_for_http());
     if !cors_origins.is_empty() {

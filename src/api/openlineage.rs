@@ -30,6 +30,12 @@ fn detail(status: StatusCode, message: impl Into<String>) -> Response {
     (status, Json(json!({ "detail": message.into() }))).into_response()
 }
 
+/// A request the service could not run: its status from the one error table (503 for a store
+/// that is down, with `Retry-After` added by `api::unavailable`).
+fn service_error(e: &crate::error::Error) -> Response {
+    detail(StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), e.client_message())
+}
+
 fn body_error(e: BodyError) -> Response {
     match e {
         BodyError::TooLarge(m) => detail(StatusCode::PAYLOAD_TOO_LARGE, m),
@@ -156,7 +162,7 @@ pub async fn ingest(
 ) -> Response {
     let report = match state.lineage.ingest_openlineage(&caller, parsed.events).await {
         Ok(r) => r,
-        Err(e) => return detail(StatusCode::INTERNAL_SERVER_ERROR, e.client_message()),
+        Err(e) => return service_error(&e),
     };
     let body = report_json(&report);
     if parsed.is_list {
@@ -213,7 +219,7 @@ pub async fn collate_single(
     }
     let report = match state.lineage.ingest_openlineage(&caller, parsed.events).await {
         Ok(r) => r,
-        Err(e) => return detail(StatusCode::INTERNAL_SERVER_ERROR, e.client_message()),
+        Err(e) => return service_error(&e),
     };
     let Some(e) = report.events.first() else {
         return collate_error((StatusCode::BAD_REQUEST, "no event in the body".into()));
@@ -280,7 +286,7 @@ pub async fn collate_batch(
 ) -> Response {
     let report = match state.lineage.ingest_openlineage(&caller, parsed.events).await {
         Ok(r) => r,
-        Err(e) => return detail(StatusCode::INTERNAL_SERVER_ERROR, e.client_message()),
+        Err(e) => return service_error(&e),
     };
     let mut counts =
         std::collections::BTreeMap::from([("successful", 0), ("failed", 0), ("skipped", 0), ("partial", 0)]);

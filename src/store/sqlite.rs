@@ -22,6 +22,7 @@ mod assertions;
 mod backup;
 mod catalog;
 mod changes;
+mod disk;
 mod edges;
 mod events;
 mod graph;
@@ -71,7 +72,10 @@ pub struct SqliteStore {
     session: Option<Session>,
 }
 
-fn internal(e: impl std::fmt::Display) -> StoreError {
+fn internal<E: std::fmt::Display + 'static>(e: E) -> StoreError {
+    if let Some(unavailable) = disk::unavailable(&e) {
+        return unavailable;
+    }
     tracing::error!(error = %e, store = STORE, "embedded store failed");
     StoreError::Internal(e.to_string())
 }
@@ -105,6 +109,7 @@ impl SqliteStore {
     pub fn open(dir: &Path) -> StoreResult<Self> {
         std::fs::create_dir_all(dir)
             .map_err(|e| StoreError::Unavailable(format!("cannot create the data directory {}: {e}", dir.display())))?;
+        disk::remember_data_dir(dir);
         let path = dir.join("tributary.db");
         let mut writer = open_connection(&path)?;
         // Only the writer keeps a large page cache: its own commits do not empty it, whereas a
@@ -180,8 +185,8 @@ impl SqliteStore {
         match &self.session {
             Some(s) => s.run(move |c| {
                 let out = f(c);
-                if out.is_err() {
-                    s.poisoned.store(true, Ordering::Relaxed);
+                if let Err(e) = &out {
+                    s.poison(e);
                 }
                 out
             }),

@@ -16,6 +16,7 @@
 
 mod assertions;
 mod metadata;
+mod recover;
 mod report;
 mod resolve;
 
@@ -24,6 +25,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
+pub use recover::PendingRange;
 use report::Pending;
 pub use report::{unresolved_json, EventReport, IngestReport, Unresolved};
 pub use resolve::external_fqn;
@@ -33,7 +35,7 @@ use super::{Caller, Lineage};
 use crate::domain::{Id, StoredEvent};
 use crate::error::{Error, Result};
 use crate::ingest::openlineage::{self as ol, Event, EventKind, Limits, RunState};
-use crate::store::Store;
+use crate::store::{Store, StoreError};
 
 pub const SOURCE_TYPE: &str = "openlineage";
 
@@ -139,19 +141,11 @@ impl Lineage {
             validated.push(v);
         }
         let count = stored.len();
-        let inserted = match self.store.insert_events(stored).await {
-            Ok(x) => x,
-            Err(e) => {
-                tracing::error!(error = %e, events = count, "storing OpenLineage events failed");
-                for (index, v) in validated.iter().enumerate() {
-                    let mut rep = EventReport::new(index);
-                    rep.kind = v.as_ref().ok().map(|e| kind_name(e.kind));
-                    rep.errors.push((String::new(), "the event could not be stored; retry".into()));
-                    report.events.push(rep);
-                }
-                return Ok(report);
-            }
-        };
+        // Nothing is stored when this fails: the client must send the request again.
+        let inserted = self.store.insert_events(stored).await.map_err(|e| {
+            tracing::error!(error = %e, events = count, "storing OpenLineage events failed");
+            Error::from(e)
+        })?;
         // Where an event of this request went in `report`, for duplicates within the request.
         let mut seen: HashMap<Id, usize> = HashMap::new();
         let mut items = validated.into_iter().zip(inserted).enumerate().peekable();
@@ -173,20 +167,40 @@ impl Lineage {
                 // worker's other tasks in between events.
                 tokio::task::yield_now().await;
             }
-            lineage.flush(&mut pending).await;
+            // Outcomes not recorded or not committed because the store is down: those events
+            // are not done (they stay `pending`), and the client must send them again.
+            let mut store_down =
+                lineage.flush(&mut pending).await.is_some_and(|e| matches!(e, StoreError::Unavailable(_)));
             if let Some(s) = session {
                 if let Err(e) = s.commit_session().await {
                     tracing::error!(error = %e, events = report.events.len() - first, "committing OpenLineage events failed");
+                    store_down |= matches!(e, StoreError::Unavailable(_));
                     forward.clear();
                     for rep in report.events[first..].iter_mut().filter(|r| matches!(r.status, "applied" | "ignored")) {
                         rep.status = "failed";
+                        rep.unavailable = store_down;
                         rep.errors.push((String::new(), "the store could not commit the event; retry".into()));
                     }
                 }
             }
+            if store_down {
+                report.events[first..]
+                    .iter_mut()
+                    .filter(|r| matches!(r.status, "applied" | "ignored"))
+                    .for_each(|r| r.unavailable = true);
+            }
             if let Some(f) = &self.forwarder {
                 forward.iter().for_each(|raw| f.forward(raw));
             }
+        }
+        let failed = report.events.iter().filter(|e| e.unavailable).count();
+        if failed > 0 {
+            // No 2xx for a request some of whose events the store could not take: the client's
+            // retry applies them (what did apply is then a duplicate, ignored).
+            return Err(Error::Unavailable(format!(
+                "{failed} of {} events could not be applied or recorded because the store is unavailable",
+                report.events.len()
+            )));
         }
         Ok(report)
     }
@@ -299,6 +313,7 @@ impl Lineage {
             }
             Err(e) => {
                 tracing::error!(error = e.message(), event_id, "applying an OpenLineage event failed");
+                rep.unavailable = matches!(e, Error::Unavailable(_));
                 rep.status = "failed";
                 rep.errors.push((String::new(), e.client_message()));
             }
@@ -313,6 +328,17 @@ impl Lineage {
         &self,
         after: Id,
         statuses: &[String],
+        progress: impl FnMut(&EventReport),
+    ) -> Result<IngestReport> {
+        self.replay_range(after, Id::MAX, statuses, progress).await
+    }
+
+    /// `replay_openlineage` of the events with ids in `after + 1..=until` only.
+    async fn replay_range(
+        &self,
+        after: Id,
+        until: Id,
+        statuses: &[String],
         mut progress: impl FnMut(&EventReport),
     ) -> Result<IngestReport> {
         let limits = Limits::default();
@@ -324,7 +350,7 @@ impl Lineage {
             let Some(last) = batch.last() else { break };
             cursor = last.id;
             let (session, lineage) = self.session().await;
-            for stored in batch {
+            for stored in batch.into_iter().take_while(|e| e.id <= until) {
                 if !statuses.is_empty() && !statuses.iter().any(|s| s == &stored.status) {
                     continue;
                 }
@@ -341,22 +367,27 @@ impl Lineage {
                 report.events.push(rep);
                 tokio::task::yield_now().await;
             }
-            lineage.flush(&mut pending).await;
+            if let Some(e) = lineage.flush(&mut pending).await {
+                return Err(e.into());
+            }
             if let Some(s) = session {
                 s.commit_session().await?;
+            }
+            if cursor >= until {
+                break;
             }
         }
         Ok(report)
     }
 
-    /// Records the queued outcomes (one transaction).
-    async fn flush(&self, pending: &mut Pending) {
+    /// Records the queued outcomes (one transaction); the store's error when it could not.
+    async fn flush(&self, pending: &mut Pending) -> Option<StoreError> {
         // The caches start afresh too: a replay flushes every few hundred events.
         let outcomes = std::mem::take(pending).outcomes;
         let n = outcomes.len();
-        if let Err(e) = self.store.finish_events(outcomes).await {
-            tracing::error!(error = %e, events = n, "recording events' outcomes failed");
-        }
+        let e = self.store.finish_events(outcomes).await.err()?;
+        tracing::error!(error = %e, events = n, "recording events' outcomes failed");
+        Some(e)
     }
 
     /// Resolves the event and applies its assertions and retirements in one transaction.

@@ -25,6 +25,9 @@ pub struct EventReport {
     pub summary: Value,
     pub unresolved: Vec<Unresolved>,
     pub edges_created: i64,
+    /// It failed because the store was unavailable (down, too slow, disk trouble): the whole
+    /// request is then answered `UNAVAILABLE` so the client retries it.
+    pub unavailable: bool,
 }
 
 /// A dataset that did not resolve to a catalog container (seed 002's reason codes).
@@ -58,6 +61,7 @@ impl EventReport {
             kind: None,
             errors: Vec::new(),
             summary: json!({}),
+            unavailable: false,
             unresolved: Vec::new(),
             edges_created: 0,
         }

@@ -58,6 +58,10 @@ pub(super) struct Session {
     /// Set when an unguarded call (see `SqliteStore::write_unguarded`) failed part-way: its
     /// writes cannot be undone alone, so nothing more runs and nothing commits.
     pub(super) poisoned: std::sync::atomic::AtomicBool,
+    /// Whether what poisoned it was the store's own trouble (a full or read-only disk): then the
+    /// calls refused after it are `Unavailable` too, and the request is worth sending again;
+    /// otherwise (a bug) they are `Internal`, as the first failure was.
+    pub(super) poisoned_by_store: std::sync::atomic::AtomicBool,
 }
 
 fn session_ended() -> StoreError {
@@ -70,7 +74,12 @@ impl Session {
         gate: Arc<tokio::sync::Mutex<()>>,
     ) -> StoreResult<Session> {
         let gate = gate.lock_owned().await;
-        let session = Session { writer, gate: Mutex::new(Some(gate)), poisoned: Default::default() };
+        let session = Session {
+            writer,
+            gate: Mutex::new(Some(gate)),
+            poisoned: Default::default(),
+            poisoned_by_store: Default::default(),
+        };
         session.run(|c| {
             store_query(STORE, "begin");
             c.execute_batch("BEGIN IMMEDIATE").map_err(internal)
@@ -84,11 +93,22 @@ impl Session {
 
     /// Runs `f` in the session's transaction.
     pub(super) fn run<T>(&self, f: impl FnOnce(&Connection) -> StoreResult<T>) -> StoreResult<T> {
+        if self.poisoned.load(Ordering::Relaxed) && !self.poisoned_by_store.load(Ordering::Relaxed) {
+            return Err(StoreError::Internal(
+                "an earlier write of this request failed; nothing of it is committed".into(),
+            ));
+        }
         if self.committed() || self.poisoned.load(Ordering::Relaxed) {
             return Err(session_ended());
         }
         let conn = self.writer.lock().unwrap_or_else(|p| p.into_inner());
         f(&conn)
+    }
+
+    /// Marks it failed part-way by `error` (see `poisoned`).
+    pub(super) fn poison(&self, error: &StoreError) {
+        self.poisoned_by_store.store(matches!(error, StoreError::Unavailable(_)), Ordering::Relaxed);
+        self.poisoned.store(true, Ordering::Relaxed);
     }
 
     pub(super) fn commit(&self) -> StoreResult<()> {
