@@ -16,6 +16,8 @@ pub enum Error {
     NotFound(String),
     Conflict(String),
     Unavailable(String),
+    /// Past a concurrency limit (push-back): the client should retry later.
+    TooManyRequests(String),
     Internal(String),
 }
 
@@ -30,6 +32,7 @@ impl Error {
             Error::NotFound(_) => "NOT_FOUND",
             Error::Conflict(_) => "CONFLICT",
             Error::Unavailable(_) => "UNAVAILABLE",
+            Error::TooManyRequests(_) => "TOO_MANY_REQUESTS",
             Error::Internal(_) => "INTERNAL",
         }
     }
@@ -42,6 +45,7 @@ impl Error {
             Error::NotFound(_) => 404,
             Error::Conflict(_) => 409,
             Error::Unavailable(_) => 503,
+            Error::TooManyRequests(_) => 429,
             Error::Internal(_) => 500,
         }
     }
@@ -55,6 +59,7 @@ impl Error {
             | Error::NotFound(m)
             | Error::Conflict(m)
             | Error::Unavailable(m)
+            | Error::TooManyRequests(m)
             | Error::Internal(m) => m,
         }
     }

@@ -418,11 +418,12 @@ async fn main() -> anyhow::Result<()> {
                 .with_forwarder(forwarder)
                 .with_auto_create(args.openlineage_auto_create)
                 .with_zero_setup(args.openlineage_zero_setup);
-            tributary::server::run_lineage(
+            tributary::server::run_limited(
                 listener,
                 lineage,
                 auth_on,
                 &args.cors_origin,
+                args.pushback.limits(),
                 tributary::server::shutdown_signal(),
             )
             .await?;
