@@ -16,7 +16,9 @@ pub enum Error {
     NotFound(String),
     Conflict(String),
     Unavailable(String),
-    /// Past a concurrency limit (push-back): the client should retry later.
+    /// Past the ingest concurrency limit (push-back): the client should retry later.
+    Overloaded(String),
+    /// A client address failed authentication too often (the per-address throttle).
     TooManyRequests(String),
     Internal(String),
 }
@@ -32,6 +34,7 @@ impl Error {
             Error::NotFound(_) => "NOT_FOUND",
             Error::Conflict(_) => "CONFLICT",
             Error::Unavailable(_) => "UNAVAILABLE",
+            Error::Overloaded(_) => "OVERLOADED",
             Error::TooManyRequests(_) => "TOO_MANY_REQUESTS",
             Error::Internal(_) => "INTERNAL",
         }
@@ -45,6 +48,7 @@ impl Error {
             Error::NotFound(_) => 404,
             Error::Conflict(_) => 409,
             Error::Unavailable(_) => 503,
+            Error::Overloaded(_) => 503,
             Error::TooManyRequests(_) => 429,
             Error::Internal(_) => 500,
         }
@@ -59,6 +63,7 @@ impl Error {
             | Error::NotFound(m)
             | Error::Conflict(m)
             | Error::Unavailable(m)
+            | Error::Overloaded(m)
             | Error::TooManyRequests(m)
             | Error::Internal(m) => m,
         }

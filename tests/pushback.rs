@@ -1,5 +1,5 @@
 //! Push-back and the load program, on the real binary over loopback, on each store: past its
-//! concurrency limit REST ingest answers 429 with `Retry-After` while GraphQL reads still
+//! concurrency limit REST ingest answers 503 with `Retry-After` while GraphQL reads still
 //! answer; an address that keeps failing authentication is answered 429 before its token is
 //! looked at; a short `tributary-load` run has no error and every acknowledged event applied.
 //! (A correctness run, never a timing check: the figures are in BENCHMARKS.md.)
@@ -161,15 +161,15 @@ async fn past_the_limit_ingest_is_refused_and_reads_answer(kind: StoreKind) {
     let client = http();
     let r =
         client.post(format!("{}/api/v1/lineage", s.url)).bearer_auth(&token).body(body.clone()).send().await.unwrap();
-    assert_eq!(r.status(), 429);
+    assert_eq!(r.status(), 503);
     assert_eq!(r.headers()["retry-after"], "1");
     let detail: Value = r.json().await.unwrap();
     assert_eq!(detail, json!({"detail": "ingest is at its concurrency limit (1 running, 0 waiting); retry after 1 s"}));
     // Every REST ingest route shares the limit.
     for path in ["/api/lineage/openlineage", "/api/v1/openlineage/lineage", "/v1/api/lineage"] {
         let r = client.post(format!("{}{path}", s.url)).bearer_auth(&token).body(body.clone()).send().await.unwrap();
-        assert_eq!(r.status(), 429, "{path}");
-        assert!(r.headers().contains_key("retry-after"), "{path}");
+        assert_eq!(r.status(), 503, "{path}");
+        assert_eq!(r.headers()["retry-after"], "1", "{path}");
     }
     // So does the GraphQL mutation, with a code.
     let gql = |query: &'static str, variables: Value| {
@@ -182,7 +182,7 @@ async fn past_the_limit_ingest_is_refused_and_reads_answer(kind: StoreKind) {
     let v =
         gql("mutation($e: [JSON!]!) { ingestOpenLineage(events: $e) { applied } }", json!({"e": [event(&ns, "r2")]}))
             .await;
-    assert_eq!(v["errors"][0]["extensions"]["code"], "TOO_MANY_REQUESTS", "{v}");
+    assert_eq!(v["errors"][0]["extensions"]["code"], "OVERLOADED", "{v}");
     assert_eq!(v["errors"][0]["message"], "ingest is at its concurrency limit (1 running, 0 waiting); retry after 1 s");
     // Reads do not wait for the slot.
     let v = gql("{ datastores { id } me { user } }", json!({})).await;

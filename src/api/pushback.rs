@@ -2,7 +2,8 @@
 //!
 //! `IngestGate` bounds the ingest requests that run at once (REST routes and the GraphQL
 //! `ingestOpenLineage` mutation share it); a small bounded queue waits for a slot, and past it a
-//! request is refused at once with 429 and `Retry-After`. Reads never pass the gate, so a flood
+//! request is refused at once with 503 and `Retry-After`: HTTP's status for a temporary overload,
+//! and the one the stock OpenLineage clients retry (they give up on a 429). Reads never pass the gate, so a flood
 //! of events cannot take the slots, threads and memory the readers need.
 //!
 //! `AuthThrottle` counts failed authentications per client address (a token bucket per address:
@@ -24,6 +25,8 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::json;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use crate::error::Error;
 
 /// What a refused ingest is told to wait before trying again.
 const INGEST_RETRY_AFTER_SECS: u64 = 1;
@@ -167,14 +170,15 @@ impl IngestGate {
     }
 }
 
-/// The 429 of a refused REST ingest: `{"detail": ...}` and `Retry-After`.
+/// The 503 of a refused REST ingest: `{"detail": ...}` and `Retry-After`.
 pub fn ingest_refused_response(r: &Refused) -> Response {
-    too_many(INGEST_RETRY_AFTER_SECS, Json(json!({ "detail": r.message() })).into_response())
+    let body = Json(json!({ "detail": r.message() })).into_response();
+    retry_after(StatusCode::SERVICE_UNAVAILABLE, INGEST_RETRY_AFTER_SECS, body)
 }
 
-fn too_many(retry_after_secs: u64, body: Response) -> Response {
+fn retry_after(status: StatusCode, retry_after_secs: u64, body: Response) -> Response {
     let mut resp = body;
-    *resp.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+    *resp.status_mut() = status;
     resp.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs.max(1)));
     resp
 }
@@ -313,13 +317,15 @@ pub async fn throttle_auth(State(throttle): State<AuthThrottle>, req: Request, n
     if let Some(wait) = throttle.blocked(ip) {
         crate::metrics::metrics().auth_throttled.inc();
         let secs = wait.as_secs_f64().ceil() as u64;
-        let message = format!("too many failed authentications from {ip}; retry after {} s", secs.max(1));
+        let e =
+            Error::TooManyRequests(format!("too many failed authentications from {ip}; retry after {} s", secs.max(1)));
+        let status = StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::TOO_MANY_REQUESTS);
         let body = if req.uri().path() == "/graphql" {
-            super::error_response(StatusCode::TOO_MANY_REQUESTS, "TOO_MANY_REQUESTS", message)
+            super::error_response(status, e.code(), e.client_message())
         } else {
-            Json(json!({ "detail": message })).into_response()
+            Json(json!({ "detail": e.client_message() })).into_response()
         };
-        return too_many(secs, body);
+        return retry_after(status, secs, body);
     }
     // Only a presented credential that fails is a guess; a request without one is not counted.
     let presented = req.headers().contains_key(header::AUTHORIZATION);

@@ -171,7 +171,7 @@ impl MutationRoot {
     }
 
     /// Applies OpenLineage events (at most 1,000), as `POST /api/v1/lineage` does, within the same
-    /// limit on concurrent ingest: past it, the error's code is `TOO_MANY_REQUESTS`.
+    /// limit on concurrent ingest: past it, the error's code is `OVERLOADED`.
     async fn ingest_open_lineage(
         &self,
         ctx: &Context<'_>,
@@ -198,7 +198,7 @@ impl MutationRoot {
         }
         // The REST routes' gate; absent when the schema runs outside the HTTP server.
         let _slot = match ctx.data_opt::<crate::api::pushback::IngestGate>() {
-            Some(gate) => Some(gate.enter().await.map_err(|r| Error::TooManyRequests(r.message()))?),
+            Some(gate) => Some(gate.enter().await.map_err(|r| Error::Overloaded(r.message()))?),
             None => None,
         };
         let report = lineage(ctx).ingest_openlineage(caller(ctx), events).await?;

@@ -9,7 +9,8 @@ use serde_json::{json, Value};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Outcome {
     Ok,
-    /// Push-back: 429 or 503 (the service asked to be called again later).
+    /// Push-back: 429 or 503, `OVERLOADED` or `TOO_MANY_REQUESTS` (the service asked to be
+    /// called again later).
     Refused,
     /// Anything else: a transport error, another status, a GraphQL error.
     Failed,
@@ -60,7 +61,8 @@ impl Api {
             .as_array()
             .map(|errs| errs.iter().filter_map(|e| e["extensions"]["code"].as_str()).collect())
             .unwrap_or_default();
-        let outcome = if status.as_u16() == 429 || codes.contains(&"TOO_MANY_REQUESTS") {
+        let pushed_back = codes.contains(&"OVERLOADED") || codes.contains(&"TOO_MANY_REQUESTS");
+        let outcome = if status.as_u16() == 429 || pushed_back {
             Outcome::Refused
         } else if !status.is_success() || body.get("errors").is_some() {
             Outcome::Failed
