@@ -115,6 +115,36 @@ impl Drop for Serve {
     }
 }
 
+/// The case's two tests: on the embedded store, and on Neo4j.
+macro_rules! on_each_store {
+    ($case:ident, $embedded:ident, $neo4j:ident) => {
+        #[tokio::test]
+        async fn $embedded() {
+            $case(StoreKind::Embedded).await;
+        }
+
+        #[tokio::test]
+        async fn $neo4j() {
+            if neo4j_uri().is_some() {
+                $case(StoreKind::Neo4j).await;
+            }
+        }
+    };
+}
+
+/// A case's start: its turn, a directory, an admin's token and `serve` with `args`.
+async fn start(
+    kind: StoreKind,
+    user: &str,
+    args: &[&str],
+) -> (tokio::sync::MutexGuard<'static, ()>, tempfile::TempDir, String, Serve) {
+    let turn = ONE_AT_A_TIME.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let token = admin_token(kind, dir.path(), user);
+    let serve = Serve::start(kind, dir.path(), args);
+    (turn, dir, token, serve)
+}
+
 fn event(ns: &str, run: &str) -> Value {
     json!({
         "eventType": "COMPLETE",
@@ -135,10 +165,8 @@ fn http() -> reqwest::Client {
 // ------------------------------------------------------------------ the ingest limit
 
 async fn past_the_limit_ingest_is_refused_and_reads_answer(kind: StoreKind) {
-    let _one = ONE_AT_A_TIME.lock().await;
-    let dir = tempfile::tempdir().unwrap();
-    let token = admin_token(kind, dir.path(), "pushback-admin");
-    let s = Serve::start(kind, dir.path(), &["--ingest-concurrency", "1", "--ingest-queue", "0"]);
+    let (_turn, _dir, token, s) =
+        start(kind, "pushback-admin", &["--ingest-concurrency", "1", "--ingest-queue", "0"]).await;
     let ns = format!("file://pushback-{}", uuid::Uuid::new_v4().simple());
     let held_run = uuid::Uuid::new_v4().to_string();
     let body = serde_json::to_vec(&event(&ns, &held_run)).unwrap();
@@ -208,25 +236,16 @@ async fn past_the_limit_ingest_is_refused_and_reads_answer(kind: StoreKind) {
     assert!(count(&held_run).await["data"]["openLineageEvents"]["total"].as_u64().unwrap() >= 1);
 }
 
-#[tokio::test]
-async fn past_the_limit_ingest_is_refused_and_reads_answer_embedded() {
-    past_the_limit_ingest_is_refused_and_reads_answer(StoreKind::Embedded).await;
-}
-
-#[tokio::test]
-async fn past_the_limit_ingest_is_refused_and_reads_answer_neo4j() {
-    if neo4j_uri().is_some() {
-        past_the_limit_ingest_is_refused_and_reads_answer(StoreKind::Neo4j).await;
-    }
-}
+on_each_store!(
+    past_the_limit_ingest_is_refused_and_reads_answer,
+    past_the_limit_ingest_is_refused_and_reads_answer_embedded,
+    past_the_limit_ingest_is_refused_and_reads_answer_neo4j
+);
 
 // ------------------------------------------------------------------ the auth throttle
 
 async fn failed_authentication_is_throttled_per_address(kind: StoreKind) {
-    let _one = ONE_AT_A_TIME.lock().await;
-    let dir = tempfile::tempdir().unwrap();
-    let token = admin_token(kind, dir.path(), "throttle-admin");
-    let s = Serve::start(kind, dir.path(), &["--auth-failures-per-minute", "3"]);
+    let (_turn, _dir, token, s) = start(kind, "throttle-admin", &["--auth-failures-per-minute", "3"]).await;
     let client = http();
     let query = json!({"query": "{ me { user } }"});
     // Without a token nothing is guessed: not counted.
@@ -280,27 +299,18 @@ async fn failed_authentication_is_throttled_per_address(kind: StoreKind) {
     assert!(log.contains("address=127.0.0.1") && log.contains("failures=3"), "{log}");
 }
 
-#[tokio::test]
-async fn failed_authentication_is_throttled_per_address_embedded() {
-    failed_authentication_is_throttled_per_address(StoreKind::Embedded).await;
-}
-
-#[tokio::test]
-async fn failed_authentication_is_throttled_per_address_neo4j() {
-    if neo4j_uri().is_some() {
-        failed_authentication_is_throttled_per_address(StoreKind::Neo4j).await;
-    }
-}
+on_each_store!(
+    failed_authentication_is_throttled_per_address,
+    failed_authentication_is_throttled_per_address_embedded,
+    failed_authentication_is_throttled_per_address_neo4j
+);
 
 // ------------------------------------------------------------------ the load program
 
 /// A few seconds of the mixed load: no error, no refusal, and every acknowledged event stored,
 /// applied and in the graph (the program checks; the JSON says what it found).
 async fn a_short_load_run_loses_nothing(kind: StoreKind) {
-    let _one = ONE_AT_A_TIME.lock().await;
-    let dir = tempfile::tempdir().unwrap();
-    let token = admin_token(kind, dir.path(), "load-admin");
-    let s = Serve::start(kind, dir.path(), &[]);
+    let (_turn, dir, token, s) = start(kind, "load-admin", &[]).await;
     let json_path = dir.path().join("load.json");
     let mut load = Command::new(LOAD)
         .args(["--url", &s.url, "--duration-secs", "3", "--baseline-secs", "1", "--tables", "30"])
@@ -341,14 +351,8 @@ async fn a_short_load_run_loses_nothing(kind: StoreKind) {
     assert!(out.contains("result: ok"), "{out}");
 }
 
-#[tokio::test]
-async fn a_short_load_run_loses_nothing_embedded() {
-    a_short_load_run_loses_nothing(StoreKind::Embedded).await;
-}
-
-#[tokio::test]
-async fn a_short_load_run_loses_nothing_neo4j() {
-    if neo4j_uri().is_some() {
-        a_short_load_run_loses_nothing(StoreKind::Neo4j).await;
-    }
-}
+on_each_store!(
+    a_short_load_run_loses_nothing,
+    a_short_load_run_loses_nothing_embedded,
+    a_short_load_run_loses_nothing_neo4j
+);
