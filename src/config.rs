@@ -232,4 +232,38 @@ pub struct ServeArgs {
     /// exits without them.
     #[arg(long, env = "TRIBUTARY_SHUTDOWN_GRACE_SECS", default_value_t = 30)]
     pub shutdown_grace_secs: u64,
+    #[command(flatten)]
+    pub pushback: PushBackArgs,
+}
+
+/// Push-back limits (README, "Load and push-back").
+#[derive(Debug, Clone, Args)]
+pub struct PushBackArgs {
+    /// Ingest requests (the REST ingest routes and `ingestOpenLineage`) that run at once.
+    #[arg(long, env = "TRIBUTARY_INGEST_CONCURRENCY", default_value_t = 8,
+          value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub ingest_concurrency: u32,
+    /// Ingest requests that may wait for a running one to finish; past them, 503 at once.
+    #[arg(long, env = "TRIBUTARY_INGEST_QUEUE", default_value_t = 32,
+          value_parser = clap::value_parser!(u32).range(0..=65536))]
+    pub ingest_queue: u32,
+    /// How long (milliseconds) a waiting ingest request waits before it is answered 503.
+    #[arg(long, env = "TRIBUTARY_INGEST_QUEUE_WAIT_MS", default_value_t = 2000,
+          value_parser = clap::value_parser!(u64).range(0..=600_000))]
+    pub ingest_queue_wait_ms: u64,
+    /// Failed authentications a client address may make per minute (as a burst, then
+    /// steadily); past them it is answered 429 until it may try again. 0: no throttle.
+    #[arg(long, env = "TRIBUTARY_AUTH_FAILURES_PER_MINUTE", default_value_t = 20)]
+    pub auth_failures_per_minute: u32,
+}
+
+impl PushBackArgs {
+    pub fn limits(&self) -> crate::api::pushback::Limits {
+        crate::api::pushback::Limits {
+            ingest_concurrency: self.ingest_concurrency as usize,
+            ingest_queue: self.ingest_queue as usize,
+            ingest_queue_wait: std::time::Duration::from_millis(self.ingest_queue_wait_ms),
+            auth_failures_per_minute: self.auth_failures_per_minute,
+        }
+    }
 }

@@ -16,6 +16,10 @@ pub enum Error {
     NotFound(String),
     Conflict(String),
     Unavailable(String),
+    /// Past the ingest concurrency limit (push-back): the client should retry later.
+    Overloaded(String),
+    /// A client address failed authentication too often (the per-address throttle).
+    TooManyRequests(String),
     Internal(String),
     /// A change subscriber fell too far behind the log (see `service::changes`).
     FellBehind(String),
@@ -32,6 +36,8 @@ impl Error {
             Error::NotFound(_) => "NOT_FOUND",
             Error::Conflict(_) => "CONFLICT",
             Error::Unavailable(_) => "UNAVAILABLE",
+            Error::Overloaded(_) => "OVERLOADED",
+            Error::TooManyRequests(_) => "TOO_MANY_REQUESTS",
             Error::Internal(_) => "INTERNAL",
             Error::FellBehind(_) => "FELL_BEHIND",
         }
@@ -45,6 +51,8 @@ impl Error {
             Error::NotFound(_) => 404,
             Error::Conflict(_) => 409,
             Error::Unavailable(_) => 503,
+            Error::Overloaded(_) => 503,
+            Error::TooManyRequests(_) => 429,
             Error::Internal(_) => 500,
             Error::FellBehind(_) => 409,
         }
@@ -60,6 +68,8 @@ impl Error {
             | Error::Conflict(m)
             | Error::Unavailable(m)
             | Error::Internal(m)
+            | Error::Overloaded(m)
+            | Error::TooManyRequests(m)
             | Error::FellBehind(m) => m,
         }
     }

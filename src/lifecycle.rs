@@ -117,6 +117,7 @@ pub async fn serve_until_drained(
     lineage: Lineage,
     auth_enabled: bool,
     cors_origins: &[String],
+    limits: crate::api::pushback::Limits,
     grace: Duration,
 ) -> std::io::Result<()> {
     let (stopping, mut stopped) = tokio::sync::watch::channel(false);
@@ -124,7 +125,7 @@ pub async fn serve_until_drained(
         crate::server::shutdown_signal().await;
         let _ = stopping.send(true);
     };
-    let serve = crate::server::run_lineage(listener, lineage, auth_enabled, cors_origins, signal);
+    let serve = crate::server::run_limited(listener, lineage, auth_enabled, cors_origins, limits, signal);
     let deadline = async move {
         if stopped.wait_for(|s| *s).await.is_err() {
             // The sender went without a signal: only the server's end counts then.

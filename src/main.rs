@@ -448,7 +448,9 @@ async fn main() -> anyhow::Result<()> {
                 .with_zero_setup(args.openlineage_zero_setup);
             tributary::lifecycle::spawn_finish_pending(lineage.clone());
             let grace = std::time::Duration::from_secs(args.shutdown_grace_secs);
-            tributary::lifecycle::serve_until_drained(listener, lineage, auth_on, &args.cors_origin, grace).await?;
+            let limits = args.pushback.limits();
+            tributary::lifecycle::serve_until_drained(listener, lineage, auth_on, &args.cors_origin, limits, grace)
+                .await?;
             tracing::info!("stopped");
         }
         Command::Export { store, output } => {

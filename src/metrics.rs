@@ -23,6 +23,12 @@ pub struct Metrics {
     /// Transactions run again after a transient database error (a deadlock, a leader switch),
     /// by `store` and `code` (the database's status code).
     pub store_retries: IntCounterVec,
+    /// Ingest requests running now (inside `api::pushback::IngestGate`).
+    pub ingest_in_flight: prometheus::IntGauge,
+    /// Ingest requests refused at the concurrency limit (429).
+    pub ingest_refused: prometheus::IntCounter,
+    /// Requests refused because their address failed authentication too often (429).
+    pub auth_throttled: prometheus::IntCounter,
 }
 
 fn build() -> Metrics {
@@ -67,6 +73,18 @@ fn build() -> Metrics {
         &["store", "code"],
     )
     .expect("valid metric definition");
+    let ingest_in_flight = prometheus::IntGauge::new("tributary_ingest_in_flight", "Ingest requests running now")
+        .expect("valid metric definition");
+    let ingest_refused = prometheus::IntCounter::new(
+        "tributary_ingest_refused_total",
+        "Ingest requests refused at the concurrency limit",
+    )
+    .expect("valid metric definition");
+    let auth_throttled = prometheus::IntCounter::new(
+        "tributary_auth_throttled_total",
+        "Requests refused because their address failed authentication too often",
+    )
+    .expect("valid metric definition");
     for c in [
         Box::new(store_queries.clone()) as Box<dyn prometheus::core::Collector>,
         Box::new(store_calls.clone()),
@@ -76,6 +94,9 @@ fn build() -> Metrics {
         Box::new(forwarded.clone()),
         Box::new(events_purged.clone()),
         Box::new(store_retries.clone()),
+        Box::new(ingest_in_flight.clone()),
+        Box::new(ingest_refused.clone()),
+        Box::new(auth_throttled.clone()),
     ] {
         registry.register(c).expect("metric registered once");
     }
@@ -89,6 +110,9 @@ fn build() -> Metrics {
         forwarded,
         events_purged,
         store_retries,
+        ingest_in_flight,
+        ingest_refused,
+        auth_throttled,
     }
 }
 

@@ -2,10 +2,12 @@
 //! `run` takes its listener and shutdown signal as arguments so tests bind port 0.
 
 use std::future::Future;
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use tokio::net::TcpListener;
 
+use crate::api::pushback::{Limits, PushBack};
 use crate::api::{self, schema::build_schema, AppState};
 use crate::config::StoreKind;
 use crate::service::Lineage;
@@ -37,8 +39,14 @@ pub async fn open_store(kind: &StoreKind) -> Result<Arc<dyn Store>, StoreError> 
 }
 
 pub fn app(lineage: Lineage, auth_enabled: bool, cors_origins: &[String]) -> axum::Router {
+    app_limited(lineage, auth_enabled, cors_origins, Limits::default())
+}
+
+/// `app` with the push-back limits `serve`'s flags set.
+pub fn app_limited(lineage: Lineage, auth_enabled: bool, cors_origins: &[String], limits: Limits) -> axum::Router {
     let auth = crate::auth::Auth::new(lineage.store.clone(), auth_enabled);
-    let state = AppState { schema: build_schema(), lineage, auth, parsed: Default::default() };
+    let pushback = PushBack::new(limits);
+    let state = AppState { schema: build_schema(), lineage, auth, parsed: Default::default(), pushback };
     api::router(state, cors_origins)
 }
 
@@ -60,8 +68,23 @@ pub async fn run_lineage(
     cors_origins: &[String],
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let app = app(lineage, auth_enabled, cors_origins);
-    axum::serve(listener, app).with_graceful_shutdown(shutdown).await
+    run_limited(listener, lineage, auth_enabled, cors_origins, Limits::default(), shutdown).await
+}
+
+/// `run_lineage` with the push-back limits `serve`'s flags set. The peer's address goes with
+/// each request (`ConnectInfo`) for the per-address throttle of failed authentication.
+pub async fn run_limited(
+    listener: TcpListener,
+    lineage: Lineage,
+    auth_enabled: bool,
+    cors_origins: &[String],
+    limits: Limits,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let app = app_limited(lineage, auth_enabled, cors_origins, limits);
+    axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
+        .with_graceful_shutdown(shutdown)
+        .await
 }
 
 /// Deletes stored events and change-log entries older than `days`, now and every hour, while the

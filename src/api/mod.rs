@@ -3,6 +3,7 @@
 
 pub mod loaders;
 pub mod openlineage;
+pub mod pushback;
 pub mod rest;
 pub mod schema;
 pub mod subscriptions;
@@ -40,6 +41,7 @@ pub struct AppState {
     pub lineage: Lineage,
     pub auth: crate::auth::Auth,
     pub parsed: ParsedQueries,
+    pub pushback: pushback::PushBack,
 }
 
 /// Parsed GraphQL documents by query text. Clients send the same few queries over and over, and
@@ -97,11 +99,16 @@ pub fn router(state: AppState, cors_origins: &[String]) -> Router {
         .route("/api/v1/openlineage/lineage", axum::routing::post(openlineage::collate_single))
         .route("/api/v1/openlineage/lineage/batch", axum::routing::post(openlineage::collate_batch))
         .route("/v1/api/lineage", axum::routing::post(openlineage::external_lineage))
-        .layer(DefaultBodyLimit::max(openlineage::INGEST_BODY_LIMIT));
-    let mut app = Router::new()
+        .layer(DefaultBodyLimit::max(openlineage::INGEST_BODY_LIMIT))
+        .layer(middleware::from_fn_with_state(state.pushback.ingest.clone(), pushback::limit_ingest));
+    // Every route that authenticates, behind the per-address throttle of failed authentication.
+    let authenticated = Router::new()
         .merge(graphql)
         .merge(ingest)
         .merge(rest::routes())
+        .layer(middleware::from_fn_with_state(state.pushback.auth.clone(), pushback::throttle_auth));
+    let mut app = Router::new()
+        .merge(authenticated)
         .route("/openapi.json", get(rest::openapi_json))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
@@ -203,7 +210,11 @@ pub fn with_context(
 async fn graphql_handler(State(state): State<AppState>, headers: axum::http::HeaderMap, body: Bytes) -> Response {
     let caller = match state.auth.authenticate(authorization(&headers)).await {
         Ok(c) => c,
-        Err(e) => return error_response(StatusCode::OK, e.code(), e.client_message()),
+        Err(e) => {
+            let mut resp = error_response(StatusCode::OK, e.code(), e.client_message());
+            resp.extensions_mut().insert(pushback::AuthFailed);
+            return resp;
+        }
     };
     let mut request: async_graphql::Request = match serde_json::from_slice(&body) {
         Ok(r) => r,
@@ -225,7 +236,7 @@ async fn graphql_handler(State(state): State<AppState>, headers: axum::http::Hea
             format!("the query uses {aliases} aliases; at most {MAX_ALIASES} are allowed"),
         );
     }
-    let request = with_context(request, &state.lineage, &state.auth, caller);
+    let request = with_context(request, &state.lineage, &state.auth, caller).data(state.pushback.ingest.clone());
     let mut response = state.schema.execute(request).await;
     // Parse, validation and limit errors come from the executor without a code: they are the
     // client's to fix.

@@ -1,5 +1,5 @@
-//! `Retry-After` on every 503: a 503 here always means the store is down, too slow or out of
-//! disk (`Error::Unavailable`), which passes; clients that honour the header (urllib3, so the
+//! `Retry-After` on every 503: a 503 here means the store is down, too slow or out of disk
+//! (`Error::Unavailable`), which passes, or ingest push-back, which sets its own; clients that honour the header (urllib3, so the
 //! openlineage-python client) wait that long and send again instead of giving up.
 
 use axum::extract::Request;

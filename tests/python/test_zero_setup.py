@@ -52,9 +52,10 @@ def free_port():
 
 
 class Serve:
-    """`tributary serve --openlineage-zero-setup` on a free port, with an admin token."""
+    """`tributary serve --openlineage-zero-setup` on a free port, with an admin token (and the
+    `extra` flags: test_pushback.py serves with a small ingest limit)."""
 
-    def __init__(self, store, tmp):
+    def __init__(self, store, tmp, extra=()):
         self.bin = binary()
         store_args = ["--neo4j-uri", os.environ["NEO4J_URI"] if store == "neo4j" else ""]
         data = str(Path(tmp) / "data")
@@ -67,7 +68,7 @@ class Serve:
         self.log = open(Path(tmp) / "serve.log", "w")
         self.proc = subprocess.Popen(
             [self.bin, "serve", "--listen", f"127.0.0.1:{port}", "--data-dir", data, "--openlineage-zero-setup",
-             *store_args],
+             *store_args, *extra],
             stdout=self.log, stderr=subprocess.STDOUT,
         )
         for _ in range(150):

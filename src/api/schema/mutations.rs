@@ -170,7 +170,8 @@ impl MutationRoot {
         Ok(Team::from(auth(ctx).upsert_team(caller(ctx), team).await?))
     }
 
-    /// Applies OpenLineage events (at most 1,000), as `POST /api/v1/lineage` does.
+    /// Applies OpenLineage events (at most 1,000), as `POST /api/v1/lineage` does, within the same
+    /// limit on concurrent ingest: past it, the error's code is `OVERLOADED`.
     async fn ingest_open_lineage(
         &self,
         ctx: &Context<'_>,
@@ -195,6 +196,11 @@ impl MutationRoot {
                 Error::BadInput(format!("events[{i}]: {m}"))
             })?;
         }
+        // The REST routes' gate; absent when the schema runs outside the HTTP server.
+        let _slot = match ctx.data_opt::<crate::api::pushback::IngestGate>() {
+            Some(gate) => Some(gate.enter().await.map_err(|r| Error::Overloaded(r.message()))?),
+            None => None,
+        };
         let report = lineage(ctx).ingest_openlineage(caller(ctx), events).await?;
         Ok(IngestReport::from(report))
     }
