@@ -6,9 +6,9 @@
 use rusqlite::{params, Connection};
 
 use super::edges::{query_edges, select_edges};
-use super::rows::{distinct_ids, id_array};
+use super::rows::{distinct_ids, id_array, parse_ts};
 use super::{select_rows, STORE};
-use crate::domain::{ContainerStats, Direction, Edge, Id};
+use crate::domain::{ContainerStats, Direction, Edge, Id, Timestamp};
 use crate::metrics::store_query;
 use crate::store::GraphAround;
 
@@ -38,6 +38,37 @@ pub(super) fn field_edges_of(c: &Connection, ids: &[Id], direction: Direction) -
         }
     };
     query_edges(c, op, where_sql, params![id_array(ids)])
+}
+
+/// `Store::container_edges_ever_of`: `container_edges_of` without the liveness test, on the
+/// same index prefix (kind, id); the caller keeps what was live at its instant.
+pub(super) fn container_edges_ever_of(c: &Connection, ids: &[Id], direction: Direction) -> rusqlite::Result<Vec<Edge>> {
+    let (op, on) = match direction {
+        Direction::Upstream => {
+            ("container_edges_ever_upstream", "target_kind = 'c' AND target_id = k.value AND source_kind IN ('c', 'x')")
+        }
+        Direction::Downstream => (
+            "container_edges_ever_downstream",
+            "source_kind = 'c' AND source_id = k.value AND target_kind IN ('c', 'x')",
+        ),
+    };
+    select_edges(c, op, &format!("rarray(?1) AS k CROSS JOIN edges ON {on}"), params![distinct_ids(ids)])
+}
+
+/// `Store::field_edges_ever_of`: `field_edges_of` without the liveness test.
+pub(super) fn field_edges_ever_of(c: &Connection, ids: &[Id], direction: Direction) -> rusqlite::Result<Vec<Edge>> {
+    let (op, where_sql) = match direction {
+        Direction::Upstream => ("field_edges_ever_upstream", "target_kind = 'f' AND target_id IN rarray(?1)"),
+        Direction::Downstream => ("field_edges_ever_downstream", "source_kind = 'f' AND source_id IN rarray(?1)"),
+    };
+    query_edges(c, op, where_sql, params![id_array(ids)])
+}
+
+/// `Store::first_edge_created`. Times are stored as fixed-width RFC 3339 text, so the smallest
+/// text is the earliest time.
+pub(super) fn first_edge_created(c: &Connection) -> rusqlite::Result<Option<Timestamp>> {
+    store_query(STORE, "first_edge_created");
+    parse_ts(c.query_row("SELECT min(created) FROM edges", [], |r| r.get::<_, Option<String>>(0))?)
 }
 
 /// `Store::container_graph_around` over `ids` (the graph's containers) and `known` (its known
