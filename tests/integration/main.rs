@@ -9,6 +9,7 @@ mod corpus;
 mod edges;
 mod external;
 mod graph;
+mod history;
 mod openlineage;
 mod permissions;
 mod producers;
