@@ -50,6 +50,13 @@ pub struct LineageDiff {
     pub relabelled_edges: Vec<Relabel>,
 }
 
+/// What a diff is around.
+#[derive(Clone, Copy)]
+enum Around {
+    Container(Id),
+    Field(Id),
+}
+
 /// What one traversal saw: its nodes and its edges by id.
 #[derive(Default)]
 struct Snapshot {
@@ -68,22 +75,7 @@ impl Lineage {
         from: Timestamp,
         to: Option<Timestamp>,
     ) -> Result<LineageDiff> {
-        let depth = validate_depth(depth)?;
-        let (from, to) = self.diff_instants(from, to).await?;
-        if self.store.containers_by_ids(&[container_id]).await?.is_empty() {
-            return Err(super::container_not_found(container_id));
-        }
-        let snapshot = |at: Timestamp| async move {
-            let view = self.at(Some(at)).await?;
-            let g = view.graph_from(Start::Node(container_id), None, depth, side).await?;
-            let mut s = Snapshot::default();
-            s.nodes.extend(g.nodes.iter().map(|n| DiffNode::Container(n.container_id)));
-            s.nodes.extend(g.external_nodes.iter().map(|n| DiffNode::External(n.id.clone())));
-            s.edges.extend(g.edges.into_iter().chain(g.external_edges).map(|e| (e.id, e)));
-            Ok::<_, Error>(s)
-        };
-        let (before, after) = tokio::try_join!(snapshot(from), snapshot(to))?;
-        Ok(compare(before, after, from, to))
+        self.diff(Around::Container(container_id), depth, side, from, to).await
     }
 
     /// The field lineage within `depth` (on `side`, or both) as of `to` (default now), compared
@@ -96,42 +88,72 @@ impl Lineage {
         from: Timestamp,
         to: Option<Timestamp>,
     ) -> Result<LineageDiff> {
+        self.diff(Around::Field(field_id), depth, side, from, to).await
+    }
+
+    async fn diff(
+        &self,
+        around: Around,
+        depth: i64,
+        side: Option<Direction>,
+        from: Timestamp,
+        to: Option<Timestamp>,
+    ) -> Result<LineageDiff> {
         let depth = validate_depth(depth)?;
         let (from, to) = self.diff_instants(from, to).await?;
-        if self.store.fields_by_ids(&[field_id]).await?.is_empty() {
-            return Err(super::field_not_found(field_id));
-        }
-        let snapshot = |at: Timestamp| async move {
-            let view = self.at(Some(at)).await?;
-            let mut s = Snapshot::default();
-            s.nodes.insert(DiffNode::Field(field_id));
-            for direction in [Direction::Upstream, Direction::Downstream] {
-                if side.is_some_and(|s| s != direction) {
-                    continue;
-                }
-                let mut seen = BTreeSet::from([field_id]);
-                let mut frontier = vec![field_id];
-                for _ in 0..depth.min(MAX_DEPTH as usize) {
-                    if frontier.is_empty() {
-                        break;
-                    }
-                    let mut next = Vec::new();
-                    for e in view.level_edges(&frontier, direction, true).await? {
-                        if let End::Field { id, .. } = super::far_end(&e, direction) {
-                            if seen.insert(*id) {
-                                next.push(*id);
-                                s.nodes.insert(DiffNode::Field(*id));
-                            }
-                        }
-                        s.edges.insert(e.id, e);
-                    }
-                    frontier = next;
-                }
+        match around {
+            Around::Container(id) if self.store.containers_by_ids(&[id]).await?.is_empty() => {
+                return Err(super::container_not_found(id))
             }
-            Ok::<_, Error>(s)
-        };
-        let (before, after) = tokio::try_join!(snapshot(from), snapshot(to))?;
+            Around::Field(id) if self.store.fields_by_ids(&[id]).await?.is_empty() => {
+                return Err(super::field_not_found(id))
+            }
+            _ => {}
+        }
+        let (before, after) =
+            tokio::try_join!(self.snapshot(around, depth, side, from), self.snapshot(around, depth, side, to))?;
         Ok(compare(before, after, from, to))
+    }
+
+    /// The lineage around a container (as `lineageGraph` draws it) or a field as of `at`.
+    async fn snapshot(&self, around: Around, depth: usize, side: Option<Direction>, at: Timestamp) -> Result<Snapshot> {
+        let view = self.at(Some(at)).await?;
+        let mut s = Snapshot::default();
+        let field_id = match around {
+            Around::Container(id) => {
+                let g = view.graph_from(Start::Node(id), None, depth, side).await?;
+                s.nodes.extend(g.nodes.iter().map(|n| DiffNode::Container(n.container_id)));
+                s.nodes.extend(g.external_nodes.iter().map(|n| DiffNode::External(n.id.clone())));
+                s.edges.extend(g.edges.into_iter().chain(g.external_edges).map(|e| (e.id, e)));
+                return Ok(s);
+            }
+            Around::Field(id) => id,
+        };
+        s.nodes.insert(DiffNode::Field(field_id));
+        for direction in [Direction::Upstream, Direction::Downstream] {
+            if side.is_some_and(|s| s != direction) {
+                continue;
+            }
+            let mut seen = BTreeSet::from([field_id]);
+            let mut frontier = vec![field_id];
+            for _ in 0..depth.min(MAX_DEPTH as usize) {
+                if frontier.is_empty() {
+                    break;
+                }
+                let mut next = Vec::new();
+                for e in view.level_edges(&frontier, direction, true).await? {
+                    if let End::Field { id, .. } = super::far_end(&e, direction) {
+                        if seen.insert(*id) {
+                            next.push(*id);
+                            s.nodes.insert(DiffNode::Field(*id));
+                        }
+                    }
+                    s.edges.insert(e.id, e);
+                }
+                frontier = next;
+            }
+        }
+        Ok(s)
     }
 
     /// `from` and `to` (default now) checked as `asOf` is, and in order.

@@ -526,11 +526,11 @@ impl Store for Neo4jStore {
     }
 
     async fn container_edges_ever_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>> {
-        graph::container_edges_ever_of(AutoCommit(self), ids, direction).await
+        graph::edges_ever_of(AutoCommit(self), ids, direction, false).await
     }
 
     async fn field_edges_ever_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>> {
-        graph::field_edges_ever_of(AutoCommit(self), ids, direction).await
+        graph::edges_ever_of(AutoCommit(self), ids, direction, true).await
     }
 
     async fn first_edge_created(&self) -> StoreResult<Option<Timestamp>> {

@@ -24,18 +24,19 @@ pub(super) async fn field_edges_of(db: impl Run, ids: &[Id], direction: Directio
     decode_by_ids::<EdgeProps>(db, cmd, ids, "edge").await
 }
 
-pub(super) async fn container_edges_ever_of(db: impl Run, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>> {
-    let cmd = match direction {
-        Direction::Upstream => cypher!("container_edges_ever_upstream"),
-        Direction::Downstream => cypher!("container_edges_ever_downstream"),
-    };
-    decode_by_ids::<EdgeProps>(db, cmd, ids, "edge").await
-}
-
-pub(super) async fn field_edges_ever_of(db: impl Run, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>> {
-    let cmd = match direction {
-        Direction::Upstream => cypher!("field_edges_ever_upstream"),
-        Direction::Downstream => cypher!("field_edges_ever_downstream"),
+/// Every edge (live or retired) at one level of an as-of traversal: container-level or
+/// field-level, into (`Upstream`) or out of (`Downstream`) `ids`.
+pub(super) async fn edges_ever_of(
+    db: impl Run,
+    ids: &[Id],
+    direction: Direction,
+    over_fields: bool,
+) -> StoreResult<Vec<Edge>> {
+    let cmd = match (over_fields, direction) {
+        (false, Direction::Upstream) => cypher!("container_edges_ever_upstream"),
+        (false, Direction::Downstream) => cypher!("container_edges_ever_downstream"),
+        (true, Direction::Upstream) => cypher!("field_edges_ever_upstream"),
+        (true, Direction::Downstream) => cypher!("field_edges_ever_downstream"),
     };
     decode_by_ids::<EdgeProps>(db, cmd, ids, "edge").await
 }
