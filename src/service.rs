@@ -44,6 +44,8 @@ pub struct Lineage {
     pub zero_setup: bool,
     /// Set on a view made by `Lineage::at`: traversals read the edges live at this instant.
     as_of: Option<crate::domain::Timestamp>,
+    /// When the store's first edge was recorded, once known (see `Lineage::at`).
+    first_recorded: Arc<std::sync::OnceLock<crate::domain::Timestamp>>,
 }
 
 pub struct CreateEdge {
@@ -331,7 +333,14 @@ impl Lineage {
     }
 
     pub fn new(store: Arc<dyn Store>) -> Self {
-        Self { store, forwarder: None, auto_create: false, zero_setup: false, as_of: None }
+        Self {
+            store,
+            forwarder: None,
+            auto_create: false,
+            zero_setup: false,
+            as_of: None,
+            first_recorded: Arc::default(),
+        }
     }
 
     pub fn with_zero_setup(mut self, on: bool) -> Self {

@@ -62,7 +62,13 @@ impl Lineage {
                 rfc3339(now)
             )));
         }
-        match self.store.first_edge_created().await? {
+        // Read once: the earliest edge only changes when a store is imported, before `serve`
+        // (a manual edge deleted later leaves an earlier bound, which answers an empty graph).
+        let first = match self.first_recorded.get() {
+            Some(t) => Some(*t),
+            None => self.store.first_edge_created().await?.map(|t| *self.first_recorded.get_or_init(|| t)),
+        };
+        match first {
             None => Err(Error::BadInput(format!(
                 "{argument} {}: nothing has been recorded yet, so there is no lineage to show as of a time",
                 rfc3339(at)
