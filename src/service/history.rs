@@ -104,9 +104,12 @@ impl Lineage {
         if self.as_of.is_none() {
             return Ok(self.store.container_graph_around(scope).await?);
         }
+        // Only what the traversal did not read, as the stores do: edges out of the containers
+        // whose outgoing edges it did not read, into those whose incoming edges it did not read.
+        let (sources, targets) = scope.unread();
         let (upstream, downstream) = tokio::try_join!(
-            self.level_edges(&scope.ids, Direction::Upstream, false),
-            self.level_edges(&scope.ids, Direction::Downstream, false)
+            self.level_edges(&targets, Direction::Upstream, false),
+            self.level_edges(&sources, Direction::Downstream, false)
         )?;
         Ok(GraphAround::of_edges(scope, upstream, downstream))
     }

@@ -143,9 +143,9 @@ pub struct GraphAround {
 }
 
 impl GraphAround {
-    /// What a graph shows around `scope.ids` from every edge into them (`upstream`) and out of
-    /// them (`downstream`), read whole: the simple way, for stores and reads (a past instant's
-    /// edges) that have no cheaper one.
+    /// What a graph shows around `scope.ids` from the edges into them (`upstream`) and out of
+    /// them (`downstream`): every one, or at least those into the targets and out of the sources
+    /// of `scope.unread()`. For stores and reads (a past instant's edges) with no cheaper way.
     pub fn of_edges(scope: &GraphScope, upstream: Vec<Edge>, downstream: Vec<Edge>) -> GraphAround {
         let inside: std::collections::HashSet<Id> = scope.ids.iter().copied().collect();
         let known: std::collections::HashSet<Id> = scope.known_external_edges.iter().copied().collect();
