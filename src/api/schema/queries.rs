@@ -85,16 +85,13 @@ async fn impact_out(ctx: &Context<'_>, t: service::Transitive) -> GqlResult<Impa
 #[Object]
 impl QueryRoot {
     /// One edge by id, retired ones too; null when unknown (with `asOf`: when not live then).
-    async fn edge(
-        &self,
-        ctx: &Context<'_>,
-        id: Id,
-        #[graphql(desc = "The answer as it was at this instant (see `asOf` on the answer for what is rebuilt).")] as_of: Option<DateTime>,
-    ) -> GqlResult<Option<LineageEdge>> {
+    async fn edge(&self, ctx: &Context<'_>, id: Id, as_of: Option<DateTime>) -> GqlResult<Option<LineageEdge>> {
         let edge = lineage(ctx).at(as_of.map(|d| d.0)).await?.edge_by_id(id).await?;
         Ok(edge.map(LineageEdge))
     }
 
+    /// Edges by container, field and source type; with `asOf`, the edges live at that instant
+    /// (`includeRetired` is then moot).
     #[allow(clippy::too_many_arguments)]
     #[graphql(complexity = "paged(size, child_complexity)")]
     async fn edges(
@@ -106,7 +103,7 @@ impl QueryRoot {
         #[graphql(default_with = "Some(false)")] include_retired: Option<bool>,
         #[graphql(default_with = "Some(1)")] page: Option<i64>,
         #[graphql(default_with = "Some(50)")] size: Option<i64>,
-        #[graphql(desc = "The edges live at this instant (`includeRetired` is then moot).")] as_of: Option<DateTime>,
+        as_of: Option<DateTime>,
     ) -> GqlResult<EdgePage> {
         let page = service::validate_page(page.unwrap_or(1), size.unwrap_or(50))?;
         let filter =
@@ -116,13 +113,15 @@ impl QueryRoot {
         Ok(Page::new(p, LineageEdge))
     }
 
+    /// The containers around one within `depth`, with the edges among them; with `asOf`, as the
+    /// graph was at that instant (the answer's `asOf` says what could be rebuilt).
     async fn lineage_graph(
         &self,
         ctx: &Context<'_>,
         container_id: Id,
         #[graphql(default_with = "Some(2)")] depth: Option<i64>,
         side: Option<Side>,
-        #[graphql(desc = "The answer as it was at this instant (see `asOf` on the answer for what is rebuilt).")] as_of: Option<DateTime>,
+        as_of: Option<DateTime>,
     ) -> GqlResult<LineageGraph> {
         let at = as_of.map(|d| d.0);
         let g =
@@ -177,7 +176,7 @@ impl QueryRoot {
         ctx: &Context<'_>,
         field_id: Id,
         container_ids: Option<Vec<Id>>,
-        #[graphql(desc = "The answer as it was at this instant (see `asOf` on the answer for what is rebuilt).")] as_of: Option<DateTime>,
+        as_of: Option<DateTime>,
     ) -> GqlResult<FieldConnections> {
         let at = as_of.map(|d| d.0);
         let (fields, edges) = lineage(ctx).at(at).await?.field_connections(field_id, container_ids).await?;
@@ -201,7 +200,7 @@ impl QueryRoot {
         #[graphql(default_with = "Some(20)")] depth: Option<i64>,
         #[graphql(default_with = "Some(Side::Downstream)")] side: Option<Side>,
         #[graphql(default_with = "Some(10000)")] limit: Option<i64>,
-        #[graphql(desc = "The answer as it was at this instant (see `asOf` on the answer for what is rebuilt).")] as_of: Option<DateTime>,
+        as_of: Option<DateTime>,
     ) -> GqlResult<Impact> {
         let side = side.unwrap_or(Side::Downstream);
         let at = as_of.map(|d| d.0);
@@ -242,7 +241,7 @@ impl QueryRoot {
         #[graphql(default_with = "Some(10000)")] limit: Option<i64>,
         #[graphql(default_with = "Some(false)")] include_indirect: Option<bool>,
         #[graphql(default_with = "Some(false)")] through_masking: Option<bool>,
-        #[graphql(desc = "The answer as it was at this instant (see `asOf` on the answer for what is rebuilt).")] as_of: Option<DateTime>,
+        as_of: Option<DateTime>,
     ) -> GqlResult<PiiFlow> {
         let at = as_of.map(|d| d.0);
         let t = lineage(ctx)
