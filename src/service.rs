@@ -6,7 +6,9 @@
 //! and explode on diamonds).
 
 pub mod changes;
+pub mod diff;
 pub mod external;
+pub mod history;
 pub mod openlineage;
 pub mod sql;
 pub mod tables;
@@ -41,6 +43,10 @@ pub struct Lineage {
     /// The zero-setup mode (`--openlineage-zero-setup`): a namespace no datastore lists gets a
     /// datastore of its own and every OpenLineage dataset becomes a container; off by default.
     pub zero_setup: bool,
+    /// Set on a view made by `Lineage::at`: traversals read the edges live at this instant.
+    as_of: Option<crate::domain::Timestamp>,
+    /// When the store's first edge was recorded, once known (see `Lineage::at`).
+    first_recorded: Arc<std::sync::OnceLock<crate::domain::Timestamp>>,
 }
 
 pub struct CreateEdge {
@@ -328,7 +334,14 @@ impl Lineage {
     }
 
     pub fn new(store: Arc<dyn Store>) -> Self {
-        Self { store, forwarder: None, auto_create: false, zero_setup: false }
+        Self {
+            store,
+            forwarder: None,
+            auto_create: false,
+            zero_setup: false,
+            as_of: None,
+            first_recorded: Arc::default(),
+        }
     }
 
     pub fn with_zero_setup(mut self, on: bool) -> Self {
@@ -644,8 +657,7 @@ impl Lineage {
     /// The edges a traversal reads first from its start in `direction`.
     async fn first_edges(&self, start: &Start, direction: Direction, over_fields: bool) -> Result<Vec<Edge>> {
         Ok(match start {
-            Start::Node(id) if over_fields => self.store.field_edges_of(&[*id], direction).await?,
-            Start::Node(id) => self.store.container_edges_of(&[*id], direction).await?,
+            Start::Node(id) => self.level_edges(&[*id], direction, over_fields).await?,
             Start::External { edges, .. } => {
                 edges.iter().filter(|e| start.is(near_end(e, direction))).cloned().collect()
             }
@@ -674,7 +686,7 @@ impl Lineage {
             } else if frontier.is_empty() {
                 break;
             } else {
-                self.store.container_edges_of(&frontier, direction).await?
+                self.level_edges(&frontier, direction, false).await?
             };
             let mut next = Vec::new();
             for e in found {
@@ -754,7 +766,7 @@ impl Lineage {
             inbound_read,
             outbound_read,
         };
-        let around = self.store.container_graph_around(&scope).await?;
+        let around = self.graph_around(&scope).await?;
         let has_up: HashSet<Id> = around.has_upstream.into_iter().collect();
         let has_down: HashSet<Id> = around.has_downstream.into_iter().collect();
         if side.is_none() {
@@ -859,10 +871,8 @@ impl Lineage {
                 self.first_edges(&start, side, over_fields).await?
             } else if frontier.is_empty() {
                 break;
-            } else if over_fields {
-                self.store.field_edges_of(&frontier, side).await?
             } else {
-                self.store.container_edges_of(&frontier, side).await?
+                self.level_edges(&frontier, side, over_fields).await?
             };
             let mut found: Vec<Edge> = found.into_iter().filter(|e| follows(e)).collect();
             found.sort_by_key(|e| e.id);
@@ -918,7 +928,7 @@ impl Lineage {
                     break;
                 }
                 let mut next = Vec::new();
-                for e in self.store.field_edges_of(&frontier, direction).await? {
+                for e in self.level_edges(&frontier, direction, true).await? {
                     if let End::Field { id, .. } = far_end(&e, direction) {
                         if seen.insert(*id) {
                             next.push(*id);

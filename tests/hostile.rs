@@ -244,6 +244,15 @@ impl Store for FaultyStore {
     async fn field_edges_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>> {
         delegate!(self, field_edges_of(ids, direction))
     }
+    async fn container_edges_ever_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>> {
+        delegate!(self, container_edges_ever_of(ids, direction))
+    }
+    async fn field_edges_ever_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>> {
+        delegate!(self, field_edges_ever_of(ids, direction))
+    }
+    async fn first_edge_created(&self) -> StoreResult<Option<tributary::domain::Timestamp>> {
+        delegate!(self, first_edge_created())
+    }
     async fn apply_assertions(&self, batch: AssertionBatch, now: Timestamp) -> StoreResult<AssertionSummary> {
         delegate!(self, apply_assertions(batch, now))
     }

@@ -14,15 +14,16 @@ fn schema_graphql_is_current() {
 fn contract_operations_exist() {
     let sdl = tributary::api::schema::build_schema().sdl();
     for needle in [
-        "edge(id: Int!): LineageEdge",
-        "edges(containerId: Int, fieldId: Int, sourceType: String, includeRetired: Boolean = false, page: Int = 1, size: Int = 50): EdgePage!",
-        "lineageGraph(containerId: Int!, depth: Int = 2, side: Side): LineageGraph!",
+        "edge(id: Int!, asOf: DateTime): LineageEdge",
+        "edges(containerId: Int, fieldId: Int, sourceType: String, includeRetired: Boolean = false, page: Int = 1, size: Int = 50, asOf: DateTime): EdgePage!",
+        "lineageGraph(containerId: Int!, depth: Int = 2, side: Side, asOf: DateTime): LineageGraph!",
         "containerFields(containerId: Int!, name: String, page: Int = 1, size: Int = 50): FieldPage!",
-        "fieldConnections(fieldId: Int!, containerIds: [Int!]): FieldConnections!",
-        "impact(containerId: Int!, depth: Int = 20, side: Side = DOWNSTREAM, limit: Int = 10000): Impact!",
+        "fieldConnections(fieldId: Int!, containerIds: [Int!], asOf: DateTime): FieldConnections!",
+        "impact(containerId: Int!, depth: Int = 20, side: Side = DOWNSTREAM, limit: Int = 10000, asOf: DateTime): Impact!",
         "createEdge(input: CreateEdgeInput!): LineageEdge!",
         "updateEdge(id: Int!, input: UpdateEdgeInput!): LineageEdge!",
         "deleteEdge(id: Int!): Boolean!",
+        "lineageDiff(containerId: Int!, depth: Int = 2, side: Side, from: DateTime!, to: DateTime): LineageDiff!",
     ] {
         assert!(sdl.contains(needle), "the SDL lacks `{needle}`");
     }

@@ -20,6 +20,8 @@ mod concurrency;
 mod gen;
 #[path = "tributary-bench/harness.rs"]
 mod harness;
+#[path = "tributary-bench/history.rs"]
+mod history;
 #[path = "tributary-bench/ingest.rs"]
 mod ingest;
 #[path = "tributary-bench/load.rs"]
@@ -75,6 +77,8 @@ enum Scenario {
     Statements,
     /// lineageGraph at depth 2, 5 and 20, impact from a hub, piiFlow from a hub field.
     Queries,
+    /// lineageGraph as of an instant against the same without one; lineageDiff (issue #19).
+    History,
     /// Concurrent clients on a mixed read workload for a fixed time.
     Concurrency,
     /// Resident memory of a service process after loading, per edge.
@@ -83,10 +87,11 @@ enum Scenario {
     Ingest,
 }
 
-const ALL: [Scenario; 6] = [
+const ALL: [Scenario; 7] = [
     Scenario::Load,
     Scenario::Statements,
     Scenario::Queries,
+    Scenario::History,
     Scenario::Concurrency,
     Scenario::Memory,
     Scenario::Ingest,
@@ -129,7 +134,8 @@ struct Args {
     /// lineageGraph_d5, lineageGraph_d20, impact_hub, piiFlow_hub. For profiling one of them.
     #[arg(long, value_delimiter = ',')]
     queries: Option<Vec<String>>,
-    /// Comma-separated scenarios (default: all): load, statements, queries, concurrency, memory, ingest.
+    /// Comma-separated scenarios (default: all): load, statements, queries, history, concurrency, memory,
+    /// ingest.
     #[arg(long, value_enum, value_delimiter = ',')]
     scenarios: Option<Vec<Scenario>>,
     /// Where to write the results as JSON.
@@ -285,6 +291,9 @@ async fn run(args: Args) -> anyhow::Result<()> {
         let lineage = Lineage::new(opened.store.clone());
         queries(&client, &plan, &args, &g, &lineage, source.as_ref(), &mut report).await?;
         statement_times(&lineage, &g).await?;
+    }
+    if plan.has(Scenario::History) {
+        history::history(&client, &plan, &g, &mut report).await?;
     }
     if plan.has(Scenario::Concurrency) {
         concurrency(&client, &plan, &args, &g, &mut report).await?;

@@ -143,6 +143,29 @@ pub struct GraphAround {
     pub has_downstream: Vec<Id>,
 }
 
+impl GraphAround {
+    /// What a graph shows around `scope.ids` from the edges into them (`upstream`) and out of
+    /// them (`downstream`): every one, or at least those into the targets and out of the sources
+    /// of `scope.unread()`. For stores and reads (a past instant's edges) with no cheaper way.
+    pub fn of_edges(scope: &GraphScope, upstream: Vec<Edge>, downstream: Vec<Edge>) -> GraphAround {
+        let inside: std::collections::HashSet<Id> = scope.ids.iter().copied().collect();
+        let known: std::collections::HashSet<Id> = scope.known_external_edges.iter().copied().collect();
+        let outside = |e: &Edge, end: &crate::domain::End| match end {
+            crate::domain::End::Container { id } => !inside.contains(id),
+            _ => !known.contains(&e.id),
+        };
+        let has_upstream =
+            upstream.iter().filter(|e| outside(e, &e.source)).filter_map(|e| e.target.container_id()).collect();
+        let has_downstream =
+            downstream.iter().filter(|e| outside(e, &e.target)).filter_map(|e| e.source.container_id()).collect();
+        let edges = downstream
+            .into_iter()
+            .filter(|e| matches!(e.target, crate::domain::End::Container { id } if inside.contains(&id)))
+            .collect();
+        GraphAround { edges, has_upstream, has_downstream }
+    }
+}
+
 /// Declares the [`Store`] trait from one list of methods and hands the `limited` ones to
 /// [`timeout::limit_store_methods`], which writes `TimeoutStore`'s delegation for each. So a new
 /// store method is written in the list below and in the two stores, and it is time-limited and
@@ -287,6 +310,16 @@ store_trait! {
         async fn container_edges_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>>;
         /// Live field-level edges whose target (`Upstream`) or source (`Downstream`) is one of `ids`.
         async fn field_edges_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>>;
+        /// Container-level edges in any state (live or retired, deleted ends included) whose target
+        /// (`Upstream`) or source (`Downstream`) is one of `ids`: what a traversal as of a past time
+        /// reads. The service keeps those live at its instant (`Edge::live_at`), the one place that
+        /// rule lives.
+        async fn container_edges_ever_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>>;
+        /// Field-level edges in any state whose target (`Upstream`) or source (`Downstream`) is one
+        /// of `ids`, as `container_edges_ever_of`.
+        async fn field_edges_ever_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>>;
+        /// The earliest `created` of any edge: before it the store knows nothing. `None` when empty.
+        async fn first_edge_created(&self) -> StoreResult<Option<Timestamp>>;
 
         /// What a lineage graph over these containers shows beyond its traversal, without reading the
         /// edges around them in full (a hub's fan-out can be thousands of edges): the live
@@ -297,24 +330,9 @@ store_trait! {
         /// out of `outbound_read` ones may be left out of `edges`, and those containers left
         /// unflagged upstream (downstream), as the caller holds their edges that way.
         async fn container_graph_around(&self, scope: &GraphScope) -> StoreResult<GraphAround> {
-            let ids = &scope.ids;
-            let inside: std::collections::HashSet<Id> = ids.iter().copied().collect();
-            let known: std::collections::HashSet<Id> = scope.known_external_edges.iter().copied().collect();
-            let outside = |e: &Edge, end: &crate::domain::End| match end {
-                crate::domain::End::Container { id } => !inside.contains(id),
-                _ => !known.contains(&e.id),
-            };
-            let upstream = self.container_edges_of(ids, Direction::Upstream).await?;
-            let downstream = self.container_edges_of(ids, Direction::Downstream).await?;
-            let has_upstream =
-                upstream.iter().filter(|e| outside(e, &e.source)).filter_map(|e| e.target.container_id()).collect();
-            let has_downstream =
-                downstream.iter().filter(|e| outside(e, &e.target)).filter_map(|e| e.source.container_id()).collect();
-            let edges = downstream
-                .into_iter()
-                .filter(|e| matches!(e.target, crate::domain::End::Container { id } if inside.contains(&id)))
-                .collect();
-            Ok(GraphAround { edges, has_upstream, has_downstream })
+            let upstream = self.container_edges_of(&scope.ids, Direction::Upstream).await?;
+            let downstream = self.container_edges_of(&scope.ids, Direction::Downstream).await?;
+            Ok(GraphAround::of_edges(scope, upstream, downstream))
         }
 
         // ---- provider assertions (OpenLineage, SQL capture) ----

@@ -536,6 +536,18 @@ impl Store for Neo4jStore {
         graph::field_edges_of(AutoCommit(self), ids, direction).await
     }
 
+    async fn container_edges_ever_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>> {
+        graph::edges_ever_of(AutoCommit(self), ids, direction, false).await
+    }
+
+    async fn field_edges_ever_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>> {
+        graph::edges_ever_of(AutoCommit(self), ids, direction, true).await
+    }
+
+    async fn first_edge_created(&self) -> StoreResult<Option<Timestamp>> {
+        graph::first_edge_created(AutoCommit(self)).await
+    }
+
     /// Two auto-commit reads, side by side on two pooled connections.
     async fn container_graph_around(&self, scope: &GraphScope) -> StoreResult<GraphAround> {
         graph::container_graph_around(AutoCommit(self), scope).await

@@ -503,6 +503,18 @@ impl Store for SqliteStore {
         self.read_ids(ids, move |c, ids| graph::field_edges_of(c, ids, direction)).await
     }
 
+    async fn container_edges_ever_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>> {
+        self.read_ids(ids, move |c, ids| graph::container_edges_ever_of(c, ids, direction)).await
+    }
+
+    async fn field_edges_ever_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>> {
+        self.read_ids(ids, move |c, ids| graph::field_edges_ever_of(c, ids, direction)).await
+    }
+
+    async fn first_edge_created(&self) -> StoreResult<Option<Timestamp>> {
+        self.read(graph::first_edge_created).await
+    }
+
     async fn apply_assertions(&self, batch: AssertionBatch, now: Timestamp) -> StoreResult<AssertionSummary> {
         self.write_unguarded(move |tx| assertions::apply_assertions(tx, batch, now)).await
     }

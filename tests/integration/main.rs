@@ -10,6 +10,7 @@ mod corpus;
 mod edges;
 mod external;
 mod graph;
+mod history;
 mod openlineage;
 mod permissions;
 mod producers;

@@ -324,12 +324,16 @@ pub struct LineageGraph {
     pub edges: Vec<LineageEdge>,
     pub external_nodes: Vec<ExternalNode>,
     pub external_edges: Vec<LineageEdge>,
+    /// Set when asked `asOf`: the instant, and what could and could not be rebuilt for it.
+    pub as_of: Option<super::AsOf>,
 }
 
 #[derive(SimpleObject)]
 pub struct FieldConnections {
     pub fields: Vec<Field>,
     pub edges: Vec<LineageEdge>,
+    /// Set when asked `asOf` (see `LineageGraph.asOf`).
+    pub as_of: Option<super::AsOf>,
 }
 
 #[derive(SimpleObject)]
@@ -354,6 +358,8 @@ pub struct Impact {
     /// The depth or the limit cut the answer: more lies beyond.
     pub is_partial: bool,
     pub containers: Vec<ImpactedContainer>,
+    /// Set when asked `asOf` (see `LineageGraph.asOf`).
+    pub as_of: Option<super::AsOf>,
 }
 
 #[derive(SimpleObject)]
@@ -378,4 +384,6 @@ impl PiiField {
 pub struct PiiFlow {
     pub is_partial: bool,
     pub fields: Vec<PiiField>,
+    /// Set when asked `asOf` (see `LineageGraph.asOf`).
+    pub as_of: Option<super::AsOf>,
 }

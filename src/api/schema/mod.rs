@@ -10,6 +10,7 @@
 //!   should appear (and the file is regenerated with `cargo run -- schema > schema.graphql`).
 //! - `catalog`: datastores, containers, fields and their metadata assertions.
 //! - `lineage`: edges, their evidence and intervals, the lineage graph, impact and PII flow.
+//! - `history`: what answers about the past add: `AsOf` and `lineageDiff`'s changes.
 //! - `prefetch`: loads in one batch what a list's selection will ask of every item.
 //! - `reports`: what the SQL and OpenLineage ingests answer.
 //! - `identity`: roles, permissions, teams and `Me`.
@@ -24,6 +25,7 @@
 mod catalog;
 mod changes;
 mod events;
+mod history;
 mod identity;
 mod inputs;
 mod lineage;
@@ -42,6 +44,7 @@ use crate::service::{self, Caller, Lineage};
 pub use self::catalog::{Container, Datastore, Field, MetadataAssertion};
 pub use self::changes::{ChangeKind, ChangePage, LineageChange, SubscriptionRoot};
 pub use self::events::StoredEvent;
+pub use self::history::{AsOf, DiffNode, EdgeChange, EdgeRelabel, LineageDiff};
 pub use self::identity::{DatastorePermission, Me, PermissionLevel, Role, Team};
 pub use self::inputs::{ContainerInput, CreateEdgeInput, DatastoreInput, FieldInput, TeamInput, UpdateEdgeInput};
 pub use self::lineage::{

@@ -10,10 +10,10 @@ use super::catalog::{load_container, load_datastore, load_field};
 use super::lineage::{ExternalNode, GraphNode, ImpactedContainer, LineageNode, PiiField};
 use super::prefetch::{prefetch_containers, prefetch_edges};
 use super::{
-    auth, caller, limited, lineage, loaders, paged, ChangePage, Container, ContainerPage, Datastore,
+    auth, caller, limited, lineage, loaders, paged, AsOf, ChangePage, Container, ContainerPage, Datastore,
     DatastorePermission, DateTime, EdgePage, Field, FieldConnections, FieldPage, GqlResult, Impact, LineageChange,
-    LineageEdge, LineageGraph, Me, MetadataAssertion, Page, PiiFlow, Side, SqlStatementLineage, StoredEvent,
-    StoredEventPage, Team,
+    LineageDiff, LineageEdge, LineageGraph, Me, MetadataAssertion, Page, PiiFlow, Side, SqlStatementLineage,
+    StoredEvent, StoredEventPage, Team,
 };
 use crate::domain::{self, EdgeFilter, Id};
 use crate::error::Error;
@@ -61,6 +61,7 @@ async fn graph_out(ctx: &Context<'_>, g: service::LineageGraph) -> GqlResult<Lin
             })
             .collect(),
         external_edges: g.external_edges.into_iter().map(LineageEdge).collect(),
+        as_of: None,
     })
 }
 
@@ -78,17 +79,20 @@ async fn impact_out(ctx: &Context<'_>, t: service::Transitive) -> GqlResult<Impa
             .into_iter()
             .map(|r| ImpactedContainer { id: r.id, distance: r.distance, via: LineageEdge(r.via) })
             .collect(),
+        as_of: None,
     })
 }
 
 #[Object]
 impl QueryRoot {
-    /// One edge by id, retired ones too; null when unknown.
-    async fn edge(&self, ctx: &Context<'_>, id: Id) -> GqlResult<Option<LineageEdge>> {
-        let edges = lineage(ctx).store.edges_by_ids(&[id]).await.map_err(Error::from)?;
-        Ok(edges.into_iter().next().map(LineageEdge))
+    /// One edge by id, retired ones too; null when unknown (with `asOf`: when not live then).
+    async fn edge(&self, ctx: &Context<'_>, id: Id, as_of: Option<DateTime>) -> GqlResult<Option<LineageEdge>> {
+        let edge = lineage(ctx).at(as_of.map(|d| d.0)).await?.edge_by_id(id).await?;
+        Ok(edge.map(LineageEdge))
     }
 
+    /// Edges by container, field and source type; with `asOf`, the edges live at that instant
+    /// (`includeRetired` is then moot).
     #[allow(clippy::too_many_arguments)]
     #[graphql(complexity = "paged(size, child_complexity)")]
     async fn edges(
@@ -100,24 +104,30 @@ impl QueryRoot {
         #[graphql(default_with = "Some(false)")] include_retired: Option<bool>,
         #[graphql(default_with = "Some(1)")] page: Option<i64>,
         #[graphql(default_with = "Some(50)")] size: Option<i64>,
+        as_of: Option<DateTime>,
     ) -> GqlResult<EdgePage> {
         let page = service::validate_page(page.unwrap_or(1), size.unwrap_or(50))?;
         let filter =
             EdgeFilter { container_id, field_id, source_type, include_retired: include_retired.unwrap_or(false) };
-        let p = lineage(ctx).list_edges(filter, page).await?;
+        let p = lineage(ctx).at(as_of.map(|d| d.0)).await?.edges_page(filter, page).await?;
         prefetch_edges(ctx, ctx.look_ahead().field("items"), &p.items).await?;
         Ok(Page::new(p, LineageEdge))
     }
 
+    /// The containers around one within `depth`, with the edges among them; with `asOf`, as the
+    /// graph was at that instant (the answer's `asOf` says what could be rebuilt).
     async fn lineage_graph(
         &self,
         ctx: &Context<'_>,
         container_id: Id,
         #[graphql(default_with = "Some(2)")] depth: Option<i64>,
         side: Option<Side>,
+        as_of: Option<DateTime>,
     ) -> GqlResult<LineageGraph> {
-        let g = lineage(ctx).lineage_graph(container_id, depth.unwrap_or(2), side.map(Into::into)).await?;
-        graph_out(ctx, g).await
+        let at = as_of.map(|d| d.0);
+        let g =
+            lineage(ctx).at(at).await?.lineage_graph(container_id, depth.unwrap_or(2), side.map(Into::into)).await?;
+        Ok(LineageGraph { as_of: AsOf::of(at), ..graph_out(ctx, g).await? })
     }
 
     /// The lineage graph centred on an external asset, by its `ext:<source_type>:<fqn>` id (see
@@ -167,8 +177,10 @@ impl QueryRoot {
         ctx: &Context<'_>,
         field_id: Id,
         container_ids: Option<Vec<Id>>,
+        as_of: Option<DateTime>,
     ) -> GqlResult<FieldConnections> {
-        let (fields, edges) = lineage(ctx).field_connections(field_id, container_ids).await?;
+        let at = as_of.map(|d| d.0);
+        let (fields, edges) = lineage(ctx).at(at).await?.field_connections(field_id, container_ids).await?;
         let l = loaders(ctx);
         l.fields.prefetch(fields.iter().copied()).await.map_err(Error::from)?;
         let loaded = l.fields.loader.load_many(fields.iter().copied()).await.map_err(Error::from)?;
@@ -176,6 +188,7 @@ impl QueryRoot {
         Ok(FieldConnections {
             fields: fields.iter().filter_map(|id| loaded.get(id).cloned()).map(Field).collect(),
             edges: edges.into_iter().map(LineageEdge).collect(),
+            as_of: AsOf::of(at),
         })
     }
 
@@ -188,10 +201,16 @@ impl QueryRoot {
         #[graphql(default_with = "Some(20)")] depth: Option<i64>,
         #[graphql(default_with = "Some(Side::Downstream)")] side: Option<Side>,
         #[graphql(default_with = "Some(10000)")] limit: Option<i64>,
+        as_of: Option<DateTime>,
     ) -> GqlResult<Impact> {
         let side = side.unwrap_or(Side::Downstream);
-        let t = lineage(ctx).impact(container_id, depth.unwrap_or(20), side.into(), limit.unwrap_or(10000)).await?;
-        impact_out(ctx, t).await
+        let at = as_of.map(|d| d.0);
+        let t = lineage(ctx)
+            .at(at)
+            .await?
+            .impact(container_id, depth.unwrap_or(20), side.into(), limit.unwrap_or(10000))
+            .await?;
+        Ok(Impact { as_of: AsOf::of(at), ..impact_out(ctx, t).await? })
     }
 
     /// `impact` from an external asset, by its `ext:<source_type>:<fqn>` id: the containers
@@ -223,8 +242,12 @@ impl QueryRoot {
         #[graphql(default_with = "Some(10000)")] limit: Option<i64>,
         #[graphql(default_with = "Some(false)")] include_indirect: Option<bool>,
         #[graphql(default_with = "Some(false)")] through_masking: Option<bool>,
+        as_of: Option<DateTime>,
     ) -> GqlResult<PiiFlow> {
+        let at = as_of.map(|d| d.0);
         let t = lineage(ctx)
+            .at(at)
+            .await?
             .pii_flow(
                 field_id,
                 depth.unwrap_or(20),
@@ -249,7 +272,41 @@ impl QueryRoot {
                 .into_iter()
                 .map(|r| PiiField { id: r.id, distance: r.distance, derived: r.derived, via: LineageEdge(r.via) })
                 .collect(),
+            as_of: AsOf::of(at),
         })
+    }
+
+    /// What changed around a container between `from` and `to` (default now): the nodes and
+    /// edges that appeared or were retired within `depth` (on `side`, or both), and edges
+    /// replaced by one with another label; each edge's `evidence` says who asserted it.
+    async fn lineage_diff(
+        &self,
+        ctx: &Context<'_>,
+        container_id: Id,
+        #[graphql(default_with = "Some(2)")] depth: Option<i64>,
+        side: Option<Side>,
+        from: DateTime,
+        to: Option<DateTime>,
+    ) -> GqlResult<LineageDiff> {
+        let l = lineage(ctx);
+        let d = l.lineage_diff(container_id, depth.unwrap_or(2), side.map(Into::into), from.0, to.map(|t| t.0)).await?;
+        Ok(d.into())
+    }
+
+    /// `lineageDiff` at field level: the field edges around a field.
+    async fn field_lineage_diff(
+        &self,
+        ctx: &Context<'_>,
+        field_id: Id,
+        #[graphql(default_with = "Some(2)")] depth: Option<i64>,
+        side: Option<Side>,
+        from: DateTime,
+        to: Option<DateTime>,
+    ) -> GqlResult<LineageDiff> {
+        let l = lineage(ctx);
+        let d =
+            l.field_lineage_diff(field_id, depth.unwrap_or(2), side.map(Into::into), from.0, to.map(|t| t.0)).await?;
+        Ok(d.into())
     }
 
     async fn datastore(&self, ctx: &Context<'_>, id: Id) -> GqlResult<Option<Datastore>> {

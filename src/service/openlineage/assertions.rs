@@ -172,6 +172,16 @@ impl Lineage {
             return Ok(Applied::new(sum, metadata, unresolved, resolver));
         }
 
+        // A run's terminal state is sticky: a late START or RUNNING of a completed run still
+        // adds its lineage, but its evidence keeps saying COMPLETE (as-of and diff answers
+        // read it as the run's outcome).
+        let completed = starts
+            && (pending.completed_runs.contains(&run_id)
+                || states.as_deref().unwrap_or_default().iter().any(|(id, status, event_type)| {
+                    *id != event_id
+                        && matches!(status.as_str(), "applied" | "ignored")
+                        && event_type.as_deref() == Some("COMPLETE")
+                }));
         // A run that already failed or aborted is not undone by a late START or RUNNING.
         if starts {
             if pending.failed_runs.contains(&run_id) {
@@ -241,6 +251,9 @@ impl Lineage {
             })
             .collect();
         for a in &mut batch.assert {
+            if let Some(details) = a.evidence.details.as_mut().filter(|_| completed) {
+                details["runState"] = json!(state_name(Some(RunState::Complete)));
+            }
             let k = (a.edge.source.key(), a.edge.target.key());
             if let (Some(first), Some(details)) =
                 (first_runs.get(&(k.0.as_str(), k.1.as_str())), a.evidence.details.as_mut())

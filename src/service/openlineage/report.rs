@@ -75,6 +75,9 @@ pub(super) struct Pending {
     /// Runs whose FAIL or ABORT was taken in this batch: a later START of them is ignored,
     /// as the store's applied events would say once the outcomes are recorded.
     pub(super) failed_runs: HashSet<String>,
+    /// Runs whose COMPLETE was taken in this batch: a later START of them keeps COMPLETE as
+    /// its evidence's `runState`.
+    pub(super) completed_runs: HashSet<String>,
     /// The datastores, read once per request: resolution reads them for every event.
     datastores: Option<Vec<Datastore>>,
     /// What the resolver learnt, handed from event to event.
@@ -90,6 +93,12 @@ impl Pending {
                 && matches!(e.event_type, Some(RunState::Fail) | Some(RunState::Abort))
             {
                 self.failed_runs.extend(e.run_id.clone());
+            }
+            if matches!(rep.status, "applied" | "ignored")
+                && e.kind == EventKind::Run
+                && e.event_type == Some(RunState::Complete)
+            {
+                self.completed_runs.extend(e.run_id.clone());
             }
         }
         let errors: Vec<Value> = rep.errors.iter().map(|(l, m)| json!({"location": l, "message": m})).collect();

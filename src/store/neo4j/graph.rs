@@ -3,9 +3,9 @@
 //! catalog show. One statement per call whatever the number of ids, each an auto-commit read
 //! where the `Store` impl says so, since these are most of the statements a query sends.
 
-use super::rows::EdgeProps;
+use super::rows::{parse_opt_ts, EdgeProps};
 use super::{decode_by_ids, distinct, AutoCommit, Cmd, Run};
-use crate::domain::{ContainerStats, Direction, Edge, Id};
+use crate::domain::{ContainerStats, Direction, Edge, Id, Timestamp};
 use crate::store::{GraphAround, GraphScope, StoreResult};
 
 pub(super) async fn container_edges_of(db: impl Run, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>> {
@@ -22,6 +22,27 @@ pub(super) async fn field_edges_of(db: impl Run, ids: &[Id], direction: Directio
         Direction::Downstream => cypher!("field_edges_downstream"),
     };
     decode_by_ids::<EdgeProps>(db, cmd, ids, "edge").await
+}
+
+/// Every edge (live or retired) at one level of an as-of traversal: container-level or
+/// field-level, into (`Upstream`) or out of (`Downstream`) `ids`.
+pub(super) async fn edges_ever_of(
+    db: impl Run,
+    ids: &[Id],
+    direction: Direction,
+    over_fields: bool,
+) -> StoreResult<Vec<Edge>> {
+    let cmd = match (over_fields, direction) {
+        (false, Direction::Upstream) => cypher!("container_edges_ever_upstream"),
+        (false, Direction::Downstream) => cypher!("container_edges_ever_downstream"),
+        (true, Direction::Upstream) => cypher!("field_edges_ever_upstream"),
+        (true, Direction::Downstream) => cypher!("field_edges_ever_downstream"),
+    };
+    decode_by_ids::<EdgeProps>(db, cmd, ids, "edge").await
+}
+
+pub(super) async fn first_edge_created(mut db: impl Run) -> StoreResult<Option<Timestamp>> {
+    parse_opt_ts(db.run(cypher!("first_edge_created")).await?.value::<Option<String>>("created")?)
 }
 
 /// Auto-commit only: the two reads go out side by side, on two pooled connections.

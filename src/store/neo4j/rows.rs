@@ -58,7 +58,7 @@ fn parse_ts(text: &str) -> StoreResult<Timestamp> {
         .map_err(|e| StoreError::Internal(format!("bad timestamp {text:?} in neo4j: {e}")))
 }
 
-fn parse_opt_ts(text: Option<String>) -> StoreResult<Option<Timestamp>> {
+pub(super) fn parse_opt_ts(text: Option<String>) -> StoreResult<Option<Timestamp>> {
     text.as_deref().map(parse_ts).transpose()
 }
 

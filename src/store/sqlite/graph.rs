@@ -6,38 +6,63 @@
 use rusqlite::{params, Connection};
 
 use super::edges::{query_edges, select_edges};
-use super::rows::{distinct_ids, id_array};
+use super::rows::{distinct_ids, id_array, parse_ts};
 use super::{select_rows, STORE};
-use crate::domain::{ContainerStats, Direction, Edge, Id};
+use crate::domain::{ContainerStats, Direction, Edge, Id, Timestamp};
 use crate::metrics::store_query;
 use crate::store::GraphAround;
 
 pub(super) fn container_edges_of(c: &Connection, ids: &[Id], direction: Direction) -> rusqlite::Result<Vec<Edge>> {
-    // One index seek per id, joined: `IN rarray(..)` would first copy the ids into a
-    // temporary b-tree, for every level of every traversal.
-    let (op, on) = match direction {
-        Direction::Upstream => (
-            "container_edges_upstream",
-            "target_kind = 'c' AND target_id = k.value AND retired_at IS NULL AND source_kind IN ('c', 'x')",
-        ),
-        Direction::Downstream => (
-            "container_edges_downstream",
-            "source_kind = 'c' AND source_id = k.value AND retired_at IS NULL AND target_kind IN ('c', 'x')",
-        ),
-    };
-    select_edges(c, op, &format!("rarray(?1) AS k CROSS JOIN edges ON {on}"), params![distinct_ids(ids)])
+    container_edges(c, ids, direction, true)
 }
 
 pub(super) fn field_edges_of(c: &Connection, ids: &[Id], direction: Direction) -> rusqlite::Result<Vec<Edge>> {
-    let (op, where_sql) = match direction {
-        Direction::Upstream => {
-            ("field_edges_upstream", "target_kind = 'f' AND target_id IN rarray(?1) AND retired_at IS NULL")
-        }
-        Direction::Downstream => {
-            ("field_edges_downstream", "source_kind = 'f' AND source_id IN rarray(?1) AND retired_at IS NULL")
-        }
+    field_edges(c, ids, direction, true)
+}
+
+/// `Store::container_edges_ever_of`: the same read without the liveness test, on the same index
+/// prefix (kind, id); the caller keeps what was live at its instant.
+pub(super) fn container_edges_ever_of(c: &Connection, ids: &[Id], direction: Direction) -> rusqlite::Result<Vec<Edge>> {
+    container_edges(c, ids, direction, false)
+}
+
+/// `Store::field_edges_ever_of`: `field_edges_of` without the liveness test.
+pub(super) fn field_edges_ever_of(c: &Connection, ids: &[Id], direction: Direction) -> rusqlite::Result<Vec<Edge>> {
+    field_edges(c, ids, direction, false)
+}
+
+/// Container-level edges into (`Upstream`) or out of (`Downstream`) `ids`, live ones only or all.
+fn container_edges(c: &Connection, ids: &[Id], direction: Direction, live: bool) -> rusqlite::Result<Vec<Edge>> {
+    // One index seek per id, joined: `IN rarray(..)` would first copy the ids into a
+    // temporary b-tree, for every level of every traversal.
+    let (op, near, far) = match (direction, live) {
+        (Direction::Upstream, true) => ("container_edges_upstream", "target", "source"),
+        (Direction::Upstream, false) => ("container_edges_ever_upstream", "target", "source"),
+        (Direction::Downstream, true) => ("container_edges_downstream", "source", "target"),
+        (Direction::Downstream, false) => ("container_edges_ever_downstream", "source", "target"),
     };
-    query_edges(c, op, where_sql, params![id_array(ids)])
+    let live = if live { " AND retired_at IS NULL" } else { "" };
+    let on = format!("{near}_kind = 'c' AND {near}_id = k.value{live} AND {far}_kind IN ('c', 'x')");
+    select_edges(c, op, &format!("rarray(?1) AS k CROSS JOIN edges ON {on}"), params![distinct_ids(ids)])
+}
+
+/// Field-level edges into (`Upstream`) or out of (`Downstream`) `ids`, live ones only or all.
+fn field_edges(c: &Connection, ids: &[Id], direction: Direction, live: bool) -> rusqlite::Result<Vec<Edge>> {
+    let (op, near) = match (direction, live) {
+        (Direction::Upstream, true) => ("field_edges_upstream", "target"),
+        (Direction::Upstream, false) => ("field_edges_ever_upstream", "target"),
+        (Direction::Downstream, true) => ("field_edges_downstream", "source"),
+        (Direction::Downstream, false) => ("field_edges_ever_downstream", "source"),
+    };
+    let live = if live { " AND retired_at IS NULL" } else { "" };
+    query_edges(c, op, &format!("{near}_kind = 'f' AND {near}_id IN rarray(?1){live}"), params![id_array(ids)])
+}
+
+/// `Store::first_edge_created`. Times are stored as fixed-width RFC 3339 text, so the smallest
+/// text is the earliest time.
+pub(super) fn first_edge_created(c: &Connection) -> rusqlite::Result<Option<Timestamp>> {
+    store_query(STORE, "first_edge_created");
+    parse_ts(c.query_row("SELECT min(created) FROM edges", [], |r| r.get::<_, Option<String>>(0))?)
 }
 
 /// `Store::container_graph_around` over `ids` (the graph's containers) and `known` (its known

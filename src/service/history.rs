@@ -1,0 +1,147 @@
+//! Lineage as of a past instant (issue #19, part 1): a view of the service whose traversals read
+//! the edges live at that instant, from their live intervals.
+//!
+//! One rule, one place: every traversal (`lineageGraph`, `impact`, `piiFlow`,
+//! `fieldConnections`, `lineageDiff`) reads its levels through [`Lineage::level_edges`] and the
+//! graph's surroundings through [`Lineage::graph_around`]. Without an instant they are today's
+//! store reads, unchanged; with one they read every edge around the level, live or retired, and
+//! keep those [`Edge::live_at`] the instant. The stores answer the same reads, so both answer
+//! alike.
+//!
+//! What is reconstructed and what is not is said in the answer ([`AS_OF_RECONSTRUCTED`],
+//! [`AS_OF_NOT_RECONSTRUCTED`]) and in the README: the stores keep each edge's live intervals,
+//! but no history of the catalog's records or of an edge's attributes.
+
+use std::borrow::Cow;
+
+use super::Lineage;
+use crate::domain::{self, Direction, Edge, EdgeFilter, Id, Page, PageRequest, Timestamp};
+use crate::error::{Error, Result};
+use crate::store::{GraphAround, GraphScope};
+
+/// What an answer as of a past instant rebuilds from the store's history.
+pub const AS_OF_RECONSTRUCTED: &[&str] = &[
+    "which edges were live, from each edge's live intervals (an edge retired and revived counts only inside its intervals)",
+    "which containers and fields those edges joined, deleted ones included (by id)",
+    "hasUpstream and hasDownstream, from the same edges",
+];
+
+/// What an answer as of a past instant shows as it is today.
+pub const AS_OF_NOT_RECONSTRUCTED: &[&str] = &[
+    "catalog records (names, types, fields, metadata) are today's; a container or field deleted since has none",
+    "an edge's attributes and evidence (description, operation, transformations, details) are their latest",
+    "manual edges deleted since are gone (only provider edges are retired and keep their intervals)",
+];
+
+/// Edges read per page when `edges(asOf:)` filters a listing.
+const SCAN_PAGE: i64 = 1000;
+
+impl Lineage {
+    /// The instant a view answers as of: `None` for today.
+    pub fn as_of(&self) -> Option<Timestamp> {
+        self.as_of
+    }
+
+    /// The service as of `at` (`None`: itself, today). `BAD_USER_INPUT` when `at` is in the
+    /// future or before the first edge the store recorded.
+    pub async fn at(&self, at: Option<Timestamp>) -> Result<Cow<'_, Lineage>> {
+        let Some(at) = at else { return Ok(Cow::Borrowed(self)) };
+        self.check_instant("asOf", at).await?;
+        let mut view = self.clone();
+        view.as_of = Some(at);
+        Ok(Cow::Owned(view))
+    }
+
+    /// An instant the store can answer for: not in the future, not before its first edge.
+    pub(crate) async fn check_instant(&self, argument: &str, at: Timestamp) -> Result<()> {
+        let now = domain::now();
+        if at > now {
+            return Err(Error::BadInput(format!(
+                "{argument} {} is in the future (now is {})",
+                rfc3339(at),
+                rfc3339(now)
+            )));
+        }
+        // Read once: the earliest edge only changes when a store is imported, before `serve`
+        // (a manual edge deleted later leaves an earlier bound, which answers an empty graph).
+        let first = match self.first_recorded.get() {
+            Some(t) => Some(*t),
+            None => self.store.first_edge_created().await?.map(|t| *self.first_recorded.get_or_init(|| t)),
+        };
+        match first {
+            None => Err(Error::BadInput(format!(
+                "{argument} {}: nothing has been recorded yet, so there is no lineage to show as of a time",
+                rfc3339(at)
+            ))),
+            Some(first) if at < first => Err(Error::BadInput(format!(
+                "{argument} {} is before anything was recorded (the first edge was recorded at {})",
+                rfc3339(at),
+                rfc3339(first)
+            ))),
+            Some(_) => Ok(()),
+        }
+    }
+
+    /// One level of a traversal: the container-level (or field-level) edges into (`Upstream`) or
+    /// out of (`Downstream`) `ids`, live now or, in a view, live at its instant.
+    pub(crate) async fn level_edges(&self, ids: &[Id], direction: Direction, over_fields: bool) -> Result<Vec<Edge>> {
+        let Some(at) = self.as_of else {
+            return Ok(match over_fields {
+                true => self.store.field_edges_of(ids, direction).await?,
+                false => self.store.container_edges_of(ids, direction).await?,
+            });
+        };
+        let ever = match over_fields {
+            true => self.store.field_edges_ever_of(ids, direction).await?,
+            false => self.store.container_edges_ever_of(ids, direction).await?,
+        };
+        Ok(ever.into_iter().filter(|e| e.live_at(at)).collect())
+    }
+
+    /// What a lineage graph shows around its containers: the store's cheap read today; as of an
+    /// instant, the same answer from the edges live then.
+    pub(crate) async fn graph_around(&self, scope: &GraphScope) -> Result<GraphAround> {
+        if self.as_of.is_none() {
+            return Ok(self.store.container_graph_around(scope).await?);
+        }
+        // Only what the traversal did not read, as the stores do: edges out of the containers
+        // whose outgoing edges it did not read, into those whose incoming edges it did not read.
+        let (sources, targets) = scope.unread();
+        let (upstream, downstream) = tokio::try_join!(
+            self.level_edges(&targets, Direction::Upstream, false),
+            self.level_edges(&sources, Direction::Downstream, false)
+        )?;
+        Ok(GraphAround::of_edges(scope, upstream, downstream))
+    }
+
+    /// One edge by id (retired ones too); in a view, only if it was live at the instant.
+    pub async fn edge_by_id(&self, id: Id) -> Result<Option<Edge>> {
+        let edge = self.store.edges_by_ids(&[id]).await?.pop();
+        Ok(edge.filter(|e| self.as_of.is_none_or(|at| e.live_at(at))))
+    }
+
+    /// `list_edges`; in a view, the edges live at the instant among all that match the filter
+    /// (retired ones included), paged after filtering so `total` counts them.
+    pub async fn edges_page(&self, filter: EdgeFilter, page: PageRequest) -> Result<Page<Edge>> {
+        let Some(at) = self.as_of else { return self.list_edges(filter, page).await };
+        let filter = EdgeFilter { include_retired: true, ..filter };
+        let (mut live, mut scan) = (Vec::new(), 1);
+        loop {
+            let p = self.store.list_edges(&filter, PageRequest { page: scan, size: SCAN_PAGE }).await?;
+            let done = p.items.len() < SCAN_PAGE as usize;
+            live.extend(p.items.into_iter().filter(|e| e.live_at(at)));
+            if done {
+                break;
+            }
+            scan += 1;
+        }
+        let total = live.len() as i64;
+        let start = usize::try_from(page.offset()).unwrap_or(usize::MAX).min(live.len());
+        let items = live.into_iter().skip(start).take(page.size as usize).collect();
+        Ok(Page { items, total, page })
+    }
+}
+
+fn rfc3339(t: Timestamp) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
+}

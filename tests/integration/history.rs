@@ -1,0 +1,355 @@
+//! Lineage as of a past instant and diffs between two instants (issue #19, parts 1 and 2), and
+//! the sticky terminal state of a run, fed through the real OpenLineage endpoint.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::both_stores;
+use crate::common::{ids, TestApp};
+use crate::openlineage::run_event;
+
+both_stores!(
+    an_edge_retired_and_revived_is_live_only_inside_its_intervals,
+    a_diff_lists_what_a_sequence_of_runs_added_and_retired,
+    bad_instants_are_refused,
+    a_late_start_keeps_the_completed_state,
+);
+
+const WH: &str = "postgres://warehouse.example.com:5432";
+
+fn ds(name: &str) -> Value {
+    json!({"namespace": WH, "name": format!("analytics.public.{name}")})
+}
+
+fn with_lifecycle(mut d: Value, change: Value) -> Value {
+    let mut facet = json!({"_producer": "https://example.com/p", "_schemaURL": "https://openlineage.io/spec/facets/1-0-1/LifecycleStateChangeDatasetFacet.json"});
+    if let (Some(f), Some(c)) = (facet.as_object_mut(), change.as_object()) {
+        f.extend(c.clone());
+    }
+    d["facets"] = json!({ "lifecycleStateChange": facet });
+    d
+}
+
+/// An instant strictly between what was recorded before and what is recorded after.
+async fn instant() -> String {
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let t = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    t
+}
+
+impl TestApp {
+    async fn table(&self, datastore: i64, name: &str) -> i64 {
+        self.ok(
+            "mutation($i: ContainerInput!) { upsertContainer(input: $i) { id } }",
+            json!({"i": {"datastoreId": datastore, "database": "analytics", "schema": "public", "name": name, "fields": [{"name": "email"}]}}),
+        )
+        .await["upsertContainer"]["id"]
+            .as_i64()
+            .unwrap()
+    }
+
+    async fn send(&self, event: Value) {
+        let (status, body) = self.post("/api/v1/lineage", &event).await;
+        assert_eq!(status, 201, "{body}");
+    }
+
+    /// (source, target) container ids of a graph's edges, sorted.
+    async fn graph_pairs(&self, container: i64, as_of: &str) -> Vec<(i64, i64)> {
+        let g = self
+            .ok(
+                "query($c: Int!, $t: DateTime) { lineageGraph(containerId: $c, depth: 3, asOf: $t) { edges { sourceContainerId targetContainerId } } }",
+                json!({"c": container, "t": as_of}),
+            )
+            .await;
+        pairs_of(&g["lineageGraph"]["edges"])
+    }
+}
+
+fn pairs_of(edges: &Value) -> Vec<(i64, i64)> {
+    let mut out: Vec<(i64, i64)> = edges
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["sourceContainerId"].as_i64().unwrap_or(-1), e["targetContainerId"].as_i64().unwrap_or(-1)))
+        .collect();
+    out.sort();
+    out
+}
+
+async fn an_edge_retired_and_revived_is_live_only_inside_its_intervals(app: TestApp) {
+    let (_, raw, orders) = app.warehouse().await;
+    app.send(run_event("COMPLETE", "r1", "load", vec![ds("raw_orders")], vec![ds("orders")])).await;
+    let edge = app.ok("{ edges { items { id } } }", json!({})).await["edges"]["items"][0]["id"].as_i64().unwrap();
+    let live1 = instant().await;
+    app.ok("mutation($e: Int!) { deleteEdge(id: $e) }", json!({"e": edge})).await;
+    let dead = instant().await;
+    app.send(run_event("COMPLETE", "r2", "load", vec![ds("raw_orders")], vec![ds("orders")])).await;
+    let live2 = instant().await;
+    let fields =
+        app.ok("query($c: Int!) { containerFields(containerId: $c) { items { id name } } }", json!({"c": raw})).await;
+    let raw_email =
+        fields["containerFields"]["items"].as_array().unwrap().iter().find(|f| f["name"] == "email").unwrap()["id"]
+            .as_i64()
+            .unwrap();
+    let orders_fields = app
+        .ok("query($c: Int!) { containerFields(containerId: $c) { items { id name } } }", json!({"c": orders}))
+        .await;
+    let orders_email =
+        orders_fields["containerFields"]["items"].as_array().unwrap().iter().find(|f| f["name"] == "email").unwrap()
+            ["id"]
+            .as_i64()
+            .unwrap();
+    app.field_edge(raw_email, orders_email).await;
+
+    // The graph, impact and the edge listings answer from the edge's intervals.
+    assert_eq!(app.graph_pairs(raw, &live1).await, vec![(raw, orders)], "live in its first interval");
+    assert_eq!(app.graph_pairs(raw, &dead).await, vec![], "retired between its intervals");
+    assert_eq!(app.graph_pairs(raw, &live2).await, vec![(raw, orders)], "live again once revived");
+    let q = "query($c: Int!, $e: Int!, $t: DateTime) {
+        impact(containerId: $c, asOf: $t) { containers { container { id } } asOf { at reconstructed notReconstructed } }
+        edges(asOf: $t) { total items { id } }
+        edge(id: $e, asOf: $t) { id retiredAt }
+        lineageGraph(containerId: $c, asOf: $t) { nodes { id hasDownstream } asOf { at } } }";
+    let at_dead = app.ok(q, json!({"c": raw, "e": edge, "t": dead})).await;
+    assert_eq!(at_dead["impact"]["containers"], json!([]));
+    assert_eq!(at_dead["edges"]["total"], 0, "{at_dead}");
+    assert_eq!(at_dead["edge"], Value::Null);
+    assert_eq!(at_dead["lineageGraph"]["nodes"], json!([{"id": raw, "hasDownstream": false}]));
+    assert_eq!(at_dead["lineageGraph"]["asOf"]["at"], json!(dead));
+    let reconstructed = at_dead["impact"]["asOf"]["reconstructed"].as_array().unwrap();
+    assert!(reconstructed[0].as_str().unwrap().contains("live intervals"), "{reconstructed:?}");
+    assert!(at_dead["impact"]["asOf"]["notReconstructed"][0].as_str().unwrap().contains("today's"));
+    let at_live = app.ok(q, json!({"c": raw, "e": edge, "t": live1})).await;
+    assert_eq!(
+        ids(&at_live["impact"]["containers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["container"].clone())
+            .collect::<Value>()),
+        vec![orders]
+    );
+    assert_eq!(at_live["edges"]["items"], json!([{"id": edge}]));
+    assert_eq!(at_live["edge"]["id"], edge);
+    assert_eq!(at_live["lineageGraph"]["nodes"].as_array().unwrap().len(), 2);
+    // Today's answers carry no `asOf` and still see the field edge made after `live2`.
+    let now = app.ok(q, json!({"c": raw, "e": edge, "t": null})).await;
+    assert_eq!(now["impact"]["asOf"], Value::Null);
+    assert_eq!(now["edges"]["total"], 2);
+    // Field-level: the field edge did not exist at `live2`.
+    let fq = "query($f: Int!, $t: DateTime) {
+        piiFlow(fieldId: $f, asOf: $t) { fields { field { id } } asOf { at } }
+        fieldConnections(fieldId: $f, asOf: $t) { fields { id } edges { id } asOf { at } } }";
+    let then = app.ok(fq, json!({"f": raw_email, "t": live2})).await;
+    assert_eq!(then["piiFlow"]["fields"], json!([]));
+    assert_eq!(then["fieldConnections"]["fields"], json!([]));
+    assert_eq!(then["fieldConnections"]["asOf"]["at"], json!(live2));
+    let today = app.ok(fq, json!({"f": raw_email, "t": null})).await;
+    assert_eq!(today["piiFlow"]["fields"], json!([{"field": {"id": orders_email}}]));
+    assert_eq!(ids(&today["fieldConnections"]["fields"]), vec![orders_email]);
+    assert_eq!(today["fieldConnections"]["asOf"], Value::Null);
+}
+
+async fn a_diff_lists_what_a_sequence_of_runs_added_and_retired(app: TestApp) {
+    let (ds_id, raw, orders) = app.warehouse().await;
+    let (audit, stage, report, orders_v2) = (
+        app.table(ds_id, "audit").await,
+        app.table(ds_id, "stage").await,
+        app.table(ds_id, "report").await,
+        app.table(ds_id, "orders_v2").await,
+    );
+    app.send(run_event("COMPLETE", "r1", "load", vec![ds("raw_orders")], vec![ds("orders")])).await;
+    app.send(run_event("START", "r2", "audit", vec![ds("orders")], vec![ds("audit")])).await;
+    app.send(run_event("COMPLETE", "r3", "stage", vec![ds("raw_orders")], vec![ds("stage")])).await;
+    let from = instant().await;
+    // The failed run's edge retires; a new job's edge appears; a DROP and a RENAME retire and move.
+    app.send(run_event("FAIL", "r2", "audit", vec![], vec![])).await;
+    app.send(run_event("COMPLETE", "r4", "report", vec![ds("orders")], vec![ds("report")])).await;
+    let drop = with_lifecycle(ds("stage"), json!({"lifecycleStateChange": "DROP"}));
+    app.send(run_event("COMPLETE", "r5", "dropper", vec![], vec![drop])).await;
+    let rename = with_lifecycle(
+        ds("orders_v2"),
+        json!({"lifecycleStateChange": "RENAME", "previousIdentifier": {"namespace": WH, "name": "analytics.public.orders"}}),
+    );
+    app.send(run_event("COMPLETE", "r6", "renamer", vec![], vec![rename])).await;
+    let to = instant().await;
+    // Changes after `to` are not in the diff.
+    app.send(run_event("COMPLETE", "r7", "late", vec![ds("raw_orders")], vec![ds("audit")])).await;
+
+    let q = "query($c: Int!, $f: DateTime!, $t: DateTime) { lineageDiff(containerId: $c, depth: 3, from: $f, to: $t) {
+        from to
+        appearedNodes { kind containerId } retiredNodes { kind containerId }
+        appearedEdges { at edge { sourceContainerId targetContainerId sourceType evidence { observedAt retiredAt details } } }
+        retiredEdges { at edge { sourceContainerId targetContainerId retiredAt evidence { retiredAt details } } }
+        relabelledEdges { before { at } }
+        asOf { at } } }";
+    let d = app.ok(q, json!({"c": raw, "f": from, "t": to})).await["lineageDiff"].clone();
+    let nodes = |v: &Value| -> Vec<i64> {
+        let mut out: Vec<i64> = v.as_array().unwrap().iter().map(|n| n["containerId"].as_i64().unwrap()).collect();
+        out.sort();
+        out
+    };
+    let mut appeared_nodes = vec![report, orders_v2];
+    appeared_nodes.sort();
+    let mut retired_nodes = vec![orders, audit, stage];
+    retired_nodes.sort();
+    assert_eq!(nodes(&d["appearedNodes"]), appeared_nodes, "{d:#}");
+    assert_eq!(nodes(&d["retiredNodes"]), retired_nodes, "{d:#}");
+    let edges = |k: &str| pairs_of(&Value::Array(d[k].as_array().unwrap().iter().map(|c| c["edge"].clone()).collect()));
+    let mut appeared = vec![(raw, orders_v2), (orders_v2, report)];
+    appeared.sort();
+    let mut retired = vec![(raw, orders), (orders, audit), (raw, stage)];
+    retired.sort();
+    assert_eq!(edges("appearedEdges"), appeared);
+    assert_eq!(edges("retiredEdges"), retired);
+    assert_eq!(d["relabelledEdges"], json!([]));
+    assert_eq!(d["asOf"]["at"], json!(to));
+    // Every change happened between the two instants, and its evidence names the run behind it.
+    for change in d["appearedEdges"].as_array().unwrap().iter().chain(d["retiredEdges"].as_array().unwrap()) {
+        let at = change["at"].as_str().unwrap();
+        assert!(from.as_str() < at && at <= to.as_str(), "{change}");
+    }
+    let evidence_of = |k: &str, pair: (i64, i64)| -> Value {
+        d[k].as_array()
+            .unwrap()
+            .iter()
+            .find(|c| {
+                (c["edge"]["sourceContainerId"].as_i64(), c["edge"]["targetContainerId"].as_i64())
+                    == (Some(pair.0), Some(pair.1))
+            })
+            .unwrap()["edge"]["evidence"][0]
+            .clone()
+    };
+    let moved = evidence_of("appearedEdges", (raw, orders_v2));
+    assert_eq!((&moved["details"]["job"]["name"], &moved["details"]["runId"]), (&json!("load"), &json!("r1")));
+    let new = evidence_of("appearedEdges", (orders_v2, report));
+    assert_eq!((&new["details"]["job"]["name"], &new["details"]["runId"]), (&json!("report"), &json!("r4")));
+    let failed = evidence_of("retiredEdges", (orders, audit));
+    assert_eq!((&failed["details"]["job"]["name"], &failed["details"]["runId"]), (&json!("audit"), &json!("r2")));
+    assert!(failed["retiredAt"].is_string());
+    let dropped = evidence_of("retiredEdges", (raw, stage));
+    assert_eq!(dropped["details"]["job"]["name"], "stage");
+    assert!(dropped["retiredAt"].is_string());
+
+    // Without `to`, the diff runs to now and sees the later run too.
+    let until_now = app.ok(q, json!({"c": raw, "f": from})).await["lineageDiff"].clone();
+    let mut still_retired = vec![orders, stage];
+    still_retired.sort();
+    assert_eq!(nodes(&until_now["retiredNodes"]), still_retired, "audit is reached again, from raw_orders");
+    let late: Vec<(i64, i64)> = pairs_of(&Value::Array(
+        until_now["appearedEdges"].as_array().unwrap().iter().map(|c| c["edge"].clone()).collect(),
+    ));
+    let mut appeared_by_now = vec![(raw, orders_v2), (orders_v2, report), (raw, audit)];
+    appeared_by_now.sort();
+    assert_eq!(late, appeared_by_now);
+
+    // Field level: the DROP retired the dropped table's field edges of no one; a manual field
+    // edge made between the instants appears.
+    let email = |c: i64| {
+        let app = &app;
+        async move {
+            let f = app
+                .ok("query($c: Int!) { containerFields(containerId: $c) { items { id name } } }", json!({"c": c}))
+                .await;
+            f["containerFields"]["items"].as_array().unwrap().iter().find(|f| f["name"] == "email").unwrap()["id"]
+                .as_i64()
+                .unwrap()
+        }
+    };
+    let (raw_email, report_email) = (email(raw).await, email(report).await);
+    let before_field = instant().await;
+    app.field_edge(raw_email, report_email).await;
+    let fd = app
+        .ok(
+            "query($f: Int!, $from: DateTime!) { fieldLineageDiff(fieldId: $f, from: $from) {
+                appearedNodes { kind fieldId } retiredNodes { kind } appearedEdges { edge { sourceFieldId targetFieldId } } retiredEdges { at } } }",
+            json!({"f": raw_email, "from": before_field}),
+        )
+        .await["fieldLineageDiff"]
+        .clone();
+    assert_eq!(fd["appearedNodes"], json!([{"kind": "field", "fieldId": report_email}]));
+    assert_eq!(fd["appearedEdges"], json!([{"edge": {"sourceFieldId": raw_email, "targetFieldId": report_email}}]));
+    assert_eq!((&fd["retiredNodes"], &fd["retiredEdges"]), (&json!([]), &json!([])));
+}
+
+async fn bad_instants_are_refused(app: TestApp) {
+    let (_, raw, _) = app.warehouse().await;
+    let graph = "query($c: Int!, $t: DateTime) { lineageGraph(containerId: $c, asOf: $t) { nodes { id } } }";
+    let (code, message) = app.err(graph, json!({"c": raw, "t": "2020-01-01T00:00:00Z"})).await;
+    assert_eq!(code, "BAD_USER_INPUT");
+    assert_eq!(
+        message,
+        "asOf 2020-01-01T00:00:00.000000Z: nothing has been recorded yet, so there is no lineage to show as of a time"
+    );
+    app.send(run_event("COMPLETE", "r1", "load", vec![ds("raw_orders")], vec![ds("orders")])).await;
+    let (code, message) = app.err(graph, json!({"c": raw, "t": "2020-01-01T00:00:00Z"})).await;
+    assert_eq!(code, "BAD_USER_INPUT");
+    assert!(
+        message.starts_with(
+            "asOf 2020-01-01T00:00:00.000000Z is before anything was recorded (the first edge was recorded at 20"
+        ),
+        "{message}"
+    );
+    let (code, message) = app.err(graph, json!({"c": raw, "t": "2999-01-01T00:00:00Z"})).await;
+    assert_eq!(code, "BAD_USER_INPUT");
+    assert!(message.starts_with("asOf 2999-01-01T00:00:00.000000Z is in the future (now is 20"), "{message}");
+    for (query, name) in [
+        ("query($t: DateTime) { edges(asOf: $t) { total } }", "asOf"),
+        ("query($t: DateTime) { edge(id: 1, asOf: $t) { id } }", "asOf"),
+        ("query($t: DateTime) { impact(containerId: 1, asOf: $t) { isPartial } }", "asOf"),
+        ("query($t: DateTime!) { lineageDiff(containerId: 1, from: $t) { from } }", "from"),
+    ] {
+        let (code, message) = app.err(query, json!({"t": "2999-01-01T00:00:00Z"})).await;
+        assert_eq!(code, "BAD_USER_INPUT", "{query}");
+        assert!(message.starts_with(&format!("{name} 2999-01-01T")), "{query}: {message}");
+    }
+    let (code, message) = app.err(graph, json!({"c": raw, "t": "last tuesday"})).await;
+    assert_eq!(code, "BAD_USER_INPUT");
+    assert!(message.contains("not an RFC 3339 date-time"), "{message}");
+    let now = instant().await;
+    let (code, message) = app
+        .err(
+            "query($c: Int!, $f: DateTime!, $t: DateTime) { lineageDiff(containerId: $c, from: $f, to: $t) { from } }",
+            json!({"c": raw, "f": now, "t": now}),
+        )
+        .await;
+    assert_eq!(code, "BAD_USER_INPUT");
+    assert_eq!(message, format!("from must be before to, got from {now} and to {now}"));
+    let (code, _) = app
+        .err("query($f: DateTime!) { lineageDiff(containerId: 999999, from: $f) { from } }", json!({"f": now}))
+        .await;
+    assert_eq!(code, "NOT_FOUND");
+}
+
+/// The `runState` of each live edge's first evidence row.
+async fn run_states(app: &TestApp) -> Vec<Value> {
+    app.live_edges().await.iter().map(|e| e["evidence"][0]["details"]["runState"].clone()).collect()
+}
+
+async fn a_late_start_keeps_the_completed_state(app: TestApp) {
+    app.warehouse().await;
+    app.send(run_event("COMPLETE", "r1", "load", vec![ds("raw_orders")], vec![ds("orders")])).await;
+    app.send(run_event("START", "r1", "load", vec![ds("raw_orders")], vec![ds("orders")])).await;
+    assert_eq!(run_states(&app).await, vec![json!("COMPLETE")], "a START after its COMPLETE");
+    app.send(run_event("RUNNING", "r1", "load", vec![ds("raw_orders")], vec![ds("orders")])).await;
+    assert_eq!(run_states(&app).await, vec![json!("COMPLETE")], "a RUNNING after its COMPLETE");
+    // In one request, in that order, too.
+    let (status, body) = app
+        .post(
+            "/api/v1/lineage",
+            &json!([
+                run_event("COMPLETE", "r2", "load", vec![ds("raw_orders")], vec![ds("orders")]),
+                run_event("START", "r2", "load", vec![ds("raw_orders")], vec![ds("orders")]),
+            ]),
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    let e = app.live_edges().await;
+    assert_eq!(e[0]["evidence"][0]["details"]["runId"], "r2");
+    assert_eq!(e[0]["evidence"][0]["details"]["runState"], "COMPLETE");
+    // A START of a new run still records START.
+    app.send(run_event("START", "r3", "load", vec![ds("raw_orders")], vec![ds("orders")])).await;
+    assert_eq!(run_states(&app).await, vec![json!("START")]);
+}
