@@ -244,6 +244,15 @@ impl Store for FaultyStore {
     async fn field_edges_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>> {
         delegate!(self, field_edges_of(ids, direction))
     }
+    async fn count_neighbours(
+        &self,
+        ids: &[Id],
+        direction: Direction,
+        over_fields: bool,
+        exclude: &[Id],
+    ) -> StoreResult<Vec<(Id, i64)>> {
+        delegate!(self, count_neighbours(ids, direction, over_fields, exclude))
+    }
     async fn apply_assertions(&self, batch: AssertionBatch, now: Timestamp) -> StoreResult<AssertionSummary> {
         delegate!(self, apply_assertions(batch, now))
     }

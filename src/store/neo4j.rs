@@ -111,6 +111,7 @@ mod assertions;
 mod catalog;
 mod edges;
 mod events;
+mod frontier;
 mod graph;
 mod identity;
 mod retry;
@@ -523,6 +524,16 @@ impl Store for Neo4jStore {
 
     async fn field_edges_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>> {
         graph::field_edges_of(AutoCommit(self), ids, direction).await
+    }
+
+    async fn count_neighbours(
+        &self,
+        ids: &[Id],
+        direction: Direction,
+        over_fields: bool,
+        exclude: &[Id],
+    ) -> StoreResult<Vec<(Id, i64)>> {
+        frontier::count_neighbours(AutoCommit(self), ids, direction, over_fields, exclude).await
     }
 
     /// Two auto-commit reads, side by side on two pooled connections.

@@ -20,6 +20,7 @@ mod assertions;
 mod catalog;
 mod edges;
 mod events;
+mod frontier;
 mod graph;
 mod identity;
 mod rows;
@@ -488,6 +489,17 @@ impl Store for SqliteStore {
 
     async fn field_edges_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>> {
         self.read_ids(ids, move |c, ids| graph::field_edges_of(c, ids, direction)).await
+    }
+
+    async fn count_neighbours(
+        &self,
+        ids: &[Id],
+        direction: Direction,
+        over_fields: bool,
+        exclude: &[Id],
+    ) -> StoreResult<Vec<(Id, i64)>> {
+        let exclude = exclude.to_vec();
+        self.read_ids(ids, move |c, ids| frontier::count_neighbours(c, ids, direction, over_fields, &exclude)).await
     }
 
     async fn apply_assertions(&self, batch: AssertionBatch, now: Timestamp) -> StoreResult<AssertionSummary> {

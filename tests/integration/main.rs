@@ -10,6 +10,7 @@ mod edges;
 mod external;
 mod graph;
 mod openlineage;
+mod paths;
 mod permissions;
 mod producers;
 mod rest;
