@@ -114,14 +114,15 @@ impl QueryRoot {
         Ok(Page::new(p, LineageEdge))
     }
 
+    /// The containers around one within `depth`, with the edges among them. `maxNodes` keeps at
+    /// most that many containers (the centre included), nearest levels first; the rest is cut,
+    /// with `isPartial` and the `frontier` saying where.
     async fn lineage_graph(
         &self,
         ctx: &Context<'_>,
         container_id: Id,
         #[graphql(default_with = "Some(2)")] depth: Option<i64>,
         side: Option<Side>,
-        #[graphql(desc = "At most this many containers (the centre included), nearest levels first; \
-                          the rest is cut, with `isPartial` and the `frontier` saying where.")]
         max_nodes: Option<i64>,
     ) -> GqlResult<LineageGraph> {
         let options = service::GraphOptions {
