@@ -28,6 +28,8 @@ mod load;
 mod memory;
 #[path = "tributary-bench/neo.rs"]
 mod neo;
+#[path = "tributary-bench/paths.rs"]
+mod paths;
 #[path = "tributary-bench/queries.rs"]
 mod queries;
 #[path = "tributary-bench/report.rs"]
@@ -81,15 +83,18 @@ enum Scenario {
     Memory,
     /// OpenLineage ingest over HTTP in batches of 1,000 RunEvents with column lineage.
     Ingest,
+    /// explainLineage, lineageSummary and lineageGraph's maxNodes against lineageGraph (issue #19).
+    Paths,
 }
 
-const ALL: [Scenario; 6] = [
+const ALL: [Scenario; 7] = [
     Scenario::Load,
     Scenario::Statements,
     Scenario::Queries,
     Scenario::Concurrency,
     Scenario::Memory,
     Scenario::Ingest,
+    Scenario::Paths,
 ];
 
 /// Benchmarks Tributary against baselines measured in the same run.
@@ -129,7 +134,8 @@ struct Args {
     /// lineageGraph_d5, lineageGraph_d20, impact_hub, piiFlow_hub. For profiling one of them.
     #[arg(long, value_delimiter = ',')]
     queries: Option<Vec<String>>,
-    /// Comma-separated scenarios (default: all): load, statements, queries, concurrency, memory, ingest.
+    /// Comma-separated scenarios (default: all): load, statements, queries, concurrency, memory, ingest,
+    /// paths.
     #[arg(long, value_enum, value_delimiter = ',')]
     scenarios: Option<Vec<Scenario>>,
     /// Where to write the results as JSON.
@@ -285,6 +291,9 @@ async fn run(args: Args) -> anyhow::Result<()> {
         let lineage = Lineage::new(opened.store.clone());
         queries(&client, &plan, &args, &g, &lineage, source.as_ref(), &mut report).await?;
         statement_times(&lineage, &g).await?;
+    }
+    if plan.has(Scenario::Paths) {
+        paths::paths(&plan, &g, &Lineage::new(opened.store.clone()), &mut report).await?;
     }
     if plan.has(Scenario::Concurrency) {
         concurrency(&client, &plan, &args, &g, &mut report).await?;
