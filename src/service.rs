@@ -8,9 +8,12 @@
 pub mod changes;
 pub mod diff;
 pub mod external;
+pub mod frontier;
 pub mod history;
 pub mod openlineage;
+pub mod paths;
 pub mod sql;
+pub mod summary;
 pub mod tables;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -23,6 +26,7 @@ use crate::domain::{
 };
 use crate::error::{Error, Result};
 use crate::store::Store;
+use frontier::{Completeness, StopReason, Unread};
 
 pub const MAX_DEPTH: i64 = 20;
 pub const MAX_PAGE_SIZE: i64 = 1000;
@@ -118,6 +122,16 @@ pub struct LineageGraph {
     pub edges: Vec<Edge>,
     pub external_nodes: Vec<ExternalNode>,
     pub external_edges: Vec<Edge>,
+    pub completeness: Completeness,
+}
+
+/// What a lineage graph may cost and report beyond its depth.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GraphOptions {
+    /// At most this many containers (the centre included), nearest levels first.
+    pub max_nodes: Option<usize>,
+    /// Count the neighbours beyond the frontier (one more statement per side when cut).
+    pub count_frontier: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -132,6 +146,7 @@ pub struct Reached {
 pub struct Transitive {
     pub is_partial: bool,
     pub reached: Vec<Reached>,
+    pub completeness: Completeness,
 }
 
 pub struct PiiOptions {
@@ -161,6 +176,14 @@ fn validate_depth(depth: i64) -> Result<usize> {
         return Err(Error::BadInput(format!("depth must be between 1 and {MAX_DEPTH}, got {depth}")));
     }
     Ok(depth as usize)
+}
+
+/// A `maxNodes` budget as asked: between 1 and `MAX_RESULT_LIMIT`.
+pub fn max_nodes(n: i64) -> Result<usize> {
+    if !(1..=MAX_RESULT_LIMIT).contains(&n) {
+        return Err(Error::BadInput(format!("maxNodes must be between 1 and {MAX_RESULT_LIMIT}, got {n}")));
+    }
+    Ok(n as usize)
 }
 
 fn validate_limit(limit: i64) -> Result<usize> {
@@ -672,7 +695,8 @@ impl Lineage {
         start: &Start,
         depth: usize,
         direction: Direction,
-    ) -> Result<(HashMap<Id, usize>, Vec<Edge>, Vec<Edge>)> {
+        budget: Option<usize>,
+    ) -> Result<(HashMap<Id, usize>, Vec<Edge>, Vec<Edge>, usize)> {
         let mut dist = HashMap::new();
         if let Start::Node(id) = start {
             dist.insert(*id, 0usize);
@@ -680,6 +704,8 @@ impl Lineage {
         let mut frontier = Vec::new();
         let mut edges = Vec::new();
         let mut externals = Vec::new();
+        // The nodes nearer than this had their edges this way read (all of them, bar a budget).
+        let mut read_below = depth;
         for level in 1..=depth {
             let found = if level == 1 {
                 self.first_edges(start, direction, false).await?
@@ -703,14 +729,33 @@ impl Lineage {
                 }
             }
             frontier = next;
+            if budget.is_some_and(|b| dist.len() > b) && level < depth {
+                read_below = level;
+                break;
+            }
         }
-        Ok((dist, edges, externals))
+        Ok((dist, edges, externals, read_below))
     }
 
     pub async fn lineage_graph(&self, container_id: Id, depth: i64, side: Option<Direction>) -> Result<LineageGraph> {
         let depth = validate_depth(depth)?;
+        self.lineage_graph_with(container_id, depth as i64, side, GraphOptions::default()).await
+    }
+
+    /// `lineage_graph` with a node budget and the frontier counted (see `GraphOptions`).
+    pub async fn lineage_graph_with(
+        &self,
+        container_id: Id,
+        depth: i64,
+        side: Option<Direction>,
+        options: GraphOptions,
+    ) -> Result<LineageGraph> {
+        let depth = validate_depth(depth)?;
+        if let Some(n) = options.max_nodes {
+            max_nodes(n as i64)?;
+        }
         self.require_container(container_id).await?;
-        self.graph_from(Start::Node(container_id), None, depth, side).await
+        self.graph_from(Start::Node(container_id), None, depth, side, options).await
     }
 
     /// The lineage graph centred on an external asset (`ext:<source_type>:<fqn>`): the same
@@ -719,7 +764,7 @@ impl Lineage {
     pub async fn external_lineage_graph(&self, id: &str, depth: i64, side: Option<Direction>) -> Result<LineageGraph> {
         let depth = validate_depth(depth)?;
         let (start, source_type) = self.external_start(id).await?;
-        self.graph_from(start, Some(source_type), depth, side).await
+        self.graph_from(start, Some(source_type), depth, side, GraphOptions::default()).await
     }
 
     async fn graph_from(
@@ -728,6 +773,7 @@ impl Lineage {
         start_source_type: Option<String>,
         depth: usize,
         side: Option<Direction>,
+        options: GraphOptions,
     ) -> Result<LineageGraph> {
         let container_id = match &start {
             Start::Node(id) => Some(*id),
@@ -742,17 +788,23 @@ impl Lineage {
             if side.is_some_and(|s| s != direction) {
                 return Ok(None);
             }
-            self.expand_containers(start, depth, direction).await.map(Some)
+            self.expand_containers(start, depth, direction, options.max_nodes).await.map(Some)
         };
-        let (up, down) = tokio::try_join!(expand(Direction::Upstream), expand(Direction::Downstream))?;
+        let (mut up, mut down) = tokio::try_join!(expand(Direction::Upstream), expand(Direction::Downstream))?;
+        // Past the budget, the nearest levels are kept and what was cut is remembered.
+        let cuts = frontier::apply_budget(options.max_nodes, container_id, &mut up, &mut down);
         // The containers whose every live edge that way the expansion read: those it reached
-        // short of the depth (the last level's edges are not read).
-        let read_before_depth = |dist: Option<&HashMap<Id, usize>>| -> Vec<Id> {
-            dist.iter().flat_map(|dist| dist.iter().filter(|(_, d)| **d < depth).map(|(id, _)| *id)).collect()
+        // short of the depth or the budget (the last level's edges are not read).
+        let read_before = |side: &Option<frontier::Expansion>| -> Vec<Id> {
+            side.iter()
+                .flat_map(|(dist, _, _, below)| dist.iter().filter(|(_, d)| *d < below).map(|(id, _)| *id))
+                .collect()
         };
-        let inbound_read = read_before_depth(up.as_ref().map(|(dist, _, _)| dist));
-        let outbound_read = read_before_depth(down.as_ref().map(|(dist, _, _)| dist));
-        for (dist, edges, externals) in [up, down].into_iter().flatten() {
+        let inbound_read = read_before(&up);
+        let outbound_read = read_before(&down);
+        let unread = [(Direction::Upstream, &up), (Direction::Downstream, &down)]
+            .map(|(dir, e)| (dir, frontier::unread_of(e.as_ref(), depth)));
+        for (dist, edges, externals, _) in [up, down].into_iter().flatten() {
             nodes.extend(dist.keys());
             path_edges.extend(edges.into_iter().map(|e| (e.id, e)));
             external_edges.extend(externals.into_iter().map(|e| (e.id, e)));
@@ -767,13 +819,16 @@ impl Lineage {
             outbound_read,
         };
         let around = self.graph_around(&scope).await?;
-        let has_up: HashSet<Id> = around.has_upstream.into_iter().collect();
-        let has_down: HashSet<Id> = around.has_downstream.into_iter().collect();
+        let mut has_up: HashSet<Id> = around.has_upstream.into_iter().collect();
+        let mut has_down: HashSet<Id> = around.has_downstream.into_iter().collect();
+
         if side.is_none() {
             // Every edge the expansion read joins two nodes: with the rest, all edges among them.
             path_edges.extend(around.edges.into_iter().map(|e| (e.id, e)));
         }
         let edges: Vec<Edge> = path_edges.into_values().collect();
+        let flags = (&mut has_up, &mut has_down);
+        let completeness = self.graph_completeness(cuts, unread, flags, &ids, &edges, options.count_frontier).await?;
         let mut external_nodes: BTreeMap<String, ExternalNode> = BTreeMap::new();
         for e in external_edges.values() {
             for end in [&e.source, &e.target] {
@@ -808,6 +863,7 @@ impl Lineage {
             edges,
             external_nodes: external_nodes.into_values().collect(),
             external_edges: external_edges.into_values().collect(),
+            completeness,
         })
     }
 
@@ -866,6 +922,12 @@ impl Lineage {
         let mut reached = Vec::new();
         let mut frontier = Vec::new();
         let mut is_partial = false;
+        // What the answer leaves out (per near node) and every edge read, for the frontier and
+        // the cycles; both come from what was read, bar one count after a limit cut.
+        let mut cut: BTreeMap<Id, BTreeSet<Id>> = BTreeMap::new();
+        let mut read: Vec<(Id, Id)> = Vec::new();
+        let mut stop = StopReason::Depth;
+        let mut unread = Vec::new();
         for level in 1..=depth + 1 {
             let found = if level == 1 {
                 self.first_edges(&start, side, over_fields).await?
@@ -881,13 +943,28 @@ impl Lineage {
                 let (near, far) = (near_end(&e, side), far_end(&e, side));
                 let (End::Container { id: far_id } | End::Field { id: far_id, .. }) = far else { continue };
                 let far_id = *far_id;
+                let near_id = match near {
+                    End::Container { id } | End::Field { id, .. } => Some(*id),
+                    End::External { .. } => None,
+                };
+                if let Some(n) = near_id {
+                    read.push(match side {
+                        Direction::Downstream => (n, far_id),
+                        Direction::Upstream => (far_id, n),
+                    });
+                }
                 if seen.contains_key(&far_id) {
                     continue;
                 }
                 if level > depth || reached.len() >= limit {
-                    // Something lies beyond the depth or the limit: the answer is cut.
+                    // Something lies beyond the depth or the limit: the answer is cut; the rest of
+                    // the level (already read) says how much lies beyond each node.
                     is_partial = true;
-                    break;
+                    stop = if level > depth { StopReason::Depth } else { StopReason::Limit };
+                    if let Some(n) = near_id {
+                        cut.entry(n).or_default().insert(far_id);
+                    }
+                    continue;
                 }
                 // The start (an external asset included) carries its value as it is.
                 let near_derived = match near {
@@ -901,11 +978,18 @@ impl Lineage {
                 reached.push(Reached { id: far_id, distance: level as i64, via: e, derived });
             }
             if is_partial {
+                // The nodes this level reached before the limit: their edges were not read.
+                unread = next.iter().map(|&id| Unread { id, distance: level as i64, reason: stop }).collect();
                 break;
             }
             frontier = next;
         }
-        Ok(Transitive { is_partial, reached })
+        let distance: HashMap<Id, i64> = reached.iter().map(|r| (r.id, r.distance)).collect();
+        let mut entries = frontier::from_cut(&cut, &|id| distance.get(&id).copied().unwrap_or(0), side, stop);
+        let answer: Vec<Id> = seen.keys().copied().collect();
+        entries.extend(frontier::count_beyond(self.store.as_ref(), unread, side, over_fields, &answer).await?);
+        let completeness = Completeness::new(entries, frontier::cycles_among(read), is_partial);
+        Ok(Transitive { is_partial, reached, completeness })
     }
 
     /// Fields connected to a field through field edges, upstream and downstream, with the edges
@@ -915,6 +999,16 @@ impl Lineage {
         field_id: Id,
         container_ids: Option<Vec<Id>>,
     ) -> Result<(Vec<Id>, Vec<Edge>)> {
+        let (fields, edges, _) = self.field_connections_full(field_id, container_ids).await?;
+        Ok((fields, edges))
+    }
+
+    /// `field_connections` with whether the closure was cut, where, and the cycles it met.
+    pub async fn field_connections_full(
+        &self,
+        field_id: Id,
+        container_ids: Option<Vec<Id>>,
+    ) -> Result<(Vec<Id>, Vec<Edge>, Completeness)> {
         self.require_field(field_id).await?;
         // Each direction is its own closure; the two run side by side.
         let closure = |direction: Direction| async move {
@@ -922,11 +1016,13 @@ impl Lineage {
             let mut edges: BTreeMap<Id, Edge> = BTreeMap::new();
             let mut seen: HashSet<Id> = HashSet::from([field_id]);
             let mut frontier = vec![field_id];
+            let mut level = 0;
             // Bounded like every transitive query: a cycle or a huge component cannot run away.
             for _ in 0..MAX_DEPTH * 5 {
                 if frontier.is_empty() || seen.len() > MAX_RESULT_LIMIT as usize {
                     break;
                 }
+                level += 1;
                 let mut next = Vec::new();
                 for e in self.level_edges(&frontier, direction, true).await? {
                     if let End::Field { id, .. } = far_end(&e, direction) {
@@ -939,16 +1035,27 @@ impl Lineage {
                 }
                 frontier = next;
             }
-            Ok::<_, Error>((fields, edges))
+            // Stopped with nodes left to expand: by the level cap or the size cap.
+            let reason = if seen.len() > MAX_RESULT_LIMIT as usize { StopReason::Limit } else { StopReason::Depth };
+            let unread = frontier.iter().map(|&id| Unread { id, distance: level, reason }).collect();
+            let answer: Vec<Id> = seen.iter().copied().collect();
+            let beyond = frontier::count_beyond(self.store.as_ref(), unread, direction, true, &answer).await?;
+            Ok::<_, Error>((fields, edges, beyond))
         };
-        let ((mut fields, mut edges), (down_fields, down_edges)) =
+        let ((mut fields, mut edges, mut beyond), (down_fields, down_edges, down_beyond)) =
             tokio::try_join!(closure(Direction::Upstream), closure(Direction::Downstream))?;
         fields.extend(down_fields);
         edges.extend(down_edges);
+        beyond.extend(down_beyond);
         fields.remove(&field_id);
         let edges: Vec<Edge> = edges.into_values().collect();
+        let pairs = edges.iter().filter_map(|e| match (&e.source, &e.target) {
+            (End::Field { id: s, .. }, End::Field { id: t, .. }) => Some((*s, *t)),
+            _ => None,
+        });
+        let completeness = Completeness::new(beyond, frontier::cycles_among(pairs), false);
         let Some(keep) = container_ids else {
-            return Ok((fields.into_iter().collect(), edges));
+            return Ok((fields.into_iter().collect(), edges, completeness));
         };
         let keep: HashSet<Id> = keep.into_iter().collect();
         let field_container: HashMap<Id, Id> = edges
@@ -966,6 +1073,6 @@ impl Lineage {
             _ => false,
         };
         let edges = edges.into_iter().filter(|e| is_kept(&e.source) && is_kept(&e.target)).collect();
-        Ok((kept.into_iter().collect(), edges))
+        Ok((kept.into_iter().collect(), edges, completeness))
     }
 }

@@ -253,6 +253,15 @@ impl Store for FaultyStore {
     async fn first_edge_created(&self) -> StoreResult<Option<tributary::domain::Timestamp>> {
         delegate!(self, first_edge_created())
     }
+    async fn count_neighbours(
+        &self,
+        ids: &[Id],
+        direction: Direction,
+        over_fields: bool,
+        exclude: &[Id],
+    ) -> StoreResult<Vec<(Id, i64)>> {
+        delegate!(self, count_neighbours(ids, direction, over_fields, exclude))
+    }
     async fn apply_assertions(&self, batch: AssertionBatch, now: Timestamp) -> StoreResult<AssertionSummary> {
         delegate!(self, apply_assertions(batch, now))
     }

@@ -16,7 +16,10 @@ fn contract_operations_exist() {
     for needle in [
         "edge(id: Int!, asOf: DateTime): LineageEdge",
         "edges(containerId: Int, fieldId: Int, sourceType: String, includeRetired: Boolean = false, page: Int = 1, size: Int = 50, asOf: DateTime): EdgePage!",
-        "lineageGraph(containerId: Int!, depth: Int = 2, side: Side, asOf: DateTime): LineageGraph!",
+        "lineageGraph(containerId: Int!, depth: Int = 2, side: Side, asOf: DateTime, maxNodes: Int): LineageGraph!",
+        "explainLineage(from: EndInput!, to: EndInput!, maxPaths: Int = 3, maxDepth: Int = 20, asOf: DateTime): LineageExplanation!",
+        "lineageSummary(containerId: Int!, depth: Int = 2, side: Side): LineageSummary!",
+        "input EndInput {\n\tcontainerId: Int\n\tfieldId: Int\n}",
         "containerFields(containerId: Int!, name: String, page: Int = 1, size: Int = 50): FieldPage!",
         "fieldConnections(fieldId: Int!, containerIds: [Int!], asOf: DateTime): FieldConnections!",
         "impact(containerId: Int!, depth: Int = 20, side: Side = DOWNSTREAM, limit: Int = 10000, asOf: DateTime): Impact!",

@@ -30,6 +30,8 @@ mod load;
 mod memory;
 #[path = "tributary-bench/neo.rs"]
 mod neo;
+#[path = "tributary-bench/paths.rs"]
+mod paths;
 #[path = "tributary-bench/queries.rs"]
 mod queries;
 #[path = "tributary-bench/report.rs"]
@@ -85,9 +87,11 @@ enum Scenario {
     Memory,
     /// OpenLineage ingest over HTTP in batches of 1,000 RunEvents with column lineage.
     Ingest,
+    /// explainLineage, lineageSummary and lineageGraph's maxNodes against lineageGraph (issue #19).
+    Paths,
 }
 
-const ALL: [Scenario; 7] = [
+const ALL: [Scenario; 8] = [
     Scenario::Load,
     Scenario::Statements,
     Scenario::Queries,
@@ -95,6 +99,7 @@ const ALL: [Scenario; 7] = [
     Scenario::Concurrency,
     Scenario::Memory,
     Scenario::Ingest,
+    Scenario::Paths,
 ];
 
 /// Benchmarks Tributary against baselines measured in the same run.
@@ -135,7 +140,7 @@ struct Args {
     #[arg(long, value_delimiter = ',')]
     queries: Option<Vec<String>>,
     /// Comma-separated scenarios (default: all): load, statements, queries, history, concurrency, memory,
-    /// ingest.
+    /// ingest, paths.
     #[arg(long, value_enum, value_delimiter = ',')]
     scenarios: Option<Vec<Scenario>>,
     /// Where to write the results as JSON.
@@ -294,6 +299,9 @@ async fn run(args: Args) -> anyhow::Result<()> {
     }
     if plan.has(Scenario::History) {
         history::history(&client, &plan, &g, &mut report).await?;
+    }
+    if plan.has(Scenario::Paths) {
+        paths::paths(&plan, &g, &Lineage::new(opened.store.clone()), &mut report).await?;
     }
     if plan.has(Scenario::Concurrency) {
         concurrency(&client, &plan, &args, &g, &mut report).await?;

@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{validate_depth, Lineage, Start, MAX_DEPTH};
+use super::{validate_depth, GraphOptions, Lineage, Start, MAX_DEPTH};
 use crate::domain::{self, Direction, Edge, End, Id, Timestamp};
 use crate::error::{Error, Result};
 
@@ -121,7 +121,7 @@ impl Lineage {
         let mut s = Snapshot::default();
         let field_id = match around {
             Around::Container(id) => {
-                let g = view.graph_from(Start::Node(id), None, depth, side).await?;
+                let g = view.graph_from(Start::Node(id), None, depth, side, GraphOptions::default()).await?;
                 s.nodes.extend(g.nodes.iter().map(|n| DiffNode::Container(n.container_id)));
                 s.nodes.extend(g.external_nodes.iter().map(|n| DiffNode::External(n.id.clone())));
                 s.edges.extend(g.edges.into_iter().chain(g.external_edges).map(|e| (e.id, e)));

@@ -320,6 +320,16 @@ store_trait! {
         async fn field_edges_ever_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>>;
         /// The earliest `created` of any edge: before it the store knows nothing. `None` when empty.
         async fn first_edge_created(&self) -> StoreResult<Option<Timestamp>>;
+        /// Per id of `ids`, how many distinct live neighbours lie `direction` of it outside
+        /// `exclude` (field edges when `over_fields`, else container-level edges, external assets
+        /// counted): what a traversal's frontier reports beyond it. A count, no edge read in full.
+        async fn count_neighbours(
+            &self,
+            ids: &[Id],
+            direction: Direction,
+            over_fields: bool,
+            exclude: &[Id],
+        ) -> StoreResult<Vec<(Id, i64)>>;
 
         /// What a lineage graph over these containers shows beyond its traversal, without reading the
         /// edges around them in full (a hub's fan-out can be thousands of edges): the live

@@ -115,6 +115,7 @@ mod catalog;
 mod changes;
 mod edges;
 mod events;
+mod frontier;
 mod graph;
 mod identity;
 mod migrations;
@@ -546,6 +547,16 @@ impl Store for Neo4jStore {
 
     async fn first_edge_created(&self) -> StoreResult<Option<Timestamp>> {
         graph::first_edge_created(AutoCommit(self)).await
+    }
+
+    async fn count_neighbours(
+        &self,
+        ids: &[Id],
+        direction: Direction,
+        over_fields: bool,
+        exclude: &[Id],
+    ) -> StoreResult<Vec<(Id, i64)>> {
+        frontier::count_neighbours(AutoCommit(self), ids, direction, over_fields, exclude).await
     }
 
     /// Two auto-commit reads, side by side on two pooled connections.

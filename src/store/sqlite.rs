@@ -25,6 +25,7 @@ mod changes;
 mod disk;
 mod edges;
 mod events;
+mod frontier;
 mod graph;
 mod identity;
 mod migrations;
@@ -513,6 +514,17 @@ impl Store for SqliteStore {
 
     async fn first_edge_created(&self) -> StoreResult<Option<Timestamp>> {
         self.read(graph::first_edge_created).await
+    }
+
+    async fn count_neighbours(
+        &self,
+        ids: &[Id],
+        direction: Direction,
+        over_fields: bool,
+        exclude: &[Id],
+    ) -> StoreResult<Vec<(Id, i64)>> {
+        let exclude = exclude.to_vec();
+        self.read_ids(ids, move |c, ids| frontier::count_neighbours(c, ids, direction, over_fields, &exclude)).await
     }
 
     async fn apply_assertions(&self, batch: AssertionBatch, now: Timestamp) -> StoreResult<AssertionSummary> {

@@ -12,6 +12,7 @@ mod external;
 mod graph;
 mod history;
 mod openlineage;
+mod paths;
 mod permissions;
 mod producers;
 mod rest;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use async_graphql::{ComplexObject, Context, Enum, Json, Object, SimpleObject};
 
 use super::catalog::{field_count, load_container, load_datastore, load_field, stats};
+use super::paths::FrontierNode;
 use super::scalars::{dt, odt, DateTime};
 use super::{caller, loaders, Container, Datastore, Field, GqlResult};
 use crate::domain::{self, Direction, End, Id};
@@ -68,6 +69,25 @@ impl Evidence {
     async fn retired_at(&self) -> Option<DateTime> {
         odt(self.0.retired_at)
     }
+    /// The job that asserted it (`namespace/name`, from `details`); null without VIEWER on
+    /// every managed endpoint of the edge.
+    async fn job(&self) -> Option<String> {
+        let job = self.0.details.as_ref().filter(|_| self.1)?.get("job")?;
+        Some(format!("{}/{}", job.get("namespace")?.as_str()?, job.get("name")?.as_str()?))
+    }
+    /// The run that last asserted it (from `details`); null without VIEWER on every managed
+    /// endpoint of the edge.
+    async fn run_id(&self) -> Option<&str> {
+        self.0.details.as_ref().filter(|_| self.1)?.get("runId")?.as_str()
+    }
+}
+
+/// An edge's evidence, its details gated by `evidence_visible`: what `LineageEdge.evidence`
+/// and `explainLineage`'s hops return.
+pub(super) async fn edge_evidence(ctx: &Context<'_>, edge: &domain::Edge) -> GqlResult<Vec<Evidence>> {
+    let ev = loaders(ctx).evidence.load_one(edge.id).await.map_err(Error::from)?;
+    let visible = evidence_visible(ctx, edge).await?;
+    Ok(ev.unwrap_or_default().into_iter().map(|e| Evidence(e, visible)).collect())
 }
 
 pub struct LineageEdge(pub domain::Edge);
@@ -157,9 +177,7 @@ impl LineageEdge {
         self.0.transformations.clone().map(Json)
     }
     async fn evidence(&self, ctx: &Context<'_>) -> GqlResult<Vec<Evidence>> {
-        let ev = loaders(ctx).evidence.load_one(self.0.id).await.map_err(Error::from)?;
-        let visible = evidence_visible(ctx, &self.0).await?;
-        Ok(ev.unwrap_or_default().into_iter().map(|e| Evidence(e, visible)).collect())
+        edge_evidence(ctx, &self.0).await
     }
     async fn last_asserted_at(&self) -> Option<DateTime> {
         odt(self.0.last_asserted_at)
@@ -326,6 +344,12 @@ pub struct LineageGraph {
     pub external_edges: Vec<LineageEdge>,
     /// Set when asked `asOf`: the instant, and what could and could not be rebuilt for it.
     pub as_of: Option<super::AsOf>,
+    /// The depth or `maxNodes` cut the answer: more lies beyond the `frontier`.
+    pub is_partial: bool,
+    /// Where the answer stopped with more beyond, nearest first.
+    pub frontier: Vec<FrontierNode>,
+    /// The cycles among the returned containers, as the ids around each (from its smallest).
+    pub cycles: Vec<Vec<Id>>,
 }
 
 #[derive(SimpleObject)]
@@ -334,6 +358,11 @@ pub struct FieldConnections {
     pub edges: Vec<LineageEdge>,
     /// Set when asked `asOf` (see `LineageGraph.asOf`).
     pub as_of: Option<super::AsOf>,
+    /// The closure stopped at its bounds (100 levels, 100,000 fields) with more beyond.
+    pub is_partial: bool,
+    pub frontier: Vec<FrontierNode>,
+    /// The cycles among the connected fields, as the field ids around each.
+    pub cycles: Vec<Vec<Id>>,
 }
 
 #[derive(SimpleObject)]
@@ -360,6 +389,10 @@ pub struct Impact {
     pub containers: Vec<ImpactedContainer>,
     /// Set when asked `asOf` (see `LineageGraph.asOf`).
     pub as_of: Option<super::AsOf>,
+    /// Where the depth or the limit stopped the answer, with how much lies beyond.
+    pub frontier: Vec<FrontierNode>,
+    /// The cycles among the edges read, as the container ids around each.
+    pub cycles: Vec<Vec<Id>>,
 }
 
 #[derive(SimpleObject)]
@@ -386,4 +419,8 @@ pub struct PiiFlow {
     pub fields: Vec<PiiField>,
     /// Set when asked `asOf` (see `LineageGraph.asOf`).
     pub as_of: Option<super::AsOf>,
+    /// Where the depth or the limit stopped the answer, with how much lies beyond.
+    pub frontier: Vec<FrontierNode>,
+    /// The cycles among the field edges followed, as the field ids around each.
+    pub cycles: Vec<Vec<Id>>,
 }

@@ -31,6 +31,7 @@ mod inputs;
 mod lineage;
 mod mutations;
 mod page;
+mod paths;
 mod prefetch;
 mod queries;
 mod reports;
@@ -53,6 +54,7 @@ pub use self::lineage::{
 };
 pub use self::mutations::MutationRoot;
 pub use self::page::{ContainerPage, EdgePage, FieldPage, Page, StoredEventPage};
+pub use self::paths::{EndInput, LineageExplanation, LineageSummary};
 pub use self::queries::QueryRoot;
 pub use self::reports::{
     IngestError, IngestEventReport, IngestReport, RecordLineageResult, SqlColumnLineage, SqlIngestReport,

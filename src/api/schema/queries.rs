@@ -8,6 +8,7 @@ use async_graphql::{Context, Object};
 
 use super::catalog::{load_container, load_datastore, load_field};
 use super::lineage::{ExternalNode, GraphNode, ImpactedContainer, LineageNode, PiiField};
+use super::paths::{frontier_out, EndInput, LineageExplanation, LineageSummary};
 use super::prefetch::{prefetch_containers, prefetch_edges};
 use super::{
     auth, caller, limited, lineage, loaders, paged, AsOf, ChangePage, Container, ContainerPage, Datastore,
@@ -62,6 +63,9 @@ async fn graph_out(ctx: &Context<'_>, g: service::LineageGraph) -> GqlResult<Lin
             .collect(),
         external_edges: g.external_edges.into_iter().map(LineageEdge).collect(),
         as_of: None,
+        is_partial: g.completeness.is_partial,
+        frontier: frontier_out(&g.completeness),
+        cycles: g.completeness.cycles,
     })
 }
 
@@ -74,6 +78,8 @@ async fn impact_out(ctx: &Context<'_>, t: service::Transitive) -> GqlResult<Impa
     prefetch_edges(ctx, look.field("via"), &vias).await?;
     Ok(Impact {
         is_partial: t.is_partial,
+        frontier: frontier_out(&t.completeness),
+        cycles: t.completeness.cycles,
         containers: t
             .reached
             .into_iter()
@@ -115,7 +121,9 @@ impl QueryRoot {
     }
 
     /// The containers around one within `depth`, with the edges among them; with `asOf`, as the
-    /// graph was at that instant (the answer's `asOf` says what could be rebuilt).
+    /// graph was at that instant (the answer's `asOf` says what could be rebuilt). `maxNodes` keeps
+    /// at most that many containers (the centre included), nearest levels first; the rest is cut,
+    /// with `isPartial` and the `frontier` saying where.
     async fn lineage_graph(
         &self,
         ctx: &Context<'_>,
@@ -123,11 +131,55 @@ impl QueryRoot {
         #[graphql(default_with = "Some(2)")] depth: Option<i64>,
         side: Option<Side>,
         as_of: Option<DateTime>,
+        max_nodes: Option<i64>,
     ) -> GqlResult<LineageGraph> {
         let at = as_of.map(|d| d.0);
-        let g =
-            lineage(ctx).at(at).await?.lineage_graph(container_id, depth.unwrap_or(2), side.map(Into::into)).await?;
+        let options = service::GraphOptions {
+            max_nodes: max_nodes.map(service::max_nodes).transpose()?,
+            count_frontier: ctx.look_ahead().field("frontier").exists(),
+        };
+        let side = side.map(Into::into);
+        let g = lineage(ctx).at(at).await?.lineage_graph_with(container_id, depth.unwrap_or(2), side, options).await?;
         Ok(LineageGraph { as_of: AsOf::of(at), ..graph_out(ctx, g).await? })
+    }
+
+    /// How big `lineageGraph` with these arguments would be, level by level, without returning
+    /// it: the nodes and edges per level, counted on the same walk.
+    async fn lineage_summary(
+        &self,
+        ctx: &Context<'_>,
+        container_id: Id,
+        #[graphql(default_with = "Some(2)")] depth: Option<i64>,
+        side: Option<Side>,
+    ) -> GqlResult<LineageSummary> {
+        let s = lineage(ctx).lineage_summary(container_id, depth.unwrap_or(2), side.map(Into::into)).await?;
+        Ok(s.into())
+    }
+
+    /// Why `from` feeds `to`: up to `maxPaths` shortest distinct paths (both ends containers,
+    /// or both fields), each hop with its edge and the evidence behind it. No path is an empty
+    /// list with a `reason`, not an error.
+    async fn explain_lineage(
+        &self,
+        ctx: &Context<'_>,
+        from: EndInput,
+        to: EndInput,
+        #[graphql(default_with = "Some(3)")] max_paths: Option<i64>,
+        #[graphql(default_with = "Some(20)")] max_depth: Option<i64>,
+        as_of: Option<DateTime>,
+    ) -> GqlResult<LineageExplanation> {
+        let from = service::paths::PathEnd::of("from", from.container_id, from.field_id)?;
+        let to = service::paths::PathEnd::of("to", to.container_id, to.field_id)?;
+        let x = lineage(ctx)
+            .explain_lineage(caller(ctx), from, to, max_paths.unwrap_or(3), max_depth.unwrap_or(20), as_of.map(|d| d.0))
+            .await?;
+        let edges: Vec<domain::Edge> = x.paths.iter().flatten().cloned().collect();
+        let hops = ctx.look_ahead().field("paths").field("hops");
+        prefetch_edges(ctx, hops.field("edge"), &edges).await?;
+        if hops.field("evidence").exists() {
+            loaders(ctx).evidence.prefetch(edges.iter().map(|e| e.id)).await.map_err(Error::from)?;
+        }
+        Ok(x.into())
     }
 
     /// The lineage graph centred on an external asset, by its `ext:<source_type>:<fqn>` id (see
@@ -180,7 +232,8 @@ impl QueryRoot {
         as_of: Option<DateTime>,
     ) -> GqlResult<FieldConnections> {
         let at = as_of.map(|d| d.0);
-        let (fields, edges) = lineage(ctx).at(at).await?.field_connections(field_id, container_ids).await?;
+        let (fields, edges, completeness) =
+            lineage(ctx).at(at).await?.field_connections_full(field_id, container_ids).await?;
         let l = loaders(ctx);
         l.fields.prefetch(fields.iter().copied()).await.map_err(Error::from)?;
         let loaded = l.fields.loader.load_many(fields.iter().copied()).await.map_err(Error::from)?;
@@ -189,6 +242,9 @@ impl QueryRoot {
             fields: fields.iter().filter_map(|id| loaded.get(id).cloned()).map(Field).collect(),
             edges: edges.into_iter().map(LineageEdge).collect(),
             as_of: AsOf::of(at),
+            is_partial: completeness.is_partial,
+            frontier: frontier_out(&completeness),
+            cycles: completeness.cycles,
         })
     }
 
@@ -267,6 +323,8 @@ impl QueryRoot {
         prefetch_edges(ctx, look.field("via"), &vias).await?;
         Ok(PiiFlow {
             is_partial: t.is_partial,
+            frontier: frontier_out(&t.completeness),
+            cycles: t.completeness.cycles,
             fields: t
                 .reached
                 .into_iter()

@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use neo4rs::Txn;
 
-use super::{exec, AutoCommit, Cmd, Neo4jStore, OwnTxn, Run};
+use super::{exec, Cmd, Neo4jStore, OwnTxn, Run};
 use crate::store::schema_version::{log_step, too_new};
 use crate::store::{StoreError, StoreResult};
 
@@ -49,7 +49,9 @@ const MIGRATIONS: &[Migration] = &[Migration {
 
 /// Checks, migrates or records the schema version, then creates the constraints and indexes.
 pub(super) async fn open_schema(store: &Neo4jStore) -> StoreResult<()> {
-    let found = AutoCommit(store).run(cypher!("schema_version")).await?;
+    // In a transaction of its own: an auto-commit run is retried by the driver for ~30 s when
+    // Neo4j is down, which would outlast `--store-wait-secs`.
+    let found = OwnTxn(store).run(cypher!("schema_version")).await?;
     let version: Option<i64> = found.value("version")?;
     let has_data: bool = found.value("has_data")?;
     if let Some(v) = version.filter(|v| *v > SCHEMA_VERSION) {
