@@ -134,6 +134,19 @@ async fn an_edge_retired_and_revived_is_live_only_inside_its_intervals(app: Test
     assert_eq!(at_live["edges"]["items"], json!([{"id": edge}]));
     assert_eq!(at_live["edge"]["id"], edge);
     assert_eq!(at_live["lineageGraph"]["nodes"].as_array().unwrap().len(), 2);
+    // explainLineage searches the edges live at the instant, as the other traversals do.
+    let xq = "query($a: EndInput!, $b: EndInput!, $t: DateTime) {
+        explainLineage(from: $a, to: $b, asOf: $t) { reason paths { length nodeIds } } }";
+    let (a, b) = (json!({"containerId": raw}), json!({"containerId": orders}));
+    let explained = app.ok(xq, json!({"a": a, "b": b, "t": live1})).await;
+    assert_eq!(explained["explainLineage"]["paths"], json!([{"length": 1, "nodeIds": [raw, orders]}]));
+    let explained = app.ok(xq, json!({"a": a, "b": b, "t": dead})).await;
+    assert_eq!(explained["explainLineage"], json!({"reason": "NO_CONNECTION", "paths": []}), "retired then");
+    let (fa, fb) = (json!({"fieldId": raw_email}), json!({"fieldId": orders_email}));
+    let explained = app.ok(xq, json!({"a": fa, "b": fb, "t": live2})).await;
+    assert_eq!(explained["explainLineage"]["paths"], json!([]), "the field edge came after");
+    let explained = app.ok(xq, json!({"a": fa, "b": fb, "t": null})).await;
+    assert_eq!(explained["explainLineage"]["paths"], json!([{"length": 1, "nodeIds": [raw_email, orders_email]}]));
     // Today's answers carry no `asOf` and still see the field edge made after `live2`.
     let now = app.ok(q, json!({"c": raw, "e": edge, "t": null})).await;
     assert_eq!(now["impact"]["asOf"], Value::Null);
