@@ -197,15 +197,15 @@ async fn explain_rejects_bad_ends_and_arguments(app: TestApp) {
         (json!({"f": c(t[0]), "t": c(t[1]), "k": 0}), "maxPaths must be between 1 and 20, got 0"),
         (json!({"f": c(t[0]), "t": c(t[1]), "k": 21}), "maxPaths must be between 1 and 20, got 21"),
         (json!({"f": c(t[0]), "t": c(t[1]), "d": 0}), "maxDepth must be between 1 and 20, got 0"),
-        (
-            json!({"f": c(t[0]), "t": c(t[1]), "at": "2026-01-01T00:00:00Z"}),
-            "asOf on explainLineage is not supported yet",
-        ),
     ];
     for (vars, msg) in cases {
         let (code, got) = app.err(EXPLAIN, vars.clone()).await;
         assert_eq!((code.as_str(), got.as_str()), ("BAD_USER_INPUT", msg), "{vars}");
     }
+    // asOf is checked as on every traversal (the message also names the present instant).
+    let (code, got) = app.err(EXPLAIN, json!({"f": c(t[0]), "t": c(t[1]), "at": "2999-01-01T00:00:00Z"})).await;
+    assert_eq!(code, "BAD_USER_INPUT");
+    assert!(got.starts_with("asOf 2999-01-01T00:00:00.000000Z is in the future"), "{got}");
     let (code, msg) = app.err(EXPLAIN, json!({"f": c(t[0]), "t": c(987654)})).await;
     assert_eq!((code.as_str(), msg.as_str()), ("NOT_FOUND", "Container 987654 not found"));
 }
