@@ -153,23 +153,27 @@ async fn catalog_client(url: String, r: usize, ds_name: String) -> Catalogued {
     (ds, ids, edges, operations)
 }
 
-/// Every container of datastore `ds` by name (paged).
-async fn containers(url: &str, ds: i64) -> BTreeMap<String, i64> {
-    let mut out = BTreeMap::new();
+/// Every item of a paged list `root` (the query takes `$p`, the page), all pages read.
+async fn all_items(url: &str, query: &str, mut variables: Value, root: &str) -> Vec<Value> {
+    let mut out = Vec::new();
     for page in 1.. {
-        let d = gql(
-            url,
-            "query($d: Int, $p: Int) { containers(datastoreId: $d, page: $p, size: 1000) { items { id name } pages } }",
-            json!({"d": ds, "p": page}),
-        )
-        .await;
-        for c in d["containers"]["items"].as_array().into_iter().flatten() {
-            let name = c["name"].as_str().unwrap().to_string();
-            assert!(out.insert(name.clone(), c["id"].as_i64().unwrap()).is_none(), "container {name} listed twice");
+        variables["p"] = json!(page);
+        let d = gql(url, query, variables.clone()).await;
+        out.extend(d[root]["items"].as_array().cloned().unwrap_or_default());
+        if page >= d[root]["pages"].as_i64().unwrap_or(0) {
+            break;
         }
-        if page >= d["containers"]["pages"].as_i64().unwrap_or(0) {
-            return out;
-        }
+    }
+    out
+}
+
+/// Every container of datastore `ds` by name.
+async fn containers(url: &str, ds: i64) -> BTreeMap<String, i64> {
+    let q = "query($d: Int, $p: Int) { containers(datastoreId: $d, page: $p, size: 1000) { items { id name } pages } }";
+    let mut out = BTreeMap::new();
+    for c in all_items(url, q, json!({"d": ds}), "containers").await {
+        let name = c["name"].as_str().unwrap().to_string();
+        assert!(out.insert(name.clone(), c["id"].as_i64().unwrap()).is_none(), "container {name} listed twice");
     }
     out
 }
@@ -185,26 +189,12 @@ async fn per_container(url: &str, ids: &[i64], field: impl Fn(i64) -> String) ->
     out
 }
 
-/// The stored events of `ns`: (id, status, runId), paged.
+/// The stored events of `ns`: (id, status, runId).
 async fn events(url: &str, ns: &str) -> Vec<(i64, String, String)> {
-    let mut out = Vec::new();
-    for page in 1.. {
-        let d = gql(
-            url,
-            "query($ns: String, $p: Int) { openLineageEvents(jobNamespace: $ns, page: $p, size: 1000) { items { id status runId } pages } }",
-            json!({"ns": ns, "p": page}),
-        )
-        .await;
-        let p = &d["openLineageEvents"];
-        for e in p["items"].as_array().into_iter().flatten() {
-            let s = |k: &str| e[k].as_str().unwrap_or_default().to_string();
-            out.push((e["id"].as_i64().unwrap(), s("status"), s("runId")));
-        }
-        if page >= p["pages"].as_i64().unwrap_or(0) {
-            return out;
-        }
-    }
-    out
+    let q = "query($ns: String, $p: Int) { openLineageEvents(jobNamespace: $ns, page: $p, size: 1000) { items { id status runId } pages } }";
+    let items = all_items(url, q, json!({"ns": ns}), "openLineageEvents").await;
+    let text = |e: &Value, k: &str| e[k].as_str().unwrap_or_default().to_string();
+    items.iter().map(|e| (e["id"].as_i64().unwrap(), text(e, "status"), text(e, "runId"))).collect()
 }
 
 /// The change feed after `cursor` up to its head at the time of reading, `first` a page.
