@@ -32,9 +32,11 @@ use work::ClientStats;
 #[derive(Parser, Debug)]
 #[command(name = "tributary-load", about = "A mixed read and ingest load against a running tributary serve")]
 struct Args {
-    /// The service's base URL.
-    #[arg(long, default_value = "http://127.0.0.1:8080")]
-    url: String,
+    /// The service's base URL; several (repeated, or comma-separated) spread the clients over
+    /// replicas of one deployment, client `i` of each kind on URL `i mod n`. The seeding and the
+    /// final check go through the first.
+    #[arg(long, default_value = "http://127.0.0.1:8080", value_delimiter = ',', num_args = 1..)]
+    url: Vec<String>,
     /// An admin's API token (the load creates a datastore and tables); none with auth off.
     #[arg(long, env = "TRIBUTARY_TOKEN", hide_env_values = true)]
     token: Option<String>,
@@ -69,7 +71,7 @@ struct Args {
 
 /// Runs `readers` readers and `writers` writers until `secs` have passed; their merged figures.
 async fn phase(
-    api: &api::Api,
+    apis: &[api::Api],
     seeded: &Arc<seed::Seeded>,
     readers: usize,
     writers: usize,
@@ -80,10 +82,10 @@ async fn phase(
     let until = start + Duration::from_secs(secs);
     let mut tasks = tokio::task::JoinSet::new();
     for c in 0..writers {
-        tasks.spawn(work::writer(api.clone(), seeded.clone(), c, batch, until));
+        tasks.spawn(work::writer(apis[c % apis.len()].clone(), seeded.clone(), c, batch, until));
     }
     for c in 0..readers {
-        tasks.spawn(work::reader(api.clone(), seeded.clone(), c, until));
+        tasks.spawn(work::reader(apis[c % apis.len()].clone(), seeded.clone(), c, until));
     }
     let mut all = ClientStats::default();
     while let Some(stats) = tasks.join_next().await {
@@ -98,32 +100,38 @@ async fn main() -> anyhow::Result<()> {
     let writers = args.writers.min(args.clients) as usize;
     let readers = args.clients as usize - writers;
     let batch = args.batch as usize;
-    let api = api::Api::new(&args.url, args.token.clone(), Duration::from_secs(args.timeout_secs))?;
+    let apis = args
+        .url
+        .iter()
+        .map(|url| api::Api::new(url, args.token.clone(), Duration::from_secs(args.timeout_secs)))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let api = &apis[0];
     let run = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
 
     let t = Instant::now();
-    let (seeded, mut pairs) = seed::seed(&api, &run, args.tables as usize, batch).await?;
+    let (seeded, mut pairs) = seed::seed(api, &run, args.tables as usize, batch).await?;
     let seeded = Arc::new(seeded);
     say(&format!(
-        "seeded run {run}: {} tables, {} chain events, in {:.1} s; {readers} readers, {writers} writers of {batch}-event batches",
+        "seeded run {run}: {} tables, {} chain events, in {:.1} s; {readers} readers, {writers} writers of {batch}-event batches, over {} URL(s)",
         args.tables,
         pairs.len(),
-        t.elapsed().as_secs_f64()
+        t.elapsed().as_secs_f64(),
+        apis.len()
     ));
     let rss_start = report::rss_kib(args.pid);
 
     let mut rows = Vec::new();
     if args.baseline_secs > 0 {
-        let (mut stats, secs) = phase(&api, &seeded, readers.max(1), 0, batch, args.baseline_secs).await?;
+        let (mut stats, secs) = phase(&apis, &seeded, readers.max(1), 0, batch, args.baseline_secs).await?;
         rows.extend(report::rows("baseline", &mut stats, secs));
     }
-    let (mut stats, secs) = phase(&api, &seeded, readers, writers, batch, args.duration_secs).await?;
+    let (mut stats, secs) = phase(&apis, &seeded, readers, writers, batch, args.duration_secs).await?;
     rows.extend(report::rows("mixed", &mut stats, secs));
     let rss_end = report::rss_kib(args.pid);
     pairs.extend(stats.pairs.iter().copied());
     // The chain's events were acknowledged (and applied) while seeding.
     let acknowledged = stats.acknowledged + (args.tables as u64 - 1);
-    let verified = seed::verify(&api, &seeded, &pairs).await?;
+    let verified = seed::verify(api, &seeded, &pairs).await?;
 
     report::print_table(&rows);
     let errors: u64 = rows.iter().map(|r| r.errors).sum();
@@ -148,7 +156,8 @@ async fn main() -> anyhow::Result<()> {
     if let Some(path) = &args.json {
         let doc = json!({
             "run": run,
-            "url": args.url,
+            "url": args.url[0],
+            "urls": args.url,
             "clients": args.clients,
             "writers": writers,
             "batch": batch,

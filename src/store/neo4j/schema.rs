@@ -5,6 +5,11 @@
 use super::{changes, Cmd, Neo4jStore, Run};
 use crate::store::StoreResult;
 
+/// Neo4j's codes for a concurrent `CREATE ... IF NOT EXISTS` that lost the race (an index, and
+/// a constraint whose index the winner has just made).
+const LOST_RACE: [&str; 2] =
+    ["Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists", "Neo.ClientError.Schema.IndexWithNameAlreadyExists"];
+
 /// Constraints and indexes, created idempotently at start-up.
 fn schema_statements() -> Vec<Cmd> {
     vec![
@@ -43,7 +48,17 @@ fn schema_statements() -> Vec<Cmd> {
 /// their lowercased name, `name_lc`, which the lookups by name read.
 pub(super) async fn set_up(mut db: impl Run) -> StoreResult<()> {
     for cmd in schema_statements() {
-        db.run(cmd).await?;
+        let op = cmd.name;
+        match db.run(cmd).await {
+            // Replicas starting at once on a new database race to create the same rule, and
+            // Neo4j refuses the loser's `IF NOT EXISTS` with one of these codes: the rule is there.
+            Err(e) if LOST_RACE.iter().any(|code| e.to_string().contains(code)) => {
+                tracing::debug!(operation = op, "schema rule created meanwhile by another replica");
+            }
+            other => {
+                other?;
+            }
+        }
     }
     let filled: i64 = db.run(cypher!("backfill_container_name_lc")).await?.value("filled")?;
     if filled > 0 {
