@@ -58,7 +58,7 @@ pub enum Command {
         #[arg(long)]
         dialect: Option<String>,
         /// Statements per chunk (at most 1000); chunks are parsed in parallel and recorded in
-        /// order.
+        /// order, each in one transaction on the embedded store.
         #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u16).range(1..=1000))]
         chunk: u16,
         /// What the rows hold. `queries`: executed statements (`query_text`), applied in

@@ -534,3 +534,118 @@ async fn import_query_log_reads_view_and_procedure_definitions() {
     assert_eq!(proc["evidence"][0]["evidenceType"], "parsed_stored_code");
     assert_eq!(proc["evidence"][0]["details"]["procedure"], "load_t");
 }
+
+/// A log whose statements build on each other inside one chunk records the same lineage, and
+/// the same summary, as with one statement per chunk (each committed alone).
+#[tokio::test]
+async fn import_query_log_in_one_chunk_records_what_one_statement_per_chunk_does() {
+    let one = tempfile::tempdir().unwrap();
+    let by_one = dependent_statements_case(&one, &["--data-dir", one.path().join("data").to_str().unwrap()], 1).await;
+    let whole = tempfile::tempdir().unwrap();
+    let in_one =
+        dependent_statements_case(&whole, &["--data-dir", whole.path().join("data").to_str().unwrap()], 500).await;
+    assert_eq!(in_one, by_one);
+}
+
+#[tokio::test]
+async fn import_query_log_in_one_chunk_records_what_one_statement_per_chunk_does_on_neo4j() {
+    let Ok(uri) = std::env::var("NEO4J_URI") else {
+        assert!(std::env::var("TRIBUTARY_SKIP_NEO4J").is_ok(), "NEO4J_URI is not set: run `scripts/test`");
+        return;
+    };
+    let _only = NEO4J.lock().await;
+    let store = neo4j_store(&uri).await;
+    let dir = tempfile::tempdir().unwrap();
+    store.wipe().await.unwrap();
+    let by_one = dependent_statements_case(&dir, &["--neo4j-uri", &uri], 1).await;
+    store.wipe().await.unwrap();
+    let in_one = dependent_statements_case(&dir, &["--neo4j-uri", &uri], 500).await;
+    store.wipe().await.unwrap();
+    assert_eq!(in_one, by_one);
+}
+
+/// Registers four tables, imports with `--chunk chunk` a log in which a CTAS feeds an INSERT,
+/// a later INSERT re-derives the columns the first one wrote, a second CTAS redefines the first
+/// one's table and an INSERT brings its old source back, and answers the summary's counts and
+/// every edge (retired ones too) with its evidence, by name.
+async fn dependent_statements_case(dir: &tempfile::TempDir, store: &[&str], chunk: usize) -> (String, Vec<Value>) {
+    {
+        let s = Server::start(store);
+        gql(&s.url, "mutation { upsertDatastore(input: {name: \"wh\", type: \"postgresql\"}) { id } }").await;
+        let tables = [("raw", "amount"), ("raw2", "amount"), ("mart", "amount"), ("agg", "total")];
+        let upserts: Vec<String> = tables
+            .iter()
+            .map(|(t, c)| format!("{t}: upsertContainer(input: {{datastoreId: 1, database: \"db\", schema: \"public\", name: \"{t}\", fields: [{{name: \"id\"}}, {{name: \"{c}\"}}]}}) {{ id }}"))
+            .collect();
+        gql(&s.url, &format!("mutation {{ {} }}", upserts.join(" "))).await;
+    }
+    let csv_path = dir.path().join(format!("dependent-{chunk}.csv"));
+    // Out of start_time order in the file: they apply as they ran.
+    std::fs::write(
+        &csv_path,
+        "query_text,database_name,schema_name,user_name,start_time\n\
+         \"INSERT INTO agg (id, total) SELECT id, amount * 2 FROM raw2\",db,public,etl,2026-01-01T00:00:03Z\n\
+         \"CREATE TABLE mart AS SELECT id, amount FROM raw\",db,public,etl,2026-01-01T00:00:01Z\n\
+         \"INSERT INTO agg (id, total) SELECT id, amount FROM mart\",db,public,etl,2026-01-01T00:00:02Z\n\
+         \"CREATE TABLE mart AS SELECT id, amount FROM raw2\",db,public,etl,2026-01-01T00:00:04Z\n\
+         \"this is not sql\",db,public,etl,2026-01-01T00:00:05Z\n\
+         \"INSERT INTO mart (id, amount) SELECT id, amount FROM raw\",db,public,etl,2026-01-01T00:00:06Z\n\
+         \"INSERT INTO agg (id) SELECT id FROM elsewhere.outside\",db,public,etl,2026-01-01T00:00:07Z\n",
+    )
+    .unwrap();
+    let chunk = chunk.to_string();
+    let out = run(
+        &[&["import-query-log", csv_path.to_str().unwrap(), "--datastore", "wh", "--chunk", &chunk], store].concat(),
+        &[],
+    );
+    let summary = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(summary.contains("6 recorded lineage, 1 did not parse, 1 tables not in the catalog"), "{summary}");
+    // The counts without the rate and the operation id.
+    let counts: String = summary
+        .lines()
+        .map(|l| match (l.find(" in "), l.find("): ")) {
+            (Some(a), Some(b)) if l.starts_with("imported") && a < b => format!("{}{}", &l[..a], &l[b + 1..]),
+            _ => l.split("; import operation").next().unwrap_or(l).to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let s = Server::start(store);
+    let v = gql(&s.url, "{ edges(includeRetired: true, size: 200) { items { operation derived retiredAt intervals { from } sourceExternalFqn sourceContainer { name } targetContainer { name } sourceField { name } targetField { name } evidence { evidenceType retiredAt details } } } }").await;
+    let mut edges: Vec<Value> = v["edges"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let mut evidence: Vec<Value> = e["evidence"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|ev| json!([ev["evidenceType"], ev["details"]["operation"], ev["retiredAt"].is_null()]))
+                .collect();
+            evidence.sort_by_key(|x| x.to_string());
+            json!({
+                "source": [e["sourceContainer"]["name"], e["sourceField"]["name"], e["sourceExternalFqn"]],
+                "target": [e["targetContainer"]["name"], e["targetField"]["name"]],
+                "operation": e["operation"], "derived": e["derived"], "live": e["retiredAt"].is_null(),
+                "intervals": e["intervals"].as_array().unwrap().len(), "evidence": evidence,
+            })
+        })
+        .collect();
+    edges.sort_by_key(|x| x.to_string());
+    // What the statements imply, so an import that recorded nothing cannot pass: the first
+    // INSERT's column edges are retired by the later INSERT's, the CTAS's by the replacement.
+    let has = |source: &str, target: &str, live: bool| {
+        edges
+            .iter()
+            .any(|e| e["source"][1] == json!(source) && e["target"][1] == json!(target) && e["live"] == json!(live))
+    };
+    assert!(has("amount", "total", false) && has("amount", "total", true), "{edges:#?}");
+    assert!(
+        edges.iter().any(|e| e["source"][0] == "raw"
+            && e["target"][0] == "mart"
+            && e["source"][1].is_null()
+            && e["intervals"] == 2),
+        "raw -> mart retired by the replacement, then live again: {edges:#?}"
+    );
+    (counts, edges)
+}

@@ -23,6 +23,8 @@ pub const EXTERNAL: &str = "external";
 /// names a few hundred tables thousands of times; past this many, the least recently used go.
 const CACHED_NAMES: usize = 10_000;
 const CACHED_FIELD_LISTS: usize = 2_000;
+/// Names resolved by one catalog read in `resolve_many` (a few candidates each).
+const NAMES_PER_READ: usize = 500;
 
 type NameKey = (Option<Id>, String);
 
@@ -166,6 +168,107 @@ impl Lineage {
         let names = Arc::new(names);
         op.cache().fields.put(container, names.clone());
         Ok(names)
+    }
+
+    /// `resolve_cached` of many names in one scope at once: the names not cached yet are read
+    /// in one `containers_by_names` per `NAMES_PER_READ` and matched as `match_container` does
+    /// (the same candidates, rank and tie-break), so the cache then answers every one of them.
+    pub(crate) async fn resolve_many<'n>(
+        &self,
+        op: &Operation,
+        scope: Option<Id>,
+        names: impl IntoIterator<Item = &'n str>,
+    ) -> Result<()> {
+        let wanted: BTreeSet<String> = {
+            let cache = op.cache();
+            names
+                .into_iter()
+                .map(|n| n.trim().to_lowercase())
+                .filter(|n| !cache.names.contains(&(scope, n.clone())))
+                .collect()
+        };
+        let wanted: Vec<String> = wanted.into_iter().collect();
+        let restrict: Option<Vec<Id>> = scope.map(|d| vec![d]);
+        for part in wanted.chunks(NAMES_PER_READ) {
+            let candidates: BTreeSet<String> = part.iter().flat_map(|w| super::name_candidates(w)).collect();
+            let candidates: Vec<String> = candidates.into_iter().collect();
+            let found = self.store.containers_by_names(&candidates, restrict.as_deref()).await?;
+            let mut cache = op.cache();
+            for w in part {
+                // Exactly the containers the name's own read would return (in id order), ranked.
+                let own = super::name_candidates(w);
+                let mut best: Option<(u8, &Container)> = None;
+                for c in found.iter().filter(|c| own.contains(&c.name.to_lowercase())) {
+                    let rank = super::match_rank(w, c);
+                    if rank > 0 && best.is_none_or(|(r, _)| rank > r) {
+                        best = Some((rank, c));
+                    }
+                }
+                cache.names.put((scope, w.clone()), best.map(|(_, c)| c.clone()));
+            }
+        }
+        Ok(())
+    }
+
+    /// `container_named` of many names at once: the datastore's scope first, then everywhere
+    /// for the names it did not hold (two reads, whatever the number of names).
+    pub(crate) async fn containers_named(&self, op: &Operation, datastore: Id, names: &BTreeSet<&str>) -> Result<()> {
+        self.resolve_many(op, Some(datastore), names.iter().copied()).await?;
+        let elsewhere: Vec<&str> = {
+            let mut cache = op.cache();
+            names
+                .iter()
+                .copied()
+                .filter(|n| cache.names.get(&(Some(datastore), n.trim().to_lowercase())).is_some_and(Option::is_none))
+                .collect()
+        };
+        self.resolve_many(op, None, elsewhere).await
+    }
+
+    /// The containers the operation's cache resolved these names to (in the datastore's scope
+    /// first, as `container_named`), without reading the store.
+    pub(crate) fn cached_containers<'n>(
+        &self,
+        op: &Operation,
+        datastore: Id,
+        names: impl IntoIterator<Item = &'n str>,
+    ) -> BTreeSet<Id> {
+        let mut cache = op.cache();
+        let mut out = BTreeSet::new();
+        for n in names {
+            let n = n.trim().to_lowercase();
+            for scope in [Some(datastore), None] {
+                if let Some(Some(c)) = cache.names.get(&(scope, n.clone())) {
+                    out.insert(c.id);
+                    break;
+                }
+            }
+        }
+        out
+    }
+
+    /// `fields_cached` of many containers at once: those not cached yet in one store read.
+    pub(crate) async fn fields_many(&self, op: &Operation, containers: &BTreeSet<Id>) -> Result<()> {
+        let missing: Vec<Id> = {
+            let cache = op.cache();
+            containers.iter().copied().filter(|id| !cache.fields.contains(id)).collect()
+        };
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let mut lists: HashMap<Id, FieldList> = missing.iter().map(|&id| (id, FieldList::default())).collect();
+        // In id order, as `fields_cached` reads one container's.
+        for (container, id, name) in self.store.field_names_of_containers(&missing).await? {
+            if let Some(list) = lists.get_mut(&container) {
+                list.by_name.entry(name.to_lowercase()).or_insert(id);
+                list.names.push(name);
+            }
+        }
+        let mut cache = op.cache();
+        for (id, list) in lists {
+            cache.fields.put(id, Arc::new(list));
+        }
+        Ok(())
     }
 
     /// A datastore by id, read once per operation.

@@ -20,12 +20,14 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use tokio::sync::Semaphore;
 
-use super::external::{Operation, Plan, TableLineage};
+use super::external::{Operation, Plan};
 use super::{Caller, Lineage};
 use crate::auth::Permission;
 use crate::domain::{Assertion, Datastore, End, Evidence, Id, NewEdge};
 use crate::error::{Error, Result};
 use crate::ingest::sql::{self, Dialect, Options, StatementLineage};
+
+mod record;
 
 /// Statements in one call: a query log is imported in chunks of this size.
 pub const MAX_STATEMENTS: usize = 1000;
@@ -109,6 +111,12 @@ impl Lineage {
         names: &BTreeSet<String>,
     ) -> Result<HashMap<String, Vec<String>>> {
         let mut out = HashMap::new();
+        if let Some(op) = op {
+            // Every name in one read (and their fields in another): the loop then hits the cache.
+            self.resolve_many(op, Some(datastore), names.iter().map(String::as_str)).await?;
+            let found = self.cached_containers(op, datastore, names.iter().map(String::as_str));
+            self.fields_many(op, &found).await?;
+        }
         for name in names {
             let found = match op {
                 Some(op) => self.resolve_cached(op, Some(datastore), name).await?,
@@ -220,61 +228,6 @@ impl Lineage {
         let analyzed = self.analyze_sql_in(Some(&op), statements, dialect, options, Some(ds.id)).await?;
         let recording = self.record_sql(caller, &op, &ds, &analyzed).await?;
         Ok(SqlIngest { operation_id: op.id, statements: analyzed, recording })
-    }
-
-    /// Records analysed statements in order, each in its own transactions (its table edges, then
-    /// its column edges), as part of the operation `op`; and, with a forwarder, sends each on as
-    /// an OpenLineage event.
-    pub async fn record_sql(
-        &self,
-        caller: &Caller,
-        op: &Operation,
-        ds: &Datastore,
-        analyzed: &[StatementLineage],
-    ) -> Result<Recording> {
-        caller.require([ds.id], Permission::Editor, "ingestSql")?;
-        let mut out = Recording::default();
-        for st in analyzed {
-            if !st.errors.is_empty() || st.intermediate || st.targets.is_empty() {
-                continue;
-            }
-            let evidence_type = evidence_type(st);
-            let mut sources = st.sources.clone();
-            if let Some(loc) = &st.external_location {
-                sources.push(loc.clone());
-            }
-            // The statement's table and column edges: one batch, one transaction.
-            let mut plan = Plan::default();
-            for target in &st.targets {
-                self.plan_table_lineage(
-                    op,
-                    TableLineage {
-                        target,
-                        sources: &sources,
-                        operation: st.operation.clone(),
-                        source_type: ds.kind.clone(),
-                        datastore: Some(ds.id),
-                        evidence_type: evidence_type.into(),
-                        authorship: "tributary".into(),
-                        provider: ds.kind.clone(),
-                        details: json!({"operation": st.operation, "sql": st.masked_sql, "procedure": st.procedure}),
-                    },
-                    &mut plan,
-                )
-                .await?;
-                self.plan_sql_columns(op, ds, target, st, evidence_type, &mut plan).await?;
-            }
-            let summary = self.apply_plan(caller, plan.batch, &plan.datastores, "ingestSql").await?;
-            out.edges_asserted += summary.edges_asserted;
-            out.edges_created += summary.edges_created;
-            out.unresolved.extend(plan.unresolved);
-            out.recorded += 1;
-            if let Some(forwarder) = &self.forwarder {
-                let event = self.openlineage_event(op, ds, st).await?;
-                forwarder.submit(event).await;
-            }
-        }
-        Ok(out)
     }
 
     /// Adds to `plan` the column edges of one statement's target: for each column it writes, the

@@ -12,7 +12,8 @@ both_stores!(
     evidence_names_the_operations_that_first_and_last_observed_it,
     external_table_location_links_the_storage_path,
     procedure_edges_name_their_procedure,
-    analyze_sql_expands_star_over_every_catalogued_column
+    analyze_sql_expands_star_over_every_catalogued_column,
+    a_failing_statement_keeps_the_statements_before_it
 );
 
 const ANALYZE: &str = "query($s: [String!]!, $d: String!, $db: String, $sc: String, $ds: Int) {
@@ -317,4 +318,36 @@ async fn analyze_sql_expands_star_over_every_catalogued_column(app: TestApp) {
         v["analyzeSql"][0]["columns"].as_array().unwrap().iter().map(|c| c["target"].as_str().unwrap()).collect();
     let expected: Vec<String> = names.iter().map(|n| format!("public.narrow.{n}")).collect();
     assert_eq!(targets, expected, "every catalogued column, in catalogue order");
+}
+
+/// A statement whose recording fails (here it writes a table of a datastore the caller may not
+/// edit) stops the call with its error: the statements before it stay recorded, the ones after
+/// it are not. (The embedded store records a call in one transaction: on the failure it rolls
+/// it back and records it again statement by statement.)
+async fn a_failing_statement_keeps_the_statements_before_it(app: TestApp) {
+    let mine = app.datastore("mine", "postgresql").await;
+    let theirs = app.datastore("theirs", "postgresql").await;
+    for table in ["src", "dst", "late"] {
+        app.container(mine, table, &["a"]).await;
+    }
+    app.container(theirs, "locked", &["a"]).await;
+    let user = app.token_for("ed", "MEMBER", None).await;
+    let team = json!({"i": {"name": "eds", "members": ["ed"], "permissions": [{"datastoreId": mine, "permission": "EDITOR"}]}});
+    app.ok("mutation($i: TeamInput!) { upsertTeam(input: $i) { name } }", team).await;
+    let statements = [
+        "INSERT INTO dst SELECT a FROM src",
+        "INSERT INTO locked SELECT a FROM src",
+        "INSERT INTO late SELECT a FROM src",
+    ];
+    let v = app.gql_as(Some(&user), INGEST, json!({"s": statements, "d": "postgres", "ds": mine})).await;
+    assert_eq!(v["errors"][0]["extensions"]["code"], "FORBIDDEN", "{v}");
+    let edges = live_edges(&app).await;
+    let targets: Vec<&str> = edges
+        .iter()
+        .filter(|e| e["sourceField"].is_null())
+        .map(|e| e["targetContainer"]["name"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(targets, vec!["dst"], "{edges:#?}");
+    let columns = edges.iter().filter(|e| !e["sourceField"].is_null()).count();
+    assert_eq!(columns, 1, "the first statement's column edge is kept too: {edges:#?}");
 }
