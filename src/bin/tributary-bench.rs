@@ -70,7 +70,7 @@ enum Size {
     /// 100,000 containers and 1,000,000 field edges (the default).
     Large,
     /// 1,000,000 containers and 10,000,000 field edges (issue #22): a warehouse at ten times the
-    /// large size; about an hour and a half on a 2-core box, with the queries capped per kind.
+    /// large size; over an hour on a 2-core box, with the queries capped per kind.
     Xlarge,
 }
 
