@@ -58,6 +58,9 @@ fn not_supported(store: &str) -> StoreError {
     StoreError::Internal(format!("the {store} store does not support this operation yet"))
 }
 
+/// The chunks of records `Store::import_chunks` loads, until the sender is dropped.
+pub type RecordChunks = tokio::sync::mpsc::Receiver<Vec<Record>>;
+
 /// One line of `tributary export`: the whole store as records, in an order `import` can replay.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "record", rename_all = "snake_case")]
@@ -214,6 +217,17 @@ store_trait! {
         async fn export(&self) -> StoreResult<Vec<Record>>;
         /// Loads records into an empty store, keeping their ids. `Invalid` when the store is not empty.
         async fn import(&self, records: Vec<Record>) -> StoreResult<usize>;
+        /// `import` of the concatenation of the chunks received, in `export`'s order: a store too
+        /// big to hold as one `Vec` is loaded a chunk at a time. `Invalid` when the store is not
+        /// empty; a failure leaves it as it was, as `import` does. By default the chunks are
+        /// gathered and imported at once.
+        async fn import_chunks(&self, mut chunks: RecordChunks) -> StoreResult<usize> {
+            let mut records = Vec::new();
+            while let Some(chunk) = chunks.recv().await {
+                records.extend(chunk);
+            }
+            self.import(records).await
+        }
     }
     // TimeoutStore gives each of these the time limit and the per-call metric.
     limited {

@@ -38,7 +38,7 @@ use neo4rs::{BoltType, ConfigBuilder, Graph, Query, Row, Txn};
 use serde::de::DeserializeOwned;
 
 use self::rows::{list, map, micros, Decode};
-use super::{GraphAround, GraphScope, PriorEvidence, Record, Store, StoreError, StoreResult};
+use super::{GraphAround, GraphScope, PriorEvidence, Record, RecordChunks, Store, StoreError, StoreResult};
 use crate::domain::{
     AssertionBatch, AssertionSummary, Change, Container, ContainerInput, ContainerStats, Datastore, DatastoreInput,
     Direction, Edge, EdgeFilter, EdgePatch, End, EventFilter, EventOutcome, Evidence, Field, Id, MetadataAssertion,
@@ -679,6 +679,11 @@ impl Store for Neo4jStore {
     /// Transactions of `IMPORT_TX_ROWS` rows, undone when one fails (see `transfer`).
     async fn import(&self, records: Vec<Record>) -> StoreResult<usize> {
         transfer::import(self, records).await
+    }
+
+    /// As `import`, a chunk at a time (see `transfer`).
+    async fn import_chunks(&self, chunks: RecordChunks) -> StoreResult<usize> {
+        transfer::import_chunks(self, chunks).await
     }
 }
 

@@ -48,7 +48,7 @@ pub use self::rows::edge_ukey;
 use self::rows::ts;
 pub use self::schema::register_unicode_lower;
 use self::session::{Checkpointer, Session};
-use super::{GraphAround, GraphScope, PriorEvidence, Record, Store, StoreError, StoreResult};
+use super::{GraphAround, GraphScope, PriorEvidence, Record, RecordChunks, Store, StoreError, StoreResult};
 use crate::domain::{
     AssertionBatch, AssertionSummary, Change, Container, ContainerInput, ContainerStats, Datastore, DatastoreInput,
     Direction, Edge, EdgeFilter, EdgePatch, End, EventFilter, EventOutcome, Evidence, Field, Id, NewEdge, Page,
@@ -631,6 +631,11 @@ impl Store for SqliteStore {
     }
 
     async fn import(&self, records: Vec<Record>) -> StoreResult<usize> {
-        self.write(move |tx| transfer::import(tx, &records)).await
+        self.write(move |tx| transfer::import(tx, [records])).await
+    }
+
+    async fn import_chunks(&self, mut chunks: RecordChunks) -> StoreResult<usize> {
+        // One transaction, as `import`: the writer thread waits for each chunk.
+        self.write(move |tx| transfer::import(tx, std::iter::from_fn(|| chunks.blocking_recv()))).await
     }
 }

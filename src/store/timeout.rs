@@ -134,6 +134,9 @@ macro_rules! limit_store_methods {
             async fn import(&self, records: Vec<$crate::store::Record>) -> $crate::store::StoreResult<usize> {
                 self.inner.import(records).await
             }
+            async fn import_chunks(&self, chunks: $crate::store::RecordChunks) -> $crate::store::StoreResult<usize> {
+                self.inner.import_chunks(chunks).await
+            }
             $(
                 async fn $name(&self $(, $arg: $ty)*) -> $crate::store::StoreResult<$ok> {
                     self.within(stringify!($name), self.inner.$name($($arg),*)).await

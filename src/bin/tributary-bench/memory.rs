@@ -17,12 +17,21 @@ use crate::report::{say, Report};
 use crate::{Args, StoreArg};
 
 pub(crate) fn vm_rss(pid: Option<u32>) -> Option<u64> {
+    status_bytes(pid, "VmRSS:")
+}
+
+/// The peak resident memory of this process so far (the kernel's high-water mark).
+pub(crate) fn vm_peak_rss() -> Option<u64> {
+    status_bytes(None, "VmHWM:")
+}
+
+fn status_bytes(pid: Option<u32>, key: &str) -> Option<u64> {
     let path = match pid {
         Some(p) => format!("/proc/{p}/status"),
         None => "/proc/self/status".to_string(),
     };
     let text = std::fs::read_to_string(path).ok()?;
-    let line = text.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let line = text.lines().find(|l| l.starts_with(key))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
 }
@@ -43,9 +52,13 @@ pub(crate) fn machine() -> String {
         .map(|kb| format!("{:.1} GiB", kb as f64 / 1024.0 / 1024.0))
         .unwrap_or_default();
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    format!("{cpu}, {cores} cores, {mem} RAM, load average {}", load_average())
+}
+
+/// The 1, 5 and 15 minute load averages: the figures of a long run are read next to them.
+pub(crate) fn load_average() -> String {
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    let load: Vec<&str> = load.split_whitespace().take(3).collect();
-    format!("{cpu}, {cores} cores, {mem} RAM, load average {}", load.join(" "))
+    load.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
 }
 
 /// Child mode: open the store as a service process would, answer a few graph queries, report RSS.
@@ -108,6 +121,8 @@ pub(crate) async fn memory(
     report.add("memory", "service_rss_bytes_per_edge", loaded / e, Some(adj.heap_bytes() as f64 / e));
     report.add("memory", "service_rss_mib", loaded / 1048576.0, Some(adj.heap_bytes() as f64 / 1048576.0));
     report.add("memory", "service_rss_mib_at_start", start / 1048576.0, None);
+    // The bench process itself (graph, baseline adjacency, import): what the size needs to run.
+    report.add("memory", "bench_peak_rss_mib", vm_peak_rss().unwrap_or(0) as f64 / 1048576.0, None);
     if args.store == StoreArg::Neo4j {
         let pid = std::env::var("TRIBUTARY_NEO4J_PID").ok().and_then(|p| p.parse().ok());
         if let Some(rss) = vm_rss(pid).filter(|_| pid.is_some()) {

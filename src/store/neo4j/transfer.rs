@@ -1,7 +1,8 @@
 //! The whole store at once: `export` and `import` of `Record`s (`tributary export` and
 //! `tributary import`, one JSON record a line), and `wipe`, which tests and operators use to
-//! empty a database. `import` writes its rows in batches of `IMPORT_BATCH`, one statement each,
-//! committed every `IMPORT_TX_ROWS`, since Neo4j bounds what one transaction may hold.
+//! empty a database. `import` (and `import_chunks`, the same fed a chunk at a time) writes its
+//! rows in batches of `IMPORT_BATCH`, one statement each, committed every `IMPORT_TX_ROWS`, since
+//! Neo4j bounds what one transaction may hold.
 
 use std::collections::HashMap;
 
@@ -16,7 +17,7 @@ use super::{
     EVENT_COUNTER, FIELD_COUNTER, OPERATION_COUNTER,
 };
 use crate::domain::{End, Id};
-use crate::store::{Record, StoreError, StoreResult};
+use crate::store::{Record, RecordChunks, StoreError, StoreResult};
 
 /// Rows per statement when importing.
 const IMPORT_BATCH: usize = 1000;
@@ -57,7 +58,7 @@ pub(super) async fn export_in(txn: &mut Txn) -> StoreResult<Vec<Record>> {
     Ok(records)
 }
 
-/// Rows of `import`, by kind, in the order they are written.
+/// Rows of one chunk of `import`, by kind, in the order they are written.
 #[derive(Default)]
 struct ImportRows {
     datastores: Vec<BoltType>,
@@ -68,16 +69,16 @@ struct ImportRows {
     metadata: Vec<BoltType>,
     events: Vec<BoltType>,
     docs: Vec<BoltType>,
-    counters: Vec<BoltType>,
 }
 
-/// Turns the records into rows (failing, before anything is written, on a record that cannot be
-/// stored), and finds how far each id counter must move.
-fn import_rows(records: &[Record]) -> StoreResult<ImportRows> {
+/// The highest id of each kind imported so far, edge ends included (an end may name a deleted
+/// container or field that is not among the records), so the counters continue past them.
+type MaxIds = HashMap<&'static str, Id>;
+
+/// Turns a chunk's records into rows (failing, before the chunk is written, on a record that
+/// cannot be stored), and raises `max` to the ids they hold.
+fn import_rows(records: &[Record], max: &mut MaxIds) -> StoreResult<ImportRows> {
     let mut out = ImportRows::default();
-    // The highest id of each kind, edge ends included (an end may name a deleted container or
-    // field that is not among the records), so the counters continue past them.
-    let mut max: HashMap<&'static str, Id> = HashMap::new();
     let mut see = |counter: &'static str, id: Id| {
         let entry = max.entry(counter).or_insert(id);
         *entry = (*entry).max(id);
@@ -128,7 +129,6 @@ fn import_rows(records: &[Record]) -> StoreResult<ImportRows> {
             }
         }
     }
-    out.counters = max.into_iter().map(|(name, value)| map([("name", name.into()), ("value", value.into())])).collect();
     Ok(out)
 }
 
@@ -152,60 +152,80 @@ async fn import_batches(store: &Neo4jStore, rows: Vec<BoltType>, cmd: fn() -> Cm
     Ok(())
 }
 
-/// The writes of `import` after the emptiness check. The documents and the counters go last, in
-/// one transaction: until then a failure has touched nothing but the imported nodes.
-async fn import_all(store: &Neo4jStore, rows: ImportRows) -> StoreResult<()> {
-    import_batches(store, rows.datastores, || cypher!("import_datastores")).await?;
-    import_batches(store, rows.containers, || cypher!("import_containers")).await?;
-    import_batches(store, rows.fields, || cypher!("import_fields")).await?;
-    import_batches(store, rows.edges, || cypher!("import_edges")).await?;
-    import_batches(store, rows.evidence, || cypher!("put_evidence")).await?;
-    // Upserted as `put_metadata` does, in record order, as the embedded store imports them.
-    import_batches(store, rows.metadata, || cypher!("put_metadata")).await?;
-    import_batches(store, rows.events, || cypher!("import_events")).await?;
+/// The writes of `import` after the emptiness check, chunk by chunk. The documents and the
+/// counters go last, in one transaction: until then a failure has touched nothing but the
+/// imported nodes.
+async fn import_all(store: &Neo4jStore, chunks: &mut RecordChunks) -> StoreResult<usize> {
+    let (mut total, mut max, mut docs) = (0, MaxIds::new(), Vec::new());
+    while let Some(records) = chunks.recv().await {
+        total += records.len();
+        let rows = import_rows(&records, &mut max)?;
+        drop(records);
+        import_batches(store, rows.datastores, || cypher!("import_datastores")).await?;
+        import_batches(store, rows.containers, || cypher!("import_containers")).await?;
+        import_batches(store, rows.fields, || cypher!("import_fields")).await?;
+        import_batches(store, rows.edges, || cypher!("import_edges")).await?;
+        import_batches(store, rows.evidence, || cypher!("put_evidence")).await?;
+        // Upserted as `put_metadata` does, in record order, as the embedded store imports them.
+        import_batches(store, rows.metadata, || cypher!("put_metadata")).await?;
+        import_batches(store, rows.events, || cypher!("import_events")).await?;
+        docs.extend(rows.docs);
+    }
+    let counters: Vec<BoltType> =
+        max.into_iter().map(|(name, value)| map([("name", name.into()), ("value", value.into())])).collect();
     store
         .write_once(async |txn| {
-            for batch in rows.docs.chunks(IMPORT_BATCH) {
+            for batch in docs.chunks(IMPORT_BATCH) {
                 exec(txn, cypher!("import_docs").param("rows", list(batch.to_vec()))).await?;
             }
-            if !rows.counters.is_empty() {
-                exec(txn, cypher!("raise_counters").param("rows", list(rows.counters))).await?;
+            if !counters.is_empty() {
+                exec(txn, cypher!("raise_counters").param("rows", list(counters.clone()))).await?;
             }
             Ok(())
         })
-        .await
+        .await?;
+    Ok(total)
 }
 
 /// Loads the records into an empty store, keeping their ids and moving the id counters past
-/// them. Neo4j bounds a transaction's memory, so the rows are written in transactions of
-/// `IMPORT_TX_ROWS`; when one fails, the nodes already imported are deleted again, so a failed
-/// import still leaves the store as it was (empty, its counters and documents untouched).
+/// them (`import_chunks` with one chunk).
 pub(super) async fn import(store: &Neo4jStore, records: Vec<Record>) -> StoreResult<usize> {
-    let total = records.len();
-    let rows = import_rows(&records)?;
-    drop(records);
+    let (tx, rx) = tokio::sync::mpsc::channel(1);
+    // The channel has room for this one chunk, so the send cannot fail.
+    let _ = tx.try_send(records);
+    drop(tx);
+    import_chunks(store, rx).await
+}
+
+/// Loads the chunks' records into an empty store. Neo4j bounds a transaction's memory, so the
+/// rows are written in transactions of `IMPORT_TX_ROWS`; when one fails, the nodes already
+/// imported are deleted again, so a failed import still leaves the store as it was (empty, its
+/// counters and documents untouched).
+pub(super) async fn import_chunks(store: &Neo4jStore, mut chunks: RecordChunks) -> StoreResult<usize> {
     if OwnTxn(store).run(cypher!("store_has_data")).await?.value::<bool>("has_data")? {
         return Err(StoreError::Invalid("Import needs an empty store; this one already holds data".to_string()));
     }
-    if let Err(e) = import_all(store, rows).await {
-        loop {
-            match OwnTxn(store).run(cypher!("unimport_nodes_batch")).await {
-                Ok(rows) if rows.value::<i64>("deleted")? > 0 => {}
-                Ok(_) => break,
-                Err(undo) => {
-                    tracing::error!(error = %undo, "could not undo a failed import; wipe the database before retrying");
-                    break;
+    match import_all(store, &mut chunks).await {
+        Ok(total) => Ok(total),
+        Err(e) => {
+            loop {
+                match OwnTxn(store).run(cypher!("unimport_nodes_batch")).await {
+                    Ok(rows) if rows.value::<i64>("deleted")? > 0 => {}
+                    Ok(_) => break,
+                    Err(undo) => {
+                        tracing::error!(error = %undo, "could not undo a failed import; wipe the database before retrying");
+                        break;
+                    }
                 }
             }
+            Err(match e {
+                StoreError::Conflict(_) => {
+                    StoreError::Invalid("The records repeat an id or a unique name; nothing was imported".to_string())
+                }
+                other => other,
+            })
         }
-        return Err(match e {
-            StoreError::Conflict(_) => {
-                StoreError::Invalid("The records repeat an id or a unique name; nothing was imported".to_string())
-            }
-            other => other,
-        });
     }
-    Ok(total)
 }
 
 /// Deletes every relationship, then every node, a batch per statement (each in its own

@@ -2,7 +2,7 @@
 //! can replay (datastores before their containers, edges before their evidence), and the
 //! replay into an empty store, keeping every id.
 
-use rusqlite::{params, Connection, Row};
+use rusqlite::{params, Connection, Row, Statement};
 
 use super::assertions::put_metadata_tx;
 use super::edges::execute_evidence;
@@ -60,7 +60,9 @@ pub(super) fn export(c: &Connection) -> rusqlite::Result<Vec<Record>> {
     Ok(out)
 }
 
-pub(super) fn import(tx: &Connection, records: &[Record]) -> StoreResult<usize> {
+/// Replays the records of every chunk, in order, into an empty store (one transaction: the
+/// caller's).
+pub(super) fn import(tx: &Connection, chunks: impl IntoIterator<Item = Vec<Record>>) -> StoreResult<usize> {
     store_query(STORE, "import_check_empty");
     let n: i64 = tx
         .query_row(
@@ -74,19 +76,49 @@ pub(super) fn import(tx: &Connection, records: &[Record]) -> StoreResult<usize> 
     }
     // Each statement is prepared once for the whole import, not once per row.
     let prepare = |sql: &str| tx.prepare(sql).map_err(sql_err);
-    let mut datastore = prepare(&format!("INSERT INTO datastores ({DATASTORE_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"))?;
-    let mut container = prepare(
+    let datastore = prepare(&format!("INSERT INTO datastores ({DATASTORE_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"))?;
+    let container = prepare(
         "INSERT INTO containers (id, datastore_id, key, name, database, schema, container_type, table_type, display_name, purpose, active_anomaly_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     )?;
-    let mut field = prepare(&format!("INSERT INTO fields ({FIELD_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"))?;
-    let mut edge = prepare(&format!(
+    let field = prepare(&format!("INSERT INTO fields ({FIELD_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"))?;
+    let edge = prepare(&format!(
         "INSERT INTO edges ({EDGE_COLS}, ukey) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)"
     ))?;
     // A first-start admin may already exist: the imported documents replace it.
-    let mut doc = prepare("INSERT OR REPLACE INTO docs (kind, key, value) VALUES (?1, ?2, ?3)")?;
-    let mut evidence = prepare(&format!(
+    let doc = prepare("INSERT OR REPLACE INTO docs (kind, key, value) VALUES (?1, ?2, ?3)")?;
+    let evidence = prepare(&format!(
         "INSERT INTO evidence ({EVIDENCE_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
     ))?;
+    let mut statements = ImportStatements { datastore, container, field, edge, doc, evidence };
+    let mut total = 0;
+    for records in chunks {
+        total += records.len();
+        import_records(tx, &records, &mut statements)?;
+    }
+    // Operation ids continue past those the imported evidence names.
+    store_query(STORE, "raise_operation_id");
+    tx.execute(
+        "INSERT INTO operations (id, started) SELECT max(last_observed_operation_id), ?1 FROM evidence
+         WHERE last_observed_operation_id IS NOT NULL HAVING count(*) > 0",
+        params![ts(&crate::domain::now())],
+    )
+    .map_err(sql_err)?;
+    Ok(total)
+}
+
+/// The statements of `import`, prepared once for every chunk.
+struct ImportStatements<'c> {
+    datastore: Statement<'c>,
+    container: Statement<'c>,
+    field: Statement<'c>,
+    edge: Statement<'c>,
+    doc: Statement<'c>,
+    evidence: Statement<'c>,
+}
+
+/// One chunk of `import`.
+fn import_records(tx: &Connection, records: &[Record], statements: &mut ImportStatements) -> StoreResult<()> {
+    let ImportStatements { datastore, container, field, edge, doc, evidence } = statements;
     for r in records {
         store_query(STORE, "import_record");
         match r {
@@ -150,17 +182,9 @@ pub(super) fn import(tx: &Connection, records: &[Record]) -> StoreResult<usize> 
             Record::Event(e) => insert_event_row(tx, e, true).map(|_| 1),
             Record::Metadata(m) => put_metadata_tx(tx, std::slice::from_ref(m)).map(|_| 1),
             Record::Doc { kind, key, value } => doc.execute(params![kind, key, value.to_string()]),
-            Record::Evidence(e) => execute_evidence(&mut evidence, e),
+            Record::Evidence(e) => execute_evidence(evidence, e),
         }
         .map_err(|e| StoreError::Invalid(format!("record could not be imported: {e}")))?;
     }
-    // Operation ids continue past those the imported evidence names.
-    store_query(STORE, "raise_operation_id");
-    tx.execute(
-        "INSERT INTO operations (id, started) SELECT max(last_observed_operation_id), ?1 FROM evidence
-         WHERE last_observed_operation_id IS NOT NULL HAVING count(*) > 0",
-        params![ts(&crate::domain::now())],
-    )
-    .map_err(sql_err)?;
-    Ok(records.len())
+    Ok(())
 }
