@@ -108,6 +108,12 @@ impl Server {
         out
     }
 
+    /// POSTs OpenLineage events; the ingest report.
+    async fn events(&self, token: &str, events: Value) -> Value {
+        let req = reqwest::Client::new().post(format!("{}/api/v1/lineage", self.url)).bearer_auth(token);
+        req.json(&events).send().await.unwrap().json().await.unwrap()
+    }
+
     async fn gql(&self, token: Option<&str>, query: &str) -> Value {
         let mut req = reqwest::Client::new().post(format!("{}/graphql", self.url)).json(&json!({ "query": query }));
         if let Some(t) = token {
@@ -226,16 +232,7 @@ async fn a_version_2_data_directory_is_migrated_and_answers_as_before() {
                        {"namespace": "postgres://db.example.com:5432", "name": "shop.public.customers"}],
             "outputs": [{"namespace": "snowflake://acct", "name": "ANALYTICS.MART.DAILY"}],
         });
-        let r: Value = reqwest::Client::new()
-            .post(format!("{}/api/v1/lineage", server.url))
-            .bearer_auth(&token)
-            .json(&json!([ev]))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let r = server.events(&token, json!([ev])).await;
         assert_eq!(r["events"][0]["status"], "applied", "{r:#}");
         assert_eq!(r["events"][0]["summary"]["edges_created"], 2, "{r:#}");
         assert!(r["events"][0]["summary"]["evidence_retired"].as_i64().unwrap() > 0, "{r:#}");
