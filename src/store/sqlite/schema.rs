@@ -1,13 +1,88 @@
 //! The embedded store's tables and indexes, created at open (`CREATE ... IF NOT EXISTS`, so
 //! opening an existing store leaves its data alone), and the `unicode_lower` SQL function one
 //! of the indexes is built on.
+//!
+//! Every row an ingest writes costs a b-tree insert per index of its table, so the tables it
+//! writes carry only the indexes a read needs: `evidence` and `metadata` are keyed by their
+//! primary keys (`WITHOUT ROWID`: the row lives in the key's b-tree, and a look-up by key reads
+//! it there), and `edges` has no index on its ends' containers (the edges touching a container
+//! are found through the ends' own indexes and `fields_container`). A store made before that is
+//! rebuilt by version 3's migration step (`migrations.rs`).
 
 use rusqlite::Connection;
 
 use super::changes::{backfill, migrate_error};
 use crate::store::StoreResult;
 
-pub(super) const SCHEMA: &str = r#"
+/// The `evidence` table's definition after `CREATE TABLE [IF NOT EXISTS] evidence`, shared by
+/// the schema and version 3's migration step, so a new and a migrated store hold the same text.
+macro_rules! evidence_table {
+    () => {
+        r#" (
+  edge_id INTEGER NOT NULL,
+  key TEXT NOT NULL,
+  provider TEXT NOT NULL,
+  evidence_type TEXT NOT NULL,
+  authorship TEXT NOT NULL,
+  source_relation TEXT,
+  observed_at TEXT,
+  first_observed_operation_id INTEGER,
+  last_observed_operation_id INTEGER,
+  details TEXT,
+  retired_at TEXT,
+  PRIMARY KEY (edge_id, key)
+) WITHOUT ROWID"#
+    };
+}
+
+/// The `metadata` table's definition, as `evidence_table!`.
+macro_rules! metadata_table {
+    () => {
+        r#" (
+  container_id INTEGER NOT NULL,
+  field_id INTEGER NOT NULL DEFAULT 0,
+  attribute TEXT NOT NULL,
+  source TEXT NOT NULL,
+  provider TEXT NOT NULL,
+  value TEXT NOT NULL,
+  asserted_at TEXT NOT NULL,
+  observed_at TEXT NOT NULL,
+  details TEXT,
+  PRIMARY KEY (container_id, field_id, attribute, source)
+) WITHOUT ROWID"#
+    };
+}
+
+/// Version 3's step: `evidence` and `metadata` rebuilt without their rowids (each old table is
+/// renamed out of the way first, so the new one is created under its own name with the schema's
+/// text), and the container-end indexes of `edges` dropped. Runs inside the step's transaction.
+pub(super) const VERSION_3: &str = concat!(
+    "ALTER TABLE evidence RENAME TO evidence_v2;\n",
+    "CREATE TABLE evidence",
+    evidence_table!(),
+    ";\n",
+    "INSERT INTO evidence (edge_id, key, provider, evidence_type, authorship, source_relation, observed_at,
+       first_observed_operation_id, last_observed_operation_id, details, retired_at)
+     SELECT edge_id, key, provider, evidence_type, authorship, source_relation, observed_at,
+       first_observed_operation_id, last_observed_operation_id, details, retired_at FROM evidence_v2;
+     DROP TABLE evidence_v2;
+     CREATE INDEX evidence_key ON evidence(key);
+     ALTER TABLE metadata RENAME TO metadata_v2;
+",
+    "CREATE TABLE metadata",
+    metadata_table!(),
+    ";
+",
+    "INSERT INTO metadata (container_id, field_id, attribute, source, provider, value, asserted_at, observed_at, details)
+     SELECT container_id, field_id, attribute, source, provider, value, asserted_at, observed_at, details
+     FROM metadata_v2;
+     DROP TABLE metadata_v2;
+     DROP INDEX IF EXISTS edges_source_container;
+     DROP INDEX IF EXISTS edges_target_container;"
+);
+
+pub(super) const SCHEMA: &str = concat!(
+    r#"
 CREATE TABLE IF NOT EXISTS datastores (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   name TEXT NOT NULL UNIQUE,
@@ -46,6 +121,7 @@ CREATE TABLE IF NOT EXISTS fields (
   deleted INTEGER NOT NULL DEFAULT 0
 );
 CREATE UNIQUE INDEX IF NOT EXISTS fields_key ON fields(container_id, name) WHERE deleted = 0;
+CREATE INDEX IF NOT EXISTS fields_container ON fields(container_id);
 CREATE TABLE IF NOT EXISTS edges (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   created TEXT NOT NULL,
@@ -73,23 +149,10 @@ DROP INDEX IF EXISTS edges_source_end;
 DROP INDEX IF EXISTS edges_target_end;
 CREATE INDEX IF NOT EXISTS edges_source_ends ON edges(source_kind, source_id, retired_at, target_kind, target_id);
 CREATE INDEX IF NOT EXISTS edges_target_ends ON edges(target_kind, target_id, retired_at, source_kind, source_id);
-CREATE INDEX IF NOT EXISTS edges_source_container ON edges(source_container_id);
-CREATE INDEX IF NOT EXISTS edges_target_container ON edges(target_container_id);
 CREATE INDEX IF NOT EXISTS edges_source_type ON edges(source_type);
-CREATE TABLE IF NOT EXISTS evidence (
-  edge_id INTEGER NOT NULL,
-  key TEXT NOT NULL,
-  provider TEXT NOT NULL,
-  evidence_type TEXT NOT NULL,
-  authorship TEXT NOT NULL,
-  source_relation TEXT,
-  observed_at TEXT,
-  first_observed_operation_id INTEGER,
-  last_observed_operation_id INTEGER,
-  details TEXT,
-  retired_at TEXT,
-  PRIMARY KEY (edge_id, key)
-);
+CREATE TABLE IF NOT EXISTS evidence"#,
+    evidence_table!(),
+    r#";
 CREATE INDEX IF NOT EXISTS evidence_key ON evidence(key);
 CREATE TABLE IF NOT EXISTS operations (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -114,25 +177,17 @@ CREATE TABLE IF NOT EXISTS events (
 CREATE INDEX IF NOT EXISTS events_job ON events(job_namespace, job_name);
 CREATE INDEX IF NOT EXISTS events_run ON events(run_id);
 CREATE INDEX IF NOT EXISTS events_received ON events(received_at);
-CREATE TABLE IF NOT EXISTS metadata (
-  container_id INTEGER NOT NULL,
-  field_id INTEGER NOT NULL DEFAULT 0,
-  attribute TEXT NOT NULL,
-  source TEXT NOT NULL,
-  provider TEXT NOT NULL,
-  value TEXT NOT NULL,
-  asserted_at TEXT NOT NULL,
-  observed_at TEXT NOT NULL,
-  details TEXT,
-  PRIMARY KEY (container_id, field_id, attribute, source)
-);
+CREATE TABLE IF NOT EXISTS metadata"#,
+    metadata_table!(),
+    r#";
 CREATE TABLE IF NOT EXISTS docs (
   kind TEXT NOT NULL,
   key TEXT NOT NULL,
   value TEXT NOT NULL,
   PRIMARY KEY (kind, key)
 );
-"#;
+"#
+);
 
 const CHANGE_LOG: &str = r#"
 CREATE TABLE IF NOT EXISTS changes (
