@@ -20,15 +20,13 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 
 use neo4rs::{BoltType, Txn};
 
-use super::changes::record_in;
+use super::changes::{change_rows, record_in};
 use super::edges::ensure_ends_exist;
 use super::rows::{
     edge_row, edge_ukey, evidence_row, intervals_text, json_text, list, map, metadata_row, micros, opt_ts,
     parse_intervals, ts, Decode, EdgeProps, EvidenceProps, MetadataProps,
 };
-use super::{
-    allocate, count, distinct, exec, first_id, internal, Cmd, Neo4jStore, Run, EDGE_COUNTER, OPERATION_COUNTER,
-};
+use super::{allocate, count, distinct, exec, first_id, internal, Cmd, Neo4jStore, Run, OPERATION_COUNTER};
 use crate::domain::{
     AssertionBatch, AssertionSummary, ChangeKind, Edge, End, Evidence, Id, Interval, MetadataAssertion, NewChange,
     NewEdge, Timestamp,
@@ -193,25 +191,26 @@ async fn apply_assertions_in(txn: &mut Txn, batch: &AssertionBatch, now: Timesta
     }
 
     if !created.is_empty() {
-        let first = first_id(&allocate(txn, &[(EDGE_COUNTER, created.len())]).await?, EDGE_COUNTER)?;
-        for (id, edge) in (first..).zip(created.iter_mut()) {
-            edge.id = id;
-        }
-        // The placeholders of the new edges, in creation order, take their ids.
-        let mut ids = created.iter().map(|e| e.id);
-        for c in changes.iter_mut().filter(|c| c.kind == ChangeKind::EdgeAsserted) {
-            c.edge_id = ids.next();
-        }
+        // One statement takes the ids from the edge counter and creates the edges with them.
         let rows = created.iter().map(edge_row).collect::<StoreResult<Vec<_>>>()?;
-        let written = exec(txn, cypher!("create_edges").param("rows", list(rows))).await?.rows.len();
-        if written != created.len() {
+        let out = exec(txn, cypher!("assert_edges_create").param("rows", list(rows))).await?;
+        let ids: Vec<Id> = out.column("id")?;
+        if ids.len() != created.len() {
             // An end is missing (deleted meanwhile): name it. The transaction fails either way,
             // so the check costs a statement only when it fails, not on every batch.
             ensure_ends_exist(txn, created.iter().flat_map(|e| [&e.source, &e.target])).await?;
             return Err(internal(
-                "create_edges",
-                format!("created {written} of {} edges: an end node is missing", created.len()),
+                "assert_edges_create",
+                format!("created {} of {} edges: an end node is missing", ids.len(), created.len()),
             ));
+        }
+        for (edge, id) in created.iter_mut().zip(&ids) {
+            edge.id = *id;
+        }
+        // The placeholders of the new edges, in creation order, take their ids.
+        let mut ids = ids.into_iter();
+        for c in changes.iter_mut().filter(|c| c.kind == ChangeKind::EdgeAsserted) {
+            c.edge_id = ids.next();
         }
     }
     if !asserted.is_empty() {
@@ -236,18 +235,22 @@ async fn apply_assertions_in(txn: &mut Txn, batch: &AssertionBatch, now: Timesta
             }
         }
     }
-    // Evidence of an edge created just now is new for sure: CREATE it; MERGE the rest.
+    // Evidence of an edge created just now is new for sure: CREATE it; MERGE the rest. One
+    // statement for both, which also records the changes when no retirement follows it (the
+    // change counter's lock is taken last either way: see `changes`).
     let fresh: HashSet<Id> = created.iter().map(|e| e.id).collect();
     let (new_rows, other_rows): (Vec<&Evidence>, Vec<&Evidence>) =
         evidence.iter().partition(|e| fresh.contains(&e.edge_id));
-    if !new_rows.is_empty() {
-        let rows = new_rows.into_iter().map(evidence_row).collect::<StoreResult<Vec<_>>>()?;
-        let made: i64 = exec(txn, cypher!("create_evidence").param("rows", list(rows))).await?.value("created")?;
-        summary.evidence_created += made;
-    }
-    if !other_rows.is_empty() {
-        let rows = other_rows.into_iter().map(evidence_row).collect::<StoreResult<Vec<_>>>()?;
-        let made: i64 = exec(txn, cypher!("assert_evidence").param("rows", list(rows))).await?.value("created")?;
+    let retires_later = !batch.retire_evidence.is_empty() || !batch.retire_candidates.is_empty();
+    if !evidence.is_empty() {
+        let new_rows = new_rows.into_iter().map(evidence_row).collect::<StoreResult<Vec<_>>>()?;
+        let other_rows = other_rows.into_iter().map(evidence_row).collect::<StoreResult<Vec<_>>>()?;
+        let recorded = if retires_later { Vec::new() } else { std::mem::take(&mut changes) };
+        let cmd = cypher!("write_evidence")
+            .param("new", list(new_rows))
+            .param("other", list(other_rows))
+            .param("changes", change_rows(&recorded));
+        let made: i64 = exec(txn, cmd).await?.value("created")?;
         summary.evidence_created += made;
     }
 
