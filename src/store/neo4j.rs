@@ -566,7 +566,7 @@ impl Store for Neo4jStore {
 
     // ---- provider assertions ----
 
-    /// One transaction of at most ten statements whatever the batch size (see `assertions`),
+    /// One transaction of at most nine statements whatever the batch size (see `assertions`),
     /// run again when a concurrent batch created one of its edges first.
     async fn apply_assertions(&self, batch: AssertionBatch, now: Timestamp) -> StoreResult<AssertionSummary> {
         assertions::apply_assertions(self, batch, now).await

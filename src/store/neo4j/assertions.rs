@@ -1,5 +1,5 @@
 //! `apply_assertions` on Neo4j: a provider batch in one transaction and a bounded number of
-//! statements (at most ten), whatever the size of the batch.
+//! statements (at most nine), whatever the size of the batch.
 //!
 //! The batch's metadata values are upserted first (one `put_metadata` statement, none when it
 //! has none), so a failure later in the batch rolls them back with the rest.
@@ -7,11 +7,12 @@
 //! The stored edges the batch names are read, write-locked, in one statement; the batch is folded
 //! over them in memory with the embedded store's rules, in order (so an edge asserted twice is
 //! created by the first assertion and asserted again by the second); then each kind of change is
-//! one `UNWIND $rows` statement: create the new edges, update the asserted ones, create the
-//! evidence of the new edges (CREATE: it cannot exist yet, and a MERGE that creates costs about
-//! twice as much), upsert the other evidence, retire the listed evidence, retire the candidates
-//! left without live evidence and close their last interval. A missing end is looked up (to name
-//! it) only when `create_edges` comes up short.
+//! one `UNWIND $rows` statement: create the new edges with ids taken from the edge counter in the
+//! same statement (`assert_edges_create`, a round trip fewer than allocating them first), update
+//! the asserted ones, create the evidence of the new edges (CREATE: it cannot exist yet, and a
+//! MERGE that creates costs about twice as much), upsert the other evidence, retire the listed
+//! evidence, retire the candidates left without live evidence and close their last interval. A
+//! missing end is looked up (to name it) only when `assert_edges_create` comes up short.
 //!
 //! Also here, the other reads and writes the providers make around their batches: metadata
 //! values, operation ids, evidence by key, a job's prior lineage, the live edges on some ends.
@@ -20,7 +21,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 
 use neo4rs::{BoltType, Txn};
 
-use super::changes::{change_rows, record_in};
+use super::changes::record_in;
 use super::edges::ensure_ends_exist;
 use super::rows::{
     edge_row, edge_ukey, evidence_row, intervals_text, json_text, list, map, metadata_row, micros, opt_ts,
@@ -235,22 +236,18 @@ async fn apply_assertions_in(txn: &mut Txn, batch: &AssertionBatch, now: Timesta
             }
         }
     }
-    // Evidence of an edge created just now is new for sure: CREATE it; MERGE the rest. One
-    // statement for both, which also records the changes when no retirement follows it (the
-    // change counter's lock is taken last either way: see `changes`).
+    // Evidence of an edge created just now is new for sure: CREATE it; MERGE the rest.
     let fresh: HashSet<Id> = created.iter().map(|e| e.id).collect();
     let (new_rows, other_rows): (Vec<&Evidence>, Vec<&Evidence>) =
         evidence.iter().partition(|e| fresh.contains(&e.edge_id));
-    let retires_later = !batch.retire_evidence.is_empty() || !batch.retire_candidates.is_empty();
-    if !evidence.is_empty() {
-        let new_rows = new_rows.into_iter().map(evidence_row).collect::<StoreResult<Vec<_>>>()?;
-        let other_rows = other_rows.into_iter().map(evidence_row).collect::<StoreResult<Vec<_>>>()?;
-        let recorded = if retires_later { Vec::new() } else { std::mem::take(&mut changes) };
-        let cmd = cypher!("write_evidence")
-            .param("new", list(new_rows))
-            .param("other", list(other_rows))
-            .param("changes", change_rows(&recorded));
-        let made: i64 = exec(txn, cmd).await?.value("created")?;
+    if !new_rows.is_empty() {
+        let rows = new_rows.into_iter().map(evidence_row).collect::<StoreResult<Vec<_>>>()?;
+        let made: i64 = exec(txn, cypher!("create_evidence").param("rows", list(rows))).await?.value("created")?;
+        summary.evidence_created += made;
+    }
+    if !other_rows.is_empty() {
+        let rows = other_rows.into_iter().map(evidence_row).collect::<StoreResult<Vec<_>>>()?;
+        let made: i64 = exec(txn, cypher!("assert_evidence").param("rows", list(rows))).await?.value("created")?;
         summary.evidence_created += made;
     }
 

@@ -34,12 +34,8 @@ pub(super) async fn record_in(txn: &mut Txn, changes: &[NewChange]) -> StoreResu
     if changes.is_empty() {
         return Ok(());
     }
-    exec(txn, cypher!("record_changes").param("rows", change_rows(changes))).await.map(|_| ())
-}
-
-/// The `$rows` of `record_changes` (and the `$changes` of `write_evidence`), in order.
-pub(super) fn change_rows(changes: &[NewChange]) -> BoltType {
-    list(changes.iter().map(change_row).collect())
+    let rows = changes.iter().map(change_row).collect();
+    exec(txn, cypher!("record_changes").param("rows", list(rows))).await.map(|_| ())
 }
 
 #[derive(Deserialize)]
