@@ -431,7 +431,7 @@ impl Store for Neo4jStore {
     }
 
     async fn containers_by_names(&self, names: &[String], datastores: Option<&[Id]>) -> StoreResult<Vec<Container>> {
-        catalog::containers_by_names(OwnTxn(self), names, datastores).await
+        catalog::containers_by_names(AutoCommit(self), names, datastores).await
     }
 
     async fn delete_container(&self, id: Id) -> StoreResult<bool> {
@@ -566,7 +566,7 @@ impl Store for Neo4jStore {
 
     // ---- provider assertions ----
 
-    /// One transaction of at most ten statements whatever the batch size (see `assertions`),
+    /// One transaction of at most nine statements whatever the batch size (see `assertions`),
     /// run again when a concurrent batch created one of its edges first.
     async fn apply_assertions(&self, batch: AssertionBatch, now: Timestamp) -> StoreResult<AssertionSummary> {
         assertions::apply_assertions(self, batch, now).await
@@ -601,7 +601,7 @@ impl Store for Neo4jStore {
     }
 
     async fn evidence_by_keys(&self, keys: &[String]) -> StoreResult<Vec<Evidence>> {
-        assertions::evidence_by_keys(OwnTxn(self), keys).await
+        assertions::evidence_by_keys(AutoCommit(self), keys).await
     }
 
     async fn live_evidence_of_key(&self, key: &str) -> StoreResult<Vec<PriorEvidence>> {
@@ -609,7 +609,7 @@ impl Store for Neo4jStore {
     }
 
     async fn live_edges_touching_ends(&self, ends: &[End], source_type: &str) -> StoreResult<Vec<Edge>> {
-        assertions::live_edges_touching_ends(OwnTxn(self), ends, source_type).await
+        assertions::live_edges_touching_ends(AutoCommit(self), ends, source_type).await
     }
 
     // ---- the event log ----

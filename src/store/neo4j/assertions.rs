@@ -1,5 +1,5 @@
 //! `apply_assertions` on Neo4j: a provider batch in one transaction and a bounded number of
-//! statements (at most ten), whatever the size of the batch.
+//! statements (at most nine), whatever the size of the batch.
 //!
 //! The batch's metadata values are upserted first (one `put_metadata` statement, none when it
 //! has none), so a failure later in the batch rolls them back with the rest.
@@ -7,11 +7,12 @@
 //! The stored edges the batch names are read, write-locked, in one statement; the batch is folded
 //! over them in memory with the embedded store's rules, in order (so an edge asserted twice is
 //! created by the first assertion and asserted again by the second); then each kind of change is
-//! one `UNWIND $rows` statement: create the new edges, update the asserted ones, create the
-//! evidence of the new edges (CREATE: it cannot exist yet, and a MERGE that creates costs about
-//! twice as much), upsert the other evidence, retire the listed evidence, retire the candidates
-//! left without live evidence and close their last interval. A missing end is looked up (to name
-//! it) only when `create_edges` comes up short.
+//! one `UNWIND $rows` statement: create the new edges with ids taken from the edge counter in the
+//! same statement (`assert_edges_create`, a round trip fewer than allocating them first), update
+//! the asserted ones, create the evidence of the new edges (CREATE: it cannot exist yet, and a
+//! MERGE that creates costs about twice as much), upsert the other evidence, retire the listed
+//! evidence, retire the candidates left without live evidence and close their last interval. A
+//! missing end is looked up (to name it) only when `assert_edges_create` comes up short.
 //!
 //! Also here, the other reads and writes the providers make around their batches: metadata
 //! values, operation ids, evidence by key, a job's prior lineage, the live edges on some ends.
@@ -26,9 +27,7 @@ use super::rows::{
     edge_row, edge_ukey, evidence_row, intervals_text, json_text, list, map, metadata_row, micros, opt_ts,
     parse_intervals, ts, Decode, EdgeProps, EvidenceProps, MetadataProps,
 };
-use super::{
-    allocate, count, distinct, exec, first_id, internal, Cmd, Neo4jStore, Run, EDGE_COUNTER, OPERATION_COUNTER,
-};
+use super::{allocate, count, distinct, exec, first_id, internal, Cmd, Neo4jStore, Run, OPERATION_COUNTER};
 use crate::domain::{
     AssertionBatch, AssertionSummary, ChangeKind, Edge, End, Evidence, Id, Interval, MetadataAssertion, NewChange,
     NewEdge, Timestamp,
@@ -193,25 +192,26 @@ async fn apply_assertions_in(txn: &mut Txn, batch: &AssertionBatch, now: Timesta
     }
 
     if !created.is_empty() {
-        let first = first_id(&allocate(txn, &[(EDGE_COUNTER, created.len())]).await?, EDGE_COUNTER)?;
-        for (id, edge) in (first..).zip(created.iter_mut()) {
-            edge.id = id;
-        }
-        // The placeholders of the new edges, in creation order, take their ids.
-        let mut ids = created.iter().map(|e| e.id);
-        for c in changes.iter_mut().filter(|c| c.kind == ChangeKind::EdgeAsserted) {
-            c.edge_id = ids.next();
-        }
+        // One statement takes the ids from the edge counter and creates the edges with them.
         let rows = created.iter().map(edge_row).collect::<StoreResult<Vec<_>>>()?;
-        let written = exec(txn, cypher!("create_edges").param("rows", list(rows))).await?.rows.len();
-        if written != created.len() {
+        let out = exec(txn, cypher!("assert_edges_create").param("rows", list(rows))).await?;
+        let ids: Vec<Id> = out.column("id")?;
+        if ids.len() != created.len() {
             // An end is missing (deleted meanwhile): name it. The transaction fails either way,
             // so the check costs a statement only when it fails, not on every batch.
             ensure_ends_exist(txn, created.iter().flat_map(|e| [&e.source, &e.target])).await?;
             return Err(internal(
-                "create_edges",
-                format!("created {written} of {} edges: an end node is missing", created.len()),
+                "assert_edges_create",
+                format!("created {} of {} edges: an end node is missing", ids.len(), created.len()),
             ));
+        }
+        for (edge, id) in created.iter_mut().zip(&ids) {
+            edge.id = *id;
+        }
+        // The placeholders of the new edges, in creation order, take their ids.
+        let mut ids = ids.into_iter();
+        for c in changes.iter_mut().filter(|c| c.kind == ChangeKind::EdgeAsserted) {
+            c.edge_id = ids.next();
         }
     }
     if !asserted.is_empty() {
