@@ -270,14 +270,25 @@ struct OwnTxn<'a>(&'a Neo4jStore);
 
 impl Run for OwnTxn<'_> {
     async fn run(&mut self, cmd: Cmd) -> StoreResult<Rows> {
-        let store = self.0;
-        retry::transient(|| async {
-            let mut txn = store.begin().await?;
-            let result = exec(&mut txn, cmd.clone()).await;
-            finish(txn, result).await
+        let graph = self.0.graph.clone();
+        detached(async move {
+            retry::transient(|| async {
+                let mut txn = graph.start_txn().await.map_err(|e| db_error("begin", e))?;
+                let result = exec(&mut txn, cmd.clone()).await;
+                finish(txn, result).await
+            })
+            .await
         })
         .await
     }
+}
+
+/// Runs one statement's exchange to its end even when the caller stops waiting (a client gone,
+/// the store's time limit): neo4rs 0.8 hands a connection dropped mid-exchange back to its pool
+/// with the answer's records unread, and the next transaction on it reads them as its own
+/// (seen as "unexpected response for COMMIT: Record(...)").
+async fn detached<T: Send + 'static>(work: impl Future<Output = StoreResult<T>> + Send + 'static) -> StoreResult<T> {
+    tokio::spawn(work).await.map_err(|e| StoreError::Internal(format!("a neo4j statement's task stopped: {e}")))?
 }
 
 /// Runs each read-only statement as an auto-commit query: RUN and PULL, two round trips, where
@@ -290,14 +301,18 @@ struct AutoCommit<'a>(&'a Neo4jStore);
 
 impl Run for AutoCommit<'_> {
     async fn run(&mut self, cmd: Cmd) -> StoreResult<Rows> {
-        let op = cmd.name;
-        metrics::store_query(KIND, op);
-        let mut stream = self.0.graph.execute(cmd.query).await.map_err(|e| db_error(op, e))?;
-        let mut rows = Vec::new();
-        while let Some(row) = stream.next().await.map_err(|e| db_error(op, e))? {
-            rows.push(row);
-        }
-        Ok(Rows { op, rows })
+        let graph = self.0.graph.clone();
+        detached(async move {
+            let op = cmd.name;
+            metrics::store_query(KIND, op);
+            let mut stream = graph.execute(cmd.query).await.map_err(|e| db_error(op, e))?;
+            let mut rows = Vec::new();
+            while let Some(row) = stream.next().await.map_err(|e| db_error(op, e))? {
+                rows.push(row);
+            }
+            Ok(Rows { op, rows })
+        })
+        .await
     }
 }
 
