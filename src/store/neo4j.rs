@@ -270,16 +270,8 @@ struct OwnTxn<'a>(&'a Neo4jStore);
 
 impl Run for OwnTxn<'_> {
     async fn run(&mut self, cmd: Cmd) -> StoreResult<Rows> {
-        let graph = self.0.graph.clone();
-        detached(async move {
-            retry::transient(|| async {
-                let mut txn = graph.start_txn().await.map_err(|e| db_error("begin", e))?;
-                let result = exec(&mut txn, cmd.clone()).await;
-                finish(txn, result).await
-            })
-            .await
-        })
-        .await
+        let store = Neo4jStore { graph: self.0.graph.clone() };
+        detached(async move { write_txn!(store, |txn| exec(txn, cmd.clone())) }).await
     }
 }
 
