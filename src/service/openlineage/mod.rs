@@ -205,15 +205,15 @@ impl Lineage {
         Ok(report)
     }
 
-    /// A store session for a run of events (their reads and writes in one transaction, one commit)
-    /// and this service on it; without one (Neo4j, or the writer not free in time) each write
-    /// commits alone.
-    async fn session(&self) -> (Option<Arc<dyn Store>>, Lineage) {
+    /// A store session for a run of writes (their reads and writes in one transaction, one
+    /// commit: a request's events, a chunk of SQL statements) and this service on it; without one
+    /// (Neo4j, or the writer not free in time) each write commits alone.
+    pub(in crate::service) async fn session(&self) -> (Option<Arc<dyn Store>>, Lineage) {
         match self.store.session().await {
             Ok(Some(s)) => (Some(s.clone()), Lineage { store: s, ..self.clone() }),
             Ok(None) => (None, self.clone()),
             Err(e) => {
-                tracing::warn!(error = %e, "no store session; applying each event in its own transaction");
+                tracing::warn!(error = %e, "no store session; each write runs in its own transaction");
                 (None, self.clone())
             }
         }

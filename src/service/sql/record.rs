@@ -41,17 +41,10 @@ impl Lineage {
     ) -> Result<Recording> {
         caller.require([ds.id], Permission::Editor, "ingestSql")?;
         self.prefetch_catalog(op, ds, analyzed).await?;
-        let session = match self.store.session().await {
-            Ok(s) => s,
-            Err(e) => {
-                tracing::warn!(error = %e, "no store session; recording each statement in its own transaction");
-                None
-            }
-        };
+        let (session, in_session) = self.session().await;
         let Some(session) = session else {
             return self.record_each(caller, op, ds, analyzed, None).await;
         };
-        let in_session = Lineage { store: session.clone(), ..self.clone() };
         let mut events = Vec::new();
         let attempt = match in_session.record_each(caller, op, ds, analyzed, Some(&mut events)).await {
             Ok(recording) => session.commit_session().await.map(|()| recording).map_err(Into::into),
