@@ -248,6 +248,22 @@ pub fn name_candidates(wanted: &str) -> Vec<String> {
     out
 }
 
+/// The best-ranked container for a lowercased name among `candidates`: the first of the highest
+/// `match_rank` above zero, so the candidates' order breaks ties.
+pub(crate) fn best_match<'c>(
+    wanted: &str,
+    candidates: impl IntoIterator<Item = &'c Container>,
+) -> Option<&'c Container> {
+    let mut best: Option<(u8, &Container)> = None;
+    for c in candidates {
+        let rank = match_rank(wanted, c);
+        if rank > 0 && best.is_none_or(|(r, _)| rank > r) {
+            best = Some((rank, c));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
 /// How well container `c` matches `wanted` (trimmed, lowercased): 3 when its
 /// `database.schema.name` is the name, 2 when one ends the other at a dot, 1 when the name ends
 /// with it at a slash (a path), 0 when it does not match.
@@ -298,16 +314,9 @@ impl Lineage {
             Some(datastores.iter().flatten().copied().collect())
         };
         let found = self.store.containers_by_names(&name_candidates(&wanted), restrict.as_deref()).await?;
-        let mut best: Option<(u8, &Container)> = None;
-        for scope in datastores {
-            for c in found.iter().filter(|c| scope.is_none_or(|d| c.datastore_id == d)) {
-                let rank = match_rank(&wanted, c);
-                if rank > 0 && best.is_none_or(|(r, _)| rank > r) {
-                    best = Some((rank, c));
-                }
-            }
-        }
-        Ok(best.map(|(_, c)| c.clone()))
+        let in_scope_order =
+            datastores.iter().flat_map(|scope| found.iter().filter(move |c| scope.is_none_or(|d| c.datastore_id == d)));
+        Ok(best_match(&wanted, in_scope_order).cloned())
     }
 
     /// Adds to a provider batch the retirement of these edges: every live evidence row of them

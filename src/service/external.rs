@@ -197,14 +197,8 @@ impl Lineage {
             for w in part {
                 // Exactly the containers the name's own read would return (in id order), ranked.
                 let own = super::name_candidates(w);
-                let mut best: Option<(u8, &Container)> = None;
-                for c in found.iter().filter(|c| own.contains(&c.name.to_lowercase())) {
-                    let rank = super::match_rank(w, c);
-                    if rank > 0 && best.is_none_or(|(r, _)| rank > r) {
-                        best = Some((rank, c));
-                    }
-                }
-                cache.names.put((scope, w.clone()), best.map(|(_, c)| c.clone()));
+                let best = super::best_match(w, found.iter().filter(|c| own.contains(&c.name.to_lowercase())));
+                cache.names.put((scope, w.clone()), best.cloned());
             }
         }
         Ok(())
