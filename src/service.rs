@@ -997,7 +997,7 @@ impl Lineage {
         let mut entries = frontier::from_cut(&cut, &|id| distance.get(&id).copied().unwrap_or(0), side, stop);
         let answer: Vec<Id> = seen.keys().copied().collect();
         entries.extend(frontier::count_beyond(self.store.as_ref(), unread, side, over_fields, &answer).await?);
-        let completeness = Completeness::new(entries, frontier::cycles_among(read), is_partial);
+        let completeness = Completeness::new(entries, frontier::Cycles::among(read), is_partial);
         Ok(Transitive { is_partial, reached, completeness })
     }
 
@@ -1062,7 +1062,7 @@ impl Lineage {
             (End::Field { id: s, .. }, End::Field { id: t, .. }) => Some((*s, *t)),
             _ => None,
         });
-        let completeness = Completeness::new(beyond, frontier::cycles_among(pairs), false);
+        let completeness = Completeness::new(beyond, frontier::Cycles::among(pairs), false);
         let Some(keep) = container_ids else {
             return Ok((fields.into_iter().collect(), edges, completeness));
         };

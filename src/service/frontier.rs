@@ -49,13 +49,29 @@ pub struct Completeness {
     pub is_partial: bool,
     /// Ordered by side, distance and id.
     pub frontier: Vec<FrontierEntry>,
+    /// The cycles among what was read, found when asked.
+    pub cycles: Cycles,
+}
+
+/// The directed `(source, target)` pairs a traversal read, whose cycles are found only when an
+/// answer asks for them (`list`): most never do, and the search was a tenth of an `impact`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Cycles(Vec<(Id, Id)>);
+
+impl Cycles {
+    pub fn among(pairs: impl IntoIterator<Item = (Id, Id)>) -> Self {
+        Cycles(pairs.into_iter().collect())
+    }
+
     /// Each cycle as the ids around it, starting at its smallest id (the edge back to the start
     /// is implied). One shortest cycle per strongly connected part of what was read.
-    pub cycles: Vec<Vec<Id>>,
+    pub fn list(&self) -> Vec<Vec<Id>> {
+        cycles_among(self.0.iter().copied())
+    }
 }
 
 impl Completeness {
-    pub fn new(mut frontier: Vec<FrontierEntry>, cycles: Vec<Vec<Id>>, cut: bool) -> Self {
+    pub fn new(mut frontier: Vec<FrontierEntry>, cycles: Cycles, cut: bool) -> Self {
         frontier.retain(|f| f.beyond > 0);
         frontier.sort_by_key(|f| (f.side as u8, f.distance, f.id));
         frontier.dedup_by_key(|f| (f.side as u8, f.id));
@@ -196,8 +212,54 @@ impl Lineage {
             (End::Container { id: s }, End::Container { id: t }) => Some((*s, *t)),
             _ => None,
         });
-        Ok(Completeness::new(frontier, cycles_among(pairs), cut || flagged))
+        Ok(Completeness::new(frontier, Cycles::among(pairs), cut || flagged))
     }
+}
+
+/// Whether the directed pairs hold no cycle (a node's edge to itself included): Kahn's
+/// peeling of nodes with nothing left coming in reaches every node exactly when there is none.
+fn is_acyclic(pairs: &[(Id, Id)]) -> bool {
+    let mut index: HashMap<Id, u32> = HashMap::with_capacity(pairs.len() + 1);
+    let mut edges = Vec::with_capacity(pairs.len());
+    for &(s, t) in pairs {
+        if s == t {
+            return false;
+        }
+        let next = index.len() as u32;
+        let s = *index.entry(s).or_insert(next);
+        let next = index.len() as u32;
+        let t = *index.entry(t).or_insert(next);
+        edges.push((s, t));
+    }
+    // Adjacency in compressed rows: the targets of node n are targets[start[n]..start[n + 1]].
+    let n = index.len();
+    let mut start = vec![0u32; n + 1];
+    let mut incoming = vec![0u32; n];
+    for &(s, t) in &edges {
+        start[s as usize + 1] += 1;
+        incoming[t as usize] += 1;
+    }
+    for i in 0..n {
+        start[i + 1] += start[i];
+    }
+    let mut targets = vec![0u32; edges.len()];
+    let mut fill = start.clone();
+    for &(s, t) in &edges {
+        targets[fill[s as usize] as usize] = t;
+        fill[s as usize] += 1;
+    }
+    let mut ready: Vec<u32> = (0..n as u32).filter(|&v| incoming[v as usize] == 0).collect();
+    let mut peeled = 0;
+    while let Some(v) = ready.pop() {
+        peeled += 1;
+        for &t in &targets[start[v as usize] as usize..start[v as usize + 1] as usize] {
+            incoming[t as usize] -= 1;
+            if incoming[t as usize] == 0 {
+                ready.push(t);
+            }
+        }
+    }
+    peeled == n
 }
 
 /// The cycles among directed `(source, target)` pairs: for each strongly connected part with
@@ -207,6 +269,17 @@ impl Lineage {
 /// Kosaraju's algorithm with explicit stacks (a lineage chain can be thousands deep, too deep to
 /// recurse); a few dozen lines did not justify a graph crate for one function.
 pub fn cycles_among(pairs: impl IntoIterator<Item = (Id, Id)>) -> Vec<Vec<Id>> {
+    let pairs: Vec<(Id, Id)> = pairs.into_iter().collect();
+    // Most answers hold no cycle: proving that takes one pass over flat arrays, where the
+    // ordered maps below cost a tree insertion per edge (an `impact` answer has thousands).
+    if is_acyclic(&pairs) {
+        return Vec::new();
+    }
+    search_cycles(pairs)
+}
+
+/// `cycles_among` without the quick check.
+fn search_cycles(pairs: Vec<(Id, Id)>) -> Vec<Vec<Id>> {
     let mut out_adj: BTreeMap<Id, BTreeSet<Id>> = BTreeMap::new();
     let mut in_adj: BTreeMap<Id, BTreeSet<Id>> = BTreeMap::new();
     let mut self_loops = BTreeSet::new();
@@ -314,6 +387,32 @@ mod tests {
     }
 
     #[test]
+    fn the_acyclic_check_agrees_with_the_search_for_cycles() {
+        // Random small graphs, dense enough that about half hold a cycle: the quick check says
+        // "none" exactly when the full search finds none.
+        let mut state: u64 = 7;
+        let mut next = |m: u64| {
+            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            ((state >> 33) % m) as Id
+        };
+        let (mut with, mut without) = (0, 0);
+        for _ in 0..2_000 {
+            let nodes = 2 + next(10) as u64;
+            let pairs: Vec<(Id, Id)> = (0..next(14)).map(|_| (next(nodes), next(nodes))).collect();
+            let acyclic = is_acyclic(&pairs);
+            assert_eq!(acyclic, search_cycles(pairs.clone()).is_empty(), "{pairs:?}");
+            if acyclic {
+                without += 1;
+                // A DAG's pairs listed in any order are still one.
+                assert!(is_acyclic(&pairs.iter().rev().copied().collect::<Vec<_>>()));
+            } else {
+                with += 1;
+            }
+        }
+        assert!(with > 200 && without > 200, "{with} with cycles, {without} without");
+    }
+
+    #[test]
     fn a_diamond_is_not_a_cycle() {
         assert!(cycles_among([(1, 2), (1, 3), (2, 4), (3, 4)]).is_empty());
     }
@@ -337,9 +436,9 @@ mod tests {
             reason: StopReason::Depth,
             beyond,
         };
-        let c = Completeness::new(vec![e(9, 2, 3), e(4, 2, 0), e(5, 1, 1)], Vec::new(), false);
+        let c = Completeness::new(vec![e(9, 2, 3), e(4, 2, 0), e(5, 1, 1)], Cycles::default(), false);
         assert!(c.is_partial);
         assert_eq!(c.frontier, vec![e(5, 1, 1), e(9, 2, 3)]);
-        assert!(!Completeness::new(vec![e(4, 2, 0)], Vec::new(), false).is_partial);
+        assert!(!Completeness::new(vec![e(4, 2, 0)], Cycles::default(), false).is_partial);
     }
 }

@@ -220,7 +220,7 @@ impl Lineage {
             found.iter().map(|p| p.iter().filter_map(|id| edges.get(id).cloned()).collect()).collect();
         // The cycles of the part of the graph between the two ends that was read.
         let between = between(&edges, from, to, max_depth, over_fields);
-        let cycles = frontier::cycles_among(between);
+        let cycles = frontier::Cycles::among(between);
         let reason = paths.is_empty().then_some(NoPathReason::NoConnection);
         tracing::debug!(from, to, paths = paths.len(), edges_read = edges.len(), over_budget, "explainLineage");
         Ok(Explanation { paths, reason, completeness: Completeness::new(entries, cycles, over_budget || more) })

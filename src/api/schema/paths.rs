@@ -2,7 +2,13 @@
 //! hop, `lineageSummary`'s counts, and what every traversal says about itself (`isPartial`, the
 //! `frontier` it stopped at, the `cycles` it met).
 
-use async_graphql::{Context, Enum, InputObject, Object, SimpleObject};
+use std::borrow::Cow;
+
+use async_graphql::parser::types::Field;
+use async_graphql::registry::Registry;
+use async_graphql::{
+    Context, ContextSelectionSet, Enum, InputObject, Object, OutputType, Positioned, ServerResult, SimpleObject, Value,
+};
 
 use super::lineage::{edge_evidence, Evidence, LineageEdge, Side};
 use super::scalars::{dt, odt, DateTime};
@@ -51,6 +57,28 @@ pub fn frontier_out(c: &Completeness) -> Vec<FrontierNode> {
             beyond: f.beyond,
         })
         .collect()
+}
+
+/// A traversal's cycles in the schema (`[[Int!]!]!`), searched for only when the selection
+/// asks for them.
+pub struct CycleList(pub frontier::Cycles);
+
+impl OutputType for CycleList {
+    fn type_name() -> Cow<'static, str> {
+        Vec::<Vec<Id>>::type_name()
+    }
+
+    fn qualified_type_name() -> String {
+        Vec::<Vec<Id>>::qualified_type_name()
+    }
+
+    fn create_type_info(registry: &mut Registry) -> String {
+        Vec::<Vec<Id>>::create_type_info(registry)
+    }
+
+    async fn resolve(&self, ctx: &ContextSelectionSet<'_>, field: &Positioned<Field>) -> ServerResult<Value> {
+        self.0.list().resolve(ctx, field).await
+    }
 }
 
 /// One end of `explainLineage`: set exactly one of the two.
@@ -133,7 +161,7 @@ pub struct LineageExplanation {
     pub is_partial: bool,
     pub frontier: Vec<FrontierNode>,
     /// The cycles between the two ends, as the ids around each (from its smallest).
-    pub cycles: Vec<Vec<Id>>,
+    pub cycles: CycleList,
 }
 
 impl From<paths::Explanation> for LineageExplanation {
@@ -141,7 +169,7 @@ impl From<paths::Explanation> for LineageExplanation {
         LineageExplanation {
             is_partial: x.completeness.is_partial,
             frontier: frontier_out(&x.completeness),
-            cycles: x.completeness.cycles,
+            cycles: CycleList(x.completeness.cycles),
             reason: x.reason.map(Into::into),
             paths: x.paths.into_iter().map(LineagePath).collect(),
         }
