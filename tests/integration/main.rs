@@ -14,6 +14,7 @@ mod history;
 mod openlineage;
 mod paths;
 mod permissions;
+mod plain;
 mod producers;
 mod rest;
 mod seed_examples;

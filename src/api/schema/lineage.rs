@@ -6,7 +6,8 @@ use std::sync::Arc;
 use async_graphql::{ComplexObject, Context, Enum, Json, Object, SimpleObject};
 
 use super::catalog::{field_count, load_container, load_datastore, load_field, stats};
-use super::paths::FrontierNode;
+use super::paths::{CycleList, FrontierNode};
+use super::plain::PlainList;
 use super::scalars::{dt, odt, DateTime};
 use super::{caller, loaders, Container, Datastore, Field, GqlResult};
 use crate::domain::{self, Direction, End, Id};
@@ -229,6 +230,12 @@ pub struct GraphNode {
     pub has_downstream: bool,
     #[graphql(skip)]
     pub record: Option<Arc<domain::Container>>,
+    /// The datastore of `record` (`Some(None)`: it has none left), when the selection asked.
+    #[graphql(skip)]
+    pub datastore: Option<Option<Datastore>>,
+    /// The live field count, when the selection asked.
+    #[graphql(skip)]
+    pub field_count: Option<i64>,
 }
 
 #[ComplexObject]
@@ -252,13 +259,19 @@ impl GraphNode {
         Ok(self.record(ctx).await?.map(|c| c.active_anomaly_count).unwrap_or(0))
     }
     async fn datastore(&self, ctx: &Context<'_>) -> GqlResult<Option<Datastore>> {
+        if let Some(d) = &self.datastore {
+            return Ok(d.as_ref().map(|d| Datastore(d.0.clone())));
+        }
         match self.record(ctx).await? {
             Some(c) => load_datastore(ctx, c.datastore_id).await,
             None => Ok(None),
         }
     }
     async fn field_count(&self, ctx: &Context<'_>) -> GqlResult<i64> {
-        field_count(ctx, self.id).await
+        match self.field_count {
+            Some(n) => Ok(n),
+            None => field_count(ctx, self.id).await,
+        }
     }
     async fn linked_field_count(&self, ctx: &Context<'_>) -> GqlResult<i64> {
         Ok(stats(ctx, self.id).await?.1)
@@ -338,10 +351,10 @@ impl LineageNode {
 
 #[derive(SimpleObject)]
 pub struct LineageGraph {
-    pub nodes: Vec<GraphNode>,
-    pub edges: Vec<LineageEdge>,
-    pub external_nodes: Vec<ExternalNode>,
-    pub external_edges: Vec<LineageEdge>,
+    pub nodes: PlainList<GraphNode>,
+    pub edges: PlainList<LineageEdge>,
+    pub external_nodes: PlainList<ExternalNode>,
+    pub external_edges: PlainList<LineageEdge>,
     /// Set when asked `asOf`: the instant, and what could and could not be rebuilt for it.
     pub as_of: Option<super::AsOf>,
     /// The depth or `maxNodes` cut the answer: more lies beyond the `frontier`.
@@ -349,7 +362,7 @@ pub struct LineageGraph {
     /// Where the answer stopped with more beyond, nearest first.
     pub frontier: Vec<FrontierNode>,
     /// The cycles among the returned containers, as the ids around each (from its smallest).
-    pub cycles: Vec<Vec<Id>>,
+    pub cycles: CycleList,
 }
 
 #[derive(SimpleObject)]
@@ -362,7 +375,7 @@ pub struct FieldConnections {
     pub is_partial: bool,
     pub frontier: Vec<FrontierNode>,
     /// The cycles among the connected fields, as the field ids around each.
-    pub cycles: Vec<Vec<Id>>,
+    pub cycles: CycleList,
 }
 
 #[derive(SimpleObject)]
@@ -373,12 +386,18 @@ pub struct ImpactedContainer {
     pub distance: i64,
     /// The edge by which the container was first reached.
     pub via: LineageEdge,
+    /// The container's record (`Some(None)`: none left), when the selection asked for it.
+    #[graphql(skip)]
+    pub record: Option<Option<Container>>,
 }
 
 #[ComplexObject]
 impl ImpactedContainer {
     async fn container(&self, ctx: &Context<'_>) -> GqlResult<Option<Container>> {
-        load_container(ctx, self.id).await
+        match &self.record {
+            Some(c) => Ok(c.as_ref().map(|c| Container(c.0.clone()))),
+            None => load_container(ctx, self.id).await,
+        }
     }
 }
 
@@ -386,13 +405,13 @@ impl ImpactedContainer {
 pub struct Impact {
     /// The depth or the limit cut the answer: more lies beyond.
     pub is_partial: bool,
-    pub containers: Vec<ImpactedContainer>,
+    pub containers: PlainList<ImpactedContainer>,
     /// Set when asked `asOf` (see `LineageGraph.asOf`).
     pub as_of: Option<super::AsOf>,
     /// Where the depth or the limit stopped the answer, with how much lies beyond.
     pub frontier: Vec<FrontierNode>,
     /// The cycles among the edges read, as the container ids around each.
-    pub cycles: Vec<Vec<Id>>,
+    pub cycles: CycleList,
 }
 
 #[derive(SimpleObject)]
@@ -404,23 +423,29 @@ pub struct PiiField {
     /// Some step on the way was derived.
     pub derived: bool,
     pub via: LineageEdge,
+    /// The field's record (`Some(None)`: none left), when the selection asked for it.
+    #[graphql(skip)]
+    pub record: Option<Option<Field>>,
 }
 
 #[ComplexObject]
 impl PiiField {
     async fn field(&self, ctx: &Context<'_>) -> GqlResult<Option<Field>> {
-        load_field(ctx, self.id).await
+        match &self.record {
+            Some(f) => Ok(f.as_ref().map(|f| Field(f.0.clone()))),
+            None => load_field(ctx, self.id).await,
+        }
     }
 }
 
 #[derive(SimpleObject)]
 pub struct PiiFlow {
     pub is_partial: bool,
-    pub fields: Vec<PiiField>,
+    pub fields: PlainList<PiiField>,
     /// Set when asked `asOf` (see `LineageGraph.asOf`).
     pub as_of: Option<super::AsOf>,
     /// Where the depth or the limit stopped the answer, with how much lies beyond.
     pub frontier: Vec<FrontierNode>,
     /// The cycles among the field edges followed, as the field ids around each.
-    pub cycles: Vec<Vec<Id>>,
+    pub cycles: CycleList,
 }

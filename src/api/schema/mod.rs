@@ -11,6 +11,8 @@
 //! - `catalog`: datastores, containers, fields and their metadata assertions.
 //! - `lineage`: edges, their evidence and intervals, the lineage graph, impact and PII flow.
 //! - `history`: what answers about the past add: `AsOf` and `lineageDiff`'s changes.
+//! - `plain`: large lists answered without a future per field, when their items hold what the
+//!   selection asks.
 //! - `prefetch`: loads in one batch what a list's selection will ask of every item.
 //! - `reports`: what the SQL and OpenLineage ingests answer.
 //! - `identity`: roles, permissions, teams and `Me`.
@@ -32,6 +34,7 @@ mod lineage;
 mod mutations;
 mod page;
 mod paths;
+mod plain;
 mod prefetch;
 mod queries;
 mod reports;

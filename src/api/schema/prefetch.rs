@@ -2,6 +2,8 @@
 //! will ask of every item, so the per-item resolvers that follow find it in the loaders' caches
 //! (a graph of 500 nodes costs a statement per kind, not one per node).
 
+use std::borrow::Borrow;
+
 use async_graphql::Context;
 
 use super::lineage::{container_end, field_end};
@@ -51,19 +53,19 @@ pub(super) async fn prefetch_containers(
 }
 
 /// The same for edges: their evidence and the containers and fields at their ends.
-pub(super) async fn prefetch_edges(
+pub(super) async fn prefetch_edges<E: Borrow<domain::Edge>>(
     ctx: &Context<'_>,
     sel: async_graphql::Lookahead<'_>,
-    edges: &[domain::Edge],
+    edges: &[E],
 ) -> GqlResult<()> {
     if edges.is_empty() || !sel.exists() {
         return Ok(());
     }
     let l = loaders(ctx);
     if sel.field("evidence").exists() {
-        l.evidence.prefetch(edges.iter().map(|e| e.id)).await.map_err(Error::from)?;
+        l.evidence.prefetch(edges.iter().map(|e| e.borrow().id)).await.map_err(Error::from)?;
     }
-    let ends = || edges.iter().flat_map(|e| [&e.source, &e.target]);
+    let ends = || edges.iter().map(Borrow::borrow).flat_map(|e: &domain::Edge| [&e.source, &e.target]);
     let source = sel.field("sourceContainer");
     let target = sel.field("targetContainer");
     if source.exists() || target.exists() {

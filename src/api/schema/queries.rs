@@ -2,13 +2,14 @@
 //! written here. Each resolver calls one service function, prefetches what the selection will
 //! ask of the items it returns, and wraps the result.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use async_graphql::{Context, Object};
 
 use super::catalog::{load_container, load_datastore, load_field};
 use super::lineage::{ExternalNode, GraphNode, ImpactedContainer, LineageNode, PiiField};
-use super::paths::{frontier_out, EndInput, LineageExplanation, LineageSummary};
+use super::paths::{frontier_out, CycleList, EndInput, LineageExplanation, LineageSummary};
 use super::prefetch::{prefetch_containers, prefetch_edges};
 use super::{
     auth, caller, limited, lineage, loaders, paged, AsOf, ChangePage, Container, ContainerPage, Datastore,
@@ -30,9 +31,23 @@ async fn graph_out(ctx: &Context<'_>, g: service::LineageGraph) -> GqlResult<Lin
     prefetch_containers(ctx, look.field("nodes"), &node_ids).await?;
     prefetch_edges(ctx, look.field("edges"), &g.edges).await?;
     prefetch_edges(ctx, look.field("externalEdges"), &g.external_edges).await?;
-    // The records just prefetched, attached to their nodes (one cache read for all).
+    // The records just prefetched, attached to their nodes (one cache read for all), with the
+    // datastores and counts the selection asks for, so that the nodes answer without a loader.
+    let nodes = look.field("nodes");
+    let l = loaders(ctx);
     let mut records = if wants_nodes && !node_ids.is_empty() {
-        loaders(ctx).containers.loader.load_many(node_ids.iter().copied()).await.map_err(Error::from)?
+        l.containers.loader.load_many(node_ids.iter().copied()).await.map_err(Error::from)?
+    } else {
+        Default::default()
+    };
+    let datastores = if nodes.field("datastore").exists() {
+        let ids = records.values().map(|c| c.datastore_id).collect::<HashSet<_>>();
+        Some(l.datastores.loader.load_many(ids).await.map_err(Error::from)?)
+    } else {
+        None
+    };
+    let counts = if nodes.field("fieldCount").exists() && !node_ids.is_empty() {
+        l.field_counts.loader.load_many(node_ids.iter().copied()).await.map_err(Error::from)?
     } else {
         Default::default()
     };
@@ -40,16 +55,25 @@ async fn graph_out(ctx: &Context<'_>, g: service::LineageGraph) -> GqlResult<Lin
         nodes: g
             .nodes
             .into_iter()
-            .map(|n| GraphNode {
-                node_type: "container",
-                id: n.container_id,
-                is_target: n.is_target,
-                has_upstream: n.has_upstream,
-                has_downstream: n.has_downstream,
-                record: records.remove(&n.container_id).map(Arc::new),
+            .map(|n| {
+                let record = records.remove(&n.container_id).map(Arc::new);
+                let datastore = datastores
+                    .as_ref()
+                    .map(|d| record.as_ref().and_then(|c| d.get(&c.datastore_id)).map(|d| Datastore(d.clone())));
+                GraphNode {
+                    node_type: "container",
+                    id: n.container_id,
+                    is_target: n.is_target,
+                    has_upstream: n.has_upstream,
+                    has_downstream: n.has_downstream,
+                    field_count: counts.get(&n.container_id).copied(),
+                    record,
+                    datastore,
+                }
             })
-            .collect(),
-        edges: g.edges.into_iter().map(LineageEdge).collect(),
+            .collect::<Vec<_>>()
+            .into(),
+        edges: g.edges.into_iter().map(LineageEdge).collect::<Vec<_>>().into(),
         external_nodes: g
             .external_nodes
             .into_iter()
@@ -60,12 +84,13 @@ async fn graph_out(ctx: &Context<'_>, g: service::LineageGraph) -> GqlResult<Lin
                 source_type: n.source_type,
                 is_target: n.is_target,
             })
-            .collect(),
-        external_edges: g.external_edges.into_iter().map(LineageEdge).collect(),
+            .collect::<Vec<_>>()
+            .into(),
+        external_edges: g.external_edges.into_iter().map(LineageEdge).collect::<Vec<_>>().into(),
         as_of: None,
         is_partial: g.completeness.is_partial,
         frontier: frontier_out(&g.completeness),
-        cycles: g.completeness.cycles,
+        cycles: CycleList(g.completeness.cycles),
     })
 }
 
@@ -74,17 +99,30 @@ async fn impact_out(ctx: &Context<'_>, t: service::Transitive) -> GqlResult<Impa
     let look = ctx.look_ahead().field("containers");
     let ids: Vec<Id> = t.reached.iter().map(|r| r.id).collect();
     prefetch_containers(ctx, look.field("container"), &ids).await?;
-    let vias: Vec<domain::Edge> = t.reached.iter().map(|r| r.via.clone()).collect();
-    prefetch_edges(ctx, look.field("via"), &vias).await?;
+    if look.field("via").exists() {
+        let vias: Vec<&domain::Edge> = t.reached.iter().map(|r| &r.via).collect();
+        prefetch_edges(ctx, look.field("via"), &vias).await?;
+    }
+    // The records just prefetched, attached (one cache read for all).
+    let mut records = match look.field("container").exists() && !ids.is_empty() {
+        true => Some(loaders(ctx).containers.loader.load_many(ids).await.map_err(Error::from)?),
+        false => None,
+    };
     Ok(Impact {
         is_partial: t.is_partial,
         frontier: frontier_out(&t.completeness),
-        cycles: t.completeness.cycles,
+        cycles: CycleList(t.completeness.cycles),
         containers: t
             .reached
             .into_iter()
-            .map(|r| ImpactedContainer { id: r.id, distance: r.distance, via: LineageEdge(r.via) })
-            .collect(),
+            .map(|r| ImpactedContainer {
+                id: r.id,
+                distance: r.distance,
+                via: LineageEdge(r.via),
+                record: records.as_mut().map(|m| m.remove(&r.id).map(Container)),
+            })
+            .collect::<Vec<_>>()
+            .into(),
         as_of: None,
     })
 }
@@ -244,7 +282,7 @@ impl QueryRoot {
             as_of: AsOf::of(at),
             is_partial: completeness.is_partial,
             frontier: frontier_out(&completeness),
-            cycles: completeness.cycles,
+            cycles: CycleList(completeness.cycles),
         })
     }
 
@@ -316,20 +354,33 @@ impl QueryRoot {
             )
             .await?;
         let look = ctx.look_ahead().field("fields");
-        if look.field("field").exists() {
-            loaders(ctx).fields.prefetch(t.reached.iter().map(|r| r.id)).await.map_err(Error::from)?;
+        // The fields' records, read in one batch and attached (one cache read for all).
+        let mut records = None;
+        if look.field("field").exists() && !t.reached.is_empty() {
+            let l = loaders(ctx);
+            l.fields.prefetch(t.reached.iter().map(|r| r.id)).await.map_err(Error::from)?;
+            records = Some(l.fields.loader.load_many(t.reached.iter().map(|r| r.id)).await.map_err(Error::from)?);
         }
-        let vias: Vec<domain::Edge> = t.reached.iter().map(|r| r.via.clone()).collect();
-        prefetch_edges(ctx, look.field("via"), &vias).await?;
+        if look.field("via").exists() {
+            let vias: Vec<&domain::Edge> = t.reached.iter().map(|r| &r.via).collect();
+            prefetch_edges(ctx, look.field("via"), &vias).await?;
+        }
         Ok(PiiFlow {
             is_partial: t.is_partial,
             frontier: frontier_out(&t.completeness),
-            cycles: t.completeness.cycles,
+            cycles: CycleList(t.completeness.cycles),
             fields: t
                 .reached
                 .into_iter()
-                .map(|r| PiiField { id: r.id, distance: r.distance, derived: r.derived, via: LineageEdge(r.via) })
-                .collect(),
+                .map(|r| PiiField {
+                    id: r.id,
+                    distance: r.distance,
+                    derived: r.derived,
+                    via: LineageEdge(r.via),
+                    record: records.as_mut().map(|m| m.remove(&r.id).map(Field)),
+                })
+                .collect::<Vec<_>>()
+                .into(),
             as_of: AsOf::of(at),
         })
     }
