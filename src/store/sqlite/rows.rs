@@ -16,12 +16,78 @@ pub(super) fn ts(t: &Timestamp) -> String {
 }
 
 pub(super) fn parse_ts(s: Option<String>) -> rusqlite::Result<Option<Timestamp>> {
-    s.map(|s| {
-        DateTime::parse_from_rfc3339(&s)
-            .map(|t| t.with_timezone(&Utc))
-            .map_err(|e| rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e)))
-    })
-    .transpose()
+    s.map(|s| parse_one_ts(&s)).transpose()
+}
+
+fn parse_one_ts(s: &str) -> rusqlite::Result<Timestamp> {
+    if let Some(t) = utc_ts(s) {
+        return Ok(t);
+    }
+    DateTime::parse_from_rfc3339(s)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e)))
+}
+
+/// The timestamps this store writes (`ts`, and chrono's serde in `intervals`):
+/// `YYYY-MM-DDTHH:MM:SS[.fraction]Z`, read without chrono's general RFC 3339 parser, which was
+/// a tenth of a graph query's time (a few timestamps per edge, thousands of edges per answer).
+/// `None` for any other shape, which then goes through chrono.
+fn utc_ts(s: &str) -> Option<Timestamp> {
+    let b = s.as_bytes();
+    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    let num = |range: std::ops::Range<usize>| -> Option<u32> {
+        b[range].iter().try_fold(0u32, |n, &c| c.is_ascii_digit().then(|| n * 10 + u32::from(c - b'0')))
+    };
+    let rest = &b[19..];
+    let (fraction, zone) = match rest.first() {
+        Some(b'.') => {
+            let digits = rest[1..].iter().take_while(|c| c.is_ascii_digit()).count();
+            if digits == 0 || digits > 9 {
+                return None;
+            }
+            let mut nanos = num(20..20 + digits)?;
+            nanos *= 10u32.pow(9 - digits as u32);
+            (nanos, &rest[1 + digits..])
+        }
+        _ => (0, rest),
+    };
+    if zone != b"Z" {
+        return None;
+    }
+    let date = chrono::NaiveDate::from_ymd_opt(num(0..4)? as i32, num(5..7)?, num(8..10)?)?;
+    let time = chrono::NaiveTime::from_hms_nano_opt(num(11..13)?, num(14..16)?, num(17..19)?, fraction)?;
+    Some(date.and_time(time).and_utc())
+}
+
+/// An edge's `intervals` column: JSON of `[{"from": ts, "to": ts | null}]`.
+fn intervals_col(s: &str) -> Vec<crate::domain::Interval> {
+    #[derive(serde::Deserialize)]
+    struct Raw<'a> {
+        #[serde(borrow)]
+        from: std::borrow::Cow<'a, str>,
+        #[serde(borrow)]
+        to: Option<std::borrow::Cow<'a, str>>,
+    }
+    // As before: a column that does not read whole reads as no intervals.
+    let Ok(raw) = serde_json::from_str::<Vec<Raw>>(s) else { return Vec::new() };
+    raw.into_iter()
+        .map(|r| {
+            let from = parse_one_ts(&r.from).ok()?;
+            let to = match r.to {
+                Some(t) => Some(parse_one_ts(&t).ok()?),
+                None => None,
+            };
+            Some(crate::domain::Interval { from, to })
+        })
+        .collect::<Option<_>>()
+        .unwrap_or_default()
+}
+
+/// A nullable timestamp column, read without copying it out of the row.
+fn ts_at(r: &Row, index: usize) -> rusqlite::Result<Option<Timestamp>> {
+    r.get_ref(index)?.as_str_or_null()?.map(parse_one_ts).transpose()
 }
 
 pub(super) fn json_col(s: Option<String>) -> rusqlite::Result<Option<serde_json::Value>> {
@@ -123,22 +189,22 @@ pub(super) fn end_cols(end: &End) -> (&'static str, Option<Id>, Option<Id>, Opti
 }
 
 pub(super) fn edge_row(r: &Row) -> rusqlite::Result<Edge> {
-    let source_kind: String = r.get(2)?;
-    let target_kind: String = r.get(6)?;
-    let intervals: String = r.get(17)?;
+    // Borrowed from the row where the value is only looked at (a graph answer reads thousands).
+    let source_kind = r.get_ref(2)?.as_str()?;
+    let target_kind = r.get_ref(6)?.as_str()?;
     Ok(Edge {
         id: r.get(0)?,
-        created: parse_ts(r.get(1)?)?.unwrap_or_default(),
-        source: end_from(&source_kind, r.get(3)?, r.get(4)?, r.get(5)?),
-        target: end_from(&target_kind, r.get(7)?, r.get(8)?, r.get(9)?),
+        created: ts_at(r, 1)?.unwrap_or_default(),
+        source: end_from(source_kind, r.get(3)?, r.get(4)?, r.get(5)?),
+        target: end_from(target_kind, r.get(7)?, r.get(8)?, r.get(9)?),
         description: r.get(10)?,
         source_type: r.get(11)?,
         operation: r.get(12)?,
         derived: r.get(13)?,
         transformations: json_col(r.get(14)?)?,
-        last_asserted_at: parse_ts(r.get(15)?)?,
-        retired_at: parse_ts(r.get(16)?)?,
-        intervals: serde_json::from_str(&intervals).unwrap_or_default(),
+        last_asserted_at: ts_at(r, 15)?,
+        retired_at: ts_at(r, 16)?,
+        intervals: intervals_col(r.get_ref(17)?.as_str()?),
     })
 }
 
@@ -199,4 +265,49 @@ pub(super) fn evidence_row(r: &Row) -> rusqlite::Result<Evidence> {
         details: json_col(r.get(9)?)?,
         retired_at: parse_ts(r.get(10)?)?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_read_as_chrono_reads_them() {
+        let now = Utc::now();
+        let written = [
+            ts(&now),
+            serde_json::to_value(now).unwrap().as_str().unwrap().to_string(),
+            "2026-12-03T10:00:00Z".into(),
+            "2026-12-03T10:00:00.5Z".into(),
+            "2026-12-03T23:59:59.123456789Z".into(),
+            "1999-01-31T00:00:00.000Z".into(),
+            // Not the shapes this store writes: read by chrono.
+            "2026-12-03T10:00:00+02:00".into(),
+            "2026-12-03t10:00:00.25z".into(),
+        ];
+        for s in written {
+            let expected = DateTime::parse_from_rfc3339(&s).unwrap().with_timezone(&Utc);
+            assert_eq!(parse_one_ts(&s).unwrap(), expected, "{s}");
+        }
+        assert_eq!(utc_ts("2026-12-03T10:00:00+02:00"), None);
+        for bad in ["2026-13-03T10:00:00Z", "2026-12-03T10:00:60.Z", "2026-12-03 10:00", "", "2026-12-03T10:00:0xZ"] {
+            assert!(parse_one_ts(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn intervals_read_as_serde_reads_them() {
+        let now = Utc::now();
+        let intervals = vec![
+            crate::domain::Interval {
+                from: now - chrono::Duration::days(3),
+                to: Some(now - chrono::Duration::days(1)),
+            },
+            crate::domain::Interval { from: now, to: None },
+        ];
+        let json = serde_json::to_string(&intervals).unwrap();
+        assert_eq!(intervals_col(&json), intervals);
+        assert_eq!(intervals_col("[]"), vec![]);
+        assert_eq!(intervals_col("not json"), vec![]);
+    }
 }
