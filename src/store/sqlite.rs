@@ -58,6 +58,13 @@ use crate::metrics::store_query;
 
 const STORE: &str = "embedded";
 const READERS: usize = 4;
+/// The memory map's size for every connection: address space, not memory (pages are the
+/// kernel's page cache, shared by the connections). Matches `SQLITE_MAX_MMAP_SIZE` in
+/// `.cargo/config.toml`.
+const MMAP_BYTES: i64 = 1 << 36;
+/// Ids from which a batched read runs in two halves side by side (`read_split`): below
+/// it the hop to the blocking pool costs more than half the read saves.
+const SPLIT_LEVEL_AT: usize = 128;
 
 pub struct SqliteStore {
     writer: Arc<Mutex<Connection>>,
@@ -90,7 +97,10 @@ fn open_connection(path: &Path) -> StoreResult<Connection> {
     conn.pragma_update(None, "foreign_keys", "OFF").map_err(internal)?;
     // Reads through a memory map instead of a pread and a copy per page: every commit empties
     // the other connections' page caches, so readers fetch the same index pages again and again.
-    conn.pragma_update(None, "mmap_size", 1i64 << 30).map_err(internal)?;
+    // The whole file: at 1 GiB a store of a million containers (6 GB) read most pages through
+    // the pager. SQLite caps the map at compile time (2 GiB by default); `.cargo/config.toml`
+    // raises the cap to this size.
+    conn.pragma_update(None, "mmap_size", MMAP_BYTES).map_err(internal)?;
     // Temporary b-trees (sorts, `IN` lists, subqueries) and a session's savepoint journal stay
     // in memory instead of going through a temporary file.
     conn.pragma_update(None, "temp_store", "MEMORY").map_err(internal)?;
@@ -162,6 +172,35 @@ impl SqliteStore {
         // A panic in an earlier read leaves no half-done state on a reader: recover its lock.
         let conn = self.readers[i].lock().unwrap_or_else(|p| p.into_inner());
         f(&conn).map_err(internal)
+    }
+
+    /// A batched read over many ids (a traversal level's edges, the records of its answer) in
+    /// two halves side by side, the second on another reader from the blocking pool, so that one
+    /// graph query uses both cores instead of one. Each statement is one index seek per id in
+    /// id order, so the halves of the sorted ids give back the rows in the order one statement
+    /// would. Few ids, and reads inside a session (one connection), take one statement.
+    async fn read_split<T, F>(&self, ids: &[Id], f: F) -> StoreResult<Vec<T>>
+    where
+        T: Send + 'static,
+        F: Fn(&Connection, &[Id]) -> rusqlite::Result<Vec<T>> + Clone + Send + 'static,
+    {
+        let mut ids = ids.to_vec();
+        ids.sort_unstable();
+        ids.dedup();
+        if ids.len() < SPLIT_LEVEL_AT || self.session.is_some() || self.readers.len() < 2 {
+            return self.read(move |c| f(c, &ids)).await;
+        }
+        let upper = ids.split_off(ids.len() / 2);
+        let (readers, g) = (self.readers.clone(), f.clone());
+        let i = self.next_reader.fetch_add(1, Ordering::Relaxed) % readers.len();
+        let other = tokio::task::spawn_blocking(move || {
+            let conn = readers[i].lock().unwrap_or_else(|p| p.into_inner());
+            g(&conn, &upper).map_err(internal)
+        });
+        let mut rows = self.read(move |c| f(c, &ids)).await?;
+        let upper = other.await.map_err(|e| StoreError::Internal(format!("a level's read stopped: {e}")))??;
+        rows.extend(upper);
+        Ok(rows)
     }
 
     /// `read` of a batched statement over `ids` (copied for `f`, which `read` needs to own).
@@ -380,7 +419,7 @@ impl Store for SqliteStore {
     }
 
     async fn containers_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Container>> {
-        self.read_ids(ids, catalog::containers_by_ids).await
+        self.read_split(ids, catalog::containers_by_ids).await
     }
 
     async fn list_containers(
@@ -406,7 +445,7 @@ impl Store for SqliteStore {
     }
 
     async fn fields_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Field>> {
-        self.read_ids(ids, catalog::fields_by_ids).await
+        self.read_split(ids, catalog::fields_by_ids).await
     }
 
     async fn fields_of_containers(&self, ids: &[Id]) -> StoreResult<Vec<Field>> {
@@ -491,7 +530,7 @@ impl Store for SqliteStore {
     }
 
     async fn container_edges_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>> {
-        self.read_ids(ids, move |c, ids| graph::container_edges_of(c, ids, direction)).await
+        self.read_split(ids, move |c, ids| graph::container_edges_of(c, ids, direction)).await
     }
 
     async fn container_graph_around(&self, scope: &GraphScope) -> StoreResult<GraphAround> {
@@ -501,7 +540,7 @@ impl Store for SqliteStore {
     }
 
     async fn field_edges_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>> {
-        self.read_ids(ids, move |c, ids| graph::field_edges_of(c, ids, direction)).await
+        self.read_split(ids, move |c, ids| graph::field_edges_of(c, ids, direction)).await
     }
 
     async fn container_edges_ever_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>> {
