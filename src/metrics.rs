@@ -121,9 +121,32 @@ pub fn metrics() -> &'static Metrics {
     METRICS.get_or_init(build)
 }
 
-/// Counts one statement sent to a store.
+thread_local! {
+    /// Set while this thread runs the second half of a read split in two (`uncounted`).
+    static UNCOUNTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Counts one statement sent to a store. A batched read that the embedded store runs in two
+/// halves on two connections (`uncounted` around the second) counts once: the count says how
+/// many reads a request makes, which must not grow with the number of nodes.
 pub fn store_query(store: &'static str, operation: &'static str) {
+    if UNCOUNTED.with(|u| u.get()) {
+        return;
+    }
     metrics().store_queries.with_label_values(&[store, operation]).inc();
+}
+
+/// Runs `f` without counting its statements (see `store_query`).
+pub fn uncounted<T>(f: impl FnOnce() -> T) -> T {
+    struct Reset;
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            UNCOUNTED.with(|u| u.set(false));
+        }
+    }
+    UNCOUNTED.with(|u| u.set(true));
+    let _reset = Reset;
+    f()
 }
 
 /// Counts one transaction run again after a transient error with this status code.

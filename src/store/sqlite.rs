@@ -195,7 +195,8 @@ impl SqliteStore {
         let i = self.next_reader.fetch_add(1, Ordering::Relaxed) % readers.len();
         let other = tokio::task::spawn_blocking(move || {
             let conn = readers[i].lock().unwrap_or_else(|p| p.into_inner());
-            g(&conn, &upper).map_err(internal)
+            // One read, counted once (`metrics::store_query`).
+            crate::metrics::uncounted(|| g(&conn, &upper)).map_err(internal)
         });
         let mut rows = self.read(move |c| f(c, &ids)).await?;
         let upper = other.await.map_err(|e| StoreError::Internal(format!("a level's read stopped: {e}")))??;
