@@ -111,6 +111,17 @@ fn open_connection(path: &Path) -> StoreResult<Connection> {
     Ok(conn)
 }
 
+/// Runs `f` on reader `i`. A panic in an earlier read leaves no half-done state on a reader:
+/// its lock is recovered.
+fn on_reader<T>(
+    readers: &[Mutex<Connection>],
+    i: usize,
+    f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+) -> StoreResult<T> {
+    let conn = readers[i].lock().unwrap_or_else(|p| p.into_inner());
+    f(&conn).map_err(internal)
+}
+
 fn sql_err(e: rusqlite::Error) -> StoreError {
     internal(e)
 }
@@ -164,14 +175,16 @@ impl SqliteStore {
         if let Some(s) = &self.session {
             return s.run(move |c| f(c).map_err(internal));
         }
-        let i = self.next_reader.fetch_add(1, Ordering::Relaxed) % self.readers.len();
         // Right here on the async worker: a read takes tens of microseconds, and handing the
         // worker to another thread around it (`block_in_place`, ~13 us) or hopping to the
         // blocking pool (two wake-ups) costs more than most reads. A large read holds its worker
         // as long as it runs; the other workers go on (the concurrency benchmark doubled).
-        // A panic in an earlier read leaves no half-done state on a reader: recover its lock.
-        let conn = self.readers[i].lock().unwrap_or_else(|p| p.into_inner());
-        f(&conn).map_err(internal)
+        on_reader(&self.readers, self.next_reader(), f)
+    }
+
+    /// The reader the next read takes, in turn.
+    fn next_reader(&self) -> usize {
+        self.next_reader.fetch_add(1, Ordering::Relaxed) % self.readers.len()
     }
 
     /// A batched read over many ids (a traversal level's edges, the records of its answer) in
@@ -191,15 +204,12 @@ impl SqliteStore {
             return self.read(move |c| f(c, &ids)).await;
         }
         let upper = ids.split_off(ids.len() / 2);
-        let (readers, g) = (self.readers.clone(), f.clone());
-        let i = self.next_reader.fetch_add(1, Ordering::Relaxed) % readers.len();
-        let other = tokio::task::spawn_blocking(move || {
-            let conn = readers[i].lock().unwrap_or_else(|p| p.into_inner());
-            // One read, counted once (`metrics::store_query`).
-            crate::metrics::uncounted(|| g(&conn, &upper)).map_err(internal)
-        });
+        let (readers, i, g) = (self.readers.clone(), self.next_reader(), f.clone());
+        // One read, counted once (`metrics::store_query`).
+        let other =
+            tokio::task::spawn_blocking(move || crate::metrics::uncounted(|| on_reader(&readers, i, |c| g(c, &upper))));
         let mut rows = self.read(move |c| f(c, &ids)).await?;
-        let upper = other.await.map_err(|e| StoreError::Internal(format!("a level's read stopped: {e}")))??;
+        let upper = other.await.map_err(|e| StoreError::Internal(format!("a split read's half stopped: {e}")))??;
         rows.extend(upper);
         Ok(rows)
     }
