@@ -99,10 +99,8 @@ async fn impact_out(ctx: &Context<'_>, t: service::Transitive) -> GqlResult<Impa
     let look = ctx.look_ahead().field("containers");
     let ids: Vec<Id> = t.reached.iter().map(|r| r.id).collect();
     prefetch_containers(ctx, look.field("container"), &ids).await?;
-    if look.field("via").exists() {
-        let vias: Vec<&domain::Edge> = t.reached.iter().map(|r| &r.via).collect();
-        prefetch_edges(ctx, look.field("via"), &vias).await?;
-    }
+    let vias: Vec<&domain::Edge> = t.reached.iter().map(|r| &r.via).collect();
+    prefetch_edges(ctx, look.field("via"), &vias).await?;
     // The records just prefetched, attached (one cache read for all).
     let mut records = match look.field("container").exists() && !ids.is_empty() {
         true => Some(loaders(ctx).containers.loader.load_many(ids).await.map_err(Error::from)?),
@@ -361,10 +359,8 @@ impl QueryRoot {
             l.fields.prefetch(t.reached.iter().map(|r| r.id)).await.map_err(Error::from)?;
             records = Some(l.fields.loader.load_many(t.reached.iter().map(|r| r.id)).await.map_err(Error::from)?);
         }
-        if look.field("via").exists() {
-            let vias: Vec<&domain::Edge> = t.reached.iter().map(|r| &r.via).collect();
-            prefetch_edges(ctx, look.field("via"), &vias).await?;
-        }
+        let vias: Vec<&domain::Edge> = t.reached.iter().map(|r| &r.via).collect();
+        prefetch_edges(ctx, look.field("via"), &vias).await?;
         Ok(PiiFlow {
             is_partial: t.is_partial,
             frontier: frontier_out(&t.completeness),
