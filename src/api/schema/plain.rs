@@ -289,17 +289,13 @@ impl PlainObject for GraphNode {
             "datastore" => return object_or_null(self.datastore.as_ref()?.as_ref().map(|d| d as &dyn PlainObject)),
             _ => {}
         }
-        // The rest comes from the container's record (the resolvers' when it was not attached).
+        // The rest comes from the container's record (the resolvers' when it was not attached):
+        // the node's record fields are the `Container` fields of the same names (validation
+        // has already refused any name `GraphNode` does not have).
         let c = self.record.as_deref()?;
         match field {
-            "name" => text(&c.name),
-            "displayName" => opt_text(c.display_name.as_deref()),
-            "containerType" => text(&c.container_type),
-            "tableType" => opt_text(c.table_type.as_deref()),
-            "purpose" => opt_text(c.purpose.as_deref()),
-            "activeAnomalyCount" => id(c.active_anomaly_count),
             "container" => Some(Plain::Owned(Box::new(ContainerView(c)))),
-            _ => None,
+            _ => container_field(c, field),
         }
     }
 }
