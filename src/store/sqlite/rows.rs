@@ -29,8 +29,8 @@ fn parse_one_ts(s: &str) -> rusqlite::Result<Timestamp> {
 }
 
 /// The timestamps this store writes (`ts`, and chrono's serde in `intervals`):
-/// `YYYY-MM-DDTHH:MM:SS[.fraction]Z`, read without chrono's general RFC 3339 parser, which was
-/// a tenth of a graph query's time (a few timestamps per edge, thousands of edges per answer).
+/// `YYYY-MM-DDTHH:MM:SS[.fraction]Z`, read without chrono's general RFC 3339 parser (a few
+/// timestamps per edge, thousands of edges per graph answer).
 /// `None` for any other shape, which then goes through chrono.
 fn utc_ts(s: &str) -> Option<Timestamp> {
     let b = s.as_bytes();
