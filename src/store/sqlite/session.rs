@@ -14,24 +14,44 @@ use crate::store::{StoreError, StoreResult};
 /// Copies the WAL back into the database every second on a connection of its own. A passive
 /// checkpoint waits for no one (readers and the writer go on), so the WAL stays small without a
 /// commit ever paying for it.
+///
+/// A passive checkpoint never shrinks the file, though: after one huge transaction (a bulk
+/// import of a million containers leaves a WAL of 5.8 GB) the file stays that long until the
+/// next writer starts over at its head, and that writer's commit then truncates it to
+/// `journal_size_limit`, which took the first ingest request after an xlarge import 2 s (the
+/// kernel dropping the file's cached pages and freeing its blocks; BENCHMARKS, issue #22,
+/// third stop). So once such a WAL is wholly copied back, this thread truncates it itself, when
+/// no writer is busy (it tries without waiting and tries again a second later).
 pub(super) struct Checkpointer {
     _stop: std::sync::mpsc::Sender<()>,
 }
 
+/// A WAL longer than this many pages (256 MiB at 4 KiB pages), once wholly copied back, is
+/// truncated by the checkpoint thread. Above the writer's own checkpoint threshold
+/// (`wal_autocheckpoint`), so only a transaction that outgrew it leaves one this long.
+pub(super) const TRUNCATE_WAL_PAGES: i64 = 65_536;
+
 impl Checkpointer {
     pub(super) fn start(conn: Connection) -> Checkpointer {
+        Self::start_with(conn, TRUNCATE_WAL_PAGES, std::time::Duration::from_secs(1))
+    }
+
+    fn start_with(conn: Connection, truncate_above: i64, every: std::time::Duration) -> Checkpointer {
         let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        // A truncating checkpoint needs the write lock: take it only when it is free, never
+        // keep a writer (or this thread) waiting for it.
+        if let Err(e) = conn.busy_timeout(std::time::Duration::ZERO) {
+            tracing::warn!(error = %e, store = STORE, "could not set the checkpoint connection's busy timeout");
+        }
         let spawned = std::thread::Builder::new().name("sqlite-checkpoint".into()).spawn(move || {
             // Ends when the store is dropped (the sender goes).
-            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
-                stopped.recv_timeout(std::time::Duration::from_secs(1))
-            {
-                let r = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| {
-                    Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?))
-                });
-                match r {
+            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(every) {
+                match checkpoint(&conn, "PASSIVE") {
                     Ok((_, wal_pages, copied)) if copied > 0 => {
-                        tracing::debug!(store = STORE, wal_pages, copied, "checkpointed the WAL")
+                        tracing::debug!(store = STORE, wal_pages, copied, "checkpointed the WAL");
+                        if wal_pages > truncate_above && copied == wal_pages {
+                            truncate(&conn, wal_pages);
+                        }
                     }
                     Ok(_) => {}
                     Err(e) => tracing::warn!(error = %e, store = STORE, "checkpointing the WAL failed"),
@@ -43,6 +63,31 @@ impl Checkpointer {
             tracing::warn!(error = %e, store = STORE, "could not start the checkpoint thread");
         }
         Checkpointer { _stop: stop }
+    }
+}
+
+/// `PRAGMA wal_checkpoint(mode)`: whether it was blocked, the WAL's length in pages, and how
+/// many of them are copied back.
+fn checkpoint(conn: &Connection, mode: &str) -> rusqlite::Result<(i64, i64, i64)> {
+    conn.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+}
+
+/// Empties a long WAL that is wholly copied back; a busy writer or reader makes it a no-op.
+fn truncate(conn: &Connection, wal_pages: i64) {
+    let started = std::time::Instant::now();
+    match checkpoint(conn, "TRUNCATE") {
+        Ok((0, _, _)) => tracing::info!(
+            store = STORE,
+            wal_pages,
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "truncated a long WAL after copying it back"
+        ),
+        // Busy: a writer or a reader holds it; the next round tries again.
+        Ok(_) => tracing::debug!(store = STORE, wal_pages, "the WAL is busy; truncating it later"),
+        Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy) => {
+            tracing::debug!(store = STORE, wal_pages, "the WAL is busy; truncating it later")
+        }
+        Err(e) => tracing::warn!(error = %e, store = STORE, "truncating the WAL failed"),
     }
 }
 
@@ -133,5 +178,87 @@ impl Drop for Session {
                 tracing::error!(error = %e, store = STORE, "rolling back a store session failed");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    /// A store whose writer leaves a WAL of about 4 MiB (1,000 pages) behind it in one
+    /// transaction, with its own checkpoints off so only the checkpoint thread copies it back.
+    fn long_wal() -> (tempfile::TempDir, std::path::PathBuf, Connection) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        let writer = super::super::open_connection(&path).unwrap();
+        writer.pragma_update(None, "wal_autocheckpoint", 0).unwrap();
+        writer
+            .execute_batch(
+                "CREATE TABLE t (id INTEGER PRIMARY KEY, b BLOB);
+                 BEGIN; WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000)
+                 INSERT INTO t (b) SELECT zeroblob(3500) FROM n; COMMIT;",
+            )
+            .unwrap();
+        let wal = dir.path().join("t.db-wal");
+        assert!(std::fs::metadata(&wal).unwrap().len() > 900 * 4096, "the WAL holds the transaction");
+        (dir, wal, writer)
+    }
+
+    fn wal_len_within(wal: &std::path::Path, wait: Duration, done: impl Fn(u64) -> bool) -> u64 {
+        let started = Instant::now();
+        loop {
+            let len = std::fs::metadata(wal).map(|m| m.len()).unwrap_or(0);
+            if done(len) || started.elapsed() > wait {
+                return len;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    #[test]
+    fn a_long_wal_copied_back_is_truncated_by_the_checkpoint_thread() {
+        let (_dir, wal, writer) = long_wal();
+        let path = _dir.path().join("t.db");
+        let _c =
+            Checkpointer::start_with(super::super::open_connection(&path).unwrap(), 500, Duration::from_millis(20));
+        assert_eq!(wal_len_within(&wal, Duration::from_secs(20), |l| l == 0), 0, "the WAL is emptied");
+        // Nothing is lost: every row is in the database file, and the writer goes on.
+        let n: i64 = writer.query_row("SELECT count(*) FROM t", [], |r| r.get(0)).unwrap();
+        assert_eq!(n, 1000);
+        writer.execute("INSERT INTO t (b) VALUES (x'01')", []).unwrap();
+    }
+
+    #[test]
+    fn a_wal_under_the_threshold_keeps_its_length() {
+        let (_dir, wal, _writer) = long_wal();
+        let before = std::fs::metadata(&wal).unwrap().len();
+        let path = _dir.path().join("t.db");
+        let _c =
+            Checkpointer::start_with(super::super::open_connection(&path).unwrap(), 5_000, Duration::from_millis(20));
+        // Copied back (the database file grows to hold the rows), but not truncated.
+        let db = _dir.path().join("t.db");
+        let started = Instant::now();
+        while std::fs::metadata(&db).unwrap().len() < 900 * 4096 && started.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(std::fs::metadata(&db).unwrap().len() >= 900 * 4096, "the checkpoint copied the WAL back");
+        assert_eq!(std::fs::metadata(&wal).unwrap().len(), before);
+    }
+
+    #[test]
+    fn a_busy_writer_defers_the_truncation() {
+        let (_dir, wal, writer) = long_wal();
+        let path = _dir.path().join("t.db");
+        // A write transaction open: the truncation cannot take the write lock and must not wait
+        // for it; the WAL stays until the writer is done.
+        writer.execute_batch("BEGIN IMMEDIATE; INSERT INTO t (b) VALUES (x'02');").unwrap();
+        let _c =
+            Checkpointer::start_with(super::super::open_connection(&path).unwrap(), 500, Duration::from_millis(20));
+        std::thread::sleep(Duration::from_millis(500));
+        assert!(std::fs::metadata(&wal).unwrap().len() > 0, "not truncated under an open write transaction");
+        writer.execute_batch("COMMIT").unwrap();
+        assert_eq!(wal_len_within(&wal, Duration::from_secs(20), |l| l == 0), 0, "truncated once the writer is done");
     }
 }
