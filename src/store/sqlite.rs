@@ -40,7 +40,7 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use rusqlite::types::Value as SqlValue;
-use rusqlite::{Connection, Row};
+use rusqlite::{Connection, Row, TransactionBehavior};
 
 pub use self::backup::{backup, BackupReport};
 pub use self::migrations::SCHEMA_VERSION;
@@ -62,6 +62,10 @@ const READERS: usize = 4;
 /// kernel's page cache, shared by the connections). Matches `SQLITE_MAX_MMAP_SIZE` in
 /// `.cargo/config.toml`.
 const MMAP_BYTES: i64 = 1 << 36;
+
+/// What a WAL is cut back to when a writer starts it over (`journal_size_limit`), and the
+/// length past which the checkpoint thread empties one that is wholly copied back.
+const WAL_LIMIT_BYTES: i64 = 64 << 20;
 /// Ids from which a batched read runs in two halves side by side (`read_split`): below
 /// it the hop to the blocking pool costs more than half the read saves.
 const SPLIT_LEVEL_AT: usize = 128;
@@ -141,7 +145,7 @@ impl SqliteStore {
         // crosses the threshold: a checkpoint copies and syncs tens of MiB, which a request
         // should not wait for. The writer's own only starts if that thread falls far behind.
         writer.pragma_update(None, "wal_autocheckpoint", 50_000).map_err(internal)?;
-        writer.pragma_update(None, "journal_size_limit", 64i64 << 20).map_err(internal)?;
+        writer.pragma_update(None, "journal_size_limit", WAL_LIMIT_BYTES).map_err(internal)?;
         migrations::open_schema(&mut writer, dir)?;
         // Idempotent: creates and backfills the change log on a store made before it existed.
         schema::migrate_change_log(&mut writer)?;
@@ -155,7 +159,7 @@ impl SqliteStore {
                 Ok(Mutex::new(reader))
             })
             .collect::<StoreResult<Vec<_>>>()?;
-        let checkpointer = Arc::new(Checkpointer::start(open_connection(&path)?));
+        let checkpointer = Arc::new(Checkpointer::start(open_connection(&path)?, WAL_LIMIT_BYTES));
         Ok(Self {
             _checkpointer: checkpointer,
             writer: Arc::new(Mutex::new(writer)),
@@ -272,7 +276,10 @@ impl SqliteStore {
             let _gate = gate;
             // A panicked write rolled back (its transaction was dropped): recover the lock.
             let mut conn = writer.lock().unwrap_or_else(|p| p.into_inner());
-            let tx = conn.transaction().map_err(internal)?;
+            // The write lock from the start: a deferred transaction that has read cannot wait
+            // for it (SQLite answers `SQLITE_BUSY` at once to avoid a deadlock), and the
+            // checkpoint thread takes it for a moment when it truncates a long WAL.
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(internal)?;
             let out = f(&tx)?;
             store_query(STORE, "commit");
             tx.commit().map_err(internal)?;
@@ -687,5 +694,36 @@ impl Store for SqliteStore {
     async fn import_chunks(&self, mut chunks: RecordChunks) -> StoreResult<usize> {
         // One transaction, as `import`: the writer thread waits for each chunk.
         self.write(move |tx| transfer::import(tx, std::iter::from_fn(|| chunks.blocking_recv()))).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::{ContainerInput, DatastoreInput};
+    use crate::store::Store;
+
+    /// Another connection holding the write lock for a moment (the checkpoint thread truncating
+    /// a long WAL does) makes a write wait, not fail: here one that reads before it writes,
+    /// which a deferred transaction could not wait for.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_write_waits_for_a_brief_holder_of_the_write_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(dir.path()).unwrap();
+        let ds = store
+            .upsert_datastore(DatastoreInput { name: "wh".into(), kind: "snowflake".into(), ..Default::default() })
+            .await
+            .unwrap();
+        let other = Connection::open(dir.path().join("tributary.db")).unwrap();
+        other.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let holder = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            other.execute_batch("COMMIT").unwrap();
+        });
+        let input = ContainerInput { datastore_id: ds.id, name: "orders".into(), ..Default::default() };
+        let written = store.upsert_container(input).await;
+        holder.join().unwrap();
+        let (container, _) = written.expect("the write waited for the lock instead of failing");
+        assert_eq!(store.containers_by_ids(&[container.id]).await.unwrap()[0].name, "orders");
     }
 }

@@ -20,20 +20,17 @@ use crate::store::{StoreError, StoreResult};
 /// next writer starts over at its head, and that writer's commit then truncates it to
 /// `journal_size_limit`, which took the first ingest request after an xlarge import 2 s (the
 /// kernel dropping the file's cached pages and freeing its blocks; BENCHMARKS, issue #22,
-/// third stop). So once such a WAL is wholly copied back, this thread truncates it itself, when
-/// no writer is busy (it tries without waiting and tries again a second later).
+/// third stop). So once a WAL longer than that limit is wholly copied back, this thread
+/// truncates it itself, when no writer is busy (it tries without waiting and tries again a
+/// second later).
 pub(super) struct Checkpointer {
     _stop: std::sync::mpsc::Sender<()>,
 }
 
-/// A WAL longer than this many pages (256 MiB at 4 KiB pages), once wholly copied back, is
-/// truncated by the checkpoint thread. Above the writer's own checkpoint threshold
-/// (`wal_autocheckpoint`), so only a transaction that outgrew it leaves one this long.
-pub(super) const TRUNCATE_WAL_PAGES: i64 = 65_536;
-
 impl Checkpointer {
-    pub(super) fn start(conn: Connection) -> Checkpointer {
-        Self::start_with(conn, TRUNCATE_WAL_PAGES, std::time::Duration::from_secs(1))
+    /// `truncate_above`: the WAL length in bytes past which a WAL wholly copied back is emptied.
+    pub(super) fn start(conn: Connection, truncate_above: i64) -> Checkpointer {
+        Self::start_with(conn, truncate_above, std::time::Duration::from_secs(1))
     }
 
     fn start_with(conn: Connection, truncate_above: i64, every: std::time::Duration) -> Checkpointer {
@@ -43,13 +40,14 @@ impl Checkpointer {
         if let Err(e) = conn.busy_timeout(std::time::Duration::ZERO) {
             tracing::warn!(error = %e, store = STORE, "could not set the checkpoint connection's busy timeout");
         }
+        let page_size = conn.pragma_query_value(None, "page_size", |r| r.get::<_, i64>(0)).unwrap_or(4096).max(512);
         let spawned = std::thread::Builder::new().name("sqlite-checkpoint".into()).spawn(move || {
             // Ends when the store is dropped (the sender goes).
             while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(every) {
                 match checkpoint(&conn, "PASSIVE") {
                     Ok((_, wal_pages, copied)) if copied > 0 => {
                         tracing::debug!(store = STORE, wal_pages, copied, "checkpointed the WAL");
-                        if wal_pages > truncate_above && copied == wal_pages {
+                        if wal_pages * page_size > truncate_above && copied == wal_pages {
                             truncate(&conn, wal_pages);
                         }
                     }
