@@ -184,6 +184,9 @@ mod tests {
     use super::*;
     use std::time::{Duration, Instant};
 
+    /// SQLite's default page size, which these stores have: the thresholds are in bytes.
+    const PAGE: i64 = 4096;
+
     /// A store whose writer leaves a WAL of about 4 MiB (1,000 pages) behind it in one
     /// transaction, with its own checkpoints off so only the checkpoint thread copies it back.
     fn long_wal() -> (tempfile::TempDir, std::path::PathBuf, Connection) {
@@ -218,8 +221,11 @@ mod tests {
     fn a_long_wal_copied_back_is_truncated_by_the_checkpoint_thread() {
         let (_dir, wal, writer) = long_wal();
         let path = _dir.path().join("t.db");
-        let _c =
-            Checkpointer::start_with(super::super::open_connection(&path).unwrap(), 500, Duration::from_millis(20));
+        let _c = Checkpointer::start_with(
+            super::super::open_connection(&path).unwrap(),
+            500 * PAGE,
+            Duration::from_millis(20),
+        );
         assert_eq!(wal_len_within(&wal, Duration::from_secs(20), |l| l == 0), 0, "the WAL is emptied");
         // Nothing is lost: every row is in the database file, and the writer goes on.
         let n: i64 = writer.query_row("SELECT count(*) FROM t", [], |r| r.get(0)).unwrap();
@@ -232,8 +238,11 @@ mod tests {
         let (_dir, wal, _writer) = long_wal();
         let before = std::fs::metadata(&wal).unwrap().len();
         let path = _dir.path().join("t.db");
-        let _c =
-            Checkpointer::start_with(super::super::open_connection(&path).unwrap(), 5_000, Duration::from_millis(20));
+        let _c = Checkpointer::start_with(
+            super::super::open_connection(&path).unwrap(),
+            5_000 * PAGE,
+            Duration::from_millis(20),
+        );
         // Copied back (the database file grows to hold the rows), but not truncated.
         let db = _dir.path().join("t.db");
         let started = Instant::now();
@@ -252,8 +261,11 @@ mod tests {
         // A write transaction open: the truncation cannot take the write lock and must not wait
         // for it; the WAL stays until the writer is done.
         writer.execute_batch("BEGIN IMMEDIATE; INSERT INTO t (b) VALUES (x'02');").unwrap();
-        let _c =
-            Checkpointer::start_with(super::super::open_connection(&path).unwrap(), 500, Duration::from_millis(20));
+        let _c = Checkpointer::start_with(
+            super::super::open_connection(&path).unwrap(),
+            500 * PAGE,
+            Duration::from_millis(20),
+        );
         std::thread::sleep(Duration::from_millis(500));
         assert!(std::fs::metadata(&wal).unwrap().len() > 0, "not truncated under an open write transaction");
         writer.execute_batch("COMMIT").unwrap();
