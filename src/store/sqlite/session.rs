@@ -80,12 +80,11 @@ fn truncate(conn: &Connection, wal_pages: i64) {
             elapsed_ms = started.elapsed().as_millis() as u64,
             "truncated a long WAL after copying it back"
         ),
-        // Busy: a writer or a reader holds it; the next round tries again.
-        Ok(_) => tracing::debug!(store = STORE, wal_pages, "the WAL is busy; truncating it later"),
-        Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy) => {
-            tracing::debug!(store = STORE, wal_pages, "the WAL is busy; truncating it later")
+        Err(e) if e.sqlite_error_code() != Some(rusqlite::ErrorCode::DatabaseBusy) => {
+            tracing::warn!(error = %e, store = STORE, "truncating the WAL failed")
         }
-        Err(e) => tracing::warn!(error = %e, store = STORE, "truncating the WAL failed"),
+        // Busy (as a row or as an error): a writer or a reader holds it; the next round tries again.
+        _ => tracing::debug!(store = STORE, wal_pages, "the WAL is busy; truncating it later"),
     }
 }
 
@@ -189,27 +188,44 @@ mod tests {
 
     /// A store whose writer leaves a WAL of about 4 MiB (1,000 pages) behind it in one
     /// transaction, with its own checkpoints off so only the checkpoint thread copies it back.
-    fn long_wal() -> (tempfile::TempDir, std::path::PathBuf, Connection) {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.db");
-        let writer = super::super::open_connection(&path).unwrap();
-        writer.pragma_update(None, "wal_autocheckpoint", 0).unwrap();
-        writer
-            .execute_batch(
-                "CREATE TABLE t (id INTEGER PRIMARY KEY, b BLOB);
-                 BEGIN; WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000)
-                 INSERT INTO t (b) SELECT zeroblob(3500) FROM n; COMMIT;",
-            )
-            .unwrap();
-        let wal = dir.path().join("t.db-wal");
-        assert!(std::fs::metadata(&wal).unwrap().len() > 900 * 4096, "the WAL holds the transaction");
-        (dir, wal, writer)
+    struct LongWal {
+        writer: Connection,
+        db: std::path::PathBuf,
+        wal: std::path::PathBuf,
+        /// Last: removed after the connection closes (fields drop in order).
+        _dir: tempfile::TempDir,
     }
 
-    fn wal_len_within(wal: &std::path::Path, wait: Duration, done: impl Fn(u64) -> bool) -> u64 {
+    impl LongWal {
+        fn new() -> LongWal {
+            let dir = tempfile::tempdir().unwrap();
+            let db = dir.path().join("t.db");
+            let writer = super::super::open_connection(&db).unwrap();
+            writer.pragma_update(None, "wal_autocheckpoint", 0).unwrap();
+            writer
+                .execute_batch(
+                    "CREATE TABLE t (id INTEGER PRIMARY KEY, b BLOB);
+                     BEGIN; WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000)
+                     INSERT INTO t (b) SELECT zeroblob(3500) FROM n; COMMIT;",
+                )
+                .unwrap();
+            let wal = dir.path().join("t.db-wal");
+            assert!(std::fs::metadata(&wal).unwrap().len() > 900 * 4096, "the WAL holds the transaction");
+            LongWal { writer, db, wal, _dir: dir }
+        }
+
+        /// A checkpoint thread on a connection of its own, every 20 ms, truncating past `pages`.
+        fn checkpointer(&self, pages: i64) -> Checkpointer {
+            let conn = super::super::open_connection(&self.db).unwrap();
+            Checkpointer::start_with(conn, pages * PAGE, Duration::from_millis(20))
+        }
+    }
+
+    /// The file's length once `done` holds, or after `wait` (0 when the file is gone).
+    fn len_within(file: &std::path::Path, wait: Duration, done: impl Fn(u64) -> bool) -> u64 {
         let started = Instant::now();
         loop {
-            let len = std::fs::metadata(wal).map(|m| m.len()).unwrap_or(0);
+            let len = std::fs::metadata(file).map(|m| m.len()).unwrap_or(0);
             if done(len) || started.elapsed() > wait {
                 return len;
             }
@@ -219,56 +235,37 @@ mod tests {
 
     #[test]
     fn a_long_wal_copied_back_is_truncated_by_the_checkpoint_thread() {
-        let (_dir, wal, writer) = long_wal();
-        let path = _dir.path().join("t.db");
-        let _c = Checkpointer::start_with(
-            super::super::open_connection(&path).unwrap(),
-            500 * PAGE,
-            Duration::from_millis(20),
-        );
-        assert_eq!(wal_len_within(&wal, Duration::from_secs(20), |l| l == 0), 0, "the WAL is emptied");
+        let store = LongWal::new();
+        let _c = store.checkpointer(500);
+        assert_eq!(len_within(&store.wal, Duration::from_secs(20), |l| l == 0), 0, "the WAL is emptied");
         // Nothing is lost: every row is in the database file, and the writer goes on.
-        let n: i64 = writer.query_row("SELECT count(*) FROM t", [], |r| r.get(0)).unwrap();
+        let n: i64 = store.writer.query_row("SELECT count(*) FROM t", [], |r| r.get(0)).unwrap();
         assert_eq!(n, 1000);
-        writer.execute("INSERT INTO t (b) VALUES (x'01')", []).unwrap();
+        store.writer.execute("INSERT INTO t (b) VALUES (x'01')", []).unwrap();
     }
 
     #[test]
     fn a_wal_under_the_threshold_keeps_its_length() {
-        let (_dir, wal, _writer) = long_wal();
-        let before = std::fs::metadata(&wal).unwrap().len();
-        let path = _dir.path().join("t.db");
-        let _c = Checkpointer::start_with(
-            super::super::open_connection(&path).unwrap(),
-            5_000 * PAGE,
-            Duration::from_millis(20),
-        );
+        let store = LongWal::new();
+        let before = std::fs::metadata(&store.wal).unwrap().len();
+        let _c = store.checkpointer(5_000);
         // Copied back (the database file grows to hold the rows), but not truncated.
-        let db = _dir.path().join("t.db");
-        let started = Instant::now();
-        while std::fs::metadata(&db).unwrap().len() < 900 * 4096 && started.elapsed() < Duration::from_secs(20) {
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        len_within(&store.db, Duration::from_secs(20), |l| l >= 900 * 4096);
         std::thread::sleep(Duration::from_millis(200));
-        assert!(std::fs::metadata(&db).unwrap().len() >= 900 * 4096, "the checkpoint copied the WAL back");
-        assert_eq!(std::fs::metadata(&wal).unwrap().len(), before);
+        assert!(std::fs::metadata(&store.db).unwrap().len() >= 900 * 4096, "the checkpoint copied the WAL back");
+        assert_eq!(std::fs::metadata(&store.wal).unwrap().len(), before);
     }
 
     #[test]
     fn a_busy_writer_defers_the_truncation() {
-        let (_dir, wal, writer) = long_wal();
-        let path = _dir.path().join("t.db");
+        let store = LongWal::new();
         // A write transaction open: the truncation cannot take the write lock and must not wait
         // for it; the WAL stays until the writer is done.
-        writer.execute_batch("BEGIN IMMEDIATE; INSERT INTO t (b) VALUES (x'02');").unwrap();
-        let _c = Checkpointer::start_with(
-            super::super::open_connection(&path).unwrap(),
-            500 * PAGE,
-            Duration::from_millis(20),
-        );
+        store.writer.execute_batch("BEGIN IMMEDIATE; INSERT INTO t (b) VALUES (x'02');").unwrap();
+        let _c = store.checkpointer(500);
         std::thread::sleep(Duration::from_millis(500));
-        assert!(std::fs::metadata(&wal).unwrap().len() > 0, "not truncated under an open write transaction");
-        writer.execute_batch("COMMIT").unwrap();
-        assert_eq!(wal_len_within(&wal, Duration::from_secs(20), |l| l == 0), 0, "truncated once the writer is done");
+        assert!(std::fs::metadata(&store.wal).unwrap().len() > 0, "not truncated under an open write transaction");
+        store.writer.execute_batch("COMMIT").unwrap();
+        assert_eq!(len_within(&store.wal, Duration::from_secs(20), |l| l == 0), 0, "truncated once the writer is done");
     }
 }
