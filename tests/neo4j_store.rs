@@ -775,11 +775,17 @@ async fn export_then_import_into_an_empty_store_round_trips() {
             Record::Event(_) => "event",
             Record::Metadata(_) => "metadata",
             Record::Doc { .. } => "doc",
+            Record::Job(_) => "job",
+            Record::Run(_) => "run",
+            Record::JobIo { .. } => "job_io",
+            Record::RunIo { .. } => "run_io",
         })
         .collect();
     let mut sorted = kinds.clone();
     sorted.sort_by_key(|k| {
-        ["datastore", "container", "field", "edge", "evidence", "metadata", "event"].iter().position(|x| x == k)
+        ["datastore", "container", "field", "edge", "evidence", "metadata", "event", "job", "run", "job_io", "run_io"]
+            .iter()
+            .position(|x| x == k)
     });
     assert_eq!(kinds, sorted, "records come in replayable order");
     assert_eq!(kinds.iter().filter(|k| **k == "container").count(), 2, "live containers only");
@@ -1792,7 +1798,8 @@ async fn export_then_import_round_trips_asserted_edges_and_events() {
     store.finish_event(events[0].id, "applied", json!([]), json!({"edgesCreated": 2})).await.expect("finish");
 
     let exported = store.export().await.expect("export");
-    let order = ["datastore", "container", "field", "edge", "evidence", "metadata", "event"];
+    let order =
+        ["datastore", "container", "field", "edge", "evidence", "metadata", "event", "job", "run", "job_io", "run_io"];
     let kinds: Vec<&str> = exported
         .iter()
         .map(|r| match r {
@@ -1804,6 +1811,10 @@ async fn export_then_import_round_trips_asserted_edges_and_events() {
             Record::Event(_) => "event",
             Record::Metadata(_) => "metadata",
             Record::Doc { .. } => "doc",
+            Record::Job(_) => "job",
+            Record::Run(_) => "run",
+            Record::JobIo { .. } => "job_io",
+            Record::RunIo { .. } => "run_io",
         })
         .collect();
     let mut sorted = kinds.clone();

@@ -4,12 +4,16 @@
 //! The types derive `serde` only where a store persists them as JSON (export lines, details).
 
 pub mod changes;
+pub mod jobs;
 pub mod rules;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 pub use self::changes::{Change, ChangeKind, NewChange};
+pub use self::jobs::{
+    IoDirection, IoEntry, Job, JobFilter, JobName, JobUpsert, Run, RunFilter, RunRecord, RunStateChange, RunUpsert,
+};
 
 /// Ids of datastores, containers, fields and edges (GraphQL `Int`).
 pub type Id = i64;

@@ -17,8 +17,8 @@ use async_trait::async_trait;
 
 use crate::domain::{
     AssertionBatch, AssertionSummary, Change, Container, ContainerInput, ContainerStats, Datastore, DatastoreInput,
-    Direction, Edge, EdgeFilter, EdgePatch, EventFilter, EventOutcome, Evidence, Field, Id, NewEdge, Page, PageRequest,
-    StoredEvent, Timestamp,
+    Direction, Edge, EdgeFilter, EdgePatch, End, EventFilter, EventOutcome, Evidence, Field, Id, NewEdge, Page,
+    PageRequest, StoredEvent, Timestamp,
 };
 
 /// Ends by kind, each list distinct and sorted: container ids, field ids, external fqns (for
@@ -72,6 +72,18 @@ pub enum Record {
     Evidence(Evidence),
     Event(StoredEvent),
     Metadata(crate::domain::MetadataAssertion),
+    Job(crate::domain::Job),
+    Run(crate::domain::Run),
+    /// A dataset a job read or wrote (`job_io`).
+    JobIo {
+        job_id: Id,
+        entry: crate::domain::IoEntry,
+    },
+    /// A dataset a run (by the store's run id) read or wrote (`run_io`).
+    RunIo {
+        run_id: Id,
+        entry: crate::domain::IoEntry,
+    },
     /// Users, API tokens (hashed) and teams: small documents keyed by kind and key.
     Doc {
         kind: String,
@@ -474,6 +486,79 @@ store_trait! {
         }
         /// Deletes changes recorded before `before` (the event retention); returns how many.
         async fn purge_changes(&self, _before: Timestamp) -> StoreResult<u64> {
+            Err(not_supported(self.kind()))
+        }
+
+        // ---- jobs and runs (see `domain::jobs`) ----
+        /// Folds an event's job, run and datasets into the stored ones (`merge_job`,
+        /// `merge_run`, `merge_io`, `note_run`) in one transaction: the job (and its parent and
+        /// root jobs, by name) created or updated, the run created or updated, the run's and the
+        /// job's datasets united with the event's, and when the run is COMPLETE, the job's
+        /// written datasets marked completed by it. Where the store keeps relationships, the
+        /// evidence of `record.evidence_key` on the run's edges is tied to the run (or the job).
+        async fn record_run(&self, _record: crate::domain::RunRecord) -> StoreResult<()> {
+            Err(not_supported(self.kind()))
+        }
+        async fn jobs_by_ids(&self, _ids: &[Id]) -> StoreResult<Vec<crate::domain::Job>> {
+            Err(not_supported(self.kind()))
+        }
+        async fn job_by_name(&self, _namespace: &str, _name: &str) -> StoreResult<Option<crate::domain::Job>> {
+            Err(not_supported(self.kind()))
+        }
+        /// Jobs ordered by id.
+        async fn list_jobs(
+            &self,
+            _filter: &crate::domain::JobFilter,
+            _page: PageRequest,
+        ) -> StoreResult<Page<crate::domain::Job>> {
+            Err(not_supported(self.kind()))
+        }
+        /// The jobs whose parent is one of `ids`, ordered by id.
+        async fn child_jobs(&self, _ids: &[Id]) -> StoreResult<Vec<crate::domain::Job>> {
+            Err(not_supported(self.kind()))
+        }
+        /// Runs by the store's own ids.
+        async fn runs_by_ids(&self, _ids: &[Id]) -> StoreResult<Vec<crate::domain::Run>> {
+            Err(not_supported(self.kind()))
+        }
+        /// Runs by their OpenLineage `runId`s.
+        async fn runs_by_run_ids(&self, _run_ids: &[String]) -> StoreResult<Vec<crate::domain::Run>> {
+            Err(not_supported(self.kind()))
+        }
+        /// A job's runs, the latest first (by `Run::began`, then id).
+        async fn runs_of_job(
+            &self,
+            _job_id: Id,
+            _filter: &crate::domain::RunFilter,
+            _page: PageRequest,
+        ) -> StoreResult<Page<crate::domain::Run>> {
+            Err(not_supported(self.kind()))
+        }
+        /// The runs whose parent run is one of `run_ids`, ordered by id.
+        async fn child_runs(&self, _run_ids: &[String]) -> StoreResult<Vec<crate::domain::Run>> {
+            Err(not_supported(self.kind()))
+        }
+        /// The datasets these jobs read and wrote, by job id.
+        async fn job_io(&self, _job_ids: &[Id]) -> StoreResult<Vec<(Id, crate::domain::IoEntry)>> {
+            Err(not_supported(self.kind()))
+        }
+        /// The datasets these runs (by the store's ids) read and wrote, by run id.
+        async fn run_io(&self, _run_ids: &[Id]) -> StoreResult<Vec<(Id, crate::domain::IoEntry)>> {
+            Err(not_supported(self.kind()))
+        }
+        /// The job datasets (as `job_io`) on one of these ends (containers or external assets):
+        /// which jobs read and write them.
+        async fn jobs_of_ends(&self, _ends: &[End]) -> StoreResult<Vec<(Id, crate::domain::IoEntry)>> {
+            Err(not_supported(self.kind()))
+        }
+        /// The jobs' latest runs that are in a failure state (FAIL, ABORT) and ended in the window,
+        /// the latest first, at most `limit`.
+        async fn failed_latest_runs(
+            &self,
+            _since: Option<Timestamp>,
+            _until: Option<Timestamp>,
+            _limit: i64,
+        ) -> StoreResult<Vec<crate::domain::Run>> {
             Err(not_supported(self.kind()))
         }
 

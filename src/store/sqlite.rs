@@ -11,7 +11,7 @@
 //! One file per concern, as in the Neo4j store: `schema` (tables, indexes), `rows` (row <->
 //! domain mapping), `catalog` (datastores, containers, fields), `edges` (edges and evidence),
 //! `graph` (traversal reads), `assertions` (provider batches, metadata), `events` (the event
-//! log), `changes` (the change log), `identity` (small documents), `transfer` (export and
+//! log), `changes` (the change log), `jobs` (jobs and runs), `identity` (small documents), `transfer` (export and
 //! import), `session` (the session transaction and the WAL checkpointer), `migrations` (the
 //! schema version, checked and moved forward at open) and `backup` (`tributary backup`). Here:
 //! the store and its connections, how a call runs (`read`, `write`, `write_unguarded`), the
@@ -28,6 +28,7 @@ mod events;
 mod frontier;
 mod graph;
 mod identity;
+mod jobs;
 mod migrations;
 mod rows;
 mod schema;
@@ -51,8 +52,8 @@ use self::session::{Checkpointer, Session};
 use super::{GraphAround, GraphScope, PriorEvidence, Record, RecordChunks, Store, StoreError, StoreResult};
 use crate::domain::{
     AssertionBatch, AssertionSummary, Change, Container, ContainerInput, ContainerStats, Datastore, DatastoreInput,
-    Direction, Edge, EdgeFilter, EdgePatch, End, EventFilter, EventOutcome, Evidence, Field, Id, NewEdge, Page,
-    PageRequest, StoredEvent, Timestamp,
+    Direction, Edge, EdgeFilter, EdgePatch, End, EventFilter, EventOutcome, Evidence, Field, Id, IoEntry, Job,
+    JobFilter, NewEdge, Page, PageRequest, Run, RunFilter, RunRecord, StoredEvent, Timestamp,
 };
 use crate::metrics::store_query;
 
@@ -586,6 +587,69 @@ impl Store for SqliteStore {
 
     async fn apply_assertions(&self, batch: AssertionBatch, now: Timestamp) -> StoreResult<AssertionSummary> {
         self.write_unguarded(move |tx| assertions::apply_assertions(tx, batch, now)).await
+    }
+
+    async fn record_run(&self, record: RunRecord) -> StoreResult<()> {
+        self.write(move |tx| jobs::record_run(tx, record)).await
+    }
+
+    async fn jobs_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Job>> {
+        self.read_ids(ids, jobs::jobs_by_ids).await
+    }
+
+    async fn job_by_name(&self, namespace: &str, name: &str) -> StoreResult<Option<Job>> {
+        let (namespace, name) = (namespace.to_string(), name.to_string());
+        self.read(move |c| jobs::job_by_name(c, &namespace, &name)).await
+    }
+
+    async fn list_jobs(&self, filter: &JobFilter, page: PageRequest) -> StoreResult<Page<Job>> {
+        let filter = filter.clone();
+        self.read(move |c| jobs::list_jobs(c, &filter, page)).await
+    }
+
+    async fn child_jobs(&self, ids: &[Id]) -> StoreResult<Vec<Job>> {
+        self.read_ids(ids, jobs::child_jobs).await
+    }
+
+    async fn runs_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Run>> {
+        self.read_ids(ids, jobs::runs_by_ids).await
+    }
+
+    async fn runs_by_run_ids(&self, run_ids: &[String]) -> StoreResult<Vec<Run>> {
+        let run_ids = run_ids.to_vec();
+        self.read(move |c| jobs::runs_by_run_ids(c, &run_ids)).await
+    }
+
+    async fn runs_of_job(&self, job_id: Id, filter: &RunFilter, page: PageRequest) -> StoreResult<Page<Run>> {
+        let filter = filter.clone();
+        self.read(move |c| jobs::runs_of_job(c, job_id, &filter, page)).await
+    }
+
+    async fn child_runs(&self, run_ids: &[String]) -> StoreResult<Vec<Run>> {
+        let run_ids = run_ids.to_vec();
+        self.read(move |c| jobs::child_runs(c, &run_ids)).await
+    }
+
+    async fn job_io(&self, job_ids: &[Id]) -> StoreResult<Vec<(Id, IoEntry)>> {
+        self.read_ids(job_ids, jobs::job_io).await
+    }
+
+    async fn run_io(&self, run_ids: &[Id]) -> StoreResult<Vec<(Id, IoEntry)>> {
+        self.read_ids(run_ids, jobs::run_io).await
+    }
+
+    async fn jobs_of_ends(&self, ends: &[End]) -> StoreResult<Vec<(Id, IoEntry)>> {
+        let ends = ends.to_vec();
+        self.read(move |c| jobs::jobs_of_ends(c, &ends)).await
+    }
+
+    async fn failed_latest_runs(
+        &self,
+        since: Option<Timestamp>,
+        until: Option<Timestamp>,
+        limit: i64,
+    ) -> StoreResult<Vec<Run>> {
+        self.read(move |c| jobs::failed_latest_runs(c, since, until, limit)).await
     }
 
     async fn put_doc(&self, kind: &str, key: &str, value: serde_json::Value) -> StoreResult<()> {

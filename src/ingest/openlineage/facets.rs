@@ -108,7 +108,7 @@ pub(super) fn job_facets(
 }
 
 /// A facet by name: `None` when absent, null or `_deleted`; a warning when not an object.
-fn facet<'a>(
+pub(super) fn facet<'a>(
     facets: &'a Map<String, Value>,
     name: &str,
     ptr: &str,
@@ -127,7 +127,7 @@ fn facet<'a>(
     }
 }
 
-fn object<'a>(v: &'a Value, ptr: &str, what: &str, warnings: &mut Issues) -> Option<&'a Map<String, Value>> {
+pub(super) fn object<'a>(v: &'a Value, ptr: &str, what: &str, warnings: &mut Issues) -> Option<&'a Map<String, Value>> {
     match v {
         Value::Object(o) => Some(o),
         other => {
@@ -139,7 +139,7 @@ fn object<'a>(v: &'a Value, ptr: &str, what: &str, warnings: &mut Issues) -> Opt
 
 /// An array property; absent or null is `None` (with a warning, since the facets that use this
 /// require it), another type is `None` with a warning.
-fn array<'a>(
+pub(super) fn array<'a>(
     obj: &'a Map<String, Value>,
     name: &str,
     ptr: &str,
@@ -155,7 +155,7 @@ fn array<'a>(
 }
 
 /// A string that names something (a dataset, a field, an owner): required and non-empty.
-fn reference<'a>(
+pub(super) fn reference<'a>(
     obj: &'a Map<String, Value>,
     name: &str,
     ptr: &str,
@@ -172,7 +172,7 @@ fn reference<'a>(
 }
 
 /// An optional string property; another type is ignored with a warning.
-fn text(obj: &Map<String, Value>, name: &str, ptr: &str, warnings: &mut Issues) -> Option<String> {
+pub(super) fn text(obj: &Map<String, Value>, name: &str, ptr: &str, warnings: &mut Issues) -> Option<String> {
     match obj.get(name)? {
         Value::String(s) => Some(s.clone()),
         Value::Null => None,
@@ -187,7 +187,7 @@ fn text(obj: &Map<String, Value>, name: &str, ptr: &str, warnings: &mut Issues) 
 }
 
 /// Like [`text`], an empty string read as absent (Spark sends `"description": ""`).
-fn nonempty_text(obj: &Map<String, Value>, name: &str, ptr: &str, warnings: &mut Issues) -> Option<String> {
+pub(super) fn nonempty_text(obj: &Map<String, Value>, name: &str, ptr: &str, warnings: &mut Issues) -> Option<String> {
     text(obj, name, ptr, warnings).filter(|s| !s.is_empty())
 }
 

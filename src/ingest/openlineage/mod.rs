@@ -25,6 +25,7 @@ mod body;
 mod facets;
 mod fingerprint;
 mod issues;
+mod job_facets;
 pub mod model;
 pub mod naming;
 mod pointer;
@@ -37,9 +38,9 @@ pub use body::{check_value, decode_body, parse_batch_body, parse_body, BodyError
 pub use fingerprint::event_fingerprint;
 pub use issues::MAX_ISSUES;
 pub use model::{
-    derived, indirect_only, masking, ColumnEdge, Dataset, DatasetRef, Event, EventKind, InputField, JobRef, Lifecycle,
-    LifecycleChange, Owner, ParentRef, RootRef, RunState, SchemaField, SourceCode, Tag, Transformation,
-    TransformationKind, ValidationIssue,
+    derived, indirect_only, masking, ColumnEdge, Dataset, DatasetRef, Event, EventKind, InputField, JobFacets, JobRef,
+    Lifecycle, LifecycleChange, Owner, ParentRef, RootRef, RunFacets, RunState, SchemaField, SourceCode, Tag,
+    Transformation, TransformationKind, ValidationIssue,
 };
 pub use validate::validate;
 

@@ -99,6 +99,33 @@ pub struct SourceCode {
     pub code: String,
 }
 
+/// The job facets that describe a job itself (jobs and runs): `jobType`, `documentation`,
+/// `ownership` and `sourceCodeLocation`. `sql` and `sourceCode` stay on [`Event`], where the
+/// edges' evidence reads them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JobFacets {
+    /// `jobType.processingType`: `BATCH` or `STREAMING` as sent.
+    pub processing_type: Option<String>,
+    pub integration: Option<String>,
+    pub job_type: Option<String>,
+    pub description: Option<String>,
+    /// `ownership.owners[].name`, in order.
+    pub owners: Vec<String>,
+    /// The `sourceCodeLocation` facet's properties (`type`, `url`, `repoUrl`, `path`, `version`,
+    /// `tag`, `branch`), strings only, as a compact JSON object.
+    pub source_code_location: Option<String>,
+}
+
+/// The run facets a run keeps: `nominalTime` and `errorMessage` (`parent` is on [`Event`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunFacets {
+    pub nominal_start: Option<DateTime<Utc>>,
+    pub nominal_end: Option<DateTime<Utc>>,
+    pub error_message: Option<String>,
+    pub error_language: Option<String>,
+    pub stack_trace: Option<String>,
+}
+
 /// One validated event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Event {
@@ -118,6 +145,10 @@ pub struct Event {
     pub job_sql: Option<String>,
     /// The `sourceCode` job facet.
     pub job_source_code: Option<SourceCode>,
+    /// What the job facets say about the job.
+    pub job_facets: JobFacets,
+    /// What the run facets say about the run (RunEvents).
+    pub run_facets: RunFacets,
     pub inputs: Vec<Dataset>,
     pub outputs: Vec<Dataset>,
     /// DatasetEvents only: the dataset it describes.

@@ -24,7 +24,8 @@ use serde_json::{Map, Value};
 
 use super::facets;
 use super::issues::{nonblank, property, Fault, Issues};
-use super::model::{Dataset, Event, EventKind, JobRef, RunState, ValidationIssue};
+use super::job_facets;
+use super::model::{Dataset, Event, EventKind, JobFacets, JobRef, RunFacets, RunState, ValidationIssue};
 use super::pointer::{index, key, preview, type_name};
 use super::Limits;
 
@@ -55,6 +56,7 @@ pub fn validate(event: &Value, now: DateTime<Utc>, limits: &Limits) -> Result<Ev
     let mut run_id = None;
     let mut event_type = None;
     let mut parent = None;
+    let mut run_facets = RunFacets::default();
     if kind == Some(EventKind::Run) {
         if let Some(run) = required_object(obj, "run", "", &mut errors) {
             run_id = required_string(run, "runId", "/run", &mut errors);
@@ -63,8 +65,9 @@ pub fn validate(event: &Value, now: DateTime<Utc>, limits: &Limits) -> Result<Ev
                     warnings.push("/run/runId", format!("runId {} is not a UUID; it is kept as sent", preview(id)));
                 }
             }
-            if let Some(run_facets) = optional_object(run, "facets", "/run", &mut errors) {
-                parent = facets::parent_facet(run_facets, "/run/facets", &mut warnings);
+            if let Some(facets_of_run) = optional_object(run, "facets", "/run", &mut errors) {
+                parent = facets::parent_facet(facets_of_run, "/run/facets", &mut warnings);
+                run_facets = job_facets::run_facets(facets_of_run, "/run/facets", &mut warnings);
             }
         }
         event_type = run_state(obj.get("eventType"), &mut errors);
@@ -73,6 +76,7 @@ pub fn validate(event: &Value, now: DateTime<Utc>, limits: &Limits) -> Result<Ev
     let mut job = None;
     let mut job_sql = None;
     let mut job_source_code = None;
+    let mut job_facets = JobFacets::default();
     if matches!(kind, Some(EventKind::Run | EventKind::Job)) {
         if let Some(j) = required_object(obj, "job", "", &mut errors) {
             let namespace = required_string(j, "namespace", "/job", &mut errors);
@@ -80,8 +84,9 @@ pub fn validate(event: &Value, now: DateTime<Utc>, limits: &Limits) -> Result<Ev
             if let (Some(namespace), Some(name)) = (namespace, name) {
                 job = Some(JobRef { namespace, name });
             }
-            if let Some(job_facets) = optional_object(j, "facets", "/job", &mut errors) {
-                (job_sql, job_source_code) = facets::job_facets(job_facets, "/job/facets", &mut warnings);
+            if let Some(facets_of_job) = optional_object(j, "facets", "/job", &mut errors) {
+                (job_sql, job_source_code) = facets::job_facets(facets_of_job, "/job/facets", &mut warnings);
+                job_facets = job_facets::job_facets(facets_of_job, "/job/facets", &mut warnings);
             }
         }
     }
@@ -116,6 +121,8 @@ pub fn validate(event: &Value, now: DateTime<Utc>, limits: &Limits) -> Result<Ev
         parent,
         job_sql,
         job_source_code,
+        job_facets,
+        run_facets,
         inputs,
         outputs,
         dataset,

@@ -127,6 +127,9 @@ fn import_rows(records: &[Record], max: &mut MaxIds) -> StoreResult<ImportRows> 
                 see(EVENT_COUNTER, e.id);
                 out.events.push(event_row(e)?);
             }
+            Record::Job(_) | Record::Run(_) | Record::JobIo { .. } | Record::RunIo { .. } => {
+                return Err(StoreError::Invalid("jobs and runs cannot be imported into Neo4j yet".into()));
+            }
         }
     }
     Ok(out)

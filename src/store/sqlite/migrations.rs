@@ -17,12 +17,12 @@ use std::time::Instant;
 
 use rusqlite::{Connection, TransactionBehavior};
 
-use super::schema::{SCHEMA, VERSION_3};
+use super::schema::{SCHEMA, VERSION_3, VERSION_4};
 use crate::store::schema_version::{log_step, too_new};
 use crate::store::{StoreError, StoreResult};
 
 /// The schema version this binary writes, and the newest it reads.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// One step: from version `to - 1` to `to`, run inside the step's transaction.
 struct Migration {
@@ -47,6 +47,13 @@ const MIGRATIONS: &[Migration] = &[
         // reads by container, is new and comes with `SCHEMA` after the steps.
         name: "evidence and metadata without rowid, no container-end indexes on edges",
         run: |c| c.execute_batch(VERSION_3),
+    },
+    Migration {
+        to: 4,
+        // The job tables are new (`IF NOT EXISTS` alone would make them); the step also notes
+        // that the stored events' jobs and runs are to be recorded, once, at the next start.
+        name: "jobs and runs",
+        run: |c| c.execute_batch(VERSION_4),
     },
 ];
 

@@ -81,6 +81,88 @@ pub(super) const VERSION_3: &str = concat!(
      DROP INDEX IF EXISTS edges_target_container;"
 );
 
+/// Jobs and runs (`jobs.rs`): a job by its OpenLineage namespace and name, a run by its runId;
+/// what each read and wrote (`run_io`, `job_io`) keyed by owner, direction and end, so an event's
+/// datasets are merged by key. `job_io_end` answers "which jobs write this table".
+macro_rules! job_tables {
+    () => {
+        r#"
+CREATE TABLE IF NOT EXISTS jobs (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  namespace TEXT NOT NULL,
+  name TEXT NOT NULL,
+  processing_type TEXT,
+  integration TEXT,
+  job_type TEXT,
+  description TEXT,
+  owners TEXT NOT NULL DEFAULT '[]',
+  source_code_location TEXT,
+  sql TEXT,
+  parent_id INTEGER,
+  root_id INTEGER,
+  first_seen_at TEXT NOT NULL,
+  last_seen_at TEXT NOT NULL,
+  latest_run_id INTEGER,
+  latest_run_began TEXT,
+  UNIQUE (namespace, name)
+);
+CREATE INDEX IF NOT EXISTS jobs_parent ON jobs(parent_id) WHERE parent_id IS NOT NULL;
+CREATE TABLE IF NOT EXISTS runs (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  run_id TEXT NOT NULL UNIQUE,
+  job_id INTEGER NOT NULL,
+  state TEXT NOT NULL,
+  states TEXT NOT NULL DEFAULT '[]',
+  started_at TEXT,
+  ended_at TEXT,
+  nominal_start TEXT,
+  nominal_end TEXT,
+  error_message TEXT,
+  error_language TEXT,
+  parent_run_id TEXT,
+  first_seen_at TEXT NOT NULL,
+  last_seen_at TEXT NOT NULL,
+  began TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS runs_job ON runs(job_id, began);
+CREATE INDEX IF NOT EXISTS runs_parent ON runs(parent_run_id) WHERE parent_run_id IS NOT NULL;
+CREATE TABLE IF NOT EXISTS run_io (
+  run_id INTEGER NOT NULL,
+  direction TEXT NOT NULL,
+  end_key TEXT NOT NULL,
+  container_id INTEGER,
+  fqn TEXT,
+  namespace TEXT NOT NULL,
+  name TEXT NOT NULL,
+  at TEXT NOT NULL,
+  PRIMARY KEY (run_id, direction, end_key)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS job_io (
+  job_id INTEGER NOT NULL,
+  direction TEXT NOT NULL,
+  end_key TEXT NOT NULL,
+  container_id INTEGER,
+  fqn TEXT,
+  namespace TEXT NOT NULL,
+  name TEXT NOT NULL,
+  at TEXT NOT NULL,
+  completed_run_id INTEGER,
+  completed_at TEXT,
+  PRIMARY KEY (job_id, direction, end_key)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS job_io_end ON job_io(end_key, direction);
+"#
+    };
+}
+
+/// Version 4's step: the job tables, and the note that the stored events' jobs and runs are yet
+/// to be recorded (`service::jobs::backfill` does it at the next `serve`, through the same code
+/// as ingest, and removes the note). A new store has no events, so it gets no note.
+pub(super) const VERSION_4: &str = concat!(
+    job_tables!(),
+    r#"INSERT OR REPLACE INTO docs (kind, key, value) VALUES ('meta', 'jobs_backfill', '{"pending":true}');"#
+);
+
 pub(super) const SCHEMA: &str = concat!(
     r#"
 CREATE TABLE IF NOT EXISTS datastores (
@@ -186,7 +268,8 @@ CREATE TABLE IF NOT EXISTS docs (
   value TEXT NOT NULL,
   PRIMARY KEY (kind, key)
 );
-"#
+"#,
+    job_tables!()
 );
 
 const CHANGE_LOG: &str = r#"

@@ -57,6 +57,11 @@ pub(super) fn export(c: &Connection) -> rusqlite::Result<Vec<Record>> {
     })?;
     let sql = format!("SELECT {EVENT_COLS} FROM events ORDER BY id");
     push_all(c, &mut out, &sql, |r| event_row(r).map(Record::Event))?;
+    let (jobs, runs, job_io, run_io) = super::jobs::export(c)?;
+    out.extend(jobs.into_iter().map(Record::Job));
+    out.extend(runs.into_iter().map(Record::Run));
+    out.extend(job_io.into_iter().map(|(job_id, entry)| Record::JobIo { job_id, entry }));
+    out.extend(run_io.into_iter().map(|(run_id, entry)| Record::RunIo { run_id, entry }));
     Ok(out)
 }
 
@@ -183,6 +188,10 @@ fn import_records(tx: &Connection, records: &[Record], statements: &mut ImportSt
             Record::Metadata(m) => put_metadata_tx(tx, std::slice::from_ref(m)).map(|_| 1),
             Record::Doc { kind, key, value } => doc.execute(params![kind, key, value.to_string()]),
             Record::Evidence(e) => execute_evidence(evidence, e),
+            Record::Job(j) => super::jobs::import_job(tx, j).map(|_| 1),
+            Record::Run(r) => super::jobs::import_run(tx, r).map(|_| 1),
+            Record::JobIo { job_id, entry } => super::jobs::import_io(tx, true, *job_id, entry).map(|_| 1),
+            Record::RunIo { run_id, entry } => super::jobs::import_io(tx, false, *run_id, entry).map(|_| 1),
         }
         .map_err(|e| StoreError::Invalid(format!("record could not be imported: {e}")))?;
     }

@@ -1,0 +1,501 @@
+//! Jobs and runs in the embedded store: the `jobs`, `runs`, `run_io` and `job_io` tables (see
+//! `schema`), `record_run` (an event's job, run and datasets folded in by `domain::jobs`'s
+//! rules, inside the event's transaction) and the reads behind the GraphQL job and run fields,
+//! health and incidents.
+//!
+//! A run's states are one JSON column: they are read and written whole with the run, and a run
+//! reports a handful. A job keeps its latest run's id and start, so "the latest run of each
+//! job" and `jobs(lastRunState:)` are a join on a key instead of a search per job.
+
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{params, Connection, OptionalExtension, Row};
+
+use super::rows::{distinct_ids, distinct_strs, parse_ts, ts};
+use super::{select_page, select_rows, sql_err, Filter, Listing, STORE};
+use crate::domain::jobs::{merge_io, merge_job, merge_run, note_run};
+use crate::domain::{
+    End, Id, IoDirection, IoEntry, Job, JobFilter, JobName, JobUpsert, Page, PageRequest, Run, RunFilter, RunRecord,
+    RunStateChange, Timestamp,
+};
+use crate::metrics::store_query;
+use crate::store::StoreResult;
+
+const JOB_COLS: &str = "id, namespace, name, processing_type, integration, job_type, description, owners, \
+    source_code_location, sql, parent_id, root_id, first_seen_at, last_seen_at, latest_run_id, latest_run_began";
+const RUN_COLS: &str = "id, run_id, job_id, state, states, started_at, ended_at, nominal_start, nominal_end, \
+    error_message, error_language, parent_run_id, first_seen_at, last_seen_at";
+const IO_COLS: &str = "direction, end_key, container_id, fqn, namespace, name, at";
+
+fn conversion(e: impl std::error::Error + Send + Sync + 'static) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
+}
+
+fn required_ts(s: String) -> rusqlite::Result<Timestamp> {
+    parse_ts(Some(s))?.ok_or(rusqlite::Error::InvalidQuery)
+}
+
+fn job_row(r: &Row) -> rusqlite::Result<Job> {
+    let owners: String = r.get(7)?;
+    Ok(Job {
+        id: r.get(0)?,
+        namespace: r.get(1)?,
+        name: r.get(2)?,
+        processing_type: r.get(3)?,
+        integration: r.get(4)?,
+        job_type: r.get(5)?,
+        description: r.get(6)?,
+        owners: serde_json::from_str(&owners).map_err(conversion)?,
+        source_code_location: r.get(8)?,
+        sql: r.get(9)?,
+        parent_id: r.get(10)?,
+        root_id: r.get(11)?,
+        first_seen_at: required_ts(r.get(12)?)?,
+        last_seen_at: required_ts(r.get(13)?)?,
+        latest_run_id: r.get(14)?,
+        latest_run_began: parse_ts(r.get(15)?)?,
+    })
+}
+
+/// States as stored: `[[state, at], ...]`.
+fn states_text(states: &[RunStateChange]) -> String {
+    serde_json::Value::Array(states.iter().map(|s| serde_json::json!([s.state, ts(&s.at)])).collect()).to_string()
+}
+
+fn parse_states(text: &str) -> rusqlite::Result<Vec<RunStateChange>> {
+    let pairs: Vec<(String, String)> = serde_json::from_str(text).map_err(conversion)?;
+    pairs.into_iter().map(|(state, at)| Ok(RunStateChange { state, at: required_ts(at)? })).collect()
+}
+
+fn run_row(r: &Row) -> rusqlite::Result<Run> {
+    let states: String = r.get(4)?;
+    Ok(Run {
+        id: r.get(0)?,
+        run_id: r.get(1)?,
+        job_id: r.get(2)?,
+        state: r.get(3)?,
+        states: parse_states(&states)?,
+        started_at: parse_ts(r.get(5)?)?,
+        ended_at: parse_ts(r.get(6)?)?,
+        nominal_start: parse_ts(r.get(7)?)?,
+        nominal_end: parse_ts(r.get(8)?)?,
+        error_message: r.get(9)?,
+        error_language: r.get(10)?,
+        parent_run_id: r.get(11)?,
+        first_seen_at: required_ts(r.get(12)?)?,
+        last_seen_at: required_ts(r.get(13)?)?,
+    })
+}
+
+/// An `IO_COLS` row from column `at` on.
+fn io_row(r: &Row, at: usize) -> rusqlite::Result<IoEntry> {
+    let direction: String = r.get(at)?;
+    let key: String = r.get(at + 1)?;
+    let container: Option<Id> = r.get(at + 2)?;
+    let fqn: Option<String> = r.get(at + 3)?;
+    let end = match (container, fqn) {
+        (Some(id), _) => End::Container { id },
+        (None, Some(fqn)) => End::External { fqn },
+        (None, None) => End::External { fqn: key.trim_start_matches("x:").to_string() },
+    };
+    Ok(IoEntry {
+        direction: IoDirection::parse(&direction).unwrap_or(IoDirection::Read),
+        end,
+        namespace: r.get(at + 4)?,
+        name: r.get(at + 5)?,
+        at: required_ts(r.get(at + 6)?)?,
+        completed: None,
+    })
+}
+
+fn end_columns(end: &End) -> (Option<Id>, Option<&str>) {
+    match end {
+        End::Container { id } => (Some(*id), None),
+        End::Field { container_id, .. } => (Some(*container_id), None),
+        End::External { fqn } => (None, Some(fqn.as_str())),
+    }
+}
+
+fn job_by_name_tx(c: &Connection, name: &JobName) -> rusqlite::Result<Option<Job>> {
+    store_query(STORE, "job_by_name");
+    c.prepare_cached(&format!("SELECT {JOB_COLS} FROM jobs WHERE namespace = ?1 AND name = ?2"))?
+        .query_row(params![name.namespace, name.name], job_row)
+        .optional()
+}
+
+fn write_job(c: &Connection, job: &Job, new: bool) -> rusqlite::Result<Id> {
+    store_query(STORE, "upsert_job");
+    let owners = serde_json::Value::from(job.owners.clone()).to_string();
+    let p = params![
+        job.namespace,
+        job.name,
+        job.processing_type,
+        job.integration,
+        job.job_type,
+        job.description,
+        owners,
+        job.source_code_location,
+        job.sql,
+        job.parent_id,
+        job.root_id,
+        ts(&job.first_seen_at),
+        ts(&job.last_seen_at),
+        job.latest_run_id,
+        job.latest_run_began.as_ref().map(ts),
+        job.id,
+    ];
+    if new {
+        c.prepare_cached(
+            "INSERT INTO jobs (namespace, name, processing_type, integration, job_type, description, owners,
+               source_code_location, sql, parent_id, root_id, first_seen_at, last_seen_at, latest_run_id,
+               latest_run_began, id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, NULLIF(?16, 0))",
+        )?
+        .execute(p)?;
+        Ok(c.last_insert_rowid())
+    } else {
+        c.prepare_cached(
+            "UPDATE jobs SET namespace = ?1, name = ?2, processing_type = ?3, integration = ?4, job_type = ?5,
+               description = ?6, owners = ?7, source_code_location = ?8, sql = ?9, parent_id = ?10, root_id = ?11,
+               first_seen_at = ?12, last_seen_at = ?13, latest_run_id = ?14, latest_run_began = ?15
+             WHERE id = ?16",
+        )?
+        .execute(p)?;
+        Ok(job.id)
+    }
+}
+
+/// The job `upsert` names, created or updated; its id. Parent and root jobs come first.
+fn upsert_job(c: &Connection, upsert: &JobUpsert) -> rusqlite::Result<Job> {
+    let related = |name: &Option<JobName>| -> rusqlite::Result<Option<Id>> {
+        match name {
+            Some(n) if *n != upsert.name => match job_by_name_tx(c, n)? {
+                Some(j) => Ok(Some(j.id)),
+                None => {
+                    let job = merge_job(None, &JobUpsert::named(n.clone(), upsert.seen_at), 0, None, None);
+                    Ok(Some(write_job(c, &job, true)?))
+                }
+            },
+            _ => Ok(None),
+        }
+    };
+    let parent = related(&upsert.parent)?;
+    let root = related(&upsert.root)?;
+    let old = job_by_name_tx(c, &upsert.name)?;
+    let mut job = merge_job(old.as_ref(), upsert, 0, parent, root);
+    job.id = write_job(c, &job, old.is_none())?;
+    Ok(job)
+}
+
+fn write_run(c: &Connection, run: &Run, new: bool) -> rusqlite::Result<Id> {
+    store_query(STORE, "upsert_run");
+    let p = params![
+        run.run_id,
+        run.job_id,
+        run.state,
+        states_text(&run.states),
+        run.started_at.as_ref().map(ts),
+        run.ended_at.as_ref().map(ts),
+        run.nominal_start.as_ref().map(ts),
+        run.nominal_end.as_ref().map(ts),
+        run.error_message,
+        run.error_language,
+        run.parent_run_id,
+        ts(&run.first_seen_at),
+        ts(&run.last_seen_at),
+        ts(&run.began()),
+        run.id,
+    ];
+    if new {
+        c.prepare_cached(
+            "INSERT INTO runs (run_id, job_id, state, states, started_at, ended_at, nominal_start, nominal_end,
+               error_message, error_language, parent_run_id, first_seen_at, last_seen_at, began, id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, NULLIF(?15, 0))",
+        )?
+        .execute(p)?;
+        Ok(c.last_insert_rowid())
+    } else {
+        c.prepare_cached(
+            "UPDATE runs SET run_id = ?1, job_id = ?2, state = ?3, states = ?4, started_at = ?5, ended_at = ?6,
+               nominal_start = ?7, nominal_end = ?8, error_message = ?9, error_language = ?10, parent_run_id = ?11,
+               first_seen_at = ?12, last_seen_at = ?13, began = ?14
+             WHERE id = ?15",
+        )?
+        .execute(p)?;
+        Ok(run.id)
+    }
+}
+
+/// Upserts io rows into `table` (`run_io` or `job_io`) for `owner`.
+fn write_io(c: &Connection, table: &str, owner_col: &str, owner: Id, rows: &[IoEntry]) -> rusqlite::Result<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let mut stmt = c.prepare_cached(&format!(
+        "INSERT INTO {table} ({owner_col}, {IO_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+         ON CONFLICT ({owner_col}, direction, end_key) DO UPDATE SET
+           container_id = excluded.container_id, fqn = excluded.fqn, namespace = excluded.namespace,
+           name = excluded.name, at = excluded.at"
+    ))?;
+    for e in rows {
+        store_query(STORE, "upsert_io");
+        let (container, fqn) = end_columns(&e.end);
+        stmt.execute(params![
+            owner,
+            e.direction.as_str(),
+            e.end.key(),
+            container,
+            fqn,
+            e.namespace,
+            e.name,
+            ts(&e.at)
+        ])?;
+    }
+    Ok(())
+}
+
+fn io_of(c: &Connection, table: &str, owner_col: &str, owner: Id) -> rusqlite::Result<Vec<IoEntry>> {
+    select_rows(c, "io_of", &format!("SELECT {IO_COLS} FROM {table} WHERE {owner_col} = ?1"), params![owner], |r| {
+        io_row(r, 0)
+    })
+}
+
+pub(super) fn record_run(c: &Connection, record: RunRecord) -> StoreResult<()> {
+    record_run_tx(c, &record).map_err(sql_err)
+}
+
+fn record_run_tx(c: &Connection, record: &RunRecord) -> rusqlite::Result<()> {
+    let mut job = upsert_job(c, &record.job)?;
+    let new_job_io = merge_io(&io_of(c, "job_io", "job_id", job.id)?, &record.io);
+    write_io(c, "job_io", "job_id", job.id, &new_job_io)?;
+    let Some(upsert) = &record.run else { return Ok(()) };
+    store_query(STORE, "run_by_run_id");
+    let old = c
+        .prepare_cached(&format!("SELECT {RUN_COLS} FROM runs WHERE run_id = ?1"))?
+        .query_row(params![upsert.run_id], run_row)
+        .optional()?;
+    let mut run = merge_run(old.as_ref(), upsert, 0, job.id);
+    run.id = write_run(c, &run, old.is_none())?;
+    let run_io = io_of(c, "run_io", "run_id", run.id)?;
+    write_io(c, "run_io", "run_id", run.id, &merge_io(&run_io, &record.io))?;
+    let latest = (job.latest_run_id, job.latest_run_began);
+    note_run(&mut job, &run);
+    if (job.latest_run_id, job.latest_run_began) != latest {
+        write_job(c, &job, false)?;
+    }
+    if run.state == "COMPLETE" {
+        if let Some(ended) = run.ended_at {
+            // What the run wrote, in this event or an earlier one, was last written completely now.
+            store_query(STORE, "mark_completed_writes");
+            c.prepare_cached(
+                "UPDATE job_io SET completed_run_id = ?2, completed_at = ?3
+                 WHERE job_id = ?1 AND direction = 'wrote'
+                   AND end_key IN (SELECT end_key FROM run_io WHERE run_id = ?4 AND direction = 'wrote')
+                   AND (completed_at IS NULL OR completed_at <= ?3)",
+            )?
+            .execute(params![job.id, run.id, ts(&ended), run.id])?;
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn jobs_by_ids(c: &Connection, ids: &[Id]) -> rusqlite::Result<Vec<Job>> {
+    select_rows(
+        c,
+        "jobs_by_ids",
+        &format!("SELECT {JOB_COLS} FROM jobs WHERE id IN (SELECT value FROM rarray(?1)) ORDER BY id"),
+        params![distinct_ids(ids)],
+        job_row,
+    )
+}
+
+pub(super) fn job_by_name(c: &Connection, namespace: &str, name: &str) -> rusqlite::Result<Option<Job>> {
+    job_by_name_tx(c, &JobName { namespace: namespace.to_string(), name: name.to_string() })
+}
+
+pub(super) fn child_jobs(c: &Connection, ids: &[Id]) -> rusqlite::Result<Vec<Job>> {
+    select_rows(
+        c,
+        "child_jobs",
+        &format!("SELECT {JOB_COLS} FROM jobs WHERE parent_id IN (SELECT value FROM rarray(?1)) ORDER BY id"),
+        params![distinct_ids(ids)],
+        job_row,
+    )
+}
+
+const JOBS: Listing =
+    Listing { table: "jobs", cols: JOB_COLS, order: "id", count_op: "count_jobs", list_op: "list_jobs" };
+
+pub(super) fn list_jobs(c: &Connection, f: &JobFilter, page: PageRequest) -> rusqlite::Result<Page<Job>> {
+    let mut w = Filter::default();
+    w.when("namespace = ?", f.namespace.clone().map(SqlValue::Text))
+        .when("instr(unicode_lower(name), ?) > 0", f.name.clone().map(SqlValue::Text))
+        .when("latest_run_id IN (SELECT id FROM runs WHERE state = ?)", f.last_run_state.clone().map(SqlValue::Text));
+    if let Some(ids) = &f.container_ids {
+        let keys: Vec<String> = ids.iter().map(|id| End::Container { id: *id }.key()).collect();
+        let list = serde_json::Value::from(keys).to_string();
+        w.when(
+            "id IN (SELECT job_id FROM job_io WHERE end_key IN (SELECT value FROM json_each(?)))",
+            Some(SqlValue::Text(list)),
+        );
+    }
+    select_page(c, &JOBS, &w.sql(), w.params, page, job_row)
+}
+
+pub(super) fn runs_by_ids(c: &Connection, ids: &[Id]) -> rusqlite::Result<Vec<Run>> {
+    select_rows(
+        c,
+        "runs_by_ids",
+        &format!("SELECT {RUN_COLS} FROM runs WHERE id IN (SELECT value FROM rarray(?1)) ORDER BY id"),
+        params![distinct_ids(ids)],
+        run_row,
+    )
+}
+
+pub(super) fn runs_by_run_ids(c: &Connection, run_ids: &[String]) -> rusqlite::Result<Vec<Run>> {
+    select_rows(
+        c,
+        "runs_by_run_ids",
+        &format!("SELECT {RUN_COLS} FROM runs WHERE run_id IN (SELECT value FROM rarray(?1)) ORDER BY id"),
+        params![distinct_strs(run_ids)],
+        run_row,
+    )
+}
+
+pub(super) fn child_runs(c: &Connection, run_ids: &[String]) -> rusqlite::Result<Vec<Run>> {
+    select_rows(
+        c,
+        "child_runs",
+        &format!("SELECT {RUN_COLS} FROM runs WHERE parent_run_id IN (SELECT value FROM rarray(?1)) ORDER BY id"),
+        params![distinct_strs(run_ids)],
+        run_row,
+    )
+}
+
+const RUNS: Listing = Listing {
+    table: "runs",
+    cols: RUN_COLS,
+    order: "began DESC, id DESC",
+    count_op: "count_runs",
+    list_op: "runs_of_job",
+};
+
+pub(super) fn runs_of_job(c: &Connection, job_id: Id, f: &RunFilter, page: PageRequest) -> rusqlite::Result<Page<Run>> {
+    let mut w = Filter::default();
+    w.when("job_id = ?", Some(SqlValue::Integer(job_id)))
+        .when("state = ?", f.state.clone().map(SqlValue::Text))
+        .when("began >= ?", f.since.as_ref().map(|t| SqlValue::Text(ts(t))))
+        .when("began <= ?", f.until.as_ref().map(|t| SqlValue::Text(ts(t))));
+    select_page(c, &RUNS, &w.sql(), w.params, page, run_row)
+}
+
+pub(super) fn run_io(c: &Connection, ids: &[Id]) -> rusqlite::Result<Vec<(Id, IoEntry)>> {
+    select_rows(
+        c,
+        "run_io",
+        &format!("SELECT run_id, {IO_COLS} FROM run_io WHERE run_id IN (SELECT value FROM rarray(?1)) ORDER BY run_id, direction, end_key"),
+        params![distinct_ids(ids)],
+        |r| Ok((r.get(0)?, io_row(r, 1)?)),
+    )
+}
+
+fn job_io_row(r: &Row) -> rusqlite::Result<(Id, IoEntry)> {
+    let mut entry = io_row(r, 1)?;
+    let run: Option<Id> = r.get(8)?;
+    let at = parse_ts(r.get(9)?)?;
+    entry.completed = run.zip(at);
+    Ok((r.get(0)?, entry))
+}
+
+pub(super) fn job_io(c: &Connection, ids: &[Id]) -> rusqlite::Result<Vec<(Id, IoEntry)>> {
+    select_rows(
+        c,
+        "job_io",
+        &format!(
+            "SELECT job_id, {IO_COLS}, completed_run_id, completed_at FROM job_io
+             WHERE job_id IN (SELECT value FROM rarray(?1)) ORDER BY job_id, direction, end_key"
+        ),
+        params![distinct_ids(ids)],
+        job_io_row,
+    )
+}
+
+pub(super) fn jobs_of_ends(c: &Connection, ends: &[End]) -> rusqlite::Result<Vec<(Id, IoEntry)>> {
+    let keys: Vec<String> = ends.iter().map(End::key).collect();
+    select_rows(
+        c,
+        "jobs_of_ends",
+        &format!(
+            "SELECT job_id, {IO_COLS}, completed_run_id, completed_at FROM job_io
+             WHERE end_key IN (SELECT value FROM rarray(?1)) ORDER BY job_id, direction, end_key"
+        ),
+        params![distinct_strs(&keys)],
+        job_io_row,
+    )
+}
+
+pub(super) fn failed_latest_runs(
+    c: &Connection,
+    since: Option<Timestamp>,
+    until: Option<Timestamp>,
+    limit: i64,
+) -> rusqlite::Result<Vec<Run>> {
+    let cols = RUN_COLS.split(", ").map(|col| format!("r.{col}")).collect::<Vec<_>>().join(", ");
+    let mut w = Filter::default();
+    w.always("r.state IN ('FAIL', 'ABORT')")
+        .when("r.ended_at >= ?", since.as_ref().map(|t| SqlValue::Text(ts(t))))
+        .when("r.ended_at <= ?", until.as_ref().map(|t| SqlValue::Text(ts(t))));
+    let n = w.params.len() + 1;
+    let sql = format!(
+        "SELECT {cols} FROM jobs j JOIN runs r ON r.id = j.latest_run_id WHERE {} ORDER BY r.ended_at DESC, r.id DESC LIMIT ?{n}",
+        w.sql()
+    );
+    let params = w.params.into_iter().chain([SqlValue::Integer(limit)]);
+    select_rows(c, "failed_latest_runs", &sql, rusqlite::params_from_iter(params), run_row)
+}
+
+/// Every job, run and io row, for `export`.
+pub(super) fn export(c: &Connection) -> rusqlite::Result<(Vec<Job>, Vec<Run>, Vec<(Id, IoEntry)>, Vec<(Id, IoEntry)>)> {
+    let jobs = select_rows(c, "export_jobs", &format!("SELECT {JOB_COLS} FROM jobs ORDER BY id"), [], job_row)?;
+    let runs = select_rows(c, "export_runs", &format!("SELECT {RUN_COLS} FROM runs ORDER BY id"), [], run_row)?;
+    let job_io = select_rows(
+        c,
+        "export_job_io",
+        &format!(
+            "SELECT job_id, {IO_COLS}, completed_run_id, completed_at FROM job_io ORDER BY job_id, direction, end_key"
+        ),
+        [],
+        job_io_row,
+    )?;
+    let run_io = select_rows(
+        c,
+        "export_run_io",
+        &format!("SELECT run_id, {IO_COLS} FROM run_io ORDER BY run_id, direction, end_key"),
+        [],
+        |r| Ok((r.get(0)?, io_row(r, 1)?)),
+    )?;
+    Ok((jobs, runs, job_io, run_io))
+}
+
+/// Imports one exported job, keeping its id.
+pub(super) fn import_job(c: &Connection, job: &Job) -> rusqlite::Result<()> {
+    write_job(c, job, true).map(drop)
+}
+
+pub(super) fn import_run(c: &Connection, run: &Run) -> rusqlite::Result<()> {
+    write_run(c, run, true).map(drop)
+}
+
+pub(super) fn import_io(c: &Connection, of_job: bool, owner: Id, entry: &IoEntry) -> rusqlite::Result<()> {
+    if of_job {
+        write_io(c, "job_io", "job_id", owner, std::slice::from_ref(entry))?;
+        if let Some((run, at)) = entry.completed {
+            c.prepare_cached(
+                "UPDATE job_io SET completed_run_id = ?1, completed_at = ?2 WHERE job_id = ?3 AND direction = ?4 AND end_key = ?5",
+            )?
+            .execute(params![run, ts(&at), owner, entry.direction.as_str(), entry.end.key()])?;
+        }
+        Ok(())
+    } else {
+        write_io(c, "run_io", "run_id", owner, std::slice::from_ref(entry))
+    }
+}
