@@ -10,6 +10,7 @@ pub mod diff;
 pub mod external;
 pub mod frontier;
 pub mod history;
+pub mod jobs;
 pub mod openlineage;
 pub mod paths;
 pub mod sql;
@@ -94,7 +95,12 @@ pub fn parse_external_node_id(id: &str) -> Option<(&str, &str)> {
 /// external asset with its live container-level edges, read once for both directions.
 enum Start {
     Node(Id),
-    External { fqn: String, edges: Vec<Edge> },
+    External {
+        fqn: String,
+        edges: Vec<Edge>,
+    },
+    /// Several containers at once (what a run wrote, for `run_impact`), each at distance 0.
+    Nodes(Vec<Id>),
 }
 
 impl Start {
@@ -102,6 +108,7 @@ impl Start {
     fn is(&self, end: &End) -> bool {
         match (self, end) {
             (Start::Node(id), End::Container { id: c } | End::Field { id: c, .. }) => id == c,
+            (Start::Nodes(ids), End::Container { id: c } | End::Field { id: c, .. }) => ids.contains(c),
             (Start::External { fqn, .. }, End::External { fqn: f }) => fqn == f,
             _ => false,
         }
@@ -690,6 +697,7 @@ impl Lineage {
     async fn first_edges(&self, start: &Start, direction: Direction, over_fields: bool) -> Result<Vec<Edge>> {
         Ok(match start {
             Start::Node(id) => self.level_edges(&[*id], direction, over_fields).await?,
+            Start::Nodes(ids) => self.level_edges(ids, direction, over_fields).await?,
             Start::External { edges, .. } => {
                 edges.iter().filter(|e| start.is(near_end(e, direction))).cloned().collect()
             }
@@ -707,8 +715,12 @@ impl Lineage {
         budget: Option<usize>,
     ) -> Result<(HashMap<Id, usize>, Vec<Edge>, Vec<Edge>, usize)> {
         let mut dist = HashMap::new();
-        if let Start::Node(id) = start {
-            dist.insert(*id, 0usize);
+        match start {
+            Start::Node(id) => {
+                dist.insert(*id, 0usize);
+            }
+            Start::Nodes(ids) => dist.extend(ids.iter().map(|id| (*id, 0usize))),
+            Start::External { .. } => {}
         }
         let mut frontier = Vec::new();
         let mut edges = Vec::new();
@@ -786,7 +798,7 @@ impl Lineage {
     ) -> Result<LineageGraph> {
         let container_id = match &start {
             Start::Node(id) => Some(*id),
-            Start::External { .. } => None,
+            Start::External { .. } | Start::Nodes(_) => None,
         };
         let mut nodes: BTreeSet<Id> = container_id.into_iter().collect();
         let start = &start;
@@ -925,8 +937,12 @@ impl Lineage {
         follows: impl Fn(&Edge) -> bool,
     ) -> Result<Transitive> {
         let mut seen: HashMap<Id, bool> = HashMap::new();
-        if let Start::Node(id) = start {
-            seen.insert(id, false);
+        match &start {
+            Start::Node(id) => {
+                seen.insert(*id, false);
+            }
+            Start::Nodes(ids) => seen.extend(ids.iter().map(|id| (*id, false))),
+            Start::External { .. } => {}
         }
         let mut reached = Vec::new();
         let mut frontier = Vec::new();

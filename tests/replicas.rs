@@ -358,7 +358,7 @@ async fn check(a: &Serve, b: &Serve) {
     // Edges: read around every container through both replicas; the answers agree, an id always
     // means the same edge, and no edge exists twice.
     let edges_query = |id: i64| {
-        format!("edges(containerId: {id}, size: 100) {{ items {{ id sourceContainerId targetContainerId sourceType evidence {{ job runId lastObservedOperationId }} }} }}")
+        format!("edges(containerId: {id}, size: 100) {{ items {{ id sourceContainerId targetContainerId sourceType evidence {{ jobName runId lastObservedOperationId }} }} }}")
     };
     let around_a = per_container(&urls[0], &container_ids, edges_query).await;
     let around_b = per_container(&urls[1], &container_ids, edges_query).await;
@@ -394,7 +394,7 @@ async fn check(a: &Serve, b: &Serve) {
     let shared =
         by_id.values().find(|e| e["targetContainerId"].as_i64() == Some(all["shared_out"])).expect("the shared edge");
     let jobs: BTreeSet<&str> =
-        shared["evidence"].as_array().unwrap().iter().map(|v| v["job"].as_str().unwrap()).collect();
+        shared["evidence"].as_array().unwrap().iter().map(|v| v["jobName"].as_str().unwrap()).collect();
     assert_eq!(shared["evidence"].as_array().unwrap().len(), 2, "one evidence per job: {shared}");
     assert_eq!(jobs, [format!("{ns}/shared"), format!("{ns}/shared_b")].iter().map(String::as_str).collect());
     for i in 0..own {

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use async_graphql::dataloader::{DataLoader, HashMapCache, Loader};
 
-use crate::domain::{Container, ContainerStats, Datastore, Evidence, Field, Id};
+use crate::domain::{Container, ContainerStats, Datastore, Evidence, Field, Id, IoEntry, Job, Run};
 use crate::store::{Store, StoreError};
 
 #[derive(Clone)]
@@ -53,6 +53,8 @@ macro_rules! by_id_loader {
 by_id_loader!(ContainerLoader, Container, containers_by_ids, |c: &Container| c.id);
 by_id_loader!(FieldLoader, Field, fields_by_ids, |f: &Field| f.id);
 by_id_loader!(DatastoreLoader, Datastore, datastores_by_ids, |d: &Datastore| d.id);
+by_id_loader!(JobLoader, Job, jobs_by_ids, |j: &Job| j.id);
+by_id_loader!(RunLoader, Run, runs_by_ids, |r: &Run| r.id);
 
 /// A store read of one value per key, for many keys in one statement. Every key asked gets a value:
 /// `empty` for a key the store has no row for, so a key read once (loaded, prefetched or fed)
@@ -78,6 +80,20 @@ impl<V: Clone + Send + Sync + 'static, R: Send + 'static> Loader<Id> for EveryKe
         out.extend((self.read)(self.store.as_ref(), keys).await?.into_iter().map(self.entry));
         Ok(out)
     }
+}
+
+/// The datasets of each job (as `Store::job_io`), empty for a job with none.
+pub type JobIoLoader = EveryKeyLoader<Vec<IoEntry>, (Id, Vec<IoEntry>)>;
+/// The datasets of each run (the store's run ids), empty for a run with none.
+pub type RunIoLoader = EveryKeyLoader<Vec<IoEntry>, (Id, Vec<IoEntry>)>;
+
+/// Rows keyed by owner, grouped into one list per owner.
+fn grouped(rows: Vec<(Id, IoEntry)>) -> Vec<(Id, Vec<IoEntry>)> {
+    let mut out: HashMap<Id, Vec<IoEntry>> = HashMap::new();
+    for (k, e) in rows {
+        out.entry(k).or_default().push(e);
+    }
+    out.into_iter().collect()
 }
 
 /// Container stats, zeros for a container without fields (the store gives no row for it).
@@ -175,6 +191,13 @@ pub struct Loaders {
     pub field_counts: Prefetching<FieldCountLoader>,
     pub evidence: Prefetching<EvidenceLoader>,
     pub has_lineage: Prefetching<HasLineageLoader>,
+    pub jobs: Prefetching<JobLoader>,
+    pub runs: Prefetching<RunLoader>,
+    pub job_io: Prefetching<JobIoLoader>,
+    pub run_io: Prefetching<RunIoLoader>,
+    /// What is failing, computed once per request the first time a health is asked
+    /// (`service::jobs::HealthIndex`).
+    pub health_index: tokio::sync::Mutex<Option<Arc<crate::service::jobs::HealthIndex>>>,
 }
 
 impl Loaders {
@@ -187,6 +210,13 @@ impl Loaders {
         self.field_counts.clear();
         self.evidence.clear();
         self.has_lineage.clear();
+        self.jobs.clear();
+        self.runs.clear();
+        self.job_io.clear();
+        self.run_io.clear();
+        if let Ok(mut h) = self.health_index.try_lock() {
+            *h = None;
+        }
     }
 
     pub fn new(store: Arc<dyn Store>) -> Self {
@@ -208,11 +238,26 @@ impl Loaders {
             }),
             evidence: Prefetching::new(EvidenceLoader(store.clone())),
             has_lineage: Prefetching::new(EveryKeyLoader {
-                store,
+                store: store.clone(),
                 empty: |_| false,
                 read: |store, keys| store.fields_with_lineage(keys),
                 entry: |id| (id, true),
             }),
+            jobs: Prefetching::new(JobLoader(store.clone())),
+            runs: Prefetching::new(RunLoader(store.clone())),
+            job_io: Prefetching::new(EveryKeyLoader {
+                store: store.clone(),
+                empty: |_| Vec::new(),
+                read: |store, keys| Box::pin(async move { Ok(grouped(store.job_io(keys).await?)) }),
+                entry: |row| row,
+            }),
+            run_io: Prefetching::new(EveryKeyLoader {
+                store,
+                empty: |_| Vec::new(),
+                read: |store, keys| Box::pin(async move { Ok(grouped(store.run_io(keys).await?)) }),
+                entry: |row| row,
+            }),
+            health_index: tokio::sync::Mutex::new(None),
         }
     }
 }

@@ -11,6 +11,7 @@ mod edges;
 mod external;
 mod graph;
 mod history;
+mod jobs;
 mod openlineage;
 mod paths;
 mod permissions;

@@ -24,7 +24,7 @@ const EXPLAIN: &str = "query($f: EndInput!, $t: EndInput!, $k: Int, $d: Int, $at
     reason isPartial cycles frontier { id side distance reason beyond }
     paths { length nodeIds hops { sourceType operation firstObserved lastObserved
       edge { id sourceContainerId targetContainerId sourceFieldId targetFieldId }
-      evidence { provider evidenceType job runId details observedAt } } } } }";
+      evidence { provider evidenceType jobName runId details observedAt } } } } }";
 
 fn c(id: i64) -> Value {
     json!({"containerId": id})
@@ -106,7 +106,7 @@ async fn explain_gives_the_k_shortest_paths_in_order_with_evidence_per_hop(app: 
         assert!(hop["operation"].is_string(), "{hop}");
         assert!(hop["firstObserved"].is_string() && hop["lastObserved"].is_string(), "{hop}");
         let ev = &hop["evidence"][0];
-        assert_eq!(ev["job"], format!("nightly/{job}"), "{hop}");
+        assert_eq!(ev["jobName"], format!("nightly/{job}"), "{hop}");
         assert_eq!(ev["runId"], format!("run-{job}"));
         assert_eq!(ev["details"]["job"]["name"], job);
         assert!(ev["observedAt"].is_string());
@@ -148,7 +148,7 @@ async fn explain_hides_evidence_details_without_viewer_and_ends_without_permissi
     let ev = &reporter["data"]["explainLineage"]["paths"][0]["hops"][0]["evidence"][0];
     assert_eq!(reporter["data"]["explainLineage"]["reason"], Value::Null, "{reporter}");
     assert_eq!(
-        (ev["details"].clone(), ev["job"].clone(), ev["runId"].clone()),
+        (ev["details"].clone(), ev["jobName"].clone(), ev["runId"].clone()),
         (Value::Null, Value::Null, Value::Null)
     );
     assert_eq!(ev["provider"].as_str().map(|p| !p.is_empty()), Some(true), "the rest stays visible: {ev}");
@@ -156,7 +156,7 @@ async fn explain_hides_evidence_details_without_viewer_and_ends_without_permissi
     app.ok("mutation($i: TeamInput!) { upsertTeam(input: $i) { name } }", team("VIEWER")).await;
     let viewer = app.gql_as(Some(&user), q, vars).await;
     let ev = &viewer["data"]["explainLineage"]["paths"][0]["hops"][0]["evidence"][0];
-    assert_eq!(ev["job"], "nightly/load_b", "{viewer}");
+    assert_eq!(ev["jobName"], "nightly/load_b", "{viewer}");
     assert!(ev["details"].is_object());
 }
 

@@ -94,6 +94,24 @@ impl Container {
         let page = service::validate_page(page.unwrap_or(1), size.unwrap_or(50))?;
         Ok(Page::new(lineage(ctx).container_fields(self.0.id, name.as_deref(), page).await?, Field))
     }
+    /// The jobs that write it (OpenLineage outputs), each with its latest run.
+    async fn producers(&self, ctx: &Context<'_>) -> GqlResult<Vec<super::Job>> {
+        super::jobs::jobs_of(ctx, self.0.id, domain::IoDirection::Wrote).await
+    }
+    /// The jobs that read it (OpenLineage inputs), each with its latest run.
+    async fn consumers(&self, ctx: &Context<'_>) -> GqlResult<Vec<super::Job>> {
+        super::jobs::jobs_of(ctx, self.0.id, domain::IoDirection::Read).await
+    }
+    /// The latest COMPLETE run that wrote it, and when it ended.
+    async fn last_write(&self, ctx: &Context<'_>) -> GqlResult<Option<super::LastWrite>> {
+        super::jobs::last_write(ctx, self.0.id).await
+    }
+    /// Whether it is fresh, failed, or stale because a run upstream failed (see `HealthState`).
+    async fn health(&self, ctx: &Context<'_>) -> GqlResult<super::ContainerHealth> {
+        let mut all = super::jobs::healths(ctx, &[self.0.id]).await?;
+        let h = all.remove(&self.0.id).ok_or_else(|| Error::Internal("no health computed".into()))?;
+        Ok(super::ContainerHealth(h))
+    }
 }
 
 pub(super) async fn load_datastore(ctx: &Context<'_>, id: Id) -> GqlResult<Option<Datastore>> {

@@ -72,9 +72,36 @@ impl Evidence {
     }
     /// The job that asserted it (`namespace/name`, from `details`); null without VIEWER on
     /// every managed endpoint of the edge.
-    async fn job(&self) -> Option<String> {
+    async fn job_name(&self) -> Option<String> {
         let job = self.0.details.as_ref().filter(|_| self.1)?.get("job")?;
         Some(format!("{}/{}", job.get("namespace")?.as_str()?, job.get("name")?.as_str()?))
+    }
+    /// The OpenLineage job that asserted it; null without VIEWER on every managed endpoint of
+    /// the edge (as `details`).
+    async fn job(&self, ctx: &Context<'_>) -> GqlResult<Option<super::Job>> {
+        let Some(job) = self.0.details.as_ref().filter(|_| self.1).and_then(|d| d.get("job")) else { return Ok(None) };
+        let (Some(ns), Some(name)) =
+            (job.get("namespace").and_then(|v| v.as_str()), job.get("name").and_then(|v| v.as_str()))
+        else {
+            return Ok(None);
+        };
+        match super::lineage(ctx).store.job_by_name(ns, name).await.map_err(Error::from)? {
+            Some(j) => Ok(super::jobs::load_jobs(ctx, &[j.id]).await?.into_iter().next()),
+            None => Ok(None),
+        }
+    }
+    /// The run that last asserted it; null without VIEWER on every managed endpoint of the edge.
+    async fn run(&self, ctx: &Context<'_>) -> GqlResult<Option<super::Run>> {
+        let Some(run_id) =
+            self.0.details.as_ref().filter(|_| self.1).and_then(|d| d.get("runId")).and_then(|v| v.as_str())
+        else {
+            return Ok(None);
+        };
+        let found = super::lineage(ctx).store.runs_by_run_ids(&[run_id.to_string()]).await.map_err(Error::from)?;
+        match found.into_iter().next() {
+            Some(run) => Ok(Some(super::Run::checked(ctx, run).await?)),
+            None => Ok(None),
+        }
     }
     /// The run that last asserted it (from `details`); null without VIEWER on every managed
     /// endpoint of the edge.
@@ -384,11 +411,15 @@ pub struct ImpactedContainer {
     #[graphql(skip)]
     pub id: Id,
     pub distance: i64,
-    /// The edge by which the container was first reached.
-    pub via: LineageEdge,
+    /// The edge by which the container was first reached (null for where `runImpact` starts:
+    /// what the run wrote).
+    pub via: Option<LineageEdge>,
     /// The container's record (`Some(None)`: none left), when the selection asked for it.
     #[graphql(skip)]
     pub record: Option<Option<Container>>,
+    /// Its health, when the selection asked for it (computed for the whole answer at once).
+    #[graphql(skip)]
+    pub health: Option<crate::service::jobs::Health>,
 }
 
 #[ComplexObject]
@@ -397,6 +428,17 @@ impl ImpactedContainer {
         match &self.record {
             Some(c) => Ok(c.as_ref().map(|c| Container(c.0.clone()))),
             None => load_container(ctx, self.id).await,
+        }
+    }
+    /// Whether it is fresh, failed or stale because of a failed run upstream (see `HealthState`).
+    async fn health(&self, ctx: &Context<'_>) -> GqlResult<super::ContainerHealth> {
+        match &self.health {
+            Some(h) => Ok(super::ContainerHealth(h.clone())),
+            None => {
+                let mut all = super::jobs::healths(ctx, &[self.id]).await?;
+                let h = all.remove(&self.id).ok_or_else(|| Error::Internal("no health computed".into()))?;
+                Ok(super::ContainerHealth(h))
+            }
         }
     }
 }

@@ -17,6 +17,7 @@
 //! - `reports`: what the SQL and OpenLineage ingests answer.
 //! - `identity`: roles, permissions, teams and `Me`.
 //! - `events`: stored OpenLineage events.
+//! - `jobs`: jobs, runs, a container's health and last write, incidents.
 //! - `inputs`: the input objects of the mutations.
 //! - `page`: the paged lists (`EdgePage`, `FieldPage`, ...), one generic type.
 //! - `scalars`: `DateTime`.
@@ -30,6 +31,7 @@ mod events;
 mod history;
 mod identity;
 mod inputs;
+mod jobs;
 mod lineage;
 mod mutations;
 mod page;
@@ -51,6 +53,10 @@ pub use self::events::StoredEvent;
 pub use self::history::{AsOf, DiffNode, EdgeChange, EdgeRelabel, LineageDiff};
 pub use self::identity::{DatastorePermission, Me, PermissionLevel, Role, Team};
 pub use self::inputs::{ContainerInput, CreateEdgeInput, DatastoreInput, FieldInput, TeamInput, UpdateEdgeInput};
+pub use self::jobs::{
+    ContainerHealth, HealthState, Incident, IncidentPage, Job, JobDataset, JobPage, LastWrite, Run, RunPage, RunState,
+    RunStateChange,
+};
 pub use self::lineage::{
     Evidence, ExternalNode, FieldConnections, GraphNode, Impact, ImpactedContainer, Interval, LineageEdge,
     LineageGraph, PiiField, PiiFlow, Side,

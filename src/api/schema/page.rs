@@ -4,6 +4,7 @@
 
 use async_graphql::{OutputType, SimpleObject};
 
+use super::jobs::{Job, Run};
 use super::{Container, Field, LineageEdge, StoredEvent};
 use crate::domain;
 
@@ -14,7 +15,9 @@ use crate::domain;
     concrete(name = "EdgePage", params(LineageEdge)),
     concrete(name = "ContainerPage", params(Container)),
     concrete(name = "FieldPage", params(Field)),
-    concrete(name = "StoredEventPage", params(StoredEvent))
+    concrete(name = "StoredEventPage", params(StoredEvent)),
+    concrete(name = "JobPage", params(Job)),
+    concrete(name = "RunPage", params(Run))
 )]
 pub struct Page<T: OutputType> {
     pub items: Vec<T>,

@@ -323,7 +323,7 @@ impl PlainObject for ImpactedContainer {
     fn plain(&self, field: &str) -> Option<Plain<'_>> {
         match field {
             "distance" => id(self.distance),
-            "via" => Some(Plain::Object(&self.via)),
+            "via" => object_or_null(self.via.as_ref().map(|v| v as &dyn PlainObject)),
             "container" => object_or_null(self.record.as_ref()?.as_ref().map(|c| c as &dyn PlainObject)),
             _ => None,
         }
@@ -384,7 +384,7 @@ mod tests {
             retired_at: None,
             intervals: vec![domain::Interval { from: now, to: None }],
         };
-        ImpactedContainer { id: 2, distance: 1, via: LineageEdge(edge), record }
+        ImpactedContainer { id: 2, distance: 1, via: Some(LineageEdge(edge)), record, health: None }
     }
 
     fn container() -> Container {

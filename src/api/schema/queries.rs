@@ -17,6 +17,7 @@ use super::{
     LineageDiff, LineageEdge, LineageGraph, Me, MetadataAssertion, Page, PiiFlow, Side, SqlStatementLineage,
     StoredEvent, StoredEventPage, Team,
 };
+use super::{Incident, IncidentPage, Job, JobPage, Run, RunState};
 use crate::domain::{self, EdgeFilter, Id};
 use crate::error::Error;
 use crate::service::{self, PiiOptions};
@@ -96,8 +97,17 @@ async fn graph_out(ctx: &Context<'_>, g: service::LineageGraph) -> GqlResult<Lin
 
 /// An impact answer as GraphQL returns it, with what the selection asks of it prefetched.
 async fn impact_out(ctx: &Context<'_>, t: service::Transitive) -> GqlResult<Impact> {
+    impact_from(ctx, Vec::new(), t).await
+}
+
+/// `impact_out` with `roots` first, at distance 0 and reached by no edge (`runImpact`).
+async fn impact_from(ctx: &Context<'_>, roots: Vec<Id>, t: service::Transitive) -> GqlResult<Impact> {
     let look = ctx.look_ahead().field("containers");
-    let ids: Vec<Id> = t.reached.iter().map(|r| r.id).collect();
+    let ids: Vec<Id> = roots.iter().copied().chain(t.reached.iter().map(|r| r.id)).collect();
+    let mut healths = match look.field("health").exists() && !ids.is_empty() {
+        true => Some(super::jobs::healths(ctx, &ids).await?),
+        false => None,
+    };
     prefetch_containers(ctx, look.field("container"), &ids).await?;
     let vias: Vec<&domain::Edge> = t.reached.iter().map(|r| &r.via).collect();
     prefetch_edges(ctx, look.field("via"), &vias).await?;
@@ -110,14 +120,16 @@ async fn impact_out(ctx: &Context<'_>, t: service::Transitive) -> GqlResult<Impa
         is_partial: t.is_partial,
         frontier: frontier_out(&t.completeness),
         cycles: CycleList(t.completeness.cycles),
-        containers: t
-            .reached
+        containers: roots
             .into_iter()
-            .map(|r| ImpactedContainer {
-                id: r.id,
-                distance: r.distance,
-                via: LineageEdge(r.via),
-                record: records.as_mut().map(|m| m.remove(&r.id).map(Container)),
+            .map(|id| (id, 0, None))
+            .chain(t.reached.into_iter().map(|r| (r.id, r.distance, Some(LineageEdge(r.via)))))
+            .map(|(id, distance, via)| ImpactedContainer {
+                id,
+                distance,
+                via,
+                record: records.as_mut().map(|m| m.remove(&id).map(Container)),
+                health: healths.as_mut().and_then(|h| h.remove(&id)),
             })
             .collect::<Vec<_>>()
             .into(),
@@ -516,6 +528,82 @@ impl QueryRoot {
         };
         let p = lineage(ctx).store.list_events(&filter, page).await.map_err(Error::from)?;
         Ok(Page::new(p, StoredEvent))
+    }
+
+    /// Jobs (from OpenLineage, and SQL statements that name one), ordered by id. `name` is a
+    /// case-insensitive substring; `lastRunState` the state of the job's latest run;
+    /// `datastoreId` keeps jobs that read or write a container there. Jobs touching datastores
+    /// the caller cannot view are listed as restricted placeholders.
+    #[graphql(complexity = "paged(size, child_complexity)")]
+    #[allow(clippy::too_many_arguments)]
+    async fn jobs(
+        &self,
+        ctx: &Context<'_>,
+        namespace: Option<String>,
+        name: Option<String>,
+        last_run_state: Option<RunState>,
+        datastore_id: Option<Id>,
+        #[graphql(default_with = "Some(1)")] page: Option<i64>,
+        #[graphql(default_with = "Some(50)")] size: Option<i64>,
+    ) -> GqlResult<JobPage> {
+        let page = service::validate_page(page.unwrap_or(1), size.unwrap_or(50))?;
+        let filter = lineage(ctx).job_filter(namespace, name, last_run_state.map(|s| s.as_str()), datastore_id).await?;
+        let p = lineage(ctx).jobs(caller(ctx), filter, page).await?;
+        Ok(Page::new(p, Job))
+    }
+
+    /// One job, by `id` or by `namespace` and `name`: NOT_FOUND when there is none.
+    async fn job(
+        &self,
+        ctx: &Context<'_>,
+        id: Option<Id>,
+        namespace: Option<String>,
+        name: Option<String>,
+    ) -> GqlResult<Option<Job>> {
+        Ok(Some(Job(lineage(ctx).job(caller(ctx), id, namespace.as_deref(), name.as_deref()).await?)))
+    }
+
+    /// One run by its OpenLineage `runId`: NOT_FOUND when there is none.
+    async fn run(&self, ctx: &Context<'_>, run_id: String) -> GqlResult<Option<Run>> {
+        let (run, restricted) = lineage(ctx).run(caller(ctx), &run_id).await?;
+        Ok(Some(Run { run, restricted }))
+    }
+
+    /// What a run wrote (or should have written: its job's outputs when it wrote nothing), at
+    /// distance 0, and everything downstream of it, as `impact` answers.
+    #[graphql(complexity = "limited(limit, child_complexity)")]
+    async fn run_impact(
+        &self,
+        ctx: &Context<'_>,
+        run_id: String,
+        #[graphql(default_with = "Some(20)")] depth: Option<i64>,
+        #[graphql(default_with = "Some(10000)")] limit: Option<i64>,
+    ) -> GqlResult<Impact> {
+        let (roots, t) =
+            lineage(ctx).run_impact(caller(ctx), &run_id, depth.unwrap_or(20), limit.unwrap_or(10000)).await?;
+        impact_from(ctx, roots, t).await
+    }
+
+    /// The runs that failed or aborted (ended between `since` and `until`) and are still their
+    /// job's latest run, newest first, each with its job, error and what it left stale. Page
+    /// on with `endCursor` as `after`.
+    #[graphql(complexity = "paged(first, child_complexity)")]
+    async fn incidents(
+        &self,
+        ctx: &Context<'_>,
+        since: Option<DateTime>,
+        until: Option<DateTime>,
+        #[graphql(default_with = "Some(50)")] first: Option<i64>,
+        after: Option<String>,
+    ) -> GqlResult<IncidentPage> {
+        let p = lineage(ctx)
+            .incidents(caller(ctx), since.map(|d| d.0), until.map(|d| d.0), first.unwrap_or(50), after.as_deref())
+            .await?;
+        Ok(IncidentPage {
+            items: p.items.into_iter().map(Incident).collect(),
+            end_cursor: p.end_cursor,
+            has_more: p.has_more,
+        })
     }
 
     /// The store's change log, oldest first: every committed change to lineage (edges asserted,

@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 
 use super::report::Pending;
 use super::resolve::Resolver;
+use super::runs::PriorDatasets;
 use super::{state_name, Unresolved, SOURCE_TYPE};
 use crate::domain::{Assertion, AssertionBatch, AssertionSummary, End, Evidence, Id, NewEdge};
 use crate::error::{Error, Result};
@@ -15,7 +16,8 @@ use crate::ingest::openlineage::{self as ol, Event, EventKind, Limits, RunState}
 use crate::service::{Caller, Lineage};
 use crate::store::PriorEvidence;
 
-fn job_key(kind: EventKind, namespace: &str, name: &str) -> String {
+/// The evidence key an OpenLineage job's edges are asserted under (one per job and kind).
+pub(crate) fn job_key(kind: EventKind, namespace: &str, name: &str) -> String {
     let k = if kind == EventKind::Job { "job" } else { "run" };
     json!(["openlineage", k, namespace, name]).to_string()
 }
@@ -65,8 +67,8 @@ impl Lineage {
         let starts = event.kind == EventKind::Run
             && matches!(state, Some(RunState::Start) | Some(RunState::Running) | Some(RunState::Other) | None);
         let check_run = key.is_some() && starts && !pending.failed_runs.contains(&run_id);
-        // Three independent reads side by side: on Neo4j each is a round trip of its own.
-        let (prefetched, states, prior) = tokio::join!(
+        // Independent reads side by side: on Neo4j each is a round trip of its own.
+        let (prefetched, states, prior, prior_datasets) = tokio::join!(
             resolver.prefetch(event),
             async {
                 match check_run {
@@ -75,9 +77,10 @@ impl Lineage {
                 }
             },
             self.prior_evidence(key.as_deref()),
+            self.prior_datasets(event),
         );
         prefetched?;
-        let (states, prior) = (states?, prior?);
+        let (states, prior, prior_datasets) = (states?, prior?, prior_datasets?);
         let mut unresolved = BTreeSet::new();
         let mut batch = AssertionBatch::default();
 
@@ -184,20 +187,24 @@ impl Lineage {
                 }));
         // A run that already failed or aborted is not undone by a late START or RUNNING.
         if starts {
-            if pending.failed_runs.contains(&run_id) {
-                return Ok(Applied::new(AssertionSummary::default(), 0, unresolved, resolver).late_start());
-            }
-            // A FAIL that had nothing to retire was `ignored`, but the run failed all the same.
-            if states.unwrap_or_default().iter().any(|(id, status, event_type)| {
-                *id != event_id
-                    && matches!(status.as_str(), "applied" | "ignored")
-                    && matches!(event_type.as_deref(), Some("FAIL") | Some("ABORT"))
-            }) {
+            // A run that failed stays failed; its late START or RUNNING still joins its history.
+            let failed = pending.failed_runs.contains(&run_id)
+                // A FAIL that had nothing to retire was `ignored`, but the run failed all the same.
+                || states.unwrap_or_default().iter().any(|(id, status, event_type)| {
+                    *id != event_id
+                        && matches!(status.as_str(), "applied" | "ignored")
+                        && matches!(event_type.as_deref(), Some("FAIL") | Some("ABORT"))
+                });
+            if failed {
+                if let Some(key) = &key {
+                    self.record_job_and_run(event, event_id, key, None).await?;
+                }
                 return Ok(Applied::new(AssertionSummary::default(), 0, unresolved, resolver).late_start());
             }
         }
 
-        let assertions = self.assertions_of(resolver, &mut unresolved, event, event_id, caller).await?;
+        let assertions =
+            self.assertions_of(resolver, &mut unresolved, event, event_id, caller, &prior_datasets).await?;
         let asserted_ukeys: BTreeSet<(String, String)> =
             assertions.iter().map(|a| (a.edge.source.key(), a.edge.target.key())).collect();
 
@@ -265,6 +272,9 @@ impl Lineage {
         self.check_batch(caller, &batch, resolver.known_datastores()).await?;
         let metadata = batch.metadata.len() as i64;
         let sum = self.store.apply_assertions(batch, crate::domain::now()).await?;
+        if let Some(key) = &key {
+            self.record_job_and_run(event, event_id, key, Some(resolver)).await?;
+        }
         self.register_tags(new_tags).await?;
         Ok(Applied::new(sum, metadata, unresolved, resolver))
     }
@@ -310,6 +320,7 @@ impl Lineage {
         event: &Event,
         event_id: Id,
         caller: &Caller,
+        prior: &PriorDatasets,
     ) -> Result<Vec<Assertion>> {
         let Some(job) = &event.job else { return Ok(Vec::new()) };
         let key = job_key(event.kind, &job.namespace, &job.name);
@@ -341,18 +352,23 @@ impl Lineage {
                 "parent": event.parent.as_ref().map(|p| json!({"runId": p.run_id, "job": {"namespace": p.job.namespace, "name": p.job.name}})),
             })
         };
+        // The run's datasets from its earlier events are paired with this event's (never with
+        // each other: those pairs were asserted by the events that named them).
         let mut inputs = Vec::new();
-        for d in &event.inputs {
-            inputs.push((d, resolver.end(d, unresolved).await?));
+        for (d, earlier) in event.inputs.iter().map(|d| (d, false)).chain(prior.inputs.iter().map(|d| (d, true))) {
+            inputs.push((d, earlier, resolver.end(d, unresolved).await?));
         }
         let mut outputs = Vec::new();
-        for d in &event.outputs {
-            outputs.push((d, resolver.end(d, unresolved).await?));
+        for (d, earlier) in event.outputs.iter().map(|d| (d, false)).chain(prior.outputs.iter().map(|d| (d, true))) {
+            outputs.push((d, earlier, resolver.end(d, unresolved).await?));
         }
         let mut out = Vec::new();
         // A dataset matching several writable datastores contributes one end per datastore.
-        for (i, input_ends) in &inputs {
-            for (o, output_ends) in &outputs {
+        for (i, input_earlier, input_ends) in &inputs {
+            for (o, output_earlier, output_ends) in &outputs {
+                if *input_earlier && *output_earlier {
+                    continue;
+                }
                 for (ie, ic) in input_ends {
                     for (oe, oc) in output_ends {
                         if ie == oe || (ic.is_none() && oc.is_none()) {
@@ -384,7 +400,7 @@ impl Lineage {
             }
         }
         // Column lineage: both ends must be catalogued fields.
-        for (o, output_ends) in &outputs {
+        for (o, _, output_ends) in &outputs {
             let targets: Vec<Id> = output_ends.iter().filter_map(|(_, c)| c.as_ref().map(|c| c.id)).collect();
             if (o.column_lineage.is_empty() && o.dataset_wide.is_empty()) || targets.is_empty() {
                 continue;

@@ -15,10 +15,12 @@
 //! datasets' descriptions, tags, owners and field types, and `report` holds what comes back.
 
 mod assertions;
+pub(crate) use assertions::job_key;
 mod metadata;
 mod recover;
 mod report;
 mod resolve;
+mod runs;
 
 use std::collections::HashMap;
 use std::sync::Arc;

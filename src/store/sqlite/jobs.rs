@@ -453,11 +453,17 @@ pub(super) fn failed_latest_runs(
     select_rows(c, "failed_latest_runs", &sql, rusqlite::params_from_iter(params), run_row)
 }
 
-/// Every job, run and io row, for `export`.
-pub(super) fn export(c: &Connection) -> rusqlite::Result<(Vec<Job>, Vec<Run>, Vec<(Id, IoEntry)>, Vec<(Id, IoEntry)>)> {
-    let jobs = select_rows(c, "export_jobs", &format!("SELECT {JOB_COLS} FROM jobs ORDER BY id"), [], job_row)?;
-    let runs = select_rows(c, "export_runs", &format!("SELECT {RUN_COLS} FROM runs ORDER BY id"), [], run_row)?;
-    let job_io = select_rows(
+/// Every job, run and io row, as `export` lists them (after the events).
+pub(super) fn export(c: &Connection) -> rusqlite::Result<Vec<crate::store::Record>> {
+    use crate::store::Record;
+    let mut out: Vec<Record> = Vec::new();
+    let jobs: Vec<Job> =
+        select_rows(c, "export_jobs", &format!("SELECT {JOB_COLS} FROM jobs ORDER BY id"), [], job_row)?;
+    out.extend(jobs.into_iter().map(Record::Job));
+    let runs: Vec<Run> =
+        select_rows(c, "export_runs", &format!("SELECT {RUN_COLS} FROM runs ORDER BY id"), [], run_row)?;
+    out.extend(runs.into_iter().map(Record::Run));
+    let job_io: Vec<(Id, IoEntry)> = select_rows(
         c,
         "export_job_io",
         &format!(
@@ -466,14 +472,16 @@ pub(super) fn export(c: &Connection) -> rusqlite::Result<(Vec<Job>, Vec<Run>, Ve
         [],
         job_io_row,
     )?;
-    let run_io = select_rows(
+    out.extend(job_io.into_iter().map(|(job_id, entry)| Record::JobIo { job_id, entry }));
+    let run_io: Vec<(Id, IoEntry)> = select_rows(
         c,
         "export_run_io",
         &format!("SELECT run_id, {IO_COLS} FROM run_io ORDER BY run_id, direction, end_key"),
         [],
         |r| Ok((r.get(0)?, io_row(r, 1)?)),
     )?;
-    Ok((jobs, runs, job_io, run_io))
+    out.extend(run_io.into_iter().map(|(run_id, entry)| Record::RunIo { run_id, entry }));
+    Ok(out)
 }
 
 /// Imports one exported job, keeping its id.

@@ -57,11 +57,7 @@ pub(super) fn export(c: &Connection) -> rusqlite::Result<Vec<Record>> {
     })?;
     let sql = format!("SELECT {EVENT_COLS} FROM events ORDER BY id");
     push_all(c, &mut out, &sql, |r| event_row(r).map(Record::Event))?;
-    let (jobs, runs, job_io, run_io) = super::jobs::export(c)?;
-    out.extend(jobs.into_iter().map(Record::Job));
-    out.extend(runs.into_iter().map(Record::Run));
-    out.extend(job_io.into_iter().map(|(job_id, entry)| Record::JobIo { job_id, entry }));
-    out.extend(run_io.into_iter().map(|(run_id, entry)| Record::RunIo { run_id, entry }));
+    out.extend(super::jobs::export(c)?);
     Ok(out)
 }
 

@@ -1,0 +1,524 @@
+//! Jobs and runs as GraphQL shows them: `Job`, `Run`, the datasets they read and wrote, a
+//! container's health and last write, and `incidents`. Restricted jobs and runs (the caller
+//! lacks VIEWER on a datastore they touch, `service::jobs`) answer their id and
+//! `restricted: true`, and null or empty for everything else.
+
+use std::sync::Arc;
+
+use async_graphql::{Context, Enum, Json, Object, SimpleObject};
+
+use super::catalog::load_container;
+use super::scalars::{dt, odt, DateTime};
+use super::{caller, lineage, loaders, paged, Container, ExternalNode, GqlResult, LineageEdge, Page, StoredEvent};
+use crate::domain::jobs::HealthState as DomainHealth;
+use crate::domain::{self, End, Id, IoDirection, IoEntry};
+use crate::error::Error;
+use crate::service::{self, jobs as svc};
+
+/// An OpenLineage run state (the event types a run reports).
+#[derive(Enum, Copy, Clone, Eq, PartialEq, Debug)]
+pub enum RunState {
+    Start,
+    Running,
+    Complete,
+    Fail,
+    Abort,
+    Other,
+}
+
+impl RunState {
+    pub fn parse(s: &str) -> RunState {
+        match s {
+            "START" => RunState::Start,
+            "RUNNING" => RunState::Running,
+            "COMPLETE" => RunState::Complete,
+            "FAIL" => RunState::Fail,
+            "ABORT" => RunState::Abort,
+            _ => RunState::Other,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunState::Start => "START",
+            RunState::Running => "RUNNING",
+            RunState::Complete => "COMPLETE",
+            RunState::Fail => "FAIL",
+            RunState::Abort => "ABORT",
+            RunState::Other => "OTHER",
+        }
+    }
+}
+
+/// A container's health (see `Container.health`).
+#[derive(Enum, Copy, Clone, Eq, PartialEq, Debug)]
+pub enum HealthState {
+    /// The jobs that write it last completed, and nothing upstream failed.
+    Fresh,
+    /// The latest run of a job that writes it failed or aborted after its last complete write.
+    Failed,
+    /// Something within 20 hops upstream is FAILED.
+    Stale,
+    /// No job writes it.
+    Unknown,
+}
+
+impl From<DomainHealth> for HealthState {
+    fn from(h: DomainHealth) -> Self {
+        match h {
+            DomainHealth::Fresh => HealthState::Fresh,
+            DomainHealth::Failed => HealthState::Failed,
+            DomainHealth::Stale => HealthState::Stale,
+            DomainHealth::Unknown => HealthState::Unknown,
+        }
+    }
+}
+
+/// A job as the caller may see it.
+pub struct Job(pub svc::JobView);
+
+impl Job {
+    fn visible(&self) -> Option<&domain::Job> {
+        (!self.0.restricted).then_some(&self.0.job)
+    }
+}
+
+/// Jobs by id as the caller may see them, in the order asked (unknown ids left out).
+pub(super) async fn load_jobs(ctx: &Context<'_>, ids: &[Id]) -> GqlResult<Vec<Job>> {
+    let found = loaders(ctx).jobs.loader.load_many(ids.iter().copied()).await.map_err(Error::from)?;
+    let jobs: Vec<domain::Job> = ids.iter().filter_map(|id| found.get(id).cloned()).collect();
+    Ok(lineage(ctx).job_views(caller(ctx), jobs).await?.into_iter().map(Job).collect())
+}
+
+async fn load_job(ctx: &Context<'_>, id: Id) -> GqlResult<Option<Job>> {
+    Ok(load_jobs(ctx, &[id]).await?.into_iter().next())
+}
+
+async fn load_run(ctx: &Context<'_>, id: Id) -> GqlResult<Option<Run>> {
+    let Some(run) = loaders(ctx).runs.load_one(id).await.map_err(Error::from)? else { return Ok(None) };
+    Ok(Some(Run::checked(ctx, run).await?))
+}
+
+/// What a job or run read or wrote: a container or an external asset, as the event named it.
+pub struct JobDataset(pub IoEntry);
+
+#[Object]
+impl JobDataset {
+    /// `CONTAINER` or `EXTERNAL`.
+    async fn kind(&self) -> &str {
+        match self.0.end {
+            End::External { .. } => "EXTERNAL",
+            _ => "CONTAINER",
+        }
+    }
+    /// The lineage graph's node id: the container's id as text, or `ext:openlineage:<fqn>`.
+    async fn node_id(&self) -> String {
+        match &self.0.end {
+            End::External { fqn } => service::external_node_id(service::openlineage::SOURCE_TYPE, fqn),
+            end => end.container_id().unwrap_or_default().to_string(),
+        }
+    }
+    async fn container(&self, ctx: &Context<'_>) -> GqlResult<Option<Container>> {
+        match self.0.end.container_id() {
+            Some(id) => load_container(ctx, id).await,
+            None => Ok(None),
+        }
+    }
+    async fn external(&self) -> Option<ExternalNode> {
+        let fqn = self.0.end.external_fqn()?;
+        Some(ExternalNode {
+            node_type: "external",
+            id: service::external_node_id(service::openlineage::SOURCE_TYPE, fqn),
+            fqn: fqn.to_string(),
+            source_type: service::openlineage::SOURCE_TYPE.to_string(),
+            is_target: false,
+        })
+    }
+    /// The OpenLineage namespace and name the events used.
+    async fn namespace(&self) -> &str {
+        &self.0.namespace
+    }
+    async fn name(&self) -> &str {
+        &self.0.name
+    }
+    /// When it was last read (inputs) or written (outputs).
+    async fn at(&self) -> DateTime {
+        dt(self.0.at)
+    }
+}
+
+fn datasets(io: Vec<IoEntry>, direction: IoDirection) -> Vec<JobDataset> {
+    io.into_iter().filter(|e| e.direction == direction).map(JobDataset).collect()
+}
+
+#[Object]
+impl Job {
+    async fn id(&self) -> Id {
+        self.0.job.id
+    }
+    /// The caller lacks VIEWER on a datastore the job reads or writes: only `id` is shown.
+    async fn restricted(&self) -> bool {
+        self.0.restricted
+    }
+    async fn namespace(&self) -> Option<&str> {
+        self.visible().map(|j| j.namespace.as_str())
+    }
+    async fn name(&self) -> Option<&str> {
+        self.visible().map(|j| j.name.as_str())
+    }
+    /// The `jobType` facet's `processingType`: `BATCH` or `STREAMING`.
+    async fn processing_type(&self) -> Option<&str> {
+        self.visible()?.processing_type.as_deref()
+    }
+    async fn integration(&self) -> Option<&str> {
+        self.visible()?.integration.as_deref()
+    }
+    async fn job_type(&self) -> Option<&str> {
+        self.visible()?.job_type.as_deref()
+    }
+    /// The `documentation` facet's description.
+    async fn description(&self) -> Option<&str> {
+        self.visible()?.description.as_deref()
+    }
+    /// The `ownership` facet's owners.
+    async fn owners(&self) -> Vec<String> {
+        self.visible().map(|j| j.owners.clone()).unwrap_or_default()
+    }
+    /// The `sourceCodeLocation` facet (`type`, `url`, `repoUrl`, `path`, `version`, `tag`, `branch`).
+    async fn source_code_location(&self) -> Option<Json<serde_json::Value>> {
+        let text = self.visible()?.source_code_location.as_deref()?;
+        serde_json::from_str(text).ok().map(Json)
+    }
+    /// The `sql` facet's query.
+    async fn sql(&self) -> Option<&str> {
+        self.visible()?.sql.as_deref()
+    }
+    /// The job of the `parent` run facet (an Airflow DAG of a task, for example).
+    async fn parent(&self, ctx: &Context<'_>) -> GqlResult<Option<Job>> {
+        match self.visible().and_then(|j| j.parent_id) {
+            Some(id) => load_job(ctx, id).await,
+            None => Ok(None),
+        }
+    }
+    /// The top of the parent chain, when producers send it.
+    async fn root(&self, ctx: &Context<'_>) -> GqlResult<Option<Job>> {
+        match self.visible().and_then(|j| j.root_id) {
+            Some(id) => load_job(ctx, id).await,
+            None => Ok(None),
+        }
+    }
+    async fn children(&self, ctx: &Context<'_>) -> GqlResult<Vec<Job>> {
+        if self.visible().is_none() {
+            return Ok(Vec::new());
+        }
+        let children = lineage(ctx).store.child_jobs(&[self.0.job.id]).await.map_err(Error::from)?;
+        Ok(lineage(ctx).job_views(caller(ctx), children).await?.into_iter().map(Job).collect())
+    }
+    /// What its runs (and job events) read, each with when it was last read.
+    async fn inputs(&self, ctx: &Context<'_>) -> GqlResult<Vec<JobDataset>> {
+        self.io(ctx, IoDirection::Read).await
+    }
+    /// What its runs (and job events) wrote, each with when it was last written.
+    async fn outputs(&self, ctx: &Context<'_>) -> GqlResult<Vec<JobDataset>> {
+        self.io(ctx, IoDirection::Wrote).await
+    }
+    /// The run that began last.
+    async fn latest_run(&self, ctx: &Context<'_>) -> GqlResult<Option<Run>> {
+        match self.visible().and_then(|j| j.latest_run_id) {
+            Some(id) => load_run(ctx, id).await,
+            None => Ok(None),
+        }
+    }
+    /// Its runs, the latest first; `since`/`until` bound when they began.
+    #[graphql(complexity = "paged(size, child_complexity)")]
+    async fn runs(
+        &self,
+        ctx: &Context<'_>,
+        state: Option<RunState>,
+        since: Option<DateTime>,
+        until: Option<DateTime>,
+        #[graphql(default_with = "Some(1)")] page: Option<i64>,
+        #[graphql(default_with = "Some(50)")] size: Option<i64>,
+    ) -> GqlResult<RunPage> {
+        let page = service::validate_page(page.unwrap_or(1), size.unwrap_or(50))?;
+        if self.visible().is_none() {
+            return Ok(Page::new(domain::Page { items: Vec::new(), total: 0, page }, |r: Run| r));
+        }
+        let filter = domain::RunFilter {
+            state: state.map(|s| s.as_str().to_string()),
+            since: since.map(|d| d.0),
+            until: until.map(|d| d.0),
+        };
+        let p = lineage(ctx).store.runs_of_job(self.0.job.id, &filter, page).await.map_err(Error::from)?;
+        Ok(Page::new(p, |run| Run { run, restricted: false }))
+    }
+    async fn first_seen_at(&self) -> Option<DateTime> {
+        self.visible().map(|j| dt(j.first_seen_at))
+    }
+    async fn last_seen_at(&self) -> Option<DateTime> {
+        self.visible().map(|j| dt(j.last_seen_at))
+    }
+}
+
+impl Job {
+    async fn io(&self, ctx: &Context<'_>, direction: IoDirection) -> GqlResult<Vec<JobDataset>> {
+        if self.visible().is_none() {
+            return Ok(Vec::new());
+        }
+        let io = loaders(ctx).job_io.load_one(self.0.job.id).await.map_err(Error::from)?.unwrap_or_default();
+        Ok(datasets(io, direction))
+    }
+}
+
+/// One state a run reported and when.
+#[derive(SimpleObject)]
+pub struct RunStateChange {
+    pub state: RunState,
+    pub at: DateTime,
+}
+
+/// A run as the caller may see it.
+pub struct Run {
+    pub run: domain::Run,
+    pub restricted: bool,
+}
+
+impl Run {
+    /// The run with its job's visibility for the caller.
+    pub(super) async fn checked(ctx: &Context<'_>, run: domain::Run) -> GqlResult<Run> {
+        let restricted = match load_job(ctx, run.job_id).await? {
+            Some(job) => job.0.restricted,
+            None => false,
+        };
+        Ok(Run { run, restricted })
+    }
+    fn visible(&self) -> Option<&domain::Run> {
+        (!self.restricted).then_some(&self.run)
+    }
+}
+
+#[Object]
+impl Run {
+    /// The store's id of the run (restricted runs show only this).
+    async fn id(&self) -> Id {
+        self.run.id
+    }
+    async fn restricted(&self) -> bool {
+        self.restricted
+    }
+    /// The OpenLineage `runId`.
+    async fn run_id(&self) -> Option<&str> {
+        self.visible().map(|r| r.run_id.as_str())
+    }
+    async fn job(&self, ctx: &Context<'_>) -> GqlResult<Option<Job>> {
+        load_job(ctx, self.run.job_id).await
+    }
+    /// Its latest terminal state once it has one (COMPLETE, FAIL, ABORT stay), else its latest.
+    async fn state(&self) -> Option<RunState> {
+        self.visible().map(|r| RunState::parse(&r.state))
+    }
+    /// Every state it reported, by time.
+    async fn states(&self) -> Vec<RunStateChange> {
+        self.visible()
+            .map(|r| {
+                r.states.iter().map(|s| RunStateChange { state: RunState::parse(&s.state), at: dt(s.at) }).collect()
+            })
+            .unwrap_or_default()
+    }
+    async fn started_at(&self) -> Option<DateTime> {
+        odt(self.visible()?.started_at)
+    }
+    async fn ended_at(&self) -> Option<DateTime> {
+        odt(self.visible()?.ended_at)
+    }
+    async fn duration_ms(&self) -> Option<i64> {
+        self.visible()?.duration_ms()
+    }
+    async fn nominal_start_time(&self) -> Option<DateTime> {
+        odt(self.visible()?.nominal_start)
+    }
+    async fn nominal_end_time(&self) -> Option<DateTime> {
+        odt(self.visible()?.nominal_end)
+    }
+    /// The `errorMessage` facet's message.
+    async fn error_message(&self) -> Option<&str> {
+        self.visible()?.error_message.as_deref()
+    }
+    /// The `errorMessage` facet's `programmingLanguage`.
+    async fn error_language(&self) -> Option<&str> {
+        self.visible()?.error_language.as_deref()
+    }
+    /// The run of the `parent` run facet, when Tributary has it.
+    async fn parent(&self, ctx: &Context<'_>) -> GqlResult<Option<Run>> {
+        let Some(parent) = self.visible().and_then(|r| r.parent_run_id.clone()) else { return Ok(None) };
+        let found = lineage(ctx).store.runs_by_run_ids(&[parent]).await.map_err(Error::from)?;
+        match found.into_iter().next() {
+            Some(run) => Ok(Some(Run::checked(ctx, run).await?)),
+            None => Ok(None),
+        }
+    }
+    async fn children(&self, ctx: &Context<'_>) -> GqlResult<Vec<Run>> {
+        let Some(run) = self.visible() else { return Ok(Vec::new()) };
+        let found = lineage(ctx).store.child_runs(std::slice::from_ref(&run.run_id)).await.map_err(Error::from)?;
+        let mut out = Vec::with_capacity(found.len());
+        for run in found {
+            out.push(Run::checked(ctx, run).await?);
+        }
+        Ok(out)
+    }
+    /// What it read, over all its events.
+    async fn inputs(&self, ctx: &Context<'_>) -> GqlResult<Vec<JobDataset>> {
+        self.io(ctx, IoDirection::Read).await
+    }
+    /// What it wrote, over all its events.
+    async fn outputs(&self, ctx: &Context<'_>) -> GqlResult<Vec<JobDataset>> {
+        self.io(ctx, IoDirection::Wrote).await
+    }
+    /// The lineage edges whose OpenLineage evidence names this run (as the run that last
+    /// asserted them, or the first).
+    async fn edges(&self, ctx: &Context<'_>) -> GqlResult<Vec<LineageEdge>> {
+        let Some(run) = self.visible() else { return Ok(Vec::new()) };
+        let edges = lineage(ctx).run_edges(run).await?;
+        Ok(edges.into_iter().map(LineageEdge).collect())
+    }
+    /// Its stored OpenLineage events, newest first (at most 1,000).
+    async fn events(&self, ctx: &Context<'_>) -> GqlResult<Vec<StoredEvent>> {
+        let Some(run) = self.visible() else { return Ok(Vec::new()) };
+        let filter = domain::EventFilter { run_id: Some(run.run_id.clone()), ..Default::default() };
+        let page = domain::PageRequest { page: 1, size: service::MAX_PAGE_SIZE };
+        let p = lineage(ctx).store.list_events(&filter, page).await.map_err(Error::from)?;
+        Ok(p.items.into_iter().map(StoredEvent).collect())
+    }
+}
+
+impl Run {
+    async fn io(&self, ctx: &Context<'_>, direction: IoDirection) -> GqlResult<Vec<JobDataset>> {
+        if self.visible().is_none() {
+            return Ok(Vec::new());
+        }
+        let io = loaders(ctx).run_io.load_one(self.run.id).await.map_err(Error::from)?.unwrap_or_default();
+        Ok(datasets(io, direction))
+    }
+}
+
+pub type JobPage = Page<Job>;
+pub type RunPage = Page<Run>;
+
+/// A container's latest complete write: the run and when it ended.
+pub struct LastWrite {
+    pub run_id: Id,
+    pub at: domain::Timestamp,
+}
+
+#[Object]
+impl LastWrite {
+    async fn run(&self, ctx: &Context<'_>) -> GqlResult<Option<Run>> {
+        load_run(ctx, self.run_id).await
+    }
+    async fn at(&self) -> DateTime {
+        dt(self.at)
+    }
+}
+
+/// A container's health: see `HealthState`.
+pub struct ContainerHealth(pub svc::Health);
+
+#[Object]
+impl ContainerHealth {
+    async fn state(&self) -> HealthState {
+        self.0.state.into()
+    }
+    /// When a job last wrote it completely.
+    async fn last_written_at(&self) -> Option<DateTime> {
+        odt(self.0.last_written_at)
+    }
+    /// The latest run of a job that writes it.
+    async fn last_run(&self, ctx: &Context<'_>) -> GqlResult<Option<Run>> {
+        match &self.0.last_run {
+            Some(r) => Ok(Some(Run::checked(ctx, r.clone()).await?)),
+            None => Ok(None),
+        }
+    }
+    /// The failed runs that make it FAILED or STALE, nearest first.
+    async fn causes(&self, ctx: &Context<'_>) -> GqlResult<Vec<Run>> {
+        let mut out = Vec::with_capacity(self.0.causes.len());
+        for r in &self.0.causes {
+            out.push(Run::checked(ctx, r.clone()).await?);
+        }
+        Ok(out)
+    }
+}
+
+/// The request's health index (computed at its first use).
+pub(super) async fn health_index(ctx: &Context<'_>) -> GqlResult<Arc<svc::HealthIndex>> {
+    let mut slot = loaders(ctx).health_index.lock().await;
+    if let Some(index) = slot.as_ref() {
+        return Ok(index.clone());
+    }
+    let index = Arc::new(lineage(ctx).health_index().await?);
+    *slot = Some(index.clone());
+    Ok(index)
+}
+
+/// The health of these containers, against the request's index.
+pub(super) async fn healths(ctx: &Context<'_>, ids: &[Id]) -> GqlResult<std::collections::HashMap<Id, svc::Health>> {
+    let index = health_index(ctx).await?;
+    Ok(lineage(ctx).health_of(&index, ids).await?)
+}
+
+/// The jobs that write (`Wrote`) or read a container, as the caller may see them.
+pub(super) async fn jobs_of(ctx: &Context<'_>, container_id: Id, direction: IoDirection) -> GqlResult<Vec<Job>> {
+    let rows = lineage(ctx).store.jobs_of_ends(&[End::Container { id: container_id }]).await.map_err(Error::from)?;
+    let mut ids: Vec<Id> = rows.into_iter().filter(|(_, e)| e.direction == direction).map(|(j, _)| j).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    load_jobs(ctx, &ids).await
+}
+
+/// A container's latest complete write by any job.
+pub(super) async fn last_write(ctx: &Context<'_>, container_id: Id) -> GqlResult<Option<LastWrite>> {
+    let rows = lineage(ctx).store.jobs_of_ends(&[End::Container { id: container_id }]).await.map_err(Error::from)?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|(_, e)| e.completed.filter(|_| e.direction == IoDirection::Wrote))
+        .max_by_key(|(run, at)| (*at, *run))
+        .map(|(run_id, at)| LastWrite { run_id, at }))
+}
+
+/// A run that failed and is still its job's latest.
+pub struct Incident(pub svc::Incident);
+
+#[Object]
+impl Incident {
+    async fn run(&self, ctx: &Context<'_>) -> GqlResult<Run> {
+        Run::checked(ctx, self.0.run.clone()).await
+    }
+    async fn job(&self, ctx: &Context<'_>) -> GqlResult<Option<Job>> {
+        load_job(ctx, self.0.run.job_id).await
+    }
+    async fn state(&self) -> RunState {
+        RunState::parse(&self.0.run.state)
+    }
+    async fn error_message(&self) -> Option<&str> {
+        self.0.run.error_message.as_deref()
+    }
+    /// When it failed.
+    async fn at(&self) -> Option<DateTime> {
+        odt(self.0.run.ended_at)
+    }
+    /// Containers it wrote or should have written and did not refresh.
+    async fn failed_count(&self) -> i64 {
+        self.0.failed_count
+    }
+    /// Containers downstream of those left STALE by it.
+    async fn stale_count(&self) -> i64 {
+        self.0.stale_count
+    }
+}
+
+#[derive(SimpleObject)]
+pub struct IncidentPage {
+    pub items: Vec<Incident>,
+    /// Pass as `after` for the next page.
+    pub end_cursor: String,
+    pub has_more: bool,
+}

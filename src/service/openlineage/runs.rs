@@ -1,0 +1,124 @@
+//! What an event records about its job and run (`Store::record_run`, in the event's
+//! transaction), and the datasets a run reported in its earlier events, which the event's table
+//! edges unite with its own: Spark's DataSourceV2 writes send a run's inputs on START and its
+//! outputs on COMPLETE, and the edge between them exists all the same (as Marquez unites a run's
+//! inputs and outputs across its events).
+
+use std::collections::{BTreeSet, HashSet};
+
+use super::resolve::Resolver;
+use super::{state_name, Unresolved};
+use crate::domain::{End, Id, IoDirection, IoEntry, JobName, JobUpsert, RunRecord, RunUpsert};
+use crate::error::Result;
+use crate::ingest::openlineage::{self as ol, Event, EventKind, RunState};
+use crate::service::Lineage;
+
+/// The datasets of a run's earlier events that this event does not name itself, as bare
+/// datasets (inputs, outputs): the other halves of the run's table edges.
+#[derive(Debug, Default)]
+pub(super) struct PriorDatasets {
+    pub(super) inputs: Vec<ol::Dataset>,
+    pub(super) outputs: Vec<ol::Dataset>,
+}
+
+impl Lineage {
+    /// The run's datasets from its earlier events (none for a new run, a JobEvent, a FAIL or
+    /// ABORT, whose edges are not asserted, or an event that names no dataset to pair them with).
+    pub(super) async fn prior_datasets(&self, event: &Event) -> Result<PriorDatasets> {
+        let run_id = match (&event.kind, &event.run_id) {
+            (EventKind::Run, Some(id)) => id,
+            _ => return Ok(PriorDatasets::default()),
+        };
+        if matches!(event.event_type, Some(RunState::Fail | RunState::Abort))
+            || (event.inputs.is_empty() && event.outputs.is_empty())
+        {
+            return Ok(PriorDatasets::default());
+        }
+        let Some(run) = self.store.runs_by_run_ids(std::slice::from_ref(run_id)).await?.into_iter().next() else {
+            return Ok(PriorDatasets::default());
+        };
+        let io = self.store.run_io(&[run.id]).await?;
+        let named = |list: &[ol::Dataset]| -> HashSet<(String, String)> {
+            list.iter().map(|d| (d.namespace.clone(), d.name.clone())).collect()
+        };
+        let (mut seen_in, mut seen_out) = (named(&event.inputs), named(&event.outputs));
+        let mut out = PriorDatasets::default();
+        for (_, e) in io {
+            let (seen, list) = match e.direction {
+                IoDirection::Read => (&mut seen_in, &mut out.inputs),
+                IoDirection::Wrote => (&mut seen_out, &mut out.outputs),
+            };
+            if seen.insert((e.namespace.clone(), e.name.clone())) {
+                list.push(ol::Dataset { namespace: e.namespace, name: e.name, ..Default::default() });
+            }
+        }
+        Ok(out)
+    }
+
+    /// Records the event's job and run (and the datasets it read and wrote) in its transaction.
+    /// `resolver` has resolved the event's datasets already, so their ends come from its cache.
+    pub(super) async fn record_job_and_run(
+        &self,
+        event: &Event,
+        event_id: Id,
+        evidence_key: &str,
+        resolver: Option<&mut Resolver<'_>>,
+    ) -> Result<()> {
+        let Some(job) = &event.job else { return Ok(()) };
+        let mut io = Vec::new();
+        if let Some(resolver) = resolver {
+            let mut ignored: BTreeSet<Unresolved> = BTreeSet::new();
+            for (direction, list) in [(IoDirection::Read, &event.inputs), (IoDirection::Wrote, &event.outputs)] {
+                for d in list {
+                    for (end, _) in resolver.end(d, &mut ignored).await? {
+                        if matches!(end, End::Container { .. } | End::External { .. }) {
+                            io.push(IoEntry {
+                                direction,
+                                end,
+                                namespace: d.namespace.clone(),
+                                name: d.name.clone(),
+                                at: event.event_time,
+                                completed: None,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        self.store.record_run(run_record(event, job, event_id, evidence_key, io)).await?;
+        Ok(())
+    }
+}
+
+/// What an event says about its job and run.
+fn run_record(event: &Event, job: &ol::JobRef, event_id: Id, evidence_key: &str, io: Vec<IoEntry>) -> RunRecord {
+    let name = |j: &ol::JobRef| JobName { namespace: j.namespace.clone(), name: j.name.clone() };
+    let f = &event.job_facets;
+    let job = JobUpsert {
+        name: name(job),
+        processing_type: f.processing_type.clone(),
+        integration: f.integration.clone(),
+        job_type: f.job_type.clone(),
+        description: f.description.clone(),
+        owners: f.owners.clone(),
+        source_code_location: f.source_code_location.clone(),
+        sql: event.job_sql.clone(),
+        parent: event.parent.as_ref().map(|p| name(&p.job)),
+        root: event.parent.as_ref().and_then(|p| p.root.as_ref()).map(|r| name(&r.job)),
+        seen_at: event.event_time,
+    };
+    let run = match (&event.kind, &event.run_id) {
+        (EventKind::Run, Some(run_id)) => Some(RunUpsert {
+            run_id: run_id.clone(),
+            state: state_name(event.event_type).to_string(),
+            at: event.event_time,
+            nominal_start: event.run_facets.nominal_start,
+            nominal_end: event.run_facets.nominal_end,
+            error_message: event.run_facets.error_message.clone(),
+            error_language: event.run_facets.error_language.clone(),
+            parent_run_id: event.parent.as_ref().map(|p| p.run_id.clone()),
+        }),
+        _ => None,
+    };
+    RunRecord { job, run, io, event_id, evidence_key: evidence_key.to_string() }
+}

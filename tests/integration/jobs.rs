@@ -1,0 +1,507 @@
+//! Jobs and runs (issue #29): what OpenLineage events record about the jobs and runs that make
+//! the lineage, a run's datasets united across its events (Spark's DataSourceV2 shape), what a
+//! failed run leaves stale and how that clears, incidents, permissions, bad input, and the real
+//! producers' sequences of the shared corpus.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use crate::both_stores;
+use crate::common::TestApp;
+
+both_stores!(
+    a_run_unites_its_inputs_and_outputs_across_events,
+    a_failed_run_leaves_its_downstream_stale_until_it_succeeds,
+    jobs_and_runs_refuse_bad_input,
+    malformed_run_facets_are_reported_and_ignored,
+    restricted_jobs_are_placeholders,
+    real_sequences_give_their_jobs_and_runs,
+);
+
+const NS: &str = "postgres://wh:5432";
+const PRODUCER: &str = "https://github.com/OpenLineage/OpenLineage/tree/1.19.0/integration/spark";
+
+fn ds(name: &str) -> Value {
+    json!({"namespace": NS, "name": format!("db.public.{name}")})
+}
+
+/// An instant `secs` seconds after a fixed base an hour ago (events must not be in the future).
+fn at(secs: i64) -> String {
+    let base = chrono::Utc::now() - chrono::Duration::hours(1);
+    let base = base - chrono::Duration::nanoseconds(base.timestamp_subsec_nanos().into());
+    (base + chrono::Duration::seconds(secs)).to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+fn event(state: &str, t: &str, run: &str, job: &str, inputs: Vec<Value>, outputs: Vec<Value>) -> Value {
+    json!({
+        "eventType": state,
+        "eventTime": t,
+        "producer": PRODUCER,
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+        "run": {"runId": run},
+        "job": {"namespace": "etl", "name": job},
+        "inputs": inputs,
+        "outputs": outputs,
+    })
+}
+
+fn uuid(n: u32) -> String {
+    format!("00000000-0000-4000-8000-{n:012}")
+}
+
+impl TestApp {
+    /// Datastore `wh` for `NS` with tables db.public.<name> (one field each); their ids.
+    async fn tables(&self, store: &str, ns: &str, names: &[&str]) -> Vec<i64> {
+        let d = self
+            .ok(
+                "mutation($i: DatastoreInput!) { upsertDatastore(input: $i) { id } }",
+                json!({"i": {"name": store, "type": "postgresql", "namespaces": [ns]}}),
+            )
+            .await["upsertDatastore"]["id"]
+            .as_i64()
+            .unwrap();
+        let mut out = Vec::new();
+        for n in names {
+            let c = self
+                .ok(
+                    "mutation($i: ContainerInput!) { upsertContainer(input: $i) { id } }",
+                    json!({"i": {"datastoreId": d, "database": "db", "schema": "public", "name": n, "fields": [{"name": "id"}]}}),
+                )
+                .await["upsertContainer"]["id"]
+                .as_i64()
+                .unwrap();
+            out.push(c);
+        }
+        out
+    }
+
+    async fn ingest(&self, events: Value) -> Value {
+        let (status, body) = self.post("/api/v1/lineage", &events).await;
+        assert_eq!(status, 201, "{body:#}");
+        body
+    }
+
+    async fn health(&self, container: i64) -> (String, Vec<String>) {
+        let h = self
+            .ok("query($c: Int!) { container(id: $c) { health { state causes { runId } } } }", json!({"c": container}))
+            .await;
+        let h = &h["container"]["health"];
+        let causes = h["causes"].as_array().unwrap().iter().map(|r| r["runId"].as_str().unwrap().to_string()).collect();
+        (h["state"].as_str().unwrap().to_string(), causes)
+    }
+}
+
+fn names(list: &Value) -> BTreeSet<String> {
+    list.as_array().unwrap().iter().map(|d| d["name"].as_str().unwrap().to_string()).collect()
+}
+
+fn set(items: &[&str]) -> BTreeSet<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
+
+const RUN: &str = "query($r: String!) { run(runId: $r) { runId state states { state at } startedAt endedAt durationMs
+    errorMessage job { namespace name } inputs { kind name namespace container { id } } outputs { name }
+    edges { sourceContainerId targetContainerId } events { id } } }";
+
+async fn a_run_unites_its_inputs_and_outputs_across_events(app: TestApp) {
+    let ids = app.tables("wh", NS, &["a", "b", "c"]).await;
+    let (a, b) = (ids[0], ids[1]);
+    let run = uuid(1);
+    // Spark DataSourceV2: the inputs come on START, the outputs (and nothing else) on COMPLETE.
+    app.ingest(event("START", &at(0), &run, "ctas", vec![ds("a")], vec![])).await;
+    app.ingest(event("COMPLETE", &at(90), &run, "ctas", vec![], vec![ds("b")])).await;
+    let g = app
+        .ok("query($c: Int!) { lineageGraph(containerId: $c, depth: 1, side: DOWNSTREAM) { edges { sourceContainerId targetContainerId } } }", json!({"c": a}))
+        .await;
+    assert_eq!(g["lineageGraph"]["edges"], json!([{"sourceContainerId": a, "targetContainerId": b}]), "{g:#}");
+
+    let r = app.ok(RUN, json!({"r": run})).await["run"].clone();
+    assert_eq!(r["state"], "COMPLETE");
+    assert_eq!(
+        r["states"].as_array().unwrap().iter().map(|s| s["state"].clone()).collect::<Vec<_>>(),
+        [json!("START"), json!("COMPLETE")]
+    );
+    assert_eq!(r["durationMs"], 90_000);
+    assert_eq!(r["job"], json!({"namespace": "etl", "name": "ctas"}));
+    assert_eq!(names(&r["inputs"]), set(&["db.public.a"]));
+    assert_eq!(r["inputs"][0]["container"]["id"], a);
+    assert_eq!(r["inputs"][0]["kind"], "CONTAINER");
+    assert_eq!(names(&r["outputs"]), set(&["db.public.b"]));
+    assert_eq!(r["edges"], json!([{"sourceContainerId": a, "targetContainerId": b}]));
+    assert_eq!(r["events"].as_array().unwrap().len(), 2);
+
+    // The same events in the other order give the same run.
+    let other = uuid(2);
+    app.ingest(event("COMPLETE", &at(190), &other, "ctas", vec![], vec![ds("c")])).await;
+    app.ingest(event("START", &at(100), &other, "ctas", vec![ds("a")], vec![])).await;
+    let r2 = app.ok(RUN, json!({"r": other})).await["run"].clone();
+    assert_eq!((r2["state"].as_str(), r2["durationMs"].as_i64()), (Some("COMPLETE"), Some(90_000)), "{r2:#}");
+
+    let j = app
+        .ok(
+            "{ job(namespace: \"etl\", name: \"ctas\") { id name latestRun { runId } inputs { name at } outputs { name }
+               runs { total items { runId } } firstSeenAt lastSeenAt } }",
+            json!({}),
+        )
+        .await["job"]
+        .clone();
+    assert_eq!(j["latestRun"]["runId"], json!(other), "the run that began last");
+    assert_eq!(names(&j["outputs"]), set(&["db.public.b", "db.public.c"]));
+    assert_eq!(j["runs"]["total"], 2);
+    assert_eq!(j["runs"]["items"][0]["runId"], json!(other), "the latest first");
+    let by_id = app.ok("query($i: Int) { job(id: $i) { name } }", json!({"i": j["id"]})).await;
+    assert_eq!(by_id["job"]["name"], "ctas");
+
+    let c = app
+        .ok(
+            "query($a: Int!, $b: Int!) { a: container(id: $a) { consumers { name } producers { name } }
+               b: container(id: $b) { producers { name latestRun { state } } lastWrite { at run { runId } } } }",
+            json!({"a": a, "b": b}),
+        )
+        .await;
+    assert_eq!(c["a"]["consumers"], json!([{"name": "ctas"}]));
+    assert_eq!(c["a"]["producers"], json!([]));
+    assert_eq!(c["b"]["producers"], json!([{"name": "ctas", "latestRun": {"state": "COMPLETE"}}]));
+    assert_eq!(c["b"]["lastWrite"]["run"]["runId"], json!(run));
+    let listed = app.ok("{ jobs(name: \"CTA\") { total items { name } } }", json!({})).await;
+    assert_eq!(listed["jobs"]["total"], 1, "a case-insensitive substring");
+}
+
+async fn a_failed_run_leaves_its_downstream_stale_until_it_succeeds(app: TestApp) {
+    let ids = app.tables("wh", NS, &["a", "b", "c", "d"]).await;
+    let (a, b, c, d) = (ids[0], ids[1], ids[2], ids[3]);
+    // a -> load_b -> b -> load_c -> c -> load_d -> d, every run complete.
+    for (i, (job, input, output)) in
+        [("load_b", "a", "b"), ("load_c", "b", "c"), ("load_d", "c", "d")].iter().enumerate()
+    {
+        let t = i as i64 * 10;
+        let run = uuid(10 + i as u32);
+        app.ingest(json!([
+            event("START", &at(t), &run, job, vec![ds(input)], vec![ds(output)]),
+            event("COMPLETE", &at(t + 5), &run, job, vec![ds(input)], vec![ds(output)]),
+        ]))
+        .await;
+    }
+    assert_eq!(app.health(a).await.0, "UNKNOWN", "no job writes a");
+    for x in [b, c, d] {
+        assert_eq!(app.health(x).await, ("FRESH".to_string(), vec![]));
+    }
+    // load_c fails at 03:00.
+    let failed = uuid(20);
+    let mut fail = event("FAIL", &at(105), &failed, "load_c", vec![ds("b")], vec![ds("c")]);
+    fail["run"]["facets"] = json!({"errorMessage": {"_producer": PRODUCER, "_schemaURL": "https://openlineage.io/spec/facets/1-0-0/ErrorMessageRunFacet.json", "message": "relation b is locked", "programmingLanguage": "SQL"}});
+    app.ingest(json!([event("START", &at(100), &failed, "load_c", vec![ds("b")], vec![ds("c")]), fail])).await;
+    assert_eq!(app.health(b).await.0, "FRESH", "upstream of the failure");
+    assert_eq!(app.health(c).await, ("FAILED".to_string(), vec![failed.clone()]));
+    assert_eq!(app.health(d).await, ("STALE".to_string(), vec![failed.clone()]));
+
+    let inc = app
+        .ok("{ incidents { items { run { runId errorMessage } job { name } errorMessage failedCount staleCount } hasMore } }", json!({}))
+        .await;
+    assert_eq!(
+        inc["incidents"]["items"],
+        json!([{"run": {"runId": failed, "errorMessage": "relation b is locked"}, "job": {"name": "load_c"},
+                "errorMessage": "relation b is locked", "failedCount": 1, "staleCount": 1}]),
+        "{inc:#}"
+    );
+    let since_after =
+        app.ok("query($s: DateTime) { incidents(since: $s) { items { errorMessage } } }", json!({"s": at(200)})).await;
+    assert_eq!(since_after["incidents"]["items"], json!([]), "the window excludes it");
+
+    let ri = app
+        .ok(
+            "query($r: String!) { runImpact(runId: $r) { isPartial containers { container { id } distance via { id } health { state } } } }",
+            json!({"r": failed}),
+        )
+        .await;
+    let items: Vec<(i64, i64, bool, String)> = ri["runImpact"]["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| {
+            (
+                x["container"]["id"].as_i64().unwrap(),
+                x["distance"].as_i64().unwrap(),
+                x["via"].is_null(),
+                x["health"]["state"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(items, vec![(c, 0, true, "FAILED".into()), (d, 1, false, "STALE".into())]);
+
+    let imp = app
+        .ok(
+            "query($c: Int!) { impact(containerId: $c) { containers { container { id } health { state } } } }",
+            json!({"c": b}),
+        )
+        .await;
+    let states: BTreeMap<i64, String> = imp["impact"]["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| (x["container"]["id"].as_i64().unwrap(), x["health"]["state"].as_str().unwrap().to_string()))
+        .collect();
+    assert_eq!(states, BTreeMap::from([(c, "FAILED".to_string()), (d, "STALE".to_string())]));
+    let failing = app.ok("{ jobs(lastRunState: FAIL) { items { name latestRun { runId state } } } }", json!({})).await;
+    assert_eq!(failing["jobs"]["items"], json!([{"name": "load_c", "latestRun": {"runId": failed, "state": "FAIL"}}]));
+
+    // load_c runs again and completes: everything is fresh, the incident is gone.
+    let again = uuid(21);
+    app.ingest(json!([
+        event("START", &at(200), &again, "load_c", vec![ds("b")], vec![ds("c")]),
+        event("COMPLETE", &at(210), &again, "load_c", vec![ds("b")], vec![ds("c")]),
+    ]))
+    .await;
+    for x in [b, c, d] {
+        assert_eq!(app.health(x).await, ("FRESH".to_string(), vec![]), "container {x}");
+    }
+    assert_eq!(app.ok("{ incidents { items { errorMessage } } }", json!({})).await["incidents"]["items"], json!([]));
+    assert_eq!(app.ok("{ jobs(lastRunState: FAIL) { total } }", json!({})).await["jobs"]["total"], 0);
+}
+
+async fn jobs_and_runs_refuse_bad_input(app: TestApp) {
+    let (code, msg) = app.err("{ run(runId: \"no-such-run\") { state } }", json!({})).await;
+    assert_eq!(code, "NOT_FOUND");
+    assert!(msg.contains("no-such-run"), "{msg}");
+    let (code, _) = app.err("{ run(runId: \"\") { state } }", json!({})).await;
+    assert_eq!(code, "BAD_USER_INPUT");
+    let long = "x".repeat(300);
+    let (code, msg) = app.err("query($r: String!) { run(runId: $r) { state } }", json!({"r": long})).await;
+    assert_eq!(code, "BAD_USER_INPUT", "{msg}");
+    let (code, msg) = app.err("{ job(id: 987654) { name } }", json!({})).await;
+    assert_eq!((code.as_str(), msg.contains("987654")), ("NOT_FOUND", true), "{msg}");
+    let (code, msg) = app.err("{ job(namespace: \"etl\", name: \"nope\") { name } }", json!({})).await;
+    assert_eq!((code.as_str(), msg.contains("nope")), ("NOT_FOUND", true), "{msg}");
+    let (code, _) = app.err("{ job(id: 1, namespace: \"etl\") { name } }", json!({})).await;
+    assert_eq!(code, "BAD_USER_INPUT");
+    let (code, _) = app.err("{ jobs(size: 0) { total } }", json!({})).await;
+    assert_eq!(code, "BAD_USER_INPUT");
+    let (code, _) = app.err("{ jobs(datastoreId: 424242) { total } }", json!({})).await;
+    assert_eq!(code, "NOT_FOUND");
+    let (code, _) = app.err("{ runImpact(runId: \"no-such-run\") { isPartial } }", json!({})).await;
+    assert_eq!(code, "NOT_FOUND");
+    let (code, _) = app.err("{ runImpact(runId: \"r\", depth: 0) { isPartial } }", json!({})).await;
+    assert_eq!(code, "BAD_USER_INPUT");
+    let (code, msg) = app.err("{ incidents(after: \"garbage\") { hasMore } }", json!({})).await;
+    assert_eq!(code, "BAD_USER_INPUT", "{msg}");
+    let (code, _) = app.err("{ incidents(first: 0) { hasMore } }", json!({})).await;
+    assert_eq!(code, "BAD_USER_INPUT");
+    // Nothing was recorded by any of it.
+    assert_eq!(app.ok("{ jobs { total } }", json!({})).await["jobs"]["total"], 0);
+}
+
+async fn malformed_run_facets_are_reported_and_ignored(app: TestApp) {
+    app.tables("wh", NS, &["a", "b"]).await;
+    let run = uuid(30);
+    let mut e = event("FAIL", &at(0), &run, "broken", vec![ds("a")], vec![ds("b")]);
+    e["run"]["facets"] = json!({"errorMessage": "it broke", "parent": {"job": {"namespace": "x", "name": "y"}}, "nominalTime": {"nominalStartTime": "soon"}});
+    let mut start = event("START", &at(-5), &run, "broken", vec![ds("a")], vec![ds("b")]);
+    start["job"]["facets"] = json!({"jobType": {"processingType": "BATCH", "integration": "SPARK", "jobType": "SQL_JOB"}, "ownership": "me"});
+    let report = app.ingest(json!([start, e])).await;
+    let warnings: Vec<String> = report["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|ev| ev["summary"]["warnings"].as_array().cloned().unwrap_or_default())
+        .map(|w| w["location"].as_str().unwrap_or_default().to_string())
+        .collect();
+    for pointer in
+        ["/run/facets/errorMessage", "/run/facets/parent/run", "/run/facets/nominalTime", "/job/facets/ownership"]
+    {
+        assert!(warnings.iter().any(|w| w.starts_with(pointer)), "no warning at {pointer}: {warnings:?}");
+    }
+    let r = app
+        .ok(
+            "query($r: String!) { run(runId: $r) { state errorMessage nominalStartTime parent { runId } job { processingType integration jobType owners parent { name } } } }",
+            json!({"r": run}),
+        )
+        .await;
+    assert_eq!(
+        r["run"],
+        json!({"state": "FAIL", "errorMessage": null, "nominalStartTime": null, "parent": null,
+               "job": {"processingType": "BATCH", "integration": "SPARK", "jobType": "SQL_JOB", "owners": [], "parent": null}})
+    );
+}
+
+async fn restricted_jobs_are_placeholders(app: TestApp) {
+    let visible = app.tables("wh", NS, &["a", "b"]).await;
+    let hidden = app.tables("secret", "postgres://secret:5432", &["s"]).await;
+    let secret = json!({"namespace": "postgres://secret:5432", "name": "db.public.s"});
+    let open_run = uuid(40);
+    let hidden_run = uuid(41);
+    app.ingest(json!([
+        event("COMPLETE", &at(0), &open_run, "open_job", vec![ds("a")], vec![ds("b")]),
+        event("COMPLETE", &at(1), &hidden_run, "secret_job", vec![ds("a")], vec![secret]),
+    ]))
+    .await;
+    let wh = app.ok("{ containers(name: \"a\") { items { datastoreId } } }", json!({})).await["containers"]["items"][0]
+        ["datastoreId"]
+        .clone();
+    let ann = app.token_for("ann", "MEMBER", None).await;
+    app.ok(
+        "mutation($i: TeamInput!) { upsertTeam(input: $i) { name } }",
+        json!({"i": {"name": "analysts", "members": ["ann"], "permissions": [{"datastoreId": wh, "permission": "VIEWER"}]}}),
+    )
+    .await;
+    let ask = |q: &'static str, v: Value| {
+        let (app, ann) = (&app, ann.clone());
+        async move { app.gql_as(Some(&ann), q, v).await["data"].clone() }
+    };
+    let list =
+        ask("{ jobs { total items { id restricted name namespace latestRun { runId } inputs { name } } } }", json!({}))
+            .await;
+    assert_eq!(list["jobs"]["total"], 2, "counted, not named: {list:#}");
+    let items = list["jobs"]["items"].as_array().unwrap();
+    let open = items.iter().find(|j| j["name"] == "open_job").expect("the job on a viewable datastore is named");
+    assert_eq!(
+        (open["restricted"].as_bool(), open["latestRun"]["runId"].as_str()),
+        (Some(false), Some(open_run.as_str()))
+    );
+    let placeholder = items.iter().find(|j| j["restricted"] == true).expect("a placeholder");
+    assert_eq!(
+        (&placeholder["name"], &placeholder["namespace"], &placeholder["latestRun"], &placeholder["inputs"]),
+        (&Value::Null, &Value::Null, &Value::Null, &json!([]))
+    );
+    let r = ask("query($r: String!) { run(runId: $r) { restricted runId state } }", json!({"r": hidden_run})).await;
+    assert_eq!(r["run"], json!({"restricted": true, "runId": null, "state": null}), "{r:#}");
+    let r = ask("query($r: String!) { run(runId: $r) { restricted runId state } }", json!({"r": open_run})).await;
+    assert_eq!(r["run"], json!({"restricted": false, "runId": open_run, "state": "COMPLETE"}));
+    let denied = app
+        .gql_as(Some(&ann), "query($r: String!) { runImpact(runId: $r) { isPartial } }", json!({"r": hidden_run}))
+        .await;
+    assert_eq!(denied["errors"][0]["extensions"]["code"], "FORBIDDEN", "{denied:#}");
+    let allowed =
+        ask("query($r: String!) { runImpact(runId: $r) { containers { distance } } }", json!({"r": open_run})).await;
+    assert_eq!(allowed["runImpact"]["containers"], json!([{"distance": 0}]), "{allowed:#}");
+    // Evidence names its job and run only to those who may see its details.
+    let ev = ask(
+        "query($c: Int!) { edges(containerId: $c) { items { evidence { job { name } run { runId } } } } }",
+        json!({"c": visible[1]}),
+    )
+    .await;
+    assert_eq!(
+        ev["edges"]["items"][0]["evidence"][0],
+        json!({"job": {"name": "open_job"}, "run": {"runId": open_run}}),
+        "{ev:#}"
+    );
+    let ev = ask(
+        "query($c: Int!) { edges(containerId: $c) { items { evidence { job { name } run { runId } } } } }",
+        json!({"c": hidden[0]}),
+    )
+    .await;
+    assert_eq!(ev["edges"]["items"][0]["evidence"][0], json!({"job": null, "run": null}), "{ev:#}");
+    // An unrestricted admin sees both.
+    let all = app.ok("{ jobs { items { name restricted } } }", json!({})).await;
+    assert_eq!(
+        all["jobs"]["items"],
+        json!([{"name": "open_job", "restricted": false}, {"name": "secret_job", "restricted": false}])
+    );
+}
+
+// ---- the real producers' sequences ----
+
+fn corpus(name: &str) -> PathBuf {
+    let dir = std::env::var_os("TRIBUTARY_SHARED_FIXTURES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/openlineage"));
+    dir.join(name)
+}
+
+/// The events of a corpus folder, in the order of their numbers.
+fn sequence(folder: &str) -> Vec<Value> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(corpus(folder))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    let number = |p: &PathBuf| -> u64 {
+        p.file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect::<String>()
+            .parse()
+            .unwrap_or(u64::MAX)
+    };
+    files.sort_by_key(|p| (number(p), p.clone()));
+    files.iter().map(|p| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()).collect()
+}
+
+/// A run's job, states (type, time) and the datasets it read and wrote, as the raw JSON has them.
+type RawRun = (String, Vec<(String, String)>, BTreeSet<String>, BTreeSet<String>);
+
+/// What the events say of each run, read from the raw JSON: its job, its state (the latest
+/// terminal one, else the latest) and the datasets it read and wrote.
+fn expected_runs(events: &[Value]) -> BTreeMap<String, (String, String, BTreeSet<String>, BTreeSet<String>)> {
+    let mut out: BTreeMap<String, RawRun> = BTreeMap::new();
+    for e in events {
+        let Some(run) = e["run"]["runId"].as_str() else { continue };
+        let job = format!("{}/{}", e["job"]["namespace"].as_str().unwrap(), e["job"]["name"].as_str().unwrap());
+        let entry = out.entry(run.to_string()).or_insert_with(|| (job, Vec::new(), BTreeSet::new(), BTreeSet::new()));
+        let t = chrono::DateTime::parse_from_rfc3339(e["eventTime"].as_str().unwrap()).unwrap().to_utc().to_rfc3339();
+        entry.1.push((e["eventType"].as_str().unwrap_or("OTHER").to_string(), t));
+        let dataset = |d: &Value| format!("{}|{}", d["namespace"].as_str().unwrap(), d["name"].as_str().unwrap());
+        entry.2.extend(e["inputs"].as_array().into_iter().flatten().map(dataset));
+        entry.3.extend(e["outputs"].as_array().into_iter().flatten().map(dataset));
+    }
+    out.into_iter()
+        .map(|(run, (job, states, ins, outs))| {
+            let terminal = states
+                .iter()
+                .filter(|(s, _)| ["COMPLETE", "FAIL", "ABORT"].contains(&s.as_str()))
+                .max_by_key(|(_, t)| t.clone());
+            let state = terminal.or_else(|| states.iter().max_by_key(|(_, t)| t.clone())).unwrap().0.clone();
+            (run, (job, state, ins, outs))
+        })
+        .collect()
+}
+
+async fn real_sequences_give_their_jobs_and_runs(app: TestApp) {
+    let app = app.with_zero_setup().await;
+    for folder in ["21_compat_spark_cll_sequence", "27_marquez_apples_graph"] {
+        let events = sequence(folder);
+        for e in &events {
+            app.ingest(e.clone()).await;
+        }
+        for (run, (job, state, inputs, outputs)) in expected_runs(&events) {
+            let r = app
+                .ok(
+                    "query($r: String!) { run(runId: $r) { state job { namespace name } inputs { namespace name } outputs { namespace name } } }",
+                    json!({"r": run}),
+                )
+                .await["run"]
+                .clone();
+            let got = |list: &Value| -> BTreeSet<String> {
+                list.as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|d| format!("{}|{}", d["namespace"].as_str().unwrap(), d["name"].as_str().unwrap()))
+                    .collect()
+            };
+            assert_eq!(
+                format!("{}/{}", r["job"]["namespace"].as_str().unwrap(), r["job"]["name"].as_str().unwrap()),
+                job,
+                "{folder} {run}"
+            );
+            assert_eq!(r["state"], json!(state), "{folder} {run}");
+            assert_eq!(got(&r["inputs"]), inputs, "{folder} {run}");
+            assert_eq!(got(&r["outputs"]), outputs, "{folder} {run}");
+        }
+    }
+    // The Spark CTAS's job names its parent, the Spark application.
+    let spark = sequence("21_compat_spark_cll_sequence");
+    let child = spark.iter().find(|e| !e["run"]["facets"]["parent"].is_null()).expect("a child event");
+    let parent = &child["run"]["facets"]["parent"]["job"];
+    let j = app
+        .ok(
+            "query($n: String, $m: String) { job(namespace: $n, name: $m) { parent { namespace name children { name } } } }",
+            json!({"n": child["job"]["namespace"], "m": child["job"]["name"]}),
+        )
+        .await;
+    assert_eq!(j["job"]["parent"]["name"], parent["name"], "{j:#}");
+    assert!(j["job"]["parent"]["children"].as_array().unwrap().iter().any(|c| c["name"] == child["job"]["name"]));
+}
