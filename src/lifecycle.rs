@@ -60,6 +60,20 @@ pub async fn open_store_waiting(kind: &StoreKind, wait: Duration) -> Result<Arc<
 /// waits for it (finding them scans the stored events). Logs what it found, progress every 500
 /// events, and the counts at the end; when the store cannot say or fails meanwhile, they wait
 /// for the next start or `tributary replay --status pending`.
+/// Records the jobs and runs of a store upgraded from a version that did not (its migration
+/// left a note; see `Lineage::backfill_jobs_and_runs`), before serving, so the first answers
+/// already hold them. A one-off: later starts find no note and return at once.
+pub async fn backfill_jobs_and_runs(lineage: &Lineage) -> Result<(), crate::error::Error> {
+    let started = std::time::Instant::now();
+    let read = lineage
+        .backfill_jobs_and_runs(|n| tracing::info!(events = n, "recording jobs and runs from the stored events"))
+        .await?;
+    if read > 0 {
+        tracing::info!(events = read, elapsed_ms = started.elapsed().as_millis() as u64, "jobs and runs recorded from the stored events");
+    }
+    Ok(())
+}
+
 pub fn spawn_finish_pending(lineage: Lineage) -> tokio::task::JoinHandle<()> {
     let process_start = crate::domain::now();
     tokio::spawn(async move {

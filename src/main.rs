@@ -446,6 +446,9 @@ async fn main() -> anyhow::Result<()> {
                 .with_forwarder(forwarder)
                 .with_auto_create(args.openlineage_auto_create)
                 .with_zero_setup(args.openlineage_zero_setup);
+            tributary::lifecycle::backfill_jobs_and_runs(&lineage)
+                .await
+                .map_err(|e| anyhow::anyhow!("cannot record the stored events' jobs and runs: {}", e.message()))?;
             tributary::lifecycle::spawn_finish_pending(lineage.clone());
             let grace = std::time::Duration::from_secs(args.shutdown_grace_secs);
             let limits = args.pushback.limits();

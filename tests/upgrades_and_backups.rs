@@ -150,6 +150,42 @@ async fn assert_same_answers_as(version: &str, server: &Server) {
     }
 }
 
+/// The jobs and runs an upgraded store holds equal what its stored events say (read back as
+/// stored, and folded here by the rule a run follows: its latest terminal state, else its
+/// latest): the upgrade recorded them from the events, which it kept.
+async fn assert_jobs_from_events(server: &Server, token: &str) {
+    let events = server
+        .gql(
+            Some(token),
+            "{ openLineageEvents(size: 1000) { items { status jobNamespace jobName runId eventType eventTime } } }",
+        )
+        .await;
+    let mut runs: std::collections::BTreeMap<String, (String, Vec<(String, String)>)> = Default::default();
+    for e in events["data"]["openLineageEvents"]["items"].as_array().unwrap() {
+        if !["applied", "ignored"].contains(&e["status"].as_str().unwrap()) {
+            continue;
+        }
+        let (Some(run), Some(ns), Some(job)) = (e["runId"].as_str(), e["jobNamespace"].as_str(), e["jobName"].as_str())
+        else {
+            continue;
+        };
+        let entry = runs.entry(run.to_string()).or_insert_with(|| (format!("{ns}/{job}"), Vec::new()));
+        entry.1.push((e["eventTime"].as_str().unwrap().to_string(), e["eventType"].as_str().unwrap_or("OTHER").to_string()));
+    }
+    assert!(!runs.is_empty(), "the fixture has runs: {events:#}");
+    for (run, (job, mut states)) in runs {
+        states.sort();
+        let terminal = states.iter().rev().find(|(_, s)| ["COMPLETE", "FAIL", "ABORT"].contains(&s.as_str()));
+        let state = &terminal.or(states.last()).unwrap().1;
+        let q = format!("{{ run(runId: \"{run}\") {{ state job {{ namespace name }} states {{ state }} }} }}");
+        let got = server.gql(Some(token), &q).await;
+        let r = &got["data"]["run"];
+        assert_eq!(r["state"].as_str(), Some(state.as_str()), "{run}: {got:#}");
+        assert_eq!(format!("{}/{}", r["job"]["namespace"].as_str().unwrap(), r["job"]["name"].as_str().unwrap()), job);
+        assert_eq!(r["states"].as_array().unwrap().len(), states.len(), "{run}: {got:#}");
+    }
+}
+
 /// The log line of each migration step, as `(from, to)`.
 fn migrations_logged(log: &str) -> Vec<(String, String)> {
     log.lines()
@@ -179,8 +215,9 @@ async fn a_version_1_data_directory_is_migrated_and_answers_as_before() {
         let server = Server::start(&["--data-dir", data], &[]);
         assert_same_answers(&server).await;
         let steps: Vec<(String, String)> =
-            [("1", "2"), ("2", "3")].iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
+            [("1", "2"), ("2", "3"), ("3", "4")].iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
         assert_eq!(migrations_logged(&server.log()), steps, "{}", server.log());
+        assert_jobs_from_events(&server, read_json("tokens.json")["admin"].as_str().unwrap()).await;
     }
     assert_eq!(user_version(&db), tributary::store::sqlite::SCHEMA_VERSION);
     // A second start finds the store current: nothing to migrate, the same answers.
@@ -217,11 +254,14 @@ async fn a_version_2_data_directory_is_migrated_and_answers_as_before() {
     {
         let server = Server::start(&["--data-dir", data], &[]);
         assert_same_answers_as("v2", &server).await;
-        assert_eq!(migrations_logged(&server.log()), vec![("2".to_string(), "3".to_string())], "{}", server.log());
+        let steps: Vec<(String, String)> =
+            [("2", "3"), ("3", "4")].iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
+        assert_eq!(migrations_logged(&server.log()), steps, "{}", server.log());
+        let token = read_json_of("v2", "tokens.json")["admin"].as_str().unwrap().to_string();
+        assert_jobs_from_events(&server, &token).await;
         // The rebuilt evidence table takes new rows and updates the ones it holds: a new run of
         // the fixture's job writes another table, so its two edges are new (inserted with their
         // evidence) and the job's earlier evidence retires (updated in place).
-        let token = read_json_of("v2", "tokens.json")["admin"].as_str().unwrap().to_string();
         let ev = json!({
             "eventType": "COMPLETE", "eventTime": "2026-11-03T01:00:00Z",
             "producer": "https://example.com/fixture",

@@ -90,6 +90,79 @@ impl Lineage {
     }
 }
 
+/// The note a store upgraded to jobs and runs carries until its stored events' jobs and runs
+/// are recorded (written by each store's migration step; a new store has none).
+const BACKFILL_DOC: (&str, &str) = ("meta", "jobs_backfill");
+/// Events read and recorded per store session by the backfill.
+const BACKFILL_BATCH: i64 = 500;
+
+impl Lineage {
+    /// Records the jobs and runs of every stored event that was applied or ignored, oldest
+    /// first, when the store notes it has not yet (a store made before jobs and runs were
+    /// recorded); then removes the note. Datasets resolve to what exists now, creating nothing.
+    /// Returns how many events were read; 0 when there was nothing to do.
+    pub async fn backfill_jobs_and_runs(&self, mut progress: impl FnMut(u64)) -> Result<u64> {
+        let Some(note) = self.store.get_doc(BACKFILL_DOC.0, BACKFILL_DOC.1).await? else { return Ok(0) };
+        if note.get("pending") != Some(&serde_json::Value::Bool(true)) {
+            return Ok(0);
+        }
+        let limits = ol::Limits::default();
+        let caller = crate::auth::Caller::system();
+        let mut cursor = 0;
+        let mut read = 0u64;
+        loop {
+            let batch = self.store.events_after(cursor, BACKFILL_BATCH).await?;
+            let Some(last) = batch.last() else { break };
+            cursor = last.id;
+            let (session, lineage) = self.session().await;
+            let datastores = lineage.store.list_datastores().await?;
+            let mut resolver = Resolver::new(&lineage, &caller, datastores, Default::default());
+            for stored in batch {
+                read += 1;
+                if !matches!(stored.status.as_str(), "applied" | "ignored") {
+                    continue;
+                }
+                let Ok(event) = ol::validate(&stored.body, stored.received_at, &limits) else { continue };
+                let Some(job) = &event.job else { continue };
+                let key = super::job_key(event.kind, &job.namespace, &job.name);
+                let io = existing_io(&mut resolver, &event).await?;
+                lineage.store.record_run(run_record(&event, job, stored.id, &key, io)).await?;
+            }
+            if let Some(s) = session {
+                s.commit_session().await?;
+            }
+            progress(read);
+        }
+        self.store.put_doc(BACKFILL_DOC.0, BACKFILL_DOC.1, serde_json::json!({"pending": false})).await?;
+        Ok(read)
+    }
+}
+
+/// The datasets an event read and wrote as they resolve now, creating nothing: its containers,
+/// else the external asset its lineage is recorded under.
+async fn existing_io(resolver: &mut Resolver<'_>, event: &Event) -> Result<Vec<IoEntry>> {
+    let mut io = Vec::new();
+    let mut ignored: BTreeSet<Unresolved> = BTreeSet::new();
+    for (direction, list) in [(IoDirection::Read, &event.inputs), (IoDirection::Wrote, &event.outputs)] {
+        for d in list {
+            let ends = resolver.existing_ends(d, &mut ignored).await?;
+            let containers: Vec<End> = ends.iter().filter(|(_, c)| c.is_some()).map(|(e, _)| e.clone()).collect();
+            let chosen = if containers.is_empty() { ends.into_iter().map(|(e, _)| e).take(1).collect() } else { containers };
+            for end in chosen {
+                io.push(IoEntry {
+                    direction,
+                    end,
+                    namespace: d.namespace.clone(),
+                    name: d.name.clone(),
+                    at: event.event_time,
+                    completed: None,
+                });
+            }
+        }
+    }
+    Ok(io)
+}
+
 /// What an event says about its job and run.
 fn run_record(event: &Event, job: &ol::JobRef, event_id: Id, evidence_key: &str, io: Vec<IoEntry>) -> RunRecord {
     let name = |j: &ol::JobRef| JobName { namespace: j.namespace.clone(), name: j.name.clone() };
