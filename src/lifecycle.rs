@@ -69,7 +69,11 @@ pub async fn backfill_jobs_and_runs(lineage: &Lineage) -> Result<(), crate::erro
         .backfill_jobs_and_runs(|n| tracing::info!(events = n, "recording jobs and runs from the stored events"))
         .await?;
     if read > 0 {
-        tracing::info!(events = read, elapsed_ms = started.elapsed().as_millis() as u64, "jobs and runs recorded from the stored events");
+        tracing::info!(
+            events = read,
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "jobs and runs recorded from the stored events"
+        );
     }
     Ok(())
 }

@@ -170,7 +170,10 @@ async fn assert_jobs_from_events(server: &Server, token: &str) {
             continue;
         };
         let entry = runs.entry(run.to_string()).or_insert_with(|| (format!("{ns}/{job}"), Vec::new()));
-        entry.1.push((e["eventTime"].as_str().unwrap().to_string(), e["eventType"].as_str().unwrap_or("OTHER").to_string()));
+        entry.1.push((
+            e["eventTime"].as_str().unwrap().to_string(),
+            e["eventType"].as_str().unwrap_or("OTHER").to_string(),
+        ));
     }
     assert!(!runs.is_empty(), "the fixture has runs: {events:#}");
     for (run, (job, mut states)) in runs {

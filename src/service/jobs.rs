@@ -81,6 +81,22 @@ pub struct IncidentPage {
     pub has_more: bool,
 }
 
+/// The jobs between a graph's nodes: each job with a dataset it read and one it wrote among
+/// them, and those datasets (`JobLink`s), for the dataset -> job -> dataset view.
+#[derive(Debug, Clone, Default)]
+pub struct JobsBetween {
+    pub jobs: Vec<Job>,
+    pub links: Vec<JobLink>,
+}
+
+/// A job's input (`Read`: dataset -> job) or output (`Wrote`: job -> dataset) in a graph.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobLink {
+    pub job_id: Id,
+    pub end: End,
+    pub direction: IoDirection,
+}
+
 /// Whether the caller may see what touches these datastores.
 pub fn may_see(caller: &Caller, datastores: impl IntoIterator<Item = Id>) -> bool {
     caller.unrestricted_admin || datastores.into_iter().all(|d| caller.has(d, Permission::Viewer))
@@ -316,6 +332,103 @@ impl Lineage {
         Ok(self.store.edges_by_ids(&ids).await?)
     }
 
+    /// The jobs between the graph's containers and external assets (see `JobsBetween`); with
+    /// `keep`, that job also when it has only inputs or only outputs among them.
+    pub async fn jobs_between(&self, graph: &super::LineageGraph, keep: Option<Id>) -> Result<JobsBetween> {
+        let mut ends: Vec<End> = graph.nodes.iter().map(|n| End::Container { id: n.container_id }).collect();
+        ends.extend(graph.external_nodes.iter().map(|x| End::External { fqn: x.fqn.clone() }));
+        if ends.is_empty() {
+            return Ok(JobsBetween::default());
+        }
+        let rows = self.store.jobs_of_ends(&ends).await?;
+        let mut by_job: BTreeMap<Id, (bool, bool)> = BTreeMap::new();
+        for (job, e) in &rows {
+            let slot = by_job.entry(*job).or_default();
+            match e.direction {
+                IoDirection::Read => slot.0 = true,
+                IoDirection::Wrote => slot.1 = true,
+            }
+        }
+        let kept: HashSet<Id> =
+            by_job.into_iter().filter(|(id, (r, w))| (*r && *w) || Some(*id) == keep).map(|(id, _)| id).collect();
+        let mut ids: Vec<Id> = kept.iter().copied().collect();
+        ids.sort_unstable();
+        let jobs = if ids.is_empty() { Vec::new() } else { self.store.jobs_by_ids(&ids).await? };
+        let links = rows
+            .into_iter()
+            .filter(|(job, _)| kept.contains(job))
+            .map(|(job_id, e)| JobLink { job_id, end: e.end, direction: e.direction })
+            .collect();
+        Ok(JobsBetween { jobs, links })
+    }
+
+    /// `jobLineageGraph`: a job's inputs with what lies upstream of them and its outputs with
+    /// what lies downstream (`side` keeps one of the two), `depth` levels counting the job's own
+    /// datasets as the first; the jobs between them come with it (the centre always).
+    pub async fn job_lineage_graph(
+        &self,
+        caller: &Caller,
+        job_id: Id,
+        depth: i64,
+        side: Option<Direction>,
+    ) -> Result<(super::LineageGraph, JobsBetween)> {
+        let depth = super::validate_depth(depth)?;
+        let view = self.job(caller, Some(job_id), None, None).await?;
+        if view.restricted {
+            return Err(Error::Forbidden(format!("job {job_id} touches datastores you have no VIEWER permission on")));
+        }
+        let io = self.store.job_io(&[job_id]).await?;
+        let mut graph = super::LineageGraph::default();
+        for (direction, dir) in [(IoDirection::Read, Direction::Upstream), (IoDirection::Wrote, Direction::Downstream)]
+        {
+            if side.is_some_and(|s| s != dir) {
+                continue;
+            }
+            let roots: Vec<Id> =
+                io.iter().filter(|(_, e)| e.direction == direction).filter_map(|(_, e)| e.end.container_id()).collect();
+            let live: Vec<Id> = self.store.containers_by_ids(&roots).await?.into_iter().map(|c| c.id).collect();
+            if live.is_empty() {
+                continue;
+            }
+            let g = if depth > 1 {
+                self.graph_from(super::Start::Nodes(live.clone()), None, depth - 1, Some(dir), Default::default())
+                    .await?
+            } else {
+                super::LineageGraph {
+                    nodes: live
+                        .iter()
+                        .map(|id| super::GraphNode {
+                            container_id: *id,
+                            is_target: false,
+                            has_upstream: false,
+                            has_downstream: false,
+                        })
+                        .collect(),
+                    ..Default::default()
+                }
+            };
+            merge_graph(&mut graph, g);
+        }
+        // External datasets of the job itself are nodes too.
+        for (_, e) in io
+            .iter()
+            .filter(|(_, e)| side.is_none_or(|s| (e.direction == IoDirection::Read) == (s == Direction::Upstream)))
+        {
+            if let End::External { fqn } = &e.end {
+                if !graph.external_nodes.iter().any(|x| &x.fqn == fqn) {
+                    graph.external_nodes.push(super::ExternalNode {
+                        id: super::external_node_id(super::openlineage::SOURCE_TYPE, fqn),
+                        fqn: fqn.clone(),
+                        source_type: super::openlineage::SOURCE_TYPE.to_string(),
+                        is_target: false,
+                    });
+                }
+            }
+        }
+        let jobs = self.jobs_between(&graph, Some(job_id)).await?;
+        Ok((graph, jobs))
+    }
+
     /// What is failing now: see the module's notes.
     pub async fn health_index(&self) -> Result<HealthIndex> {
         let failing = self.store.failed_latest_runs(None, None, MAX_FAILURES).await?;
@@ -477,4 +590,21 @@ impl Lineage {
             .collect();
         Ok(IncidentPage { items, end_cursor: format!("incident:{end}"), has_more: visible.len() > end })
     }
+}
+
+/// Adds `g`'s nodes and edges to `into`, each once.
+fn merge_graph(into: &mut super::LineageGraph, g: super::LineageGraph) {
+    let known: HashSet<Id> = into.nodes.iter().map(|n| n.container_id).collect();
+    for n in g.nodes {
+        if !known.contains(&n.container_id) {
+            into.nodes.push(n);
+        }
+    }
+    let edges: HashSet<Id> = into.edges.iter().map(|e| e.id).collect();
+    into.edges.extend(g.edges.into_iter().filter(|e| !edges.contains(&e.id)));
+    let xs: HashSet<String> = into.external_nodes.iter().map(|x| x.id.clone()).collect();
+    into.external_nodes.extend(g.external_nodes.into_iter().filter(|x| !xs.contains(&x.id)));
+    let xe: HashSet<Id> = into.external_edges.iter().map(|e| e.id).collect();
+    into.external_edges.extend(g.external_edges.into_iter().filter(|e| !xe.contains(&e.id)));
+    into.completeness.is_partial |= g.completeness.is_partial;
 }

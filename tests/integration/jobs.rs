@@ -18,6 +18,7 @@ both_stores!(
     malformed_run_facets_are_reported_and_ignored,
     restricted_jobs_are_placeholders,
     real_sequences_give_their_jobs_and_runs,
+    graphs_carry_the_jobs_between_their_tables,
 );
 
 const NS: &str = "postgres://wh:5432";
@@ -504,4 +505,78 @@ async fn real_sequences_give_their_jobs_and_runs(app: TestApp) {
         .await;
     assert_eq!(j["job"]["parent"]["name"], parent["name"], "{j:#}");
     assert!(j["job"]["parent"]["children"].as_array().unwrap().iter().any(|c| c["name"] == child["job"]["name"]));
+}
+
+const GRAPH_JOBS: &str =
+    "jobs { id name latestRun { state } } jobEdges { jobId kind containerId sourceNodeId targetNodeId }";
+
+/// (job name, kind, container) of a graph's job edges, sorted.
+fn job_edges(g: &Value) -> Vec<(String, String, i64)> {
+    let names: BTreeMap<i64, String> = g["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| (j["id"].as_i64().unwrap(), j["name"].as_str().unwrap().to_string()))
+        .collect();
+    let mut out: Vec<(String, String, i64)> = g["jobEdges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let c = e["containerId"].as_i64().unwrap();
+            let job = format!("job:{}", e["jobId"]);
+            let (s, t) = (e["sourceNodeId"].as_str().unwrap(), e["targetNodeId"].as_str().unwrap());
+            match e["kind"].as_str().unwrap() {
+                "INPUT" => assert_eq!((s, t), (c.to_string().as_str(), job.as_str())),
+                _ => assert_eq!((s, t), (job.as_str(), c.to_string().as_str())),
+            }
+            (names[&e["jobId"].as_i64().unwrap()].clone(), e["kind"].as_str().unwrap().to_string(), c)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+async fn graphs_carry_the_jobs_between_their_tables(app: TestApp) {
+    let ids = app.tables("wh", NS, &["a", "b", "c"]).await;
+    let (a, b, c) = (ids[0], ids[1], ids[2]);
+    for (i, (job, input, output)) in [("load_b", "a", "b"), ("load_c", "b", "c")].iter().enumerate() {
+        let run = uuid(50 + i as u32);
+        app.ingest(event("COMPLETE", &at(i as i64), &run, job, vec![ds(input)], vec![ds(output)])).await;
+    }
+    let q = format!("query($c: Int!, $j: Boolean) {{ lineageGraph(containerId: $c, depth: 1, includeJobs: $j) {{ nodes {{ id }} {GRAPH_JOBS} }} }}");
+    let plain = app.ok(&q, json!({"c": b})).await;
+    assert_eq!(
+        (plain["lineageGraph"]["jobs"].clone(), plain["lineageGraph"]["jobEdges"].clone()),
+        (json!([]), json!([])),
+        "only when asked"
+    );
+    let g = app.ok(&q, json!({"c": b, "j": true})).await["lineageGraph"].clone();
+    let s = |x: &str| x.to_string();
+    assert_eq!(
+        job_edges(&g),
+        vec![
+            (s("load_b"), s("INPUT"), a),
+            (s("load_b"), s("OUTPUT"), b),
+            (s("load_c"), s("INPUT"), b),
+            (s("load_c"), s("OUTPUT"), c)
+        ]
+    );
+    assert!(g["jobs"].as_array().unwrap().iter().all(|j| j["latestRun"]["state"] == "COMPLETE"), "{g:#}");
+    // Around load_c: its input b and output c, one level; load_b only writes into it, so it is not between.
+    let job = app.ok("{ job(namespace: \"etl\", name: \"load_c\") { id } }", json!({})).await["job"]["id"].clone();
+    let q = format!(
+        "query($j: Int!, $d: Int) {{ jobLineageGraph(jobId: $j, depth: $d) {{ nodes {{ id }} {GRAPH_JOBS} }} }}"
+    );
+    let g = app.ok(&q, json!({"j": job, "d": 1})).await["jobLineageGraph"].clone();
+    let mut nodes: Vec<i64> = g["nodes"].as_array().unwrap().iter().map(|n| n["id"].as_i64().unwrap()).collect();
+    nodes.sort();
+    assert_eq!(nodes, vec![b, c]);
+    assert_eq!(job_edges(&g), vec![(s("load_c"), s("INPUT"), b), (s("load_c"), s("OUTPUT"), c)]);
+    // One level more reaches a upstream, and load_b is between a and b.
+    let g = app.ok(&q, json!({"j": job, "d": 2})).await["jobLineageGraph"].clone();
+    assert_eq!(g["nodes"].as_array().unwrap().len(), 3, "{g:#}");
+    assert!(job_edges(&g).contains(&(s("load_b"), s("INPUT"), a)));
+    let (code, _) = app.err("{ jobLineageGraph(jobId: 424242) { nodes { id } } }", json!({})).await;
+    assert_eq!(code, "NOT_FOUND");
 }

@@ -522,3 +522,54 @@ pub struct IncidentPage {
     pub end_cursor: String,
     pub has_more: bool,
 }
+
+/// Which way a job edge goes: a dataset the job read (`INPUT`: dataset -> job) or wrote
+/// (`OUTPUT`: job -> dataset).
+#[derive(Enum, Copy, Clone, Eq, PartialEq, Debug)]
+pub enum JobEdgeKind {
+    Input,
+    Output,
+}
+
+/// An edge between a job and a dataset in a lineage graph with jobs.
+#[derive(SimpleObject)]
+pub struct JobEdge {
+    pub job_id: Id,
+    pub kind: JobEdgeKind,
+    /// The container end, when it is one.
+    pub container_id: Option<Id>,
+    /// The external end's `ext:openlineage:<fqn>` node id, when it is one.
+    pub external_node_id: Option<String>,
+    /// The edge's source and target as node ids: `job:<id>`, a container id as text, or an
+    /// external node id.
+    pub source_node_id: String,
+    pub target_node_id: String,
+}
+
+/// The jobs and job edges of a graph, as the caller may see them.
+pub(super) async fn jobs_out(ctx: &Context<'_>, between: svc::JobsBetween) -> GqlResult<(Vec<Job>, Vec<JobEdge>)> {
+    let jobs: Vec<Job> = lineage(ctx).job_views(caller(ctx), between.jobs).await?.into_iter().map(Job).collect();
+    let edges = between
+        .links
+        .into_iter()
+        .map(|l| {
+            let (container_id, external_node_id, node) = match &l.end {
+                End::External { fqn } => {
+                    let id = service::external_node_id(service::openlineage::SOURCE_TYPE, fqn);
+                    (None, Some(id.clone()), id)
+                }
+                end => {
+                    let id = end.container_id().unwrap_or_default();
+                    (Some(id), None, id.to_string())
+                }
+            };
+            let job = format!("job:{}", l.job_id);
+            let (kind, source_node_id, target_node_id) = match l.direction {
+                IoDirection::Read => (JobEdgeKind::Input, node, job),
+                IoDirection::Wrote => (JobEdgeKind::Output, job, node),
+            };
+            JobEdge { job_id: l.job_id, kind, container_id, external_node_id, source_node_id, target_node_id }
+        })
+        .collect();
+    Ok((jobs, edges))
+}

@@ -390,6 +390,11 @@ pub struct LineageGraph {
     pub frontier: Vec<FrontierNode>,
     /// The cycles among the returned containers, as the ids around each (from its smallest).
     pub cycles: CycleList,
+    /// With `includeJobs`: the jobs between the graph's nodes, each with its latest run
+    /// (restricted jobs as placeholders, so the graph stays connected).
+    pub jobs: Vec<super::Job>,
+    /// With `includeJobs`: from each input to its job and from the job to each output.
+    pub job_edges: Vec<super::JobEdge>,
 }
 
 #[derive(SimpleObject)]

@@ -54,8 +54,8 @@ pub use self::history::{AsOf, DiffNode, EdgeChange, EdgeRelabel, LineageDiff};
 pub use self::identity::{DatastorePermission, Me, PermissionLevel, Role, Team};
 pub use self::inputs::{ContainerInput, CreateEdgeInput, DatastoreInput, FieldInput, TeamInput, UpdateEdgeInput};
 pub use self::jobs::{
-    ContainerHealth, HealthState, Incident, IncidentPage, Job, JobDataset, JobPage, LastWrite, Run, RunPage, RunState,
-    RunStateChange,
+    ContainerHealth, HealthState, Incident, IncidentPage, Job, JobDataset, JobEdge, JobEdgeKind, JobPage, LastWrite,
+    Run, RunPage, RunState, RunStateChange,
 };
 pub use self::lineage::{
     Evidence, ExternalNode, FieldConnections, GraphNode, Impact, ImpactedContainer, Interval, LineageEdge,

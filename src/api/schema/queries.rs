@@ -92,7 +92,16 @@ async fn graph_out(ctx: &Context<'_>, g: service::LineageGraph) -> GqlResult<Lin
         is_partial: g.completeness.is_partial,
         frontier: frontier_out(&g.completeness),
         cycles: CycleList(g.completeness.cycles),
+        jobs: Vec::new(),
+        job_edges: Vec::new(),
     })
+}
+
+/// `graph_out` with the jobs between the graph's nodes (`includeJobs`).
+async fn graph_with_jobs(ctx: &Context<'_>, g: service::LineageGraph, keep: Option<Id>) -> GqlResult<LineageGraph> {
+    let between = lineage(ctx).jobs_between(&g, keep).await?;
+    let (jobs, job_edges) = super::jobs::jobs_out(ctx, between).await?;
+    Ok(LineageGraph { jobs, job_edges, ..graph_out(ctx, g).await? })
 }
 
 /// An impact answer as GraphQL returns it, with what the selection asks of it prefetched.
@@ -171,7 +180,9 @@ impl QueryRoot {
     /// The containers around one within `depth`, with the edges among them; with `asOf`, as the
     /// graph was at that instant (the answer's `asOf` says what could be rebuilt). `maxNodes` keeps
     /// at most that many containers (the centre included), nearest levels first; the rest is cut,
-    /// with `isPartial` and the `frontier` saying where.
+    /// with `isPartial` and the `frontier` saying where. `includeJobs` adds the jobs between the
+    /// graph's nodes (`jobs`, `jobEdges`): the dataset -> job -> dataset view.
+    #[allow(clippy::too_many_arguments)]
     async fn lineage_graph(
         &self,
         ctx: &Context<'_>,
@@ -180,6 +191,7 @@ impl QueryRoot {
         side: Option<Side>,
         as_of: Option<DateTime>,
         max_nodes: Option<i64>,
+        #[graphql(default_with = "Some(false)")] include_jobs: Option<bool>,
     ) -> GqlResult<LineageGraph> {
         let at = as_of.map(|d| d.0);
         let options = service::GraphOptions {
@@ -188,7 +200,27 @@ impl QueryRoot {
         };
         let side = side.map(Into::into);
         let g = lineage(ctx).at(at).await?.lineage_graph_with(container_id, depth.unwrap_or(2), side, options).await?;
-        Ok(LineageGraph { as_of: AsOf::of(at), ..graph_out(ctx, g).await? })
+        let out = match include_jobs.unwrap_or(false) {
+            true => graph_with_jobs(ctx, g, None).await?,
+            false => graph_out(ctx, g).await?,
+        };
+        Ok(LineageGraph { as_of: AsOf::of(at), ..out })
+    }
+
+    /// The lineage graph centred on a job: its inputs and what lies upstream of them, its
+    /// outputs and what lies downstream (`side` keeps one), `depth` levels counting the job's
+    /// own datasets as the first, with the jobs between them (`jobs`, `jobEdges`).
+    async fn job_lineage_graph(
+        &self,
+        ctx: &Context<'_>,
+        job_id: Id,
+        #[graphql(default_with = "Some(2)")] depth: Option<i64>,
+        side: Option<Side>,
+    ) -> GqlResult<LineageGraph> {
+        let (g, between) =
+            lineage(ctx).job_lineage_graph(caller(ctx), job_id, depth.unwrap_or(2), side.map(Into::into)).await?;
+        let (jobs, job_edges) = super::jobs::jobs_out(ctx, between).await?;
+        Ok(LineageGraph { jobs, job_edges, ..graph_out(ctx, g).await? })
     }
 
     /// How big `lineageGraph` with these arguments would be, level by level, without returning

@@ -143,7 +143,7 @@ mod tests {
         assert_eq!(r, RunFacets::default());
         assert_eq!(
             warnings,
-            ["/run/facets/errorMessage", "/run/facets/nominalTime/nominalStartTime", "/run/facets/nominalTime"]
+            ["/run/facets/nominalTime/nominalStartTime", "/run/facets/nominalTime", "/run/facets/errorMessage"]
         );
         let (r, warnings) = read_run(json!({
             "errorMessage": {"message": "division by zero", "programmingLanguage": "PYTHON", "stackTrace": "tb"},

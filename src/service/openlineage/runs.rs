@@ -147,7 +147,8 @@ async fn existing_io(resolver: &mut Resolver<'_>, event: &Event) -> Result<Vec<I
         for d in list {
             let ends = resolver.existing_ends(d, &mut ignored).await?;
             let containers: Vec<End> = ends.iter().filter(|(_, c)| c.is_some()).map(|(e, _)| e.clone()).collect();
-            let chosen = if containers.is_empty() { ends.into_iter().map(|(e, _)| e).take(1).collect() } else { containers };
+            let chosen =
+                if containers.is_empty() { ends.into_iter().map(|(e, _)| e).take(1).collect() } else { containers };
             for end in chosen {
                 io.push(IoEntry {
                     direction,
