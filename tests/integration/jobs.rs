@@ -19,6 +19,7 @@ both_stores!(
     restricted_jobs_are_placeholders,
     real_sequences_give_their_jobs_and_runs,
     graphs_carry_the_jobs_between_their_tables,
+    a_short_name_resolves_to_the_full_one_first_seen_in_the_same_event,
 );
 
 const NS: &str = "postgres://wh:5432";
@@ -28,10 +29,14 @@ fn ds(name: &str) -> Value {
     json!({"namespace": NS, "name": format!("db.public.{name}")})
 }
 
-/// An instant `secs` seconds after a fixed base an hour ago (events must not be in the future).
+/// An instant `secs` seconds after a fixed base an hour before the tests started (events must
+/// not be in the future); the base is read once, so offsets are exact within a test.
 fn at(secs: i64) -> String {
-    let base = chrono::Utc::now() - chrono::Duration::hours(1);
-    let base = base - chrono::Duration::nanoseconds(base.timestamp_subsec_nanos().into());
+    static BASE: std::sync::OnceLock<chrono::DateTime<chrono::Utc>> = std::sync::OnceLock::new();
+    let base = *BASE.get_or_init(|| {
+        let now = chrono::Utc::now() - chrono::Duration::hours(1);
+        now - chrono::Duration::nanoseconds(now.timestamp_subsec_nanos().into())
+    });
     (base + chrono::Duration::seconds(secs)).to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
@@ -579,4 +584,51 @@ async fn graphs_carry_the_jobs_between_their_tables(app: TestApp) {
     assert!(job_edges(&g).contains(&(s("load_b"), s("INPUT"), a)));
     let (code, _) = app.err("{ jobLineageGraph(jobId: 424242) { nodes { id } } }", json!({})).await;
     assert_eq!(code, "NOT_FOUND");
+}
+
+/// A legacy Airflow Postgres event names its input `shop.public.orders` and its column lineage
+/// names the same table `public.orders`: in the zero-setup mode that is one container, also when
+/// both names first appear in this one event.
+async fn a_short_name_resolves_to_the_full_one_first_seen_in_the_same_event(app: TestApp) {
+    let app = app.with_zero_setup().await;
+    let ns = "postgres://legacy-db:5432";
+    let facet = json!({"_producer": PRODUCER, "_schemaURL": "https://openlineage.io/spec/facets/1-0-1/ColumnLineageDatasetFacet.json",
+        "fields": {"total": {"inputFields": [{"namespace": ns, "name": "public.orders", "field": "amount"}]}}});
+    let e = json!({
+        "eventType": "COMPLETE", "eventTime": at(0), "producer": PRODUCER,
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+        "run": {"runId": uuid(60)}, "job": {"namespace": "airflow", "name": "dag.task"},
+        "inputs": [{"namespace": ns, "name": "shop.public.orders"}],
+        "outputs": [{"namespace": ns, "name": "shop.public.order_totals", "facets": {"columnLineage": facet}}],
+    });
+    // An earlier task of the DAG made the namespace's datastore: the event's names are then read
+    // ahead against it (and the column lineage's short name found nothing yet).
+    app.ingest(json!({
+        "eventType": "COMPLETE", "eventTime": at(-10), "producer": PRODUCER,
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+        "run": {"runId": uuid(61)}, "job": {"namespace": "airflow", "name": "dag.extract"},
+        "inputs": [{"namespace": ns, "name": "shop.public.raw"}], "outputs": [{"namespace": ns, "name": "shop.public.staged"}],
+    }))
+    .await;
+    app.ingest(e).await;
+    let found = app
+        .ok(
+            "{ containers(name: \"orders\") { items { id name database schema fields { items { name } } } } }",
+            json!({}),
+        )
+        .await;
+    let items = found["containers"]["items"].as_array().unwrap();
+    let orders: Vec<&Value> = items.iter().filter(|c| c["name"] == "orders").collect();
+    assert_eq!(orders.len(), 1, "one container for one table: {found:#}");
+    assert_eq!((orders[0]["database"].as_str(), orders[0]["schema"].as_str()), (Some("shop"), Some("public")));
+    let amount = app
+        .ok(
+            "query($c: Int!) { containerFields(containerId: $c, name: \"amount\") { items { id } } }",
+            json!({"c": orders[0]["id"]}),
+        )
+        .await["containerFields"]["items"][0]["id"]
+        .clone();
+    assert!(amount.is_i64(), "the column lineage's input field is on the one container");
+    let edges = app.ok("query($f: Int) { edges(fieldId: $f) { total } }", json!({"f": amount})).await;
+    assert_eq!(edges["edges"]["total"], 1, "the column lineage starts at it: {edges:#}");
 }

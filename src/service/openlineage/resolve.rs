@@ -627,8 +627,11 @@ impl<'a> Resolver<'a> {
                     .await?;
             }
         }
-        // Another spelling that did not resolve before may name the new container now.
+        // Another spelling that did not resolve before may name the new container now (a column
+        // lineage input naming `public.orders` for the `shop.public.orders` this event created):
+        // its failure is forgotten, and the names read ahead for the event include the container.
         self.cache.retain(|_, r| r.is_ok());
+        self.pool.push(container.clone());
         self.remember(d, std::slice::from_ref(&container));
         Ok(Ok(container))
     }
