@@ -2452,3 +2452,47 @@ async fn evidence_is_tied_to_the_run_or_job_that_asserted_it() {
     neo.import(exported).await.expect("import");
     assert_eq!(asserted_by(&graph).await, expected, "after export and import");
 }
+
+async fn run_cypher(graph: &neo4rs::Graph, text: &str) {
+    let mut rows = graph.execute(neo4rs::query(text)).await.expect("statement");
+    while rows.next().await.expect("row").is_some() {}
+}
+
+#[tokio::test]
+async fn a_version_2_database_gets_its_catalog_relationships_and_a_jobs_backfill_note() {
+    let _serial = SERIAL.lock().await;
+    let Some(neo) = store().await else { return };
+    let cat = catalog(&neo).await;
+    let graph = raw_graph().await;
+    let counts = relationship_counts(&graph).await;
+    assert_eq!((counts.get("CONTAINS"), counts.get("HAS_FIELD")), (Some(&3), Some(&6)), "new writes link the catalog");
+    // A database as version 2 left it: no catalog relationships, no note, version 2. One container
+    // is deleted (soft) and keeps its link; another's datastore is gone.
+    neo.delete_container(cat.containers[2].id).await.expect("delete");
+    let orphan = neo.upsert_datastore(datastore_input("gone")).await.expect("ds");
+    neo.upsert_container(container_input(orphan.id, "orphan", &["z"])).await.expect("orphan");
+    run_cypher(&graph, "MATCH (d:Datastore {name: 'gone'}) DETACH DELETE d").await;
+    run_cypher(&graph, "MATCH ()-[r:CONTAINS|HAS_FIELD]->() DELETE r").await;
+    run_cypher(&graph, "MATCH (d:Doc {kind: 'meta'}) DELETE d").await;
+    run_cypher(&graph, "MATCH (s:TributarySchema) SET s.version = 2").await;
+
+    let uri = std::env::var("NEO4J_URI").expect("NEO4J_URI");
+    let user = std::env::var("NEO4J_USER").unwrap_or_else(|_| "neo4j".to_string());
+    let password = std::env::var("NEO4J_PASSWORD").unwrap_or_else(|_| "neo4j".to_string());
+    let migrated = Neo4jStore::connect(&uri, &user, &password, None).await.expect("migrate");
+    let counts = relationship_counts(&graph).await;
+    assert_eq!(counts.get("CONTAINS"), Some(&3), "every container whose datastore exists: {counts:?}");
+    assert_eq!(counts.get("HAS_FIELD"), Some(&7), "every field, the orphan container's too: {counts:?}");
+    assert_eq!(
+        migrated.get_doc("meta", "jobs_backfill").await.expect("doc"),
+        Some(json!({"pending": true})),
+        "the service backfills jobs and runs at its next start"
+    );
+    let mut rows =
+        graph.execute(neo4rs::query("MATCH (s:TributarySchema) RETURN s.version AS v")).await.expect("version");
+    let row = rows.next().await.expect("row").expect("a version node");
+    assert_eq!(row.get::<i64>("v").expect("v"), tributary::store::neo4j::SCHEMA_VERSION);
+    // A new store's path and the migrated one agree: connecting again changes nothing.
+    drop(Neo4jStore::connect(&uri, &user, &password, None).await.expect("connect again"));
+    assert_eq!(relationship_counts(&graph).await, counts);
+}

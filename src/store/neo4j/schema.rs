@@ -11,7 +11,7 @@ const LOST_RACE: [&str; 2] =
     ["Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists", "Neo.ClientError.Schema.IndexWithNameAlreadyExists"];
 
 /// Constraints and indexes, created idempotently at start-up.
-pub(super) fn schema_statements() -> Vec<Cmd> {
+fn schema_statements() -> Vec<Cmd> {
     vec![
         cypher!("schema_counter_name_unique"),
         cypher!("schema_datastore_id_unique"),
