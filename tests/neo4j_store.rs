@@ -2496,3 +2496,104 @@ async fn a_version_2_database_gets_its_catalog_relationships_and_a_jobs_backfill
     drop(Neo4jStore::connect(&uri, &user, &password, None).await.expect("connect again"));
     assert_eq!(relationship_counts(&graph).await, counts);
 }
+
+/// The Cypher examples of README.md: `<!-- cypher-example: NAME -->` followed by a ```cypher
+/// block, by name.
+fn readme_cypher_examples() -> Vec<(String, String)> {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).expect("README");
+    let mut out = Vec::new();
+    for piece in readme.split("<!-- cypher-example: ").skip(1) {
+        let (name, rest) = piece.split_once(" -->").expect("a closed marker");
+        let block = rest.trim_start().strip_prefix("```cypher\n").expect("a cypher block after the marker");
+        let (text, _) = block.split_once("```").expect("a closed cypher block");
+        out.push((name.to_string(), text.to_string()));
+    }
+    out
+}
+
+#[tokio::test]
+async fn the_readme_cypher_examples_answer_as_they_say() {
+    let _serial = SERIAL.lock().await;
+    let Some(neo) = store().await else { return };
+    let ds = neo.upsert_datastore(datastore_input("warehouse")).await.expect("ds");
+    let typed = |name: &str, data_type: &str| FieldInput {
+        name: name.to_string(),
+        data_type: Some(data_type.to_string()),
+        ..FieldInput::default()
+    };
+    let mut clean = container_input(ds.id, "orders_clean", &[]);
+    clean.fields = vec![typed("id", "bigint"), typed("amount", "numeric")];
+    let (clean, _) = neo.upsert_container(clean).await.expect("orders_clean");
+    let (orders, _) = neo.upsert_container(container_input(ds.id, "orders", &["id"])).await.expect("orders");
+    let (gone, _) = neo.upsert_container(container_input(ds.id, "gone", &[])).await.expect("gone");
+    neo.delete_container(gone.id).await.expect("delete");
+    let ok = "3f0c9a2e-7b41-4c1e-9d55-0a2f6c1e8b90";
+    let raw = x("s3://raw/orders");
+    let mut failed = run_event("clean_orders", "r-failed", "FAIL", 100, Vec::new());
+    if let Some(run) = failed.run.as_mut() {
+        run.error_message = Some("division by zero".to_string());
+    }
+    for record in [
+        run_event(
+            "clean_orders",
+            ok,
+            "START",
+            0,
+            vec![io(IoDirection::Read, c(orders.id), "orders", t(0)), io(IoDirection::Read, raw, "raw/orders", t(0))],
+        ),
+        run_event("clean_orders", ok, "COMPLETE", 10, vec![io(IoDirection::Wrote, c(clean.id), "orders_clean", t(10))]),
+        run_event(
+            "clean_orders",
+            "r-failed",
+            "START",
+            90,
+            vec![io(IoDirection::Wrote, c(clean.id), "orders_clean", t(90))],
+        ),
+        failed,
+        run_event("audit", "r-audit", "ABORT", 50, vec![io(IoDirection::Read, c(clean.id), "orders_clean", t(50))]),
+    ] {
+        neo.record_run(record).await.expect("record_run");
+    }
+    let ts = |s: i64| json!(t(s).to_rfc3339_opts(chrono::SecondsFormat::Micros, true));
+    let expected: Vec<(&str, serde_json::Value)> = vec![
+        (
+            "jobs-writing-a-table",
+            json!([{"namespace": "airflow", "job": "clean_orders", "last_written": ts(90), "last_completed": ts(10)}]),
+        ),
+        (
+            "failed-runs",
+            json!([
+                {"job": "clean_orders", "run": "r-failed", "state": "FAIL", "ended": ts(100), "error": "division by zero"},
+                {"job": "audit", "run": "r-audit", "state": "ABORT", "ended": ts(50), "error": null},
+            ]),
+        ),
+        (
+            "run-io",
+            json!([
+                {"how": "READ", "dataset": "orders", "at": ts(0)},
+                {"how": "READ", "dataset": "s3://raw/orders", "at": ts(0)},
+                {"how": "WROTE", "dataset": "orders_clean", "at": ts(10)},
+            ]),
+        ),
+        ("table-fields", json!([{"field": "amount", "type": "numeric"}, {"field": "id", "type": "bigint"}])),
+        (
+            "datastore-tables",
+            json!([
+                {"database": "db", "schema": "public", "table": "orders"},
+                {"database": "db", "schema": "public", "table": "orders_clean"},
+            ]),
+        ),
+    ];
+    let examples = readme_cypher_examples();
+    let names: Vec<&str> = examples.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, expected.iter().map(|(n, _)| *n).collect::<Vec<_>>(), "the README's examples");
+    let graph = raw_graph().await;
+    for ((name, text), (_, want)) in examples.iter().zip(expected) {
+        let mut rows = graph.execute(neo4rs::query(text)).await.unwrap_or_else(|e| panic!("{name}: {e}"));
+        let mut got = Vec::new();
+        while let Some(row) = rows.next().await.unwrap_or_else(|e| panic!("{name}: {e}")) {
+            got.push(row.to::<serde_json::Value>().unwrap_or_else(|e| panic!("{name}: {e}")));
+        }
+        assert_eq!(serde_json::Value::from(got), want, "README example {name}");
+    }
+}
