@@ -2597,3 +2597,36 @@ async fn the_readme_cypher_examples_answer_as_they_say() {
         assert_eq!(serde_json::Value::from(got), want, "README example {name}");
     }
 }
+
+#[tokio::test]
+async fn concurrent_events_of_one_new_job_and_run_record_them_once() {
+    let _serial = SERIAL.lock().await;
+    let Some(neo) = store().await else { return };
+    let cat = catalog(&neo).await;
+    let neo = std::sync::Arc::new(neo);
+    let (a, b) = (c(cat.containers[0].id), c(cat.containers[1].id));
+    let events = [
+        run_event("etl", "r-1", "START", 0, vec![io(IoDirection::Read, a.clone(), "a", t(0))]),
+        run_event("etl", "r-1", "RUNNING", 5, vec![io(IoDirection::Read, a, "a", t(5))]),
+        run_event("etl", "r-1", "COMPLETE", 10, vec![io(IoDirection::Wrote, b, "b", t(10))]),
+        run_event("etl", "r-2", "START", 20, Vec::new()),
+    ];
+    let tasks: Vec<_> = events
+        .into_iter()
+        .map(|record| {
+            let neo = neo.clone();
+            tokio::spawn(async move { neo.record_run(record).await })
+        })
+        .collect();
+    for task in tasks {
+        task.await.expect("join").expect("every event is recorded");
+    }
+    let jobs = neo.list_jobs(&JobFilter::default(), page(1, 10)).await.expect("jobs");
+    assert_eq!(jobs.total, 1, "one job: {:?}", jobs.items);
+    let runs = neo.runs_of_job(jobs.items[0].id, &RunFilter::default(), page(1, 10)).await.expect("runs");
+    assert_eq!(runs.items.iter().map(|r| r.run_id.as_str()).collect::<Vec<_>>(), ["r-2", "r-1"]);
+    assert_eq!(jobs.items[0].latest_run_id, Some(runs.items[0].id));
+    let r1 = &runs.items[1];
+    assert_eq!((r1.state.as_str(), r1.states.len()), ("COMPLETE", 3));
+    assert_eq!(neo.run_io(&[r1.id]).await.expect("io").len(), 2);
+}

@@ -12,6 +12,12 @@
 //!   relationship hop. It carries the edge's attributes plus `ukey` (source key, target key and
 //!   source type: the uniqueness constraint) and, per end, `*_kind`, `*_id`, `*_container_id`,
 //!   `*_fqn`, so an edge reads back from the relationship alone;
+//! - `:Job {id, namespace, name, ...}` and `:Run {id, run_id, job_id, state, states, ...}` (see
+//!   `jobs`), ids from the `job` and `run` counters;
+//! - relationships for people and Cypher, beside the id properties the reads use:
+//!   `(:Datastore)-[:CONTAINS]->(:Container)-[:HAS_FIELD]->(:Field)`, `(:Job)-[:HAS_RUN]->(:Run)`,
+//!   a run's and a job's datasets (`READ`/`WROTE`, `READS`/`WRITES`), `CHILD_OF` between jobs and
+//!   between runs, `(:Evidence)-[:ASSERTED_BY]->(:Run|Job)`;
 //! - deleting a container or field is a soft delete (`deleted = true`, `key` removed so the name
 //!   can be reused): its relationships stay, so retired edges keep their ends. Deleted nodes are
 //!   never returned by catalog reads, stats or traversal.
@@ -27,7 +33,7 @@
 //! the statement plumbing (`Cmd`, `Rows`, the three ways a statement runs: see [`Run`]), the id
 //! counters and the one `impl Store`, whose methods only say how they run and call the concern
 //! file that holds their Cypher and row handling: `schema`, `rows`, `catalog`, `edges`, `graph`,
-//! `assertions`, `events`, `changes`, `identity`, `transfer`; `migrations` checks and moves
+//! `assertions`, `events`, `changes`, `identity`, `jobs`, `transfer`; `migrations` checks and moves
 //! forward the schema version at connect.
 
 use std::collections::{BTreeSet, HashMap};
