@@ -7,8 +7,8 @@
 // value is removed). New ones are CREATEd, not merged: should a concurrent transaction have
 // created one meanwhile, the uniqueness constraint refuses it and the caller runs again, finding
 // it. Once all are written (the `collect` waits for every row), each job's CHILD_OF goes to its
-// parent, and the jobs naming it as their parent get theirs, so the relationship exists
-// whichever of the two was written first (an import may write a child before its parent).
+// parent, and a new job's children get theirs: an import may write a child before its parent
+// (record_run writes a parent first, so for a job already stored its children are linked).
 UNWIND $rows AS row
 CALL (row) {
   WITH row
@@ -23,8 +23,9 @@ CALL (row) {
   SET j = row.job
   RETURN j
 }
-WITH collect(j) AS jobs
-UNWIND jobs AS j
+WITH collect({j: j, new: row.new}) AS written
+UNWIND written AS w
+WITH w.j AS j, w.new AS new
 CALL (j) {
   MATCH (j)-[old:CHILD_OF]->(p:Job)
   WHERE j.parent_id IS NULL OR p.id <> j.parent_id
@@ -34,7 +35,9 @@ CALL (j) {
   MATCH (p:Job {id: j.parent_id})
   MERGE (j)-[:CHILD_OF]->(p)
 }
-CALL (j) {
+CALL (j, new) {
+  WITH j, new
+  WHERE new
   MATCH (c:Job {parent_id: j.id})
   MERGE (c)-[:CHILD_OF]->(j)
 }

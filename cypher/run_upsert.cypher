@@ -4,8 +4,8 @@
 // null, first_seen_at, last_seen_at, began: string (RFC 3339)}}].
 // Creates the new runs (CREATE, as job_upsert does, for the same reason) and replaces every
 // property of the others. Once all are written, each run gets its job's HAS_RUN, its CHILD_OF to
-// its parent run when that run is stored, and the runs naming it as their parent get theirs (a
-// child run may arrive before its parent).
+// its parent run when that run is stored, and a new run's children get theirs (a child run may
+// arrive before its parent; once the parent is stored, a child links itself).
 UNWIND $rows AS row
 CALL (row) {
   WITH row
@@ -20,8 +20,9 @@ CALL (row) {
   SET r = row.run
   RETURN r
 }
-WITH collect(r) AS runs
-UNWIND runs AS r
+WITH collect({r: r, new: row.new}) AS written
+UNWIND written AS w
+WITH w.r AS r, w.new AS new
 CALL (r) {
   MATCH (j:Job {id: r.job_id})
   MERGE (j)-[:HAS_RUN]->(r)
@@ -35,7 +36,9 @@ CALL (r) {
   MATCH (p:Run {run_id: r.parent_run_id})
   MERGE (r)-[:CHILD_OF]->(p)
 }
-CALL (r) {
+CALL (r, new) {
+  WITH r, new
+  WHERE new
   MATCH (c:Run {parent_run_id: r.run_id})
   MERGE (c)-[:CHILD_OF]->(r)
 }
