@@ -1,6 +1,7 @@
 // Parameters: $id (int). Soft-deletes the datastore's live containers and their live fields
 // (`deleted = true`, `key` removed so it can be reused; relationships stay so retired edges keep
-// their ends), then removes the datastore node itself. Returns 1 when it existed, else 0.
+// their ends), then removes the datastore node itself with its CONTAINS relationships. Returns 1
+// when it existed, else 0.
 MATCH (d:Datastore {id: $id})
 CALL (d) {
   MATCH (c:Container {datastore_id: d.id})
@@ -13,5 +14,5 @@ CALL (d) {
   SET f.deleted = true
   REMOVE f.key
 }
-DELETE d
+DETACH DELETE d
 RETURN count(*) AS deleted

@@ -8,7 +8,9 @@
 // null}].
 // A null attribute keeps the stored value on update and takes the default on create. Fields are
 // merged by name; unlisted fields are kept. Returns the container and the listed fields, in the
-// order of $fields (as the embedded store does).
+// order of $fields (as the embedded store does). The container hangs under its datastore
+// (CONTAINS) and its fields under it (HAS_FIELD), for people and Cypher; the reads use the id
+// properties.
 MERGE (c:Container {key: $key})
 ON CREATE SET
   c.id = $new_id,
@@ -31,6 +33,10 @@ ON MATCH SET
   c.active_anomaly_count = coalesce($active_anomaly_count, c.active_anomaly_count)
 WITH c
 CALL (c) {
+  MATCH (d:Datastore {id: c.datastore_id})
+  MERGE (d)-[:CONTAINS]->(c)
+}
+CALL (c) {
   UNWIND $fields AS fr
   MERGE (f:Field {key: toString(c.id) + '/' + fr.name})
   ON CREATE SET
@@ -51,6 +57,7 @@ CALL (c) {
     f.latest_profile_id = coalesce(fr.latest_profile_id, f.latest_profile_id),
     f.is_computed_field = coalesce(fr.is_computed_field, f.is_computed_field),
     f.active_anomaly_count = coalesce(fr.active_anomaly_count, f.active_anomaly_count)
+  MERGE (c)-[:HAS_FIELD]->(f)
 }
 RETURN c {.*} AS container,
        COLLECT {

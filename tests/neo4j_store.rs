@@ -12,8 +12,9 @@ use chrono::{Duration, TimeZone, Utc};
 use serde_json::json;
 use tributary::domain::{
     Assertion, AssertionBatch, AssertionSummary, Container, ContainerInput, ContainerStats, Datastore, DatastoreInput,
-    Direction, Edge, EdgeFilter, EdgePatch, End, EventFilter, Evidence, FieldInput, Id, Interval, MetadataAssertion,
-    NewEdge, PageRequest, StoredEvent, Timestamp,
+    Direction, Edge, EdgeFilter, EdgePatch, End, EventFilter, Evidence, FieldInput, Id, Interval, IoDirection, IoEntry,
+    Job, JobFilter, JobName, JobUpsert, MetadataAssertion, NewEdge, PageRequest, Run, RunFilter, RunRecord, RunUpsert,
+    StoredEvent, Timestamp,
 };
 use tributary::metrics::store_queries_total;
 use tributary::store::neo4j::{Neo4jStore, EDGE_EXISTS};
@@ -2084,4 +2085,548 @@ async fn assertions_and_the_event_log_behave_as_in_the_embedded_store() {
     neo.wipe().await.expect("wipe");
     neo.import(lite.export().await.expect("embedded export")).await.expect("neo4j import of the embedded export");
     assert_eq!(neo.export().await.expect("neo4j export"), exported);
+}
+
+// ---- jobs and runs ----
+
+fn job_name(name: &str) -> JobName {
+    JobName { namespace: "airflow".to_string(), name: name.to_string() }
+}
+
+fn run_key(job: &str) -> String {
+    json!(["openlineage", "run", "airflow", job]).to_string()
+}
+
+fn io(direction: IoDirection, end: End, name: &str, at: Timestamp) -> IoEntry {
+    IoEntry { direction, end, namespace: "postgres://db:5432".to_string(), name: name.to_string(), at, completed: None }
+}
+
+/// One RunEvent of `job`'s run `run_id` in `state` at `t(at)`, reading and writing `io`.
+fn run_event(job: &str, run_id: &str, state: &str, at: i64, io: Vec<IoEntry>) -> RunRecord {
+    RunRecord {
+        job: JobUpsert::named(job_name(job), t(at)),
+        run: Some(RunUpsert {
+            run_id: run_id.to_string(),
+            state: state.to_string(),
+            at: t(at),
+            nominal_start: None,
+            nominal_end: None,
+            error_message: None,
+            error_language: None,
+            parent_run_id: None,
+        }),
+        io,
+        event_id: 1,
+        evidence_key: run_key(job),
+    }
+}
+
+/// The jobs, runs and datasets of the story `record_story` tells, recorded in this order: a run
+/// whose events arrive out of order (COMPLETE first, its outputs only there, its inputs only on
+/// START), a later failed run of the same job, a child job's run under the first run (recorded
+/// before its parent run exists), and a job event of a design-time job.
+fn story(cat: &Catalog) -> Vec<RunRecord> {
+    let (a, b, cc) = (c(cat.containers[0].id), c(cat.containers[1].id), c(cat.containers[2].id));
+    let raw = x("s3://raw/orders");
+    let mut child = run_event("etl.load", "r-child", "START", 2, vec![io(IoDirection::Read, cc.clone(), "c", t(2))]);
+    child.job.parent = Some(job_name("etl"));
+    child.job.root = Some(job_name("dag"));
+    if let Some(run) = child.run.as_mut() {
+        run.parent_run_id = Some("r-1".to_string());
+    }
+    let mut complete = run_event("etl", "r-1", "COMPLETE", 10, vec![io(IoDirection::Wrote, b.clone(), "b", t(10))]);
+    complete.job.description = Some("loads b".to_string());
+    complete.job.owners = vec!["team:data".to_string()];
+    complete.job.parent = Some(job_name("dag"));
+    let mut failed = run_event("etl", "r-2", "FAIL", 30, vec![io(IoDirection::Wrote, b.clone(), "b", t(30))]);
+    if let Some(run) = failed.run.as_mut() {
+        run.error_message = Some("division by zero".to_string());
+        run.error_language = Some("python".to_string());
+    }
+    let mut design = run_event("report", "", "OTHER", 40, vec![io(IoDirection::Read, b.clone(), "b", t(40))]);
+    design.run = None;
+    design.evidence_key = json!(["openlineage", "job", "airflow", "report"]).to_string();
+    design.io.push(io(IoDirection::Wrote, raw.clone(), "orders", t(40)));
+    vec![
+        child,
+        complete,
+        run_event(
+            "etl",
+            "r-1",
+            "START",
+            0,
+            vec![io(IoDirection::Read, a.clone(), "a", t(0)), io(IoDirection::Read, raw, "orders", t(0))],
+        ),
+        run_event("etl", "r-1", "RUNNING", 5, vec![io(IoDirection::Read, a.clone(), "a", t(5))]),
+        run_event("etl", "r-2", "START", 20, vec![io(IoDirection::Read, a, "a", t(20))]),
+        failed,
+        design,
+    ]
+}
+
+/// Every jobs-and-runs read of a store, for comparing two stores.
+#[derive(Debug, PartialEq)]
+struct JobReads {
+    jobs: Vec<Job>,
+    by_name: Option<Job>,
+    listed: Vec<(Vec<Id>, i64)>,
+    children: Vec<Job>,
+    runs: Vec<Run>,
+    by_run_id: Vec<Run>,
+    of_job: Vec<(Vec<Id>, i64)>,
+    child_runs: Vec<Run>,
+    job_io: Vec<(Id, IoEntry)>,
+    run_io: Vec<(Id, IoEntry)>,
+    of_ends: Vec<(Id, IoEntry)>,
+    failed: Vec<Run>,
+}
+
+async fn job_reads(store: &impl Store, cat: &Catalog) -> JobReads {
+    let ids: Vec<Id> = (1..=8).collect();
+    let jobs = store.jobs_by_ids(&ids).await.expect("jobs_by_ids");
+    let b_id = cat.containers[1].id;
+    let filters = [
+        JobFilter::default(),
+        JobFilter { namespace: Some("airflow".into()), name: Some("ET".to_lowercase()), ..JobFilter::default() },
+        JobFilter { last_run_state: Some("FAIL".into()), ..JobFilter::default() },
+        JobFilter { container_ids: Some(vec![b_id]), ..JobFilter::default() },
+        JobFilter { namespace: Some("elsewhere".into()), ..JobFilter::default() },
+    ];
+    let mut listed = Vec::new();
+    for f in &filters {
+        for p in [page(1, 2), page(2, 2)] {
+            let got = store.list_jobs(f, p).await.expect("list_jobs");
+            listed.push((ids_of(&got.items, |j| j.id), got.total));
+        }
+    }
+    let etl = store.job_by_name("airflow", "etl").await.expect("job_by_name");
+    let etl_id = etl.as_ref().map_or(0, |j| j.id);
+    let runs = store.runs_by_ids(&ids).await.expect("runs_by_ids");
+    let run_filters = [
+        RunFilter::default(),
+        RunFilter { state: Some("COMPLETE".into()), ..RunFilter::default() },
+        RunFilter { since: Some(t(15)), until: Some(t(25)), ..RunFilter::default() },
+    ];
+    let mut of_job = Vec::new();
+    for f in &run_filters {
+        for p in [page(1, 1), page(2, 1)] {
+            let got = store.runs_of_job(etl_id, f, p).await.expect("runs_of_job");
+            of_job.push((ids_of(&got.items, |r| r.id), got.total));
+        }
+    }
+    let run_ids = ["r-1".to_string(), "r-2".to_string(), "r-child".to_string(), "nope".to_string()];
+    let ends = [c(b_id), c(cat.containers[0].id), x("s3://raw/orders")];
+    JobReads {
+        children: store.child_jobs(&ids).await.expect("child_jobs"),
+        by_name: etl,
+        listed,
+        by_run_id: store.runs_by_run_ids(&run_ids).await.expect("runs_by_run_ids"),
+        of_job,
+        child_runs: store.child_runs(&run_ids).await.expect("child_runs"),
+        job_io: store.job_io(&ids).await.expect("job_io"),
+        run_io: store.run_io(&ids).await.expect("run_io"),
+        of_ends: store.jobs_of_ends(&ends).await.expect("jobs_of_ends"),
+        failed: store.failed_latest_runs(Some(t(0)), None, 10).await.expect("failed_latest_runs"),
+        jobs,
+        runs,
+    }
+}
+
+fn ids_of<T>(items: &[T], id: impl Fn(&T) -> Id) -> Vec<Id> {
+    items.iter().map(id).collect()
+}
+
+async fn raw_graph() -> neo4rs::Graph {
+    neo4rs::Graph::new(
+        std::env::var("NEO4J_URI").expect("NEO4J_URI"),
+        std::env::var("NEO4J_USER").unwrap_or_else(|_| "neo4j".into()),
+        std::env::var("NEO4J_PASSWORD").unwrap_or_else(|_| "neo4j".into()),
+    )
+    .await
+    .expect("connect")
+}
+
+/// How many relationships of each type the graph holds.
+async fn relationship_counts(graph: &neo4rs::Graph) -> std::collections::BTreeMap<String, i64> {
+    let mut rows = graph
+        .execute(neo4rs::query("MATCH ()-[r]->() RETURN type(r) AS kind, count(r) AS n"))
+        .await
+        .expect("count relationships");
+    let mut out = std::collections::BTreeMap::new();
+    while let Some(row) = rows.next().await.expect("row") {
+        out.insert(row.get::<String>("kind").expect("kind"), row.get::<i64>("n").expect("n"));
+    }
+    out
+}
+
+#[tokio::test]
+async fn record_run_folds_events_as_the_embedded_store_does() {
+    let _serial = SERIAL.lock().await;
+    let Some(neo) = store().await else { return };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let lite = SqliteStore::open(dir.path()).expect("embedded store");
+    let cat = catalog(&neo).await;
+    catalog(&lite).await;
+    for (i, record) in story(&cat).into_iter().enumerate() {
+        neo.record_run(record.clone()).await.expect("neo4j record_run");
+        lite.record_run(record).await.expect("embedded record_run");
+        assert_eq!(job_reads(&neo, &cat).await, job_reads(&lite, &cat).await, "after record {i}");
+    }
+    let reads = job_reads(&neo, &cat).await;
+
+    // The jobs: the child's parent and root were created by name, in the embedded store's order.
+    let names: Vec<&str> = reads.jobs.iter().map(|j| j.name.as_str()).collect();
+    assert_eq!(names, ["etl", "dag", "etl.load", "report"]);
+    let etl = reads.by_name.clone().expect("etl");
+    assert_eq!(etl.description.as_deref(), Some("loads b"));
+    assert_eq!(etl.owners, ["team:data"]);
+    assert_eq!((etl.first_seen_at, etl.last_seen_at), (t(0), t(30)));
+    // The child job hangs under etl, etl under dag.
+    let child = reads.jobs.iter().find(|j| j.name == "etl.load").expect("child job");
+    assert_eq!(child.parent_id, Some(etl.id));
+    assert_eq!(etl.parent_id, reads.jobs.iter().find(|j| j.name == "dag").map(|j| j.id));
+
+    // r-1: COMPLETE arrived first, then START and RUNNING: it stays COMPLETE, began at START.
+    let r1 = reads.by_run_id.iter().find(|r| r.run_id == "r-1").expect("r-1");
+    assert_eq!(r1.state, "COMPLETE");
+    assert_eq!(r1.states.iter().map(|s| s.state.as_str()).collect::<Vec<_>>(), ["START", "RUNNING", "COMPLETE"]);
+    assert_eq!((r1.started_at, r1.ended_at, r1.duration_ms()), (Some(t(0)), Some(t(10)), Some(10_000)));
+    // Its datasets are the union of its events', each at its latest time.
+    let r1_io: Vec<(IoDirection, String, Timestamp)> =
+        reads.run_io.iter().filter(|(id, _)| *id == r1.id).map(|(_, e)| (e.direction, e.end.key(), e.at)).collect();
+    let (a_id, b_id) = (cat.containers[0].id, cat.containers[1].id);
+    assert_eq!(
+        r1_io,
+        [
+            (IoDirection::Read, format!("c:{a_id}"), t(5)),
+            (IoDirection::Read, "x:s3://raw/orders".to_string(), t(0)),
+            (IoDirection::Wrote, format!("c:{b_id}"), t(10)),
+        ]
+    );
+    // r-2 failed later: it is the latest run, with its error, and an incident.
+    let r2 = reads.by_run_id.iter().find(|r| r.run_id == "r-2").expect("r-2");
+    assert_eq!(etl.latest_run_id, Some(r2.id));
+    assert_eq!((r2.state.as_str(), r2.error_message.as_deref()), ("FAIL", Some("division by zero")));
+    assert_eq!(ids_of(&reads.failed, |r| r.id), [r2.id]);
+    // b was last written completely by r-1, though r-2 wrote it later.
+    let b_write = reads
+        .job_io
+        .iter()
+        .find(|(id, e)| *id == etl.id && e.direction == IoDirection::Wrote)
+        .map(|(_, e)| e.clone())
+        .expect("etl writes b");
+    assert_eq!((b_write.at, b_write.completed), (t(30), Some((r1.id, t(10)))));
+    // The child run was recorded before its parent run: it is r-1's child all the same.
+    assert_eq!(reads.child_runs.iter().map(|r| r.run_id.as_str()).collect::<Vec<_>>(), ["r-child"]);
+    // Runs of etl, latest first.
+    assert_eq!(reads.of_job[0], (vec![r2.id], 2));
+    assert_eq!(reads.of_job[1], (vec![r1.id], 2));
+
+    // The same again changes nothing.
+    for record in story(&cat) {
+        neo.record_run(record).await.expect("again");
+    }
+    assert_eq!(job_reads(&neo, &cat).await, reads, "recording the same events again");
+
+    // What a person sees in Neo4j Browser.
+    let counts = relationship_counts(&raw_graph().await).await;
+    let count = |k: &str| counts.get(k).copied().unwrap_or(0);
+    assert_eq!(count("HAS_RUN"), 3, "{counts:?}");
+    assert_eq!(count("READ"), 4, "r-1 read a and raw, r-2 a, r-child c: {counts:?}");
+    assert_eq!(count("WROTE"), 2, "{counts:?}");
+    assert_eq!(count("READS"), 4, "etl a and raw, etl.load c, report b: {counts:?}");
+    assert_eq!(count("WRITES"), 2, "{counts:?}");
+    assert_eq!(count("CHILD_OF"), 3, "etl -> dag, etl.load -> etl, r-child -> r-1: {counts:?}");
+}
+
+/// The jobs-and-runs records of an export.
+fn job_records(records: &[Record]) -> Vec<Record> {
+    records
+        .iter()
+        .filter(|r| matches!(r, Record::Job(_) | Record::Run(_) | Record::JobIo { .. } | Record::RunIo { .. }))
+        .cloned()
+        .collect()
+}
+
+#[tokio::test]
+async fn jobs_and_runs_round_trip_through_export_and_import() {
+    let _serial = SERIAL.lock().await;
+    let Some(neo) = store().await else { return };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let lite = SqliteStore::open(dir.path()).expect("embedded store");
+    let cat = catalog(&neo).await;
+    catalog(&lite).await;
+    for record in story(&cat) {
+        neo.record_run(record.clone()).await.expect("neo4j record_run");
+        lite.record_run(record).await.expect("embedded record_run");
+    }
+    let exported = neo.export().await.expect("export");
+    let from_lite = lite.export().await.expect("embedded export");
+    let jobs = job_records(&exported);
+    assert_eq!(jobs.len(), 4 + 3 + 6 + 6, "jobs, runs, job datasets, run datasets: {jobs:?}");
+    assert_eq!(jobs, job_records(&from_lite), "the embedded store exports the same jobs and runs");
+    // After the events, in the embedded store's order.
+    let first_job = exported.iter().position(|r| matches!(r, Record::Job(_))).expect("a job record");
+    assert!(exported[..first_job].iter().any(|r| matches!(r, Record::Datastore(_))));
+    assert!(exported[first_job..].iter().all(|r| job_records(std::slice::from_ref(r)).len() == 1));
+    let before = relationship_counts(&raw_graph().await).await;
+
+    neo.wipe().await.expect("wipe");
+    assert_eq!(neo.import(exported.clone()).await.expect("import"), exported.len());
+    assert_eq!(neo.export().await.expect("export again"), exported, "export -> import -> export");
+    assert_eq!(job_reads(&neo, &cat).await, job_reads(&lite, &cat).await, "imported reads");
+    assert_eq!(relationship_counts(&raw_graph().await).await, before, "the same relationships");
+    // The counters continue past the imported ids.
+    let mut next = story(&cat)[1].clone();
+    next.job = JobUpsert::named(job_name("new-job"), t(50));
+    if let Some(run) = next.run.as_mut() {
+        run.run_id = "r-new".to_string();
+    }
+    neo.record_run(next).await.expect("record after import");
+    let job = neo.job_by_name("airflow", "new-job").await.expect("read").expect("new job");
+    assert_eq!(job.id, 5);
+    let run = neo.runs_by_run_ids(&["r-new".to_string()]).await.expect("read");
+    assert_eq!(ids_of(&run, |r| r.id), [4]);
+
+    // The embedded store's export imports into Neo4j too.
+    neo.wipe().await.expect("wipe");
+    neo.import(from_lite.clone()).await.expect("import the embedded export");
+    assert_eq!(job_records(&neo.export().await.expect("export")), job_records(&from_lite));
+}
+
+#[tokio::test]
+async fn evidence_is_tied_to_the_run_or_job_that_asserted_it() {
+    let _serial = SERIAL.lock().await;
+    let Some(neo) = store().await else { return };
+    let cat = catalog(&neo).await;
+    let (a, b) = (c(cat.containers[0].id), c(cat.containers[1].id));
+    let graph = raw_graph().await;
+    let asserted_by = async |graph: &neo4rs::Graph| -> Vec<(Id, String)> {
+        let mut rows = graph
+            .execute(neo4rs::query(
+                "MATCH (e:Evidence)-[:ASSERTED_BY]->(o) \
+                 RETURN e.edge_id AS edge, coalesce(o.run_id, o.name) AS owner ORDER BY edge, owner",
+            ))
+            .await
+            .expect("query");
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().await.expect("row") {
+            out.push((row.get::<Id>("edge").expect("edge"), row.get::<String>("owner").expect("owner")));
+        }
+        out
+    };
+    let assert_by_run = async |run_id: &str, key: &str| {
+        let mut assertion = assertion(a.clone(), b.clone(), "openlineage", key);
+        assertion.evidence.details = Some(json!({"runId": run_id, "job": {"namespace": "airflow", "name": "etl"}}));
+        neo.apply_assertions(asserting(vec![assertion]), t(0)).await.expect("assert");
+    };
+    assert_by_run("r-1", &run_key("etl")).await;
+    neo.record_run(run_event("etl", "r-1", "START", 0, Vec::new())).await.expect("r-1");
+    let edge = all_edges(&neo).await[0].id;
+    assert_eq!(asserted_by(&graph).await, [(edge, "r-1".to_string())]);
+    // The next run asserts the edge again: the evidence moves to it.
+    assert_by_run("r-2", &run_key("etl")).await;
+    neo.record_run(run_event("etl", "r-2", "START", 20, Vec::new())).await.expect("r-2");
+    assert_eq!(asserted_by(&graph).await, [(edge, "r-2".to_string())]);
+    // A late event of the first run does not take it back.
+    neo.record_run(run_event("etl", "r-1", "COMPLETE", 10, Vec::new())).await.expect("r-1 again");
+    assert_eq!(asserted_by(&graph).await, [(edge, "r-2".to_string())]);
+    // A job event's evidence is tied to the job.
+    let job_key = json!(["openlineage", "job", "airflow", "design"]).to_string();
+    let mut design = assertion(b.clone(), a.clone(), "openlineage", &job_key);
+    design.evidence.details = Some(json!({"runId": null, "job": {"namespace": "airflow", "name": "design"}}));
+    neo.apply_assertions(asserting(vec![design]), t(0)).await.expect("assert");
+    let mut event = run_event("design", "", "OTHER", 30, Vec::new());
+    event.run = None;
+    event.evidence_key = job_key;
+    neo.record_run(event).await.expect("job event");
+    let edges = all_edges(&neo).await;
+    let back = find(&edges, &b, &a, "openlineage").id;
+    let mut expected = vec![(edge, "r-2".to_string()), (back, "design".to_string())];
+    expected.sort();
+    assert_eq!(asserted_by(&graph).await, expected);
+
+    // An import ties them the same way.
+    let exported = neo.export().await.expect("export");
+    neo.wipe().await.expect("wipe");
+    neo.import(exported).await.expect("import");
+    assert_eq!(asserted_by(&graph).await, expected, "after export and import");
+}
+
+async fn run_cypher(graph: &neo4rs::Graph, text: &str) {
+    let mut rows = graph.execute(neo4rs::query(text)).await.expect("statement");
+    while rows.next().await.expect("row").is_some() {}
+}
+
+#[tokio::test]
+async fn a_version_2_database_gets_its_catalog_relationships_and_a_jobs_backfill_note() {
+    let _serial = SERIAL.lock().await;
+    let Some(neo) = store().await else { return };
+    let cat = catalog(&neo).await;
+    let graph = raw_graph().await;
+    let counts = relationship_counts(&graph).await;
+    assert_eq!((counts.get("CONTAINS"), counts.get("HAS_FIELD")), (Some(&3), Some(&6)), "new writes link the catalog");
+    // A database as version 2 left it: no catalog relationships, no note, version 2. One container
+    // is deleted (soft) and keeps its link; another's datastore is gone.
+    neo.delete_container(cat.containers[2].id).await.expect("delete");
+    let orphan = neo.upsert_datastore(datastore_input("gone")).await.expect("ds");
+    neo.upsert_container(container_input(orphan.id, "orphan", &["z"])).await.expect("orphan");
+    run_cypher(&graph, "MATCH (d:Datastore {name: 'gone'}) DETACH DELETE d").await;
+    run_cypher(&graph, "MATCH ()-[r:CONTAINS|HAS_FIELD]->() DELETE r").await;
+    run_cypher(&graph, "MATCH (d:Doc {kind: 'meta'}) DELETE d").await;
+    run_cypher(&graph, "MATCH (s:TributarySchema) SET s.version = 2").await;
+
+    let uri = std::env::var("NEO4J_URI").expect("NEO4J_URI");
+    let user = std::env::var("NEO4J_USER").unwrap_or_else(|_| "neo4j".to_string());
+    let password = std::env::var("NEO4J_PASSWORD").unwrap_or_else(|_| "neo4j".to_string());
+    let migrated = Neo4jStore::connect(&uri, &user, &password, None).await.expect("migrate");
+    let counts = relationship_counts(&graph).await;
+    assert_eq!(counts.get("CONTAINS"), Some(&3), "every container whose datastore exists: {counts:?}");
+    assert_eq!(counts.get("HAS_FIELD"), Some(&7), "every field, the orphan container's too: {counts:?}");
+    assert_eq!(
+        migrated.get_doc("meta", "jobs_backfill").await.expect("doc"),
+        Some(json!({"pending": true})),
+        "the service backfills jobs and runs at its next start"
+    );
+    let mut rows =
+        graph.execute(neo4rs::query("MATCH (s:TributarySchema) RETURN s.version AS v")).await.expect("version");
+    let row = rows.next().await.expect("row").expect("a version node");
+    assert_eq!(row.get::<i64>("v").expect("v"), tributary::store::neo4j::SCHEMA_VERSION);
+    // A new store's path and the migrated one agree: connecting again changes nothing.
+    drop(Neo4jStore::connect(&uri, &user, &password, None).await.expect("connect again"));
+    assert_eq!(relationship_counts(&graph).await, counts);
+}
+
+/// The Cypher examples of README.md: `<!-- cypher-example: NAME -->` followed by a ```cypher
+/// block, by name.
+fn readme_cypher_examples() -> Vec<(String, String)> {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).expect("README");
+    let mut out = Vec::new();
+    for piece in readme.split("<!-- cypher-example: ").skip(1) {
+        let (name, rest) = piece.split_once(" -->").expect("a closed marker");
+        let block = rest.trim_start().strip_prefix("```cypher\n").expect("a cypher block after the marker");
+        let (text, _) = block.split_once("```").expect("a closed cypher block");
+        out.push((name.to_string(), text.to_string()));
+    }
+    out
+}
+
+#[tokio::test]
+async fn the_readme_cypher_examples_answer_as_they_say() {
+    let _serial = SERIAL.lock().await;
+    let Some(neo) = store().await else { return };
+    let ds = neo.upsert_datastore(datastore_input("warehouse")).await.expect("ds");
+    let typed = |name: &str, data_type: &str| FieldInput {
+        name: name.to_string(),
+        data_type: Some(data_type.to_string()),
+        ..FieldInput::default()
+    };
+    let mut clean = container_input(ds.id, "orders_clean", &[]);
+    clean.fields = vec![typed("id", "bigint"), typed("amount", "numeric")];
+    let (clean, _) = neo.upsert_container(clean).await.expect("orders_clean");
+    let (orders, _) = neo.upsert_container(container_input(ds.id, "orders", &["id"])).await.expect("orders");
+    let (gone, _) = neo.upsert_container(container_input(ds.id, "gone", &[])).await.expect("gone");
+    neo.delete_container(gone.id).await.expect("delete");
+    let ok = "3f0c9a2e-7b41-4c1e-9d55-0a2f6c1e8b90";
+    let raw = x("s3://raw/orders");
+    let mut failed = run_event("clean_orders", "r-failed", "FAIL", 100, Vec::new());
+    if let Some(run) = failed.run.as_mut() {
+        run.error_message = Some("division by zero".to_string());
+    }
+    for record in [
+        run_event(
+            "clean_orders",
+            ok,
+            "START",
+            0,
+            vec![io(IoDirection::Read, c(orders.id), "orders", t(0)), io(IoDirection::Read, raw, "raw/orders", t(0))],
+        ),
+        run_event("clean_orders", ok, "COMPLETE", 10, vec![io(IoDirection::Wrote, c(clean.id), "orders_clean", t(10))]),
+        run_event(
+            "clean_orders",
+            "r-failed",
+            "START",
+            90,
+            vec![io(IoDirection::Wrote, c(clean.id), "orders_clean", t(90))],
+        ),
+        failed,
+        run_event("audit", "r-audit", "ABORT", 50, vec![io(IoDirection::Read, c(clean.id), "orders_clean", t(50))]),
+    ] {
+        neo.record_run(record).await.expect("record_run");
+    }
+    let ts = |s: i64| json!(t(s).to_rfc3339_opts(chrono::SecondsFormat::Micros, true));
+    let expected: Vec<(&str, serde_json::Value)> = vec![
+        (
+            "jobs-writing-a-table",
+            json!([{"namespace": "airflow", "job": "clean_orders", "last_written": ts(90), "last_completed": ts(10)}]),
+        ),
+        (
+            "failed-runs",
+            json!([
+                {"job": "clean_orders", "run": "r-failed", "state": "FAIL", "ended": ts(100), "error": "division by zero"},
+                {"job": "audit", "run": "r-audit", "state": "ABORT", "ended": ts(50), "error": null},
+            ]),
+        ),
+        (
+            "run-io",
+            json!([
+                {"how": "READ", "dataset": "orders", "at": ts(0)},
+                {"how": "READ", "dataset": "s3://raw/orders", "at": ts(0)},
+                {"how": "WROTE", "dataset": "orders_clean", "at": ts(10)},
+            ]),
+        ),
+        ("table-fields", json!([{"field": "amount", "type": "numeric"}, {"field": "id", "type": "bigint"}])),
+        (
+            "datastore-tables",
+            json!([
+                {"database": "db", "schema": "public", "table": "orders"},
+                {"database": "db", "schema": "public", "table": "orders_clean"},
+            ]),
+        ),
+    ];
+    let examples = readme_cypher_examples();
+    let names: Vec<&str> = examples.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, expected.iter().map(|(n, _)| *n).collect::<Vec<_>>(), "the README's examples");
+    let graph = raw_graph().await;
+    for ((name, text), (_, want)) in examples.iter().zip(expected) {
+        let mut rows = graph.execute(neo4rs::query(text)).await.unwrap_or_else(|e| panic!("{name}: {e}"));
+        let mut got = Vec::new();
+        while let Some(row) = rows.next().await.unwrap_or_else(|e| panic!("{name}: {e}")) {
+            got.push(row.to::<serde_json::Value>().unwrap_or_else(|e| panic!("{name}: {e}")));
+        }
+        assert_eq!(serde_json::Value::from(got), want, "README example {name}");
+    }
+}
+
+#[tokio::test]
+async fn concurrent_events_of_one_new_job_and_run_record_them_once() {
+    let _serial = SERIAL.lock().await;
+    let Some(neo) = store().await else { return };
+    let cat = catalog(&neo).await;
+    let neo = std::sync::Arc::new(neo);
+    let (a, b) = (c(cat.containers[0].id), c(cat.containers[1].id));
+    let events = [
+        run_event("etl", "r-1", "START", 0, vec![io(IoDirection::Read, a.clone(), "a", t(0))]),
+        run_event("etl", "r-1", "RUNNING", 5, vec![io(IoDirection::Read, a, "a", t(5))]),
+        run_event("etl", "r-1", "COMPLETE", 10, vec![io(IoDirection::Wrote, b, "b", t(10))]),
+        run_event("etl", "r-2", "START", 20, Vec::new()),
+    ];
+    let tasks: Vec<_> = events
+        .into_iter()
+        .map(|record| {
+            let neo = neo.clone();
+            tokio::spawn(async move { neo.record_run(record).await })
+        })
+        .collect();
+    for task in tasks {
+        task.await.expect("join").expect("every event is recorded");
+    }
+    let jobs = neo.list_jobs(&JobFilter::default(), page(1, 10)).await.expect("jobs");
+    assert_eq!(jobs.total, 1, "one job: {:?}", jobs.items);
+    let runs = neo.runs_of_job(jobs.items[0].id, &RunFilter::default(), page(1, 10)).await.expect("runs");
+    assert_eq!(runs.items.iter().map(|r| r.run_id.as_str()).collect::<Vec<_>>(), ["r-2", "r-1"]);
+    assert_eq!(jobs.items[0].latest_run_id, Some(runs.items[0].id));
+    let r1 = &runs.items[1];
+    assert_eq!((r1.state.as_str(), r1.states.len()), ("COMPLETE", 3));
+    assert_eq!(neo.run_io(&[r1.id]).await.expect("io").len(), 2);
 }

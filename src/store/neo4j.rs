@@ -12,6 +12,12 @@
 //!   relationship hop. It carries the edge's attributes plus `ukey` (source key, target key and
 //!   source type: the uniqueness constraint) and, per end, `*_kind`, `*_id`, `*_container_id`,
 //!   `*_fqn`, so an edge reads back from the relationship alone;
+//! - `:Job {id, namespace, name, ...}` and `:Run {id, run_id, job_id, state, states, ...}` (see
+//!   `jobs`), ids from the `job` and `run` counters;
+//! - relationships for people and Cypher, beside the id properties the reads use:
+//!   `(:Datastore)-[:CONTAINS]->(:Container)-[:HAS_FIELD]->(:Field)`, `(:Job)-[:HAS_RUN]->(:Run)`,
+//!   a run's and a job's datasets (`READ`/`WROTE`, `READS`/`WRITES`), `CHILD_OF` between jobs and
+//!   between runs, `(:Evidence)-[:ASSERTED_BY]->(:Run|Job)`;
 //! - deleting a container or field is a soft delete (`deleted = true`, `key` removed so the name
 //!   can be reused): its relationships stay, so retired edges keep their ends. Deleted nodes are
 //!   never returned by catalog reads, stats or traversal.
@@ -27,7 +33,7 @@
 //! the statement plumbing (`Cmd`, `Rows`, the three ways a statement runs: see [`Run`]), the id
 //! counters and the one `impl Store`, whose methods only say how they run and call the concern
 //! file that holds their Cypher and row handling: `schema`, `rows`, `catalog`, `edges`, `graph`,
-//! `assertions`, `events`, `changes`, `identity`, `transfer`; `migrations` checks and moves
+//! `assertions`, `events`, `changes`, `identity`, `jobs`, `transfer`; `migrations` checks and moves
 //! forward the schema version at connect.
 
 use std::collections::{BTreeSet, HashMap};
@@ -41,8 +47,9 @@ use self::rows::{list, map, micros, Decode};
 use super::{GraphAround, GraphScope, PriorEvidence, Record, RecordChunks, Store, StoreError, StoreResult};
 use crate::domain::{
     AssertionBatch, AssertionSummary, Change, Container, ContainerInput, ContainerStats, Datastore, DatastoreInput,
-    Direction, Edge, EdgeFilter, EdgePatch, End, EventFilter, EventOutcome, Evidence, Field, Id, MetadataAssertion,
-    NewEdge, Page, PageRequest, StoredEvent, Timestamp,
+    Direction, Edge, EdgeFilter, EdgePatch, End, EventFilter, EventOutcome, Evidence, Field, Id, IoEntry, Job,
+    JobFilter, MetadataAssertion, NewEdge, Page, PageRequest, Run as JobRun, RunFilter, RunRecord, StoredEvent,
+    Timestamp,
 };
 use crate::metrics;
 
@@ -118,6 +125,7 @@ mod events;
 mod frontier;
 mod graph;
 mod identity;
+mod jobs;
 mod migrations;
 mod retry;
 mod rows;
@@ -617,6 +625,67 @@ impl Store for Neo4jStore {
 
     async fn live_edges_touching_ends(&self, ends: &[End], source_type: &str) -> StoreResult<Vec<Edge>> {
         assertions::live_edges_touching_ends(AutoCommit(self), ends, source_type).await
+    }
+
+    // ---- jobs and runs (see `jobs`) ----
+
+    /// One transaction of at most eight statements (see `jobs`), run once more when a
+    /// concurrent event created the job or run first.
+    async fn record_run(&self, record: RunRecord) -> StoreResult<()> {
+        jobs::record_run(self, record).await
+    }
+
+    async fn jobs_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Job>> {
+        jobs::jobs_by_ids(AutoCommit(self), ids).await
+    }
+
+    async fn job_by_name(&self, namespace: &str, name: &str) -> StoreResult<Option<Job>> {
+        jobs::job_by_name(AutoCommit(self), namespace, name).await
+    }
+
+    async fn list_jobs(&self, filter: &JobFilter, page: PageRequest) -> StoreResult<Page<Job>> {
+        jobs::list_jobs(OwnTxn(self), filter, page).await
+    }
+
+    async fn child_jobs(&self, ids: &[Id]) -> StoreResult<Vec<Job>> {
+        jobs::child_jobs(AutoCommit(self), ids).await
+    }
+
+    async fn runs_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<JobRun>> {
+        jobs::runs_by_ids(AutoCommit(self), ids).await
+    }
+
+    async fn runs_by_run_ids(&self, run_ids: &[String]) -> StoreResult<Vec<JobRun>> {
+        jobs::runs_by_run_ids(AutoCommit(self), run_ids).await
+    }
+
+    async fn runs_of_job(&self, job_id: Id, filter: &RunFilter, page: PageRequest) -> StoreResult<Page<JobRun>> {
+        jobs::runs_of_job(OwnTxn(self), job_id, filter, page).await
+    }
+
+    async fn child_runs(&self, run_ids: &[String]) -> StoreResult<Vec<JobRun>> {
+        jobs::child_runs(AutoCommit(self), run_ids).await
+    }
+
+    async fn job_io(&self, job_ids: &[Id]) -> StoreResult<Vec<(Id, IoEntry)>> {
+        jobs::job_io(AutoCommit(self), job_ids).await
+    }
+
+    async fn run_io(&self, run_ids: &[Id]) -> StoreResult<Vec<(Id, IoEntry)>> {
+        jobs::run_io(AutoCommit(self), run_ids).await
+    }
+
+    async fn jobs_of_ends(&self, ends: &[End]) -> StoreResult<Vec<(Id, IoEntry)>> {
+        jobs::jobs_of_ends(AutoCommit(self), ends).await
+    }
+
+    async fn failed_latest_runs(
+        &self,
+        since: Option<Timestamp>,
+        until: Option<Timestamp>,
+        limit: i64,
+    ) -> StoreResult<Vec<JobRun>> {
+        jobs::failed_latest_runs(AutoCommit(self), since, until, limit).await
     }
 
     // ---- the event log ----

@@ -41,6 +41,14 @@ fn schema_statements() -> Vec<Cmd> {
         cypher!("schema_change_at_index"),
         cypher!("schema_change_container_a_index"),
         cypher!("schema_change_container_b_index"),
+        cypher!("schema_job_id_unique"),
+        cypher!("schema_job_name_unique"),
+        cypher!("schema_job_parent_id_index"),
+        cypher!("schema_run_id_unique"),
+        cypher!("schema_run_run_id_unique"),
+        cypher!("schema_run_job_id_index"),
+        cypher!("schema_run_parent_run_id_index"),
+        cypher!("schema_run_state_index"),
     ]
 }
 

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 
 use neo4rs::{BoltType, Txn};
 
+use super::jobs::{self, JOB_COUNTER, RUN_COUNTER};
 use super::rows::{
     container_row, datastore_row, edge_row, event_row, evidence_row, field_row, list, map, metadata_row,
     ContainerProps, EdgeProps, EventProps, EvidenceProps, FieldProps, MetadataProps,
@@ -27,7 +28,8 @@ const IMPORT_BATCH: usize = 1000;
 const IMPORT_TX_ROWS: usize = 10_000;
 
 /// Datastores, live containers, live fields, every edge (retired ones included), evidence,
-/// metadata, events: the embedded store's records in its order.
+/// metadata, documents, events, then jobs, runs and their datasets: the embedded store's records
+/// in its order.
 ///
 /// Deleted containers and fields are not exported: `Record` has no way to say "deleted", and
 /// exporting them would bring them back to life on import. The edges that still reference
@@ -55,6 +57,11 @@ pub(super) async fn export_in(txn: &mut Txn) -> StoreResult<Vec<Record>> {
     }
     let events = exec(txn, cypher!("export_events")).await?;
     records.extend(events.decode::<EventProps>("event")?.into_iter().map(Record::Event));
+    let (jobs, runs, job_io, run_io) = jobs::export_in(txn).await?;
+    records.extend(jobs.into_iter().map(Record::Job));
+    records.extend(runs.into_iter().map(Record::Run));
+    records.extend(job_io.into_iter().map(|(job_id, entry)| Record::JobIo { job_id, entry }));
+    records.extend(run_io.into_iter().map(|(run_id, entry)| Record::RunIo { run_id, entry }));
     Ok(records)
 }
 
@@ -69,11 +76,30 @@ struct ImportRows {
     metadata: Vec<BoltType>,
     events: Vec<BoltType>,
     docs: Vec<BoltType>,
+    jobs: Vec<BoltType>,
+    runs: Vec<BoltType>,
+    job_io: Vec<BoltType>,
+    run_io: Vec<BoltType>,
+    /// `job_tie_imported_evidence` rows: each evidence to the run or job that asserted it.
+    ties: Vec<BoltType>,
 }
 
 /// The highest id of each kind imported so far, edge ends included (an end may name a deleted
 /// container or field that is not among the records), so the counters continue past them.
 type MaxIds = HashMap<&'static str, Id>;
+
+/// Raises the counters past the ids an end names (an end may name a deleted container or field
+/// that is not among the records).
+fn see_end(see: &mut impl FnMut(&'static str, Id), end: &End) {
+    match end {
+        End::Container { id } => see(CONTAINER_COUNTER, *id),
+        End::Field { id, container_id } => {
+            see(FIELD_COUNTER, *id);
+            see(CONTAINER_COUNTER, *container_id);
+        }
+        End::External { .. } => {}
+    }
+}
 
 /// Turns a chunk's records into rows (failing, before the chunk is written, on a record that
 /// cannot be stored), and raises `max` to the ids they hold.
@@ -105,14 +131,7 @@ fn import_rows(records: &[Record], max: &mut MaxIds) -> StoreResult<ImportRows> 
             Record::Edge(e) => {
                 see(EDGE_COUNTER, e.id);
                 for end in [&e.source, &e.target] {
-                    match end {
-                        End::Container { id } => see(CONTAINER_COUNTER, *id),
-                        End::Field { id, container_id } => {
-                            see(FIELD_COUNTER, *id);
-                            see(CONTAINER_COUNTER, *container_id);
-                        }
-                        End::External { .. } => {}
-                    }
+                    see_end(&mut see, end);
                 }
                 out.edges.push(edge_row(e)?);
             }
@@ -120,6 +139,7 @@ fn import_rows(records: &[Record], max: &mut MaxIds) -> StoreResult<ImportRows> 
                 if let Some(op) = e.last_observed_operation_id {
                     see(OPERATION_COUNTER, op);
                 }
+                out.ties.extend(jobs::evidence_tie_row(e));
                 out.evidence.push(evidence_row(e)?)
             }
             Record::Metadata(m) => out.metadata.push(metadata_row(m)?),
@@ -127,8 +147,21 @@ fn import_rows(records: &[Record], max: &mut MaxIds) -> StoreResult<ImportRows> 
                 see(EVENT_COUNTER, e.id);
                 out.events.push(event_row(e)?);
             }
-            Record::Job(_) | Record::Run(_) | Record::JobIo { .. } | Record::RunIo { .. } => {
-                return Err(StoreError::Invalid("jobs and runs cannot be imported into Neo4j yet".into()));
+            Record::Job(j) => {
+                see(JOB_COUNTER, j.id);
+                out.jobs.push(jobs::import_job_row(j));
+            }
+            Record::Run(r) => {
+                see(RUN_COUNTER, r.id);
+                out.runs.push(jobs::import_run_row(r));
+            }
+            Record::JobIo { job_id, entry } => {
+                see_end(&mut see, &entry.end);
+                out.job_io.push(jobs::import_io_row(*job_id, entry));
+            }
+            Record::RunIo { run_id, entry } => {
+                see_end(&mut see, &entry.end);
+                out.run_io.push(jobs::import_io_row(*run_id, entry));
             }
         }
     }
@@ -159,7 +192,7 @@ async fn import_batches(store: &Neo4jStore, rows: Vec<BoltType>, cmd: fn() -> Cm
 /// counters go last, in one transaction: until then a failure has touched nothing but the
 /// imported nodes.
 async fn import_all(store: &Neo4jStore, chunks: &mut RecordChunks) -> StoreResult<usize> {
-    let (mut total, mut max, mut docs) = (0, MaxIds::new(), Vec::new());
+    let (mut total, mut max, mut docs, mut ties) = (0, MaxIds::new(), Vec::new(), Vec::new());
     while let Some(records) = chunks.recv().await {
         total += records.len();
         let rows = import_rows(&records, &mut max)?;
@@ -172,8 +205,18 @@ async fn import_all(store: &Neo4jStore, chunks: &mut RecordChunks) -> StoreResul
         // Upserted as `put_metadata` does, in record order, as the embedded store imports them.
         import_batches(store, rows.metadata, || cypher!("put_metadata")).await?;
         import_batches(store, rows.events, || cypher!("import_events")).await?;
+        // Jobs before their runs (HAS_RUN), both before their datasets; a CHILD_OF whose other
+        // end comes in a later batch is made when that end is written (see `job_upsert`).
+        import_batches(store, rows.jobs, jobs::import_job_cmd).await?;
+        import_batches(store, rows.runs, jobs::import_run_cmd).await?;
+        import_batches(store, rows.job_io, jobs::import_job_io_cmd).await?;
+        import_batches(store, rows.run_io, jobs::import_run_io_cmd).await?;
+        ties.extend(rows.ties);
         docs.extend(rows.docs);
     }
+    // The evidence comes before the jobs and runs in an export, so it is tied to them once all
+    // are written.
+    import_batches(store, std::mem::take(&mut ties), jobs::import_ties_cmd).await?;
     let counters: Vec<BoltType> =
         max.into_iter().map(|(name, value)| map([("name", name.into()), ("value", value.into())])).collect();
     store

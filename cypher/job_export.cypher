@@ -1,0 +1,4 @@
+// Parameters: none. Every job by id.
+MATCH (j:Job)
+RETURN j {.*} AS job
+ORDER BY j.id

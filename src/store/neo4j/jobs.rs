@@ -1,0 +1,565 @@
+//! Jobs and runs on Neo4j: `(:Job)` and `(:Run)` nodes, `record_run` (an event's job, run and
+//! datasets folded in by `domain::jobs`'s rules, inside the event's transaction, as the embedded
+//! store does) and the reads behind the GraphQL job and run fields, health and incidents.
+//!
+//! The graph a person sees in Neo4j Browser: `(:Job)-[:HAS_RUN]->(:Run)`, `(:Run)-[:READ]->(x)`
+//! and `(:Run)-[:WROTE]->(x)` for a run's datasets, `(:Job)-[:READS]->(x)` and
+//! `(:Job)-[:WRITES]->(x)` for the union over the job's runs and job events (x a `Container` or
+//! an `External`), `CHILD_OF` from a job to its parent job and from a run to its parent run, and
+//! `(:Evidence)-[:ASSERTED_BY]->(:Run)` (or `->(:Job)` for a job event's evidence). Every
+//! relationship's facts are also properties (a job's `parent_id`, a run's `job_id` and
+//! `parent_run_id`, a dataset's `end_key`, `container_id` or `fqn`), so the reads seek the
+//! indexes the embedded store's queries use and answer in the same order.
+//!
+//! A run's states are one JSON text property, `[[state, at], ...]` as the embedded store keeps
+//! them: read and written whole with the run. `began` (its start, else its first event) is
+//! stored for ordering a job's runs.
+//!
+//! `record_run` costs at most eight statements whatever the event: the lookup (which locks the
+//! job's and the run's keys), an id block when something is new, the jobs, the run, the job's
+//! and the run's datasets (`UNWIND`), the completed writes of a COMPLETE run, and the evidence
+//! tie.
+
+use std::collections::HashMap;
+
+use neo4rs::{BoltType, Txn};
+use serde::Deserialize;
+
+use super::rows::{list, map, parse_opt_ts, ts, Decode};
+use super::{allocate, decode_by_ids, exec, first_id, Cmd, Neo4jStore, Run as Runner};
+use crate::domain::jobs::{merge_io, merge_job, merge_run, note_run};
+use crate::domain::{
+    End, Id, IoDirection, IoEntry, Job, JobFilter, JobName, JobUpsert, Page, PageRequest, Run, RunFilter, RunRecord,
+    RunStateChange, Timestamp,
+};
+use crate::store::{StoreError, StoreResult};
+
+pub(super) const JOB_COUNTER: &str = "job";
+pub(super) const RUN_COUNTER: &str = "run";
+
+fn required_ts(text: String, what: &str) -> StoreResult<Timestamp> {
+    parse_opt_ts(Some(text))?.ok_or_else(|| StoreError::Internal(format!("no {what} in neo4j")))
+}
+
+// ---- rows ----
+
+#[derive(Deserialize)]
+pub(super) struct JobProps {
+    id: Id,
+    namespace: String,
+    name: String,
+    processing_type: Option<String>,
+    integration: Option<String>,
+    job_type: Option<String>,
+    description: Option<String>,
+    #[serde(default)]
+    owners: Vec<String>,
+    source_code_location: Option<String>,
+    sql: Option<String>,
+    parent_id: Option<Id>,
+    root_id: Option<Id>,
+    first_seen_at: String,
+    last_seen_at: String,
+    latest_run_id: Option<Id>,
+    latest_run_began: Option<String>,
+}
+
+impl Decode for JobProps {
+    type Out = Job;
+
+    fn decode(self) -> StoreResult<Job> {
+        let p = self;
+        Ok(Job {
+            id: p.id,
+            namespace: p.namespace,
+            name: p.name,
+            processing_type: p.processing_type,
+            integration: p.integration,
+            job_type: p.job_type,
+            description: p.description,
+            owners: p.owners,
+            source_code_location: p.source_code_location,
+            sql: p.sql,
+            parent_id: p.parent_id,
+            root_id: p.root_id,
+            first_seen_at: required_ts(p.first_seen_at, "job first_seen_at")?,
+            last_seen_at: required_ts(p.last_seen_at, "job last_seen_at")?,
+            latest_run_id: p.latest_run_id,
+            latest_run_began: parse_opt_ts(p.latest_run_began)?,
+        })
+    }
+}
+
+/// Every property of a Job node (`SET j = row`).
+fn job_row(j: &Job) -> BoltType {
+    map([
+        ("id", j.id.into()),
+        ("namespace", j.namespace.clone().into()),
+        ("name", j.name.clone().into()),
+        // For `jobs(name:)`, a case-insensitive substring, as `name_lc` serves containers.
+        ("name_lc", j.name.to_lowercase().into()),
+        ("processing_type", j.processing_type.clone().into()),
+        ("integration", j.integration.clone().into()),
+        ("job_type", j.job_type.clone().into()),
+        ("description", j.description.clone().into()),
+        ("owners", j.owners.clone().into()),
+        ("source_code_location", j.source_code_location.clone().into()),
+        ("sql", j.sql.clone().into()),
+        ("parent_id", j.parent_id.into()),
+        ("root_id", j.root_id.into()),
+        ("first_seen_at", ts(&j.first_seen_at).into()),
+        ("last_seen_at", ts(&j.last_seen_at).into()),
+        ("latest_run_id", j.latest_run_id.into()),
+        ("latest_run_began", j.latest_run_began.as_ref().map(ts).into()),
+    ])
+}
+
+#[derive(Deserialize)]
+pub(super) struct RunProps {
+    id: Id,
+    run_id: String,
+    job_id: Id,
+    state: String,
+    states: String,
+    started_at: Option<String>,
+    ended_at: Option<String>,
+    nominal_start: Option<String>,
+    nominal_end: Option<String>,
+    error_message: Option<String>,
+    error_language: Option<String>,
+    parent_run_id: Option<String>,
+    first_seen_at: String,
+    last_seen_at: String,
+}
+
+/// States as stored: `[[state, at], ...]`, the embedded store's text.
+fn states_text(states: &[RunStateChange]) -> String {
+    serde_json::Value::Array(states.iter().map(|s| serde_json::json!([s.state, ts(&s.at)])).collect()).to_string()
+}
+
+fn parse_states(text: &str) -> StoreResult<Vec<RunStateChange>> {
+    let pairs: Vec<(String, String)> =
+        serde_json::from_str(text).map_err(|e| StoreError::Internal(format!("bad run states in neo4j: {e}")))?;
+    pairs.into_iter().map(|(state, at)| Ok(RunStateChange { state, at: required_ts(at, "run state time")? })).collect()
+}
+
+impl Decode for RunProps {
+    type Out = Run;
+
+    fn decode(self) -> StoreResult<Run> {
+        let p = self;
+        Ok(Run {
+            id: p.id,
+            run_id: p.run_id,
+            job_id: p.job_id,
+            state: p.state,
+            states: parse_states(&p.states)?,
+            started_at: parse_opt_ts(p.started_at)?,
+            ended_at: parse_opt_ts(p.ended_at)?,
+            nominal_start: parse_opt_ts(p.nominal_start)?,
+            nominal_end: parse_opt_ts(p.nominal_end)?,
+            error_message: p.error_message,
+            error_language: p.error_language,
+            parent_run_id: p.parent_run_id,
+            first_seen_at: required_ts(p.first_seen_at, "run first_seen_at")?,
+            last_seen_at: required_ts(p.last_seen_at, "run last_seen_at")?,
+        })
+    }
+}
+
+/// Every property of a Run node (`SET r = row`).
+fn run_row(r: &Run) -> BoltType {
+    let t = |v: &Option<Timestamp>| -> BoltType { v.as_ref().map(ts).into() };
+    map([
+        ("id", r.id.into()),
+        ("run_id", r.run_id.clone().into()),
+        ("job_id", r.job_id.into()),
+        ("state", r.state.clone().into()),
+        ("states", states_text(&r.states).into()),
+        ("started_at", t(&r.started_at)),
+        ("ended_at", t(&r.ended_at)),
+        ("nominal_start", t(&r.nominal_start)),
+        ("nominal_end", t(&r.nominal_end)),
+        ("error_message", r.error_message.clone().into()),
+        ("error_language", r.error_language.clone().into()),
+        ("parent_run_id", r.parent_run_id.clone().into()),
+        ("first_seen_at", ts(&r.first_seen_at).into()),
+        ("last_seen_at", ts(&r.last_seen_at).into()),
+        ("began", ts(&r.began()).into()),
+    ])
+}
+
+/// A READS/WRITES or READ/WROTE relationship's properties, with its owner's id (the reads add
+/// it) and its direction.
+#[derive(Deserialize)]
+pub(super) struct IoProps {
+    #[serde(default)]
+    owner: Id,
+    direction: String,
+    end_key: String,
+    container_id: Option<Id>,
+    fqn: Option<String>,
+    namespace: String,
+    name: String,
+    at: String,
+    completed_run_id: Option<Id>,
+    completed_at: Option<String>,
+}
+
+impl Decode for IoProps {
+    type Out = (Id, IoEntry);
+
+    /// As the embedded store reads its `run_io`/`job_io` rows: a container end (a field's
+    /// included) is its container, else the external asset.
+    fn decode(self) -> StoreResult<(Id, IoEntry)> {
+        let p = self;
+        let end = match (p.container_id, p.fqn) {
+            (Some(id), _) => End::Container { id },
+            (None, Some(fqn)) => End::External { fqn },
+            (None, None) => End::External { fqn: p.end_key.trim_start_matches("x:").to_string() },
+        };
+        let completed = match (p.completed_run_id, parse_opt_ts(p.completed_at)?) {
+            (Some(run), Some(at)) => Some((run, at)),
+            _ => None,
+        };
+        let entry = IoEntry {
+            direction: IoDirection::parse(&p.direction).unwrap_or(IoDirection::Read),
+            end,
+            namespace: p.namespace,
+            name: p.name,
+            at: required_ts(p.at, "dataset time")?,
+            completed,
+        };
+        Ok((p.owner, entry))
+    }
+}
+
+/// An `*_io_upsert` row; `completed` only for a job's.
+fn io_row(owner: Id, e: &IoEntry) -> BoltType {
+    let (container_id, fqn) = match &e.end {
+        End::Container { id } => (Some(*id), None),
+        End::Field { container_id, .. } => (Some(*container_id), None),
+        End::External { fqn } => (None, Some(fqn.clone())),
+    };
+    map([
+        ("owner", owner.into()),
+        ("direction", e.direction.as_str().into()),
+        ("end_key", e.end.key().into()),
+        ("container_id", container_id.into()),
+        ("fqn", fqn.into()),
+        ("namespace", e.namespace.clone().into()),
+        ("name", e.name.clone().into()),
+        ("at", ts(&e.at).into()),
+        ("completed_run_id", e.completed.map(|(run, _)| run).into()),
+        ("completed_at", e.completed.as_ref().map(|(_, at)| ts(at)).into()),
+    ])
+}
+
+fn upsert_row(new: bool, key: &str, row: BoltType) -> BoltType {
+    map([("new", new.into()), (key, row)])
+}
+
+// ---- record_run ----
+
+/// One transaction (see the module); when a concurrent event of the same job or run created it
+/// first (the uniqueness constraint refuses our CREATE), once more, now finding it.
+pub(super) async fn record_run(store: &Neo4jStore, record: RunRecord) -> StoreResult<()> {
+    match write_txn!(store, |txn| record_run_in(txn, &record)) {
+        Err(StoreError::Conflict(_)) => write_txn!(store, |txn| record_run_in(txn, &record)),
+        other => other,
+    }
+}
+
+fn name_row(n: &JobName) -> BoltType {
+    map([("namespace", n.namespace.clone().into()), ("name", n.name.clone().into())])
+}
+
+async fn record_run_in(txn: &mut Txn, record: &RunRecord) -> StoreResult<()> {
+    let upsert: &JobUpsert = &record.job;
+    // Parent and root first, then the job: the order the embedded store creates them in, so new
+    // jobs get their ids in the same order. A job naming itself as parent or root has none.
+    let mut names: Vec<&JobName> = Vec::new();
+    for n in [upsert.parent.as_ref(), upsert.root.as_ref()].into_iter().flatten() {
+        if *n != upsert.name && !names.contains(&n) {
+            names.push(n);
+        }
+    }
+    names.push(&upsert.name);
+    let found = exec(
+        txn,
+        cypher!("job_record_lookup")
+            .param("names", list(names.iter().map(|n| name_row(n)).collect()))
+            .param("namespace", upsert.name.namespace.clone())
+            .param("name", upsert.name.name.clone())
+            .param("run_id", record.run.as_ref().map(|r| r.run_id.clone())),
+    )
+    .await?;
+    let stored: Vec<Job> =
+        found.value::<Vec<JobProps>>("jobs")?.into_iter().map(Decode::decode).collect::<StoreResult<_>>()?;
+    let old_run = found.value::<Option<RunProps>>("run")?.map(Decode::decode).transpose()?;
+    let io_of = |column: &str| -> StoreResult<Vec<IoEntry>> {
+        let rows: Vec<IoProps> = found.value(column)?;
+        rows.into_iter().map(|p| p.decode().map(|(_, e)| e)).collect()
+    };
+    let (old_job_io, old_run_io) = (io_of("job_io")?, io_of("run_io")?);
+    let stored: HashMap<JobName, Job> =
+        stored.into_iter().map(|j| (JobName { namespace: j.namespace.clone(), name: j.name.clone() }, j)).collect();
+
+    let missing = names.iter().filter(|n| !stored.contains_key(**n)).count();
+    let new_run = record.run.is_some() && old_run.is_none();
+    let ids = allocate(txn, &[(JOB_COUNTER, missing), (RUN_COUNTER, usize::from(new_run))]).await?;
+    let mut next_job = if missing > 0 { first_id(&ids, JOB_COUNTER)? } else { 0 };
+
+    // The parent and root jobs: their ids, creating the ones not stored (a job known only by name).
+    let mut rows = Vec::new();
+    let mut related: HashMap<&JobName, Id> = HashMap::new();
+    for n in &names[..names.len() - 1] {
+        let id = match stored.get(*n) {
+            Some(j) => j.id,
+            None => {
+                let job = merge_job(None, &JobUpsert::named((*n).clone(), upsert.seen_at), next_job, None, None);
+                next_job += 1;
+                rows.push(upsert_row(true, "job", job_row(&job)));
+                job.id
+            }
+        };
+        related.insert(*n, id);
+    }
+    let id_of = |n: &Option<JobName>| n.as_ref().and_then(|n| related.get(n).copied());
+    let old_job = stored.get(&upsert.name);
+    let mut job = merge_job(old_job, upsert, next_job, id_of(&upsert.parent), id_of(&upsert.root));
+
+    let new_job_io = merge_io(&old_job_io, &record.io);
+    let mut run_rows = Vec::new();
+    let mut run_io = Vec::new();
+    let mut run = None;
+    if let Some(run_upsert) = &record.run {
+        let id = if new_run { first_id(&ids, RUN_COUNTER)? } else { 0 };
+        let merged = merge_run(old_run.as_ref(), run_upsert, id, job.id);
+        note_run(&mut job, &merged);
+        run_rows.push(upsert_row(old_run.is_none(), "run", run_row(&merged)));
+        run_io = merge_io(&old_run_io, &record.io);
+        run = Some(merged);
+    }
+    rows.push(upsert_row(old_job.is_none(), "job", job_row(&job)));
+
+    exec(txn, cypher!("job_upsert").param("rows", list(rows))).await?;
+    if !run_rows.is_empty() {
+        exec(txn, cypher!("run_upsert").param("rows", list(run_rows))).await?;
+    }
+    if !new_job_io.is_empty() {
+        let rows = new_job_io.iter().map(|e| io_row(job.id, e)).collect();
+        exec(txn, cypher!("job_io_upsert").param("rows", list(rows))).await?;
+    }
+    let Some(run) = run else {
+        exec(txn, cypher!("job_tie_evidence").param("id", job.id).param("key", record.evidence_key.clone())).await?;
+        return Ok(());
+    };
+    if !run_io.is_empty() {
+        let rows = run_io.iter().map(|e| io_row(run.id, e)).collect();
+        exec(txn, cypher!("run_io_upsert").param("rows", list(rows))).await?;
+    }
+    if run.state == "COMPLETE" {
+        if let Some(ended) = run.ended_at {
+            // What the run wrote, in this event or an earlier one, was last written completely now.
+            let cmd =
+                cypher!("job_mark_completed").param("job_id", job.id).param("run_id", run.id).param("at", ts(&ended));
+            exec(txn, cmd).await?;
+        }
+    }
+    let needle = format!("\"runId\":{}", serde_json::Value::from(run.run_id.clone()));
+    let cmd = cypher!("run_tie_evidence")
+        .param("id", run.id)
+        .param("key", record.evidence_key.clone())
+        .param("needle", needle);
+    exec(txn, cmd).await?;
+    Ok(())
+}
+
+// ---- reads ----
+
+pub(super) async fn jobs_by_ids(db: impl Runner, ids: &[Id]) -> StoreResult<Vec<Job>> {
+    decode_by_ids::<JobProps>(db, cypher!("job_by_ids"), ids, "job").await
+}
+
+pub(super) async fn job_by_name(mut db: impl Runner, namespace: &str, name: &str) -> StoreResult<Option<Job>> {
+    let rows = db.run(cypher!("job_by_name").param("namespace", namespace).param("name", name)).await?;
+    Ok(rows.decode::<JobProps>("job")?.into_iter().next())
+}
+
+pub(super) async fn child_jobs(db: impl Runner, ids: &[Id]) -> StoreResult<Vec<Job>> {
+    decode_by_ids::<JobProps>(db, cypher!("job_children"), ids, "job").await
+}
+
+pub(super) async fn list_jobs(mut db: impl Runner, f: &JobFilter, page: PageRequest) -> StoreResult<Page<Job>> {
+    let keys: Option<Vec<String>> =
+        f.container_ids.as_ref().map(|ids| ids.iter().map(|id| End::Container { id: *id }.key()).collect());
+    db.run(
+        cypher!("job_list")
+            .param("namespace", f.namespace.clone())
+            .param("name", f.name.clone())
+            .param("state", f.last_run_state.clone())
+            .param("keys", keys)
+            .param("skip", page.offset())
+            .param("limit", page.size),
+    )
+    .await?
+    .page::<JobProps>(page)
+}
+
+pub(super) async fn runs_by_ids(db: impl Runner, ids: &[Id]) -> StoreResult<Vec<Run>> {
+    decode_by_ids::<RunProps>(db, cypher!("run_by_ids"), ids, "run").await
+}
+
+fn distinct_strs(items: &[String]) -> Vec<String> {
+    let set: std::collections::BTreeSet<&String> = items.iter().collect();
+    set.into_iter().cloned().collect()
+}
+
+pub(super) async fn runs_by_run_ids(mut db: impl Runner, run_ids: &[String]) -> StoreResult<Vec<Run>> {
+    if run_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    db.run(cypher!("run_by_run_ids").param("run_ids", distinct_strs(run_ids))).await?.decode::<RunProps>("run")
+}
+
+pub(super) async fn child_runs(mut db: impl Runner, run_ids: &[String]) -> StoreResult<Vec<Run>> {
+    if run_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    db.run(cypher!("run_children").param("run_ids", distinct_strs(run_ids))).await?.decode::<RunProps>("run")
+}
+
+pub(super) async fn runs_of_job(
+    mut db: impl Runner,
+    job_id: Id,
+    f: &RunFilter,
+    page: PageRequest,
+) -> StoreResult<Page<Run>> {
+    db.run(
+        cypher!("run_of_job")
+            .param("job_id", job_id)
+            .param("state", f.state.clone())
+            .param("since", f.since.as_ref().map(ts))
+            .param("until", f.until.as_ref().map(ts))
+            .param("skip", page.offset())
+            .param("limit", page.size),
+    )
+    .await?
+    .page::<RunProps>(page)
+}
+
+pub(super) async fn job_io(db: impl Runner, ids: &[Id]) -> StoreResult<Vec<(Id, IoEntry)>> {
+    decode_by_ids::<IoProps>(db, cypher!("job_io"), ids, "entry").await
+}
+
+pub(super) async fn run_io(db: impl Runner, ids: &[Id]) -> StoreResult<Vec<(Id, IoEntry)>> {
+    decode_by_ids::<IoProps>(db, cypher!("run_io"), ids, "entry").await
+}
+
+pub(super) async fn jobs_of_ends(mut db: impl Runner, ends: &[End]) -> StoreResult<Vec<(Id, IoEntry)>> {
+    if ends.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut containers = Vec::new();
+    let mut fqns = Vec::new();
+    for end in ends {
+        match end {
+            End::Container { id } | End::Field { container_id: id, .. } => containers.push(*id),
+            End::External { fqn } => fqns.push(fqn.clone()),
+        }
+    }
+    let keys: Vec<String> = ends.iter().map(End::key).collect();
+    db.run(
+        cypher!("job_io_of_ends")
+            .param("container_ids", super::distinct(&containers))
+            .param("fqns", distinct_strs(&fqns))
+            .param("keys", distinct_strs(&keys)),
+    )
+    .await?
+    .decode::<IoProps>("entry")
+}
+
+pub(super) async fn failed_latest_runs(
+    mut db: impl Runner,
+    since: Option<Timestamp>,
+    until: Option<Timestamp>,
+    limit: i64,
+) -> StoreResult<Vec<Run>> {
+    // SQLite's `LIMIT` with a negative value means none.
+    let limit = if limit < 0 { i64::MAX } else { limit };
+    db.run(
+        cypher!("run_failed_latest")
+            .param("since", since.as_ref().map(ts))
+            .param("until", until.as_ref().map(ts))
+            .param("limit", limit),
+    )
+    .await?
+    .decode::<RunProps>("run")
+}
+
+// ---- export and import ----
+
+/// Every job, run and dataset, in the embedded store's order.
+pub(super) async fn export_in(
+    txn: &mut Txn,
+) -> StoreResult<(Vec<Job>, Vec<Run>, Vec<(Id, IoEntry)>, Vec<(Id, IoEntry)>)> {
+    let jobs = exec(txn, cypher!("job_export")).await?.decode::<JobProps>("job")?;
+    let runs = exec(txn, cypher!("run_export")).await?.decode::<RunProps>("run")?;
+    let job_io = exec(txn, cypher!("job_io_export")).await?.decode::<IoProps>("entry")?;
+    let run_io = exec(txn, cypher!("run_io_export")).await?.decode::<IoProps>("entry")?;
+    Ok((jobs, runs, job_io, run_io))
+}
+
+/// A `job_upsert` row creating an imported job with its id.
+pub(super) fn import_job_row(job: &Job) -> BoltType {
+    upsert_row(true, "job", job_row(job))
+}
+
+pub(super) fn import_run_row(run: &Run) -> BoltType {
+    upsert_row(true, "run", run_row(run))
+}
+
+/// A `job_io_upsert` or `run_io_upsert` row of an imported dataset.
+pub(super) fn import_io_row(owner: Id, entry: &IoEntry) -> BoltType {
+    io_row(owner, entry)
+}
+
+/// A `job_tie_imported_evidence` row for an imported evidence: the run its details name (their
+/// `runId`), else the job they name (`job.namespace`, `job.name`: the evidence of a job event);
+/// `None` when they name neither.
+pub(super) fn evidence_tie_row(e: &crate::domain::Evidence) -> Option<BoltType> {
+    let details = e.details.as_ref()?;
+    let text = |v: Option<&serde_json::Value>| v.and_then(|v| v.as_str()).map(str::to_string);
+    let run_id = text(details.get("runId"));
+    let job = details.get("job");
+    let (namespace, name) = (text(job.and_then(|j| j.get("namespace"))), text(job.and_then(|j| j.get("name"))));
+    if run_id.is_none() && (namespace.is_none() || name.is_none()) {
+        return None;
+    }
+    Some(map([
+        ("edge_id", e.edge_id.into()),
+        ("key", e.key.clone().into()),
+        ("run_id", run_id.into()),
+        ("namespace", namespace.into()),
+        ("name", name.into()),
+    ]))
+}
+
+/// The statements an import writes jobs and runs with, in this order (jobs before their runs,
+/// both before their datasets, the evidence ties last).
+pub(super) fn import_job_cmd() -> Cmd {
+    cypher!("job_upsert")
+}
+pub(super) fn import_run_cmd() -> Cmd {
+    cypher!("run_upsert")
+}
+pub(super) fn import_job_io_cmd() -> Cmd {
+    cypher!("job_io_upsert")
+}
+pub(super) fn import_run_io_cmd() -> Cmd {
+    cypher!("run_io_upsert")
+}
+pub(super) fn import_ties_cmd() -> Cmd {
+    cypher!("job_tie_imported_evidence")
+}
