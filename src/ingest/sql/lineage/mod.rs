@@ -400,6 +400,10 @@ impl<'a> Analyzer<'a> {
                             self.tables.insert(t);
                         } else {
                             r.targets.push(t);
+                            // `COPY t FROM 's3://...'`: the file is read.
+                            if let CopyTarget::File { filename } = target {
+                                self.tables.insert(filename.clone());
+                            }
                         }
                     }
                     CopySource::Query(q) => {
@@ -419,6 +423,8 @@ impl<'a> Analyzer<'a> {
                     sqlparser::ast::CopyIntoSnowflakeKind::Table => {
                         r.targets.push(self.qualify(into));
                         r.external_location = from_obj.as_ref().map(location).or_else(|| stage_params.url.clone());
+                        // The stage or path loaded from is read.
+                        self.tables.extend(r.external_location.iter().cloned());
                     }
                     sqlparser::ast::CopyIntoSnowflakeKind::Location => {
                         r.external_location = Some(location(into));
@@ -488,6 +494,7 @@ impl<'a> Analyzer<'a> {
                 let mut r = op("LOAD");
                 r.targets.push(self.qualify(table_name));
                 r.external_location = Some(inpath.clone());
+                self.tables.insert(inpath.clone());
                 r
             }
             Statement::Use(u) => {

@@ -3,5 +3,6 @@
 //! suite under `tests/fixtures/sqllineage/` ([`sqllineage`]).
 
 mod corpus;
+mod peers;
 mod sqllineage;
 mod units;
