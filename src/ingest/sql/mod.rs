@@ -434,6 +434,42 @@ fn first_word(text: &str, dialect: Dialect) -> String {
         .unwrap_or_else(|| "UNKNOWN".to_string())
 }
 
+/// `SELECT ... INTO v` (or T-SQL's `SELECT @v = ...`) of a procedure body: an assignment of
+/// variables, not rows returned.
+fn assigns_variables(st: &Statement) -> bool {
+    use sqlparser::ast::{BinaryOperator, Expr, SelectItem, SetExpr};
+    let Statement::Query(q) = st else { return false };
+    let SetExpr::Select(s) = &*q.body else { return false };
+    s.into.is_some()
+        || s.projection.iter().any(|i| match i {
+            SelectItem::ExprWithAlias { alias, .. } => alias.value.starts_with('@'),
+            SelectItem::UnnamedExpr(Expr::BinaryOp { left, op: BinaryOperator::Eq, .. }) => {
+                matches!(&**left, Expr::Identifier(id) if id.value.starts_with('@'))
+            }
+            _ => false,
+        })
+}
+
+/// Statements that read and write no table whatever their arguments (Spark's `ADD JAR`, `DESC
+/// FUNCTION f`, `REFRESH TABLE t`, `SET key` without a value, `SHOW FUNCTIONS f`, `LIST FILE`,
+/// `CLEAR CACHE`, `RESET`): when the parser refuses one, it is still no error.
+fn no_lineage(text: &str, dialect: Dialect) -> bool {
+    let words: Vec<String> = lexer::Lexer::new(text, dialect)
+        .filter(lexer::Token::significant)
+        .take(3)
+        .map(|t| t.text(text).to_ascii_uppercase())
+        .collect();
+    let w = |i: usize| words.get(i).map(String::as_str).unwrap_or("");
+    match w(0) {
+        "SHOW" | "DESC" | "DESCRIBE" | "REFRESH" | "RESET" | "LIST" => true,
+        "ADD" => matches!(w(1), "JAR" | "JARS" | "FILE" | "FILES" | "ARCHIVE" | "ARCHIVES"),
+        "CLEAR" => w(1) == "CACHE",
+        // `SET key` (shows the value); `SET key = value` parses.
+        "SET" => !text.contains('='),
+        _ => false,
+    }
+}
+
 /// Adds one part of a multi-insert to the entry of the parts before it.
 fn merge_into(prev: &mut StatementLineage, r: lineage::StmtResult) {
     for t in r.targets {
@@ -635,6 +671,11 @@ pub fn analyze(
             continue;
         }
         match &u.parsed {
+            // Statements that move no data in any engine, in forms the parser does not take.
+            Err(_) if no_lineage(&u.text, dialect) => {
+                seen.insert(u.index);
+                out.push(StatementLineage { operation: first_word(&u.text, dialect), ..base });
+            }
             Err(e) => {
                 seen.insert(u.index);
                 out.push(StatementLineage { operation: "UNKNOWN".into(), errors: vec![e.clone()], ..base });
@@ -645,7 +686,13 @@ pub fn analyze(
                 let word = first_word(&u.text, dialect);
                 for st in stmts {
                     let r = an.statement(st, &word);
-                    if u.lineage_only && r.targets.is_empty() {
+                    // A bare `SELECT` of a procedure body reads its tables (it returns rows to the
+                    // caller); other pieces of control flow that write nothing are left out.
+                    let procedure_read = u.procedure.is_some()
+                        && r.operation == "SELECT"
+                        && !r.sources.is_empty()
+                        && !assigns_variables(st);
+                    if u.lineage_only && r.targets.is_empty() && !procedure_read {
                         continue;
                     }
                     seen.insert(u.index);

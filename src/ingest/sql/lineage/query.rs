@@ -137,6 +137,18 @@ impl Analyzer<'_> {
                 return Relation { alias, parts: lparts, kind: RelKind::Derived(renamed_rc(o, &alias_cols)) };
             }
         }
+        // Spark's query of files, ``parquet.`s3://b/p` ``: the path is read.
+        if matches!(self.dialect, Dialect::SparkSql | Dialect::Hive) {
+            let ids = idents(name);
+            if let [format, path] = ids.as_slice() {
+                let formats = ["parquet", "json", "csv", "orc", "avro", "text", "delta", "binaryfile"];
+                if path.quote_style == Some('`') && formats.contains(&lower(&format.value).as_str()) {
+                    let p = path.value.clone();
+                    self.tables.insert(p.clone());
+                    return Relation { alias, parts: lparts, kind: RelKind::Table { name: p, known: None } };
+                }
+            }
+        }
         // A Snowflake stage (`@stage/path`) is a location, not a table; Oracle's and MySQL's
         // one-row `dual` holds no data anyone wrote.
         let stage = parts.first().is_some_and(|p| p.starts_with('@') && self.dialect == Dialect::Snowflake);

@@ -2,6 +2,8 @@
 //! the team wrote that Tributary refused, misread or read silently short. Each failed before its
 //! fix.
 
+use std::collections::HashMap;
+
 use super::super::*;
 
 fn run(sql: &str, dialect: Dialect) -> Vec<StatementLineage> {
@@ -119,4 +121,88 @@ fn tsql_old_style_table_hint_keeps_the_table() {
     assert_eq!(e.sources, vec!["dbname.dto.tablename".to_string()]);
     let e = one("INSERT INTO t SELECT x.a FROM s.u x (NOLOCK, READPAST) JOIN s.v (NOLOCK) ON x.k = v.k", Dialect::TSql);
     assert_eq!(e.sources, vec!["s.u".to_string(), "s.v".to_string()]);
+}
+
+#[test]
+fn a_bare_select_in_a_procedure_reads_its_tables() {
+    for d in [Dialect::Oracle, Dialect::TSql, Dialect::BigQuery] {
+        let sql = if d == Dialect::BigQuery {
+            "CREATE PROCEDURE proc1()\nBEGIN\nSELECT col1 FROM tab1;\nEND"
+        } else {
+            "CREATE PROCEDURE proc1() AS BEGIN SELECT col1 FROM tab1; END"
+        };
+        let e = one(sql, d);
+        let want = if d.folds_upper() { "TAB1" } else { "tab1" };
+        assert_eq!((e.operation.as_str(), e.sources.clone()), ("SELECT", vec![want.into()]), "{d:?}");
+        assert_eq!(e.procedure.as_deref(), Some("proc1"));
+    }
+    // Assigning variables is no read to report on its own.
+    let got = run("CREATE PROCEDURE p AS BEGIN DECLARE @n INT; SELECT @n = COUNT(*) FROM t; END", Dialect::TSql);
+    assert!(got.iter().all(|e| e.sources.is_empty()), "{got:#?}");
+}
+
+#[test]
+fn statements_that_move_no_data_are_no_errors() {
+    for sql in [
+        "ADD JAR /tmp/SimpleUdf.jar",
+        "DESC FUNCTION abs",
+        "refresh table tab1",
+        "SET spark.sql.variable.substitute",
+        "SHOW FUNCTIONS trim",
+    ] {
+        let e = one(sql, Dialect::SparkSql);
+        assert!(e.targets.is_empty() && e.sources.is_empty(), "{sql}: {e:?}");
+    }
+    // Anything else the parser refuses is still an error.
+    assert!(!run("SELEC a FROM t", Dialect::SparkSql)[0].errors.is_empty());
+}
+
+#[test]
+fn spark_query_of_files_reads_the_path() {
+    for f in ["parquet", "json", "csv"] {
+        let e = one(&format!("INSERT INTO t SELECT * FROM {f}.`s3://b/raw/`"), Dialect::SparkSql);
+        assert_eq!(e.sources, vec!["s3://b/raw/".to_string()], "{f}");
+    }
+}
+
+#[test]
+fn target_columns_without_a_name_are_named_by_position() {
+    // Before: `col1 + col2` wrote no column, and `max(a), max(b)` merged into one `t.max`.
+    let e = one("INSERT INTO t SELECT col1 + col2 FROM s", Dialect::Ansi);
+    assert_eq!(cols(&e), vec![col("t._col1", &["s.col1", "s.col2"])]);
+    let e = one("INSERT INTO t SELECT max(a), max(b), c, c AS d FROM s", Dialect::Ansi);
+    assert_eq!(
+        cols(&e),
+        vec![col("t._col1", &["s.a"]), col("t._col2", &["s.b"]), col("t.c", &["s.c"]), col("t.d", &["s.c"])]
+    );
+    // Two different columns of one name: the second by its position.
+    let e = one("INSERT INTO t SELECT a.x, b.x FROM a JOIN b ON a.k = b.k", Dialect::Ansi);
+    assert_eq!(cols(&e), vec![col("t.x", &["a.x"]), col("t._col2", &["b.x"])]);
+    // With the target's columns known, by the catalog's column at that position.
+    let catalog: HashMap<String, Vec<String>> = [("t".to_string(), vec!["lo".to_string(), "hi".to_string()])].into();
+    let got = analyze(
+        &["INSERT INTO t SELECT max(a), max(b) FROM s".to_string()],
+        Dialect::Ansi,
+        &Options::default(),
+        &catalog,
+    );
+    assert_eq!(cols(&got[0]), vec![col("t.lo", &["s.a"]), col("t.hi", &["s.b"])]);
+}
+
+#[test]
+fn an_alias_that_shadows_a_column_its_own_expression_reads() {
+    let e = one(
+        "INSERT INTO k SELECT a || businessentityid AS businessentityid, businessentityid AS original FROM person.person",
+        Dialect::Ansi,
+    );
+    assert_eq!(
+        cols(&e),
+        vec![
+            col("k.businessentityid", &["person.person.a", "person.person.businessentityid"]),
+            col("k.original", &["person.person.businessentityid"]),
+        ]
+    );
+    // An alias over other columns is still read by a later item (a lateral alias).
+    let e = one("INSERT INTO k SELECT a || b AS ab, ab || c AS abc FROM s", Dialect::Snowflake);
+    assert!(cols(&e).contains(&col("K.ABC", &["S.A", "S.B", "S.C"])), "{:?}", cols(&e));
 }
