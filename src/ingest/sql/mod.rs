@@ -698,11 +698,31 @@ pub fn analyze(
                     seen.insert(u.index);
                     let mut unresolved = r.unresolved;
                     unresolved.extend(u.note.iter().cloned());
+                    let (mut targets, mut sources, mut columns) = (r.targets, r.sources, r.columns);
+                    let mut errors = Vec::new();
+                    // `IDENTIFIER($t)`: a table named by a variable is not known; the parser's
+                    // stand-in for it (`identifier`, or an empty name) is no table.
+                    for v in split::identifier_variables(&u.text, dialect) {
+                        errors.push(format!(
+                            "IDENTIFIER({v}): the table is named by a value known only when the statement runs"
+                        ));
+                        let stand_in = |t: &String| {
+                            let last = t.rsplit('.').next().unwrap_or("");
+                            last.is_empty() || last.eq_ignore_ascii_case("identifier")
+                        };
+                        targets.retain(|t| !stand_in(t));
+                        sources.retain(|t| !stand_in(t));
+                        columns.retain(|c| c.target.rsplit_once('.').is_some_and(|(t, _)| !stand_in(&t.to_string())));
+                        for c in &mut columns {
+                            c.sources.retain(|s| s.rsplit_once('.').is_some_and(|(t, _)| !stand_in(&t.to_string())));
+                        }
+                    }
                     out.push(StatementLineage {
                         operation: r.operation,
-                        targets: r.targets,
-                        sources: r.sources,
-                        columns: r.columns,
+                        targets,
+                        sources,
+                        columns,
+                        errors,
                         unresolved,
                         external_location: r.external_location,
                         intermediate: r.intermediate,

@@ -38,7 +38,7 @@ use super::Dialect;
 pub(crate) use insert::{insert_exec, multi_insert};
 pub use procedure::unwrap_procedure;
 pub(crate) use procedure::{procedure_parts, trigger_table, unquote_string};
-pub(crate) use rewrite::rewrite;
+pub(crate) use rewrite::{identifier_variables, rewrite};
 use splitter::{split, Mode};
 
 /// Splits a script into statements: `(byte offset of the statement's first token, text)`, in order,

@@ -24,8 +24,12 @@ use super::{closing, dotted_name, find_kw, if_not_exists, leveled, name_at};
 /// - `INSERT INTO t (WITH ... SELECT ...)`: the query without its parentheses;
 /// - T-SQL `UPDATE ... SET c += x`: see [`compound_assignments`];
 /// - Hive `ALTER TABLE a EXCHANGE PARTITION (p) WITH TABLE b`: `INSERT INTO a SELECT * FROM b`;
-/// - Azure Synapse `COPY INTO t FROM 'https://...'`: `LOAD DATA INPATH '...' INTO TABLE t`.
+/// - Azure Synapse `COPY INTO t FROM 'https://...'`: `LOAD DATA INPATH '...' INTO TABLE t`;
+/// - Snowflake's and Databricks' `IDENTIFIER('db.s.t')`: `db.s.t` (see [`identifier_literals`]).
 pub(crate) fn rewrite(text: &str, dialect: Dialect) -> Option<String> {
+    if let Some(named) = identifier_literals(text, dialect) {
+        return Some(rewrite(&named, dialect).unwrap_or(named));
+    }
     let toks = leveled(text, dialect);
     match clean(text, &toks, dialect) {
         Some(cleaned) => {
@@ -499,4 +503,62 @@ fn insert_parenthesized_query(text: &str, toks: &[(Token, i32)]) -> Option<Strin
         text.get(open.end..close.start)?.trim(),
         text.get(close.end..)?
     ))
+}
+
+/// Whether `text` may hold an `IDENTIFIER(` (a byte search, before any lexing).
+fn mentions_identifier(text: &str) -> bool {
+    text.as_bytes().windows(10).any(|w| w.eq_ignore_ascii_case(b"identifier"))
+}
+
+/// `IDENTIFIER('db.s.t')` (Snowflake, Databricks), a table named by a string: the name itself,
+/// `db.s.t`. `None` when there is none.
+pub(crate) fn identifier_literals(text: &str, dialect: Dialect) -> Option<String> {
+    if !mentions_identifier(text) {
+        return None;
+    }
+    let toks = leveled(text, dialect);
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for (i, (t, _)) in toks.iter().enumerate() {
+        if !t.is_kw(text, "IDENTIFIER") || !toks.get(i + 1).is_some_and(|(p, _)| p.is_punct(text, b'(')) {
+            continue;
+        }
+        let Some((lit, _)) = toks.get(i + 2).filter(|(l, _)| l.kind == Kind::Str) else { continue };
+        let Some((close, _)) = toks.get(i + 3).filter(|(c, _)| c.is_punct(text, b')')) else { continue };
+        let name = lit.text(text);
+        let name = name.get(1..name.len().saturating_sub(1)).unwrap_or("");
+        if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || "_.$\"`".contains(c)) {
+            continue;
+        }
+        out.push_str(text.get(at..t.start)?);
+        out.push_str(name);
+        at = close.end;
+    }
+    if at == 0 {
+        return None;
+    }
+    out.push_str(text.get(at..)?);
+    Some(out)
+}
+
+/// The arguments of `IDENTIFIER(...)` that are no string (`$t`, `:t`, `?`, an expression): tables
+/// named by a value known only when the statement runs.
+pub(crate) fn identifier_variables(text: &str, dialect: Dialect) -> Vec<String> {
+    if !mentions_identifier(text) {
+        return Vec::new();
+    }
+    let toks = leveled(text, dialect);
+    let mut out = Vec::new();
+    for (i, (t, _)) in toks.iter().enumerate() {
+        if t.is_kw(text, "IDENTIFIER") && toks.get(i + 1).is_some_and(|(p, _)| p.is_punct(text, b'(')) {
+            if let Some(c) = closing(text, &toks, i + 1) {
+                if let (Some((a, _)), Some((b, _))) = (toks.get(i + 2), toks.get(c.saturating_sub(1))) {
+                    if c > i + 2 {
+                        out.extend(text.get(a.start..b.end).map(str::to_string));
+                    }
+                }
+            }
+        }
+    }
+    out
 }

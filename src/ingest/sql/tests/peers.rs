@@ -206,3 +206,33 @@ fn an_alias_that_shadows_a_column_its_own_expression_reads() {
     let e = one("INSERT INTO k SELECT a || b AS ab, ab || c AS abc FROM s", Dialect::Snowflake);
     assert!(cols(&e).contains(&col("K.ABC", &["S.A", "S.B", "S.C"])), "{:?}", cols(&e));
 }
+
+#[test]
+fn identifier_names_its_table_or_says_it_cannot() {
+    let e = one("INSERT INTO t SELECT a FROM identifier('db.s.src')", Dialect::Snowflake);
+    assert_eq!(e.sources, vec!["DB.S.SRC".to_string()]);
+    assert_eq!(cols(&e), vec![col("T.A", &["DB.S.SRC.A"])]);
+    for d in [Dialect::SparkSql, Dialect::Snowflake] {
+        let e = one("DELETE FROM IDENTIFIER('s.t') WHERE a = 1", d);
+        assert_eq!(e.targets.len(), 1, "{d:?}");
+        assert!(e.targets[0].eq_ignore_ascii_case("s.t"), "{d:?}: {:?}", e.targets);
+        let e = one("UPDATE identifier('s.t') SET a = b", d);
+        assert!(e.targets[0].eq_ignore_ascii_case("s.t"), "{d:?}: {:?}", e.targets);
+    }
+    // A variable: an error, and never a table named '' or `identifier`.
+    for (sql, d) in [
+        ("SELECT a FROM identifier($tbl)", Dialect::Snowflake),
+        ("INSERT INTO t SELECT a FROM identifier(:src)", Dialect::Snowflake),
+        ("DELETE FROM identifier(tbl_var) WHERE a = 1", Dialect::SparkSql),
+        (
+            "MERGE INTO identifier(:t) AS d USING s ON d.k = s.k WHEN MATCHED THEN UPDATE SET d.v = s.v",
+            Dialect::Snowflake,
+        ),
+    ] {
+        let got = run(sql, d);
+        let e = &got[0];
+        assert!(!e.errors.is_empty(), "{sql}: {e:?}");
+        let named = |t: &String| t.is_empty() || t.eq_ignore_ascii_case("identifier");
+        assert!(!e.targets.iter().chain(&e.sources).any(named), "{sql}: {e:?}");
+    }
+}
