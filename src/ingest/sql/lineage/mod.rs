@@ -260,7 +260,9 @@ pub(crate) struct Analyzer<'a> {
     catalog_cache: HashMap<String, Option<Rc<Output>>>,
     session: HashMap<String, Entry>,
     intermediate: HashSet<String>,
-    ctes: Vec<(String, Rc<Output>)>,
+    /// The CTEs in scope: name, output, and the tables the CTE reads (sources of the statement
+    /// once something reads the CTE).
+    ctes: Vec<(String, Rc<Output>, Rc<Vec<String>>)>,
     tables: BTreeSet<String>,
     unresolved: Vec<String>,
     /// In a procedure body: `SELECT ... INTO x` assigns variables (except in T-SQL).
@@ -556,8 +558,10 @@ impl<'a> Analyzer<'a> {
             if let Some(with) = &q.with {
                 for cte in &with.cte_tables {
                     let names: Vec<String> = cte.alias.columns.iter().map(|c| self.fold(&c.name)).collect();
-                    let out = match &*cte.query.body {
-                        SetExpr::Delete(st) | SetExpr::Update(st) => self.returning(st, None),
+                    let (out, read) = match &*cte.query.body {
+                        SetExpr::Delete(st) | SetExpr::Update(st) => {
+                            (self.returning(st, None).renamed(&names), Vec::new())
+                        }
                         // `WITH x AS (INSERT ... RETURNING ...)` writes its table too (reported as
                         // one more target) and hands on what it returns. (An UPDATE or DELETE
                         // there is a source of the statement, which a target could not be.)
@@ -566,14 +570,13 @@ impl<'a> Analyzer<'a> {
                                 let w = self.insert(i);
                                 let out = self.insert_returning(i, &w);
                                 self.cte_writes.push(w);
-                                out
+                                (out.renamed(&names), Vec::new())
                             }
-                            _ => Output::default(),
+                            _ => (Output::default(), Vec::new()),
                         },
-                        _ => self.query(&cte.query, None),
-                    }
-                    .renamed(&names);
-                    self.ctes.push((lower(&cte.alias.name.value), Rc::new(out)));
+                        _ => self.cte(cte, with.recursive, None),
+                    };
+                    self.ctes.push((lower(&cte.alias.name.value), Rc::new(out), Rc::new(read)));
                 }
             }
             let r = self.dispatch(s, "SELECT");

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::rc::Rc;
 
 use sqlparser::ast::{
-    Expr, GroupByExpr, Ident, JoinConstraint, JoinOperator, ObjectName, ObjectNamePart, Query, Select, SelectItem,
+    Cte, Expr, GroupByExpr, Ident, JoinConstraint, JoinOperator, ObjectName, ObjectNamePart, Query, Select, SelectItem,
     SelectItemQualifiedWildcardKind, SetExpr, TableAlias, TableFactor, TableWithJoins, WildcardAdditionalOptions,
 };
 
@@ -47,26 +47,60 @@ impl Analyzer<'_> {
         if let Some(with) = &q.with {
             for cte in &with.cte_tables {
                 let key = lower(&cte.alias.name.value);
-                let names: Vec<String> = cte.alias.columns.iter().map(|c| self.fold(&c.name)).collect();
-                if with.recursive {
-                    let placeholder = names.iter().map(|n| OutCol { name: n.clone(), lin: Lin::default() }).collect();
-                    self.ctes.push((key.clone(), Rc::new(Output::new(placeholder, Vec::new()))));
-                }
-                let out = match &*cte.query.body {
-                    // `WITH moved AS (DELETE ... RETURNING ...)`: the rows come from that table.
-                    SetExpr::Delete(st) | SetExpr::Update(st) => self.returning(st, outer),
-                    _ => self.query(&cte.query, outer),
-                }
-                .renamed(&names);
-                if with.recursive {
-                    self.ctes.pop();
-                }
-                self.ctes.push((key, Rc::new(out)));
+                let (out, read) = match &*cte.query.body {
+                    // `WITH moved AS (DELETE ... RETURNING ...)`: the rows come from that table
+                    // (and the statement runs whether or not it is read).
+                    SetExpr::Delete(st) | SetExpr::Update(st) => {
+                        let names: Vec<String> = cte.alias.columns.iter().map(|c| self.fold(&c.name)).collect();
+                        (self.returning(st, outer).renamed(&names), Vec::new())
+                    }
+                    _ => self.cte(cte, with.recursive, outer),
+                };
+                self.ctes.push((key, Rc::new(out), Rc::new(read)));
             }
         }
         let out = self.set_expr(&q.body, outer);
         self.ctes.truncate(mark);
         out
+    }
+
+    /// A CTE's output, and the tables it reads, which are taken out of the statement's sources
+    /// until something reads the CTE (a CTE nothing reads is no source). A CTE that reads itself
+    /// (`WITH RECURSIVE`, or without the keyword where T-SQL, Oracle and Snowflake allow it, a
+    /// `UNION` whose later branch reads the CTE) sees itself as the columns of its first branch,
+    /// not as a table.
+    pub(super) fn cte(&mut self, cte: &Cte, recursive: bool, outer: Option<&Scope>) -> (Output, Vec<String>) {
+        let key = lower(&cte.alias.name.value);
+        let names: Vec<String> = cte.alias.columns.iter().map(|c| self.fold(&c.name)).collect();
+        let before = self.tables.clone();
+        let anchor = match &*cte.query.body {
+            SetExpr::SetOperation { left, .. } => Some(left),
+            _ => None,
+        };
+        let implicit = matches!(self.dialect, Dialect::TSql | Dialect::Oracle | Dialect::Snowflake) && anchor.is_some();
+        let self_ref = recursive || implicit;
+        if self_ref {
+            let placeholder_names = match anchor {
+                Some(left) if names.is_empty() => {
+                    self.quiet += 1;
+                    let o = self.set_expr(left, outer);
+                    self.quiet -= 1;
+                    o.cols.into_iter().map(|c| c.name).collect()
+                }
+                _ => names.clone(),
+            };
+            let placeholder = placeholder_names.into_iter().map(|n| OutCol { name: n, lin: Lin::default() }).collect();
+            self.ctes.push((key, Rc::new(Output::new(placeholder, Vec::new())), Rc::new(Vec::new())));
+        }
+        let out = self.query(&cte.query, outer).renamed(&names);
+        if self_ref {
+            self.ctes.pop();
+        }
+        let read: Vec<String> = self.tables.difference(&before).cloned().collect();
+        for t in &read {
+            self.tables.remove(t);
+        }
+        (out, read)
     }
 
     fn set_expr(&mut self, se: &SetExpr, outer: Option<&Scope>) -> Output {
@@ -132,8 +166,10 @@ impl Analyzer<'_> {
         let (alias, alias_cols) = self.alias_of(alias);
         if lparts.len() == 1 {
             let key = lparts.first().map(String::as_str).unwrap_or("");
-            if let Some((_, o)) = self.ctes.iter().rev().find(|(k, _)| k == key) {
+            if let Some((_, o, read)) = self.ctes.iter().rev().find(|(k, _, _)| k == key) {
                 let o = o.clone();
+                let read = read.clone();
+                self.tables.extend(read.iter().cloned());
                 return Relation { alias, parts: lparts, kind: RelKind::Derived(renamed_rc(o, &alias_cols)) };
             }
         }

@@ -20,7 +20,7 @@ impl Analyzer<'_> {
             return None;
         }
         let key = lower(&parts.first()?.value);
-        let (_, o) = self.ctes.iter().rev().find(|(k, _)| *k == key)?;
+        let (_, o, _) = self.ctes.iter().rev().find(|(k, _, _)| *k == key)?;
         let mut tables: BTreeSet<&String> = o.cols.iter().flat_map(|c| c.lin.sources.iter().map(|(t, _)| t)).collect();
         tables.extend(o.star_tables.iter());
         let mut it = tables.into_iter();

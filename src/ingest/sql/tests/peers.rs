@@ -236,3 +236,27 @@ fn identifier_names_its_table_or_says_it_cannot() {
         assert!(!e.targets.iter().chain(&e.sources).any(named), "{sql}: {e:?}");
     }
 }
+
+#[test]
+fn an_unused_cte_is_no_source_and_a_recursive_cte_is_no_table() {
+    let e =
+        one("INSERT INTO t WITH c AS (SELECT a FROM s), u AS (SELECT a FROM unused) SELECT a FROM c", Dialect::Ansi);
+    assert_eq!(e.sources, vec!["s".to_string()]);
+    // A CTE read only by another CTE that is read counts; one read by an unused CTE does not.
+    let e = one(
+        "WITH a AS (SELECT x FROM s1), b AS (SELECT x FROM a), z AS (SELECT x FROM s2), y AS (SELECT x FROM z) INSERT INTO t SELECT x FROM b",
+        Dialect::Postgres,
+    );
+    assert_eq!(e.sources, vec!["s1".to_string()]);
+    assert_eq!(cols(&e), vec![col("t.x", &["s1.x"])]);
+    // Recursion without the RECURSIVE keyword (T-SQL, Oracle, Snowflake) and with it.
+    for (sql, d) in [
+        ("WITH r AS (SELECT id, p FROM s UNION ALL SELECT s.id, s.p FROM s JOIN r ON s.p = r.id) INSERT INTO t SELECT id FROM r", Dialect::TSql),
+        ("WITH RECURSIVE r AS (SELECT id, p FROM s UNION ALL SELECT s.id, s.p FROM s JOIN r ON s.p = r.id) INSERT INTO t SELECT id FROM r", Dialect::Postgres),
+    ] {
+        let e = one(sql, d);
+        assert_eq!(e.sources, vec!["s".to_string()], "{sql}");
+        assert_eq!(cols(&e), vec![col("t.id", &["s.id"])], "{sql}");
+        assert!(e.unresolved.is_empty(), "{sql}: {:?}", e.unresolved);
+    }
+}
