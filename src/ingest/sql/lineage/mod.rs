@@ -540,6 +540,17 @@ impl<'a> Analyzer<'a> {
                 }
                 r
             }
+            // `TRUNCATE [TABLE] a, b`: empties its tables, as a DELETE without WHERE does.
+            Statement::Truncate(t) => {
+                let mut r = op("TRUNCATE");
+                for n in &t.table_names {
+                    let q = self.qualify(&n.name);
+                    if !r.targets.contains(&q) {
+                        r.targets.push(q);
+                    }
+                }
+                r
+            }
             Statement::CreateProcedure { .. } | Statement::CreateFunction(_) => op("CREATE_PROCEDURE"),
             // Spark `CACHE TABLE c AS SELECT ...`: a temporary view of the session.
             Statement::Cache { table_name, query: Some(q), .. } => {

@@ -260,3 +260,17 @@ fn an_unused_cte_is_no_source_and_a_recursive_cte_is_no_table() {
         assert!(e.unresolved.is_empty(), "{sql}: {:?}", e.unresolved);
     }
 }
+
+#[test]
+fn truncate_and_multi_table_delete_name_their_targets() {
+    let e = one("TRUNCATE TABLE a.b", Dialect::Postgres);
+    assert_eq!((e.operation.as_str(), e.targets.clone()), ("TRUNCATE", vec!["a.b".to_string()]));
+    let e = one("TRUNCATE a.b, c", Dialect::Postgres);
+    assert_eq!(e.targets, vec!["a.b".to_string(), "c".to_string()]);
+    let e = one("DELETE t1, t2 FROM t1 INNER JOIN t2 ON t1.id = t2.id WHERE t1.x = 1", Dialect::MySql);
+    assert_eq!(e.targets, vec!["t1".to_string(), "t2".to_string()]);
+    assert!(e.sources.is_empty(), "{:?}", e.sources);
+    // Through aliases, and with a third table only read.
+    let e = one("DELETE a, b FROM s.t1 a JOIN s.t2 b ON a.id = b.id JOIN s.t3 c ON c.id = a.id", Dialect::MySql);
+    assert_eq!((e.targets.clone(), e.sources.clone()), (vec!["s.t1".into(), "s.t2".into()], vec!["s.t3".into()]));
+}

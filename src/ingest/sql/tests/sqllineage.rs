@@ -42,6 +42,7 @@ const CONVENTIONS: &[(&str, &str)] = &[
     ("ambiguous-column", "an unqualified column two relations of unknown columns could hold is reported in `unresolved`, not as a source without a table"),
     ("invalid-sql", "a statement that is not valid SQL reports an error rather than partial lineage"),
     ("procedure-statements", "each statement of a procedure body is its own entry, so a table one writes and a later one reads is between them, not a source and a target of the procedure"),
+    ("truncate-target", "`TRUNCATE t` names `t` as its target (it changes `t`, as a DELETE does), with no source"),
     ("unused-cte", "a CTE nothing in the statement reads is no source (its query never runs)"),
     ("dialect-not-supported", "syntax or functions of a dialect Tributary has no parser for (Teradata, Vertica) are not read"),
 ];
