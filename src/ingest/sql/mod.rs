@@ -413,11 +413,16 @@ fn parse(
         Err(e) if fallback => run(&sqlparser::dialect::GenericDialect)
             .or_else(|_| {
                 // Oracle's `INSERT ALL|FIRST ... SELECT` is taken only by the Snowflake parser,
-                // `LOAD DATA` (rewritten from MySQL's and BigQuery's) only by Hive's.
+                // `LOAD DATA` (rewritten from MySQL's and BigQuery's) only by Hive's, `USE CATALOG`
+                // only by Databricks'.
                 let mut words = text.split_whitespace().map(str::to_ascii_uppercase);
                 match (words.next().as_deref(), words.next().as_deref()) {
                     (Some("INSERT"), Some("ALL" | "FIRST")) => run(&sqlparser::dialect::SnowflakeDialect),
                     (Some("LOAD"), Some("DATA")) => run(&sqlparser::dialect::HiveDialect {}),
+                    // Databricks `USE CATALOG|DATABASE|SCHEMA x`.
+                    (Some("USE"), Some("CATALOG" | "DATABASE" | "SCHEMA")) => {
+                        run(&sqlparser::dialect::DatabricksDialect {})
+                    }
                     _ => Err(e.clone()),
                 }
             })

@@ -10,6 +10,11 @@ fn run(sql: &str, dialect: Dialect) -> Vec<StatementLineage> {
     analyze(&[sql.to_string()], dialect, &Options::default(), &NoColumns)
 }
 
+fn run_all(statements: &[&str], dialect: Dialect, options: &Options) -> Vec<StatementLineage> {
+    let statements: Vec<String> = statements.iter().map(|s| s.to_string()).collect();
+    analyze(&statements, dialect, options, &NoColumns)
+}
+
 /// The only entry of `sql`, which must have no errors.
 fn one(sql: &str, dialect: Dialect) -> StatementLineage {
     let mut got = run(sql, dialect);
@@ -273,4 +278,24 @@ fn truncate_and_multi_table_delete_name_their_targets() {
     // Through aliases, and with a third table only read.
     let e = one("DELETE a, b FROM s.t1 a JOIN s.t2 b ON a.id = b.id JOIN s.t3 c ON c.id = a.id", Dialect::MySql);
     assert_eq!((e.targets.clone(), e.sources.clone()), (vec!["s.t1".into(), "s.t2".into()], vec!["s.t3".into()]));
+}
+
+#[test]
+fn databricks_use_sets_the_right_part_of_the_default() {
+    let with_catalog = Options { default_database: Some("main".into()), ..Options::default() };
+    let sources = |stmts: &[&str], o: &Options| -> Vec<String> {
+        let got = run_all(stmts, Dialect::SparkSql, o);
+        assert!(got.iter().all(|e| e.errors.is_empty()), "{stmts:?}: {got:#?}");
+        got.last().unwrap().sources.clone()
+    };
+    // `USE db1` sets the schema: the catalog stays.
+    assert_eq!(sources(&["USE db1", "SELECT a FROM t"], &with_catalog), vec!["main.db1.t".to_string()]);
+    assert_eq!(sources(&["USE DATABASE db1", "SELECT a FROM t"], &with_catalog), vec!["main.db1.t".to_string()]);
+    assert_eq!(sources(&["USE SCHEMA db1", "SELECT a FROM t"], &with_catalog), vec!["main.db1.t".to_string()]);
+    assert_eq!(sources(&["USE SCHEMA c2.db1", "SELECT a FROM t"], &with_catalog), vec!["c2.db1.t".to_string()]);
+    assert_eq!(
+        sources(&["USE CATALOG c1", "USE SCHEMA s1", "SELECT a FROM t"], &Options::default()),
+        vec!["c1.s1.t".to_string()]
+    );
+    assert_eq!(sources(&["USE CATALOG c1", "SELECT a FROM s.t"], &Options::default()), vec!["c1.s.t".to_string()]);
 }
