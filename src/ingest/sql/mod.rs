@@ -509,7 +509,10 @@ pub fn analyze(
     let limit = options.max_nesting.saturating_mul(4).max(64);
     let mut units: Vec<Unit> = Vec::new();
     let push = |units: &mut Vec<Unit>, index: usize, text: String, procedure: Option<String>, only: bool| {
-        let parsed = parse(&text, &*parser_dialect, fallback, limit);
+        let parsed = match split::cte_without_as(&text, dialect) {
+            Some(e) => Err(e),
+            None => parse(&text, &*parser_dialect, fallback, limit),
+        };
         units.push(Unit {
             index,
             text,
@@ -704,7 +707,7 @@ pub fn analyze(
                     let mut unresolved = r.unresolved;
                     unresolved.extend(u.note.iter().cloned());
                     let (mut targets, mut sources, mut columns) = (r.targets, r.sources, r.columns);
-                    let mut errors = Vec::new();
+                    let mut errors = r.errors;
                     // `IDENTIFIER($t)`: a table named by a variable is not known; the parser's
                     // stand-in for it (`identifier`, or an empty name) is no table.
                     for v in split::identifier_variables(&u.text, dialect) {

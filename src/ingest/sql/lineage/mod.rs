@@ -173,6 +173,8 @@ pub(crate) struct StmtResult {
     pub sources: Vec<String>,
     pub columns: Vec<ColumnLineage>,
     pub unresolved: Vec<String>,
+    /// Why the statement is not valid SQL (its lineage is then left out).
+    pub errors: Vec<String>,
     pub external_location: Option<String>,
     pub intermediate: bool,
 }
@@ -229,7 +231,11 @@ impl Relation {
 
     fn matches(&self, qual: &[String]) -> bool {
         match &self.alias {
-            Some(a) => qual.len() == 1 && qual.first() == Some(a),
+            // `db.t.x` with `db.t` aliased: the table's written name still names it.
+            Some(a) => {
+                (qual.len() == 1 && qual.first() == Some(a))
+                    || (qual.len() >= 2 && self.parts.len() >= 2 && self.parts.ends_with(qual))
+            }
             None => !self.parts.is_empty() && self.parts.ends_with(qual),
         }
     }
@@ -265,6 +271,8 @@ pub(crate) struct Analyzer<'a> {
     ctes: Vec<(String, Rc<Output>, Rc<Vec<String>>)>,
     tables: BTreeSet<String>,
     unresolved: Vec<String>,
+    /// Why the statement being analysed is not valid SQL.
+    errors: Vec<String>,
     /// In a procedure body: `SELECT ... INTO x` assigns variables (except in T-SQL).
     pub in_procedure: bool,
     /// Set by the last failed resolution: the name was a variable or pseudo-column, not a column.
@@ -299,6 +307,7 @@ impl<'a> Analyzer<'a> {
             ctes: Vec::new(),
             tables: BTreeSet::new(),
             unresolved: Vec::new(),
+            errors: Vec::new(),
             in_procedure: false,
             constant: false,
             quiet: 0,
@@ -375,6 +384,12 @@ impl<'a> Analyzer<'a> {
         r.sources.sort();
         r.sources.dedup();
         r.unresolved = std::mem::take(&mut self.unresolved);
+        r.errors = std::mem::take(&mut self.errors);
+        if !r.errors.is_empty() {
+            r.targets.clear();
+            r.sources.clear();
+            r.columns.clear();
+        }
         r
     }
 

@@ -8,7 +8,8 @@ use std::rc::Rc;
 
 use sqlparser::ast::{
     Cte, Expr, GroupByExpr, Ident, JoinConstraint, JoinOperator, ObjectName, ObjectNamePart, Query, Select, SelectItem,
-    SelectItemQualifiedWildcardKind, SetExpr, TableAlias, TableFactor, TableWithJoins, WildcardAdditionalOptions,
+    SelectItemQualifiedWildcardKind, SetExpr, SetOperator, TableAlias, TableFactor, TableWithJoins,
+    WildcardAdditionalOptions, With,
 };
 
 use crate::ingest::sql::Dialect;
@@ -45,23 +46,30 @@ impl Analyzer<'_> {
     pub(super) fn query(&mut self, q: &Query, outer: Option<&Scope>) -> Output {
         let mark = self.ctes.len();
         if let Some(with) = &q.with {
-            for cte in &with.cte_tables {
-                let key = lower(&cte.alias.name.value);
-                let (out, read) = match &*cte.query.body {
-                    // `WITH moved AS (DELETE ... RETURNING ...)`: the rows come from that table
-                    // (and the statement runs whether or not it is read).
-                    SetExpr::Delete(st) | SetExpr::Update(st) => {
-                        let names: Vec<String> = cte.alias.columns.iter().map(|c| self.fold(&c.name)).collect();
-                        (self.returning(st, outer).renamed(&names), Vec::new())
-                    }
-                    _ => self.cte(cte, with.recursive, outer),
-                };
-                self.ctes.push((key, Rc::new(out), Rc::new(read)));
-            }
+            self.with_clause(with, outer);
         }
         let out = self.set_expr(&q.body, outer);
         self.ctes.truncate(mark);
         out
+    }
+
+    /// The CTEs of a query's `WITH`, into scope. (Apart from `query`, whose frame every nested
+    /// subquery stacks.)
+    #[inline(never)]
+    fn with_clause(&mut self, with: &With, outer: Option<&Scope>) {
+        for cte in &with.cte_tables {
+            let key = lower(&cte.alias.name.value);
+            let (out, read) = match &*cte.query.body {
+                // `WITH moved AS (DELETE ... RETURNING ...)`: the rows come from that table (and
+                // the statement runs whether or not it is read).
+                SetExpr::Delete(st) | SetExpr::Update(st) => {
+                    let names: Vec<String> = cte.alias.columns.iter().map(|c| self.fold(&c.name)).collect();
+                    (self.returning(st, outer).renamed(&names), Vec::new())
+                }
+                _ => self.cte(cte, with.recursive, outer),
+            };
+            self.ctes.push((key, Rc::new(out), Rc::new(read)));
+        }
     }
 
     /// A CTE's output, and the tables it reads, which are taken out of the statement's sources
@@ -69,6 +77,7 @@ impl Analyzer<'_> {
     /// (`WITH RECURSIVE`, or without the keyword where T-SQL, Oracle and Snowflake allow it, a
     /// `UNION` whose later branch reads the CTE) sees itself as the columns of its first branch,
     /// not as a table.
+    #[inline(never)]
     pub(super) fn cte(&mut self, cte: &Cte, recursive: bool, outer: Option<&Scope>) -> (Output, Vec<String>) {
         let key = lower(&cte.alias.name.value);
         let names: Vec<String> = cte.alias.columns.iter().map(|c| self.fold(&c.name)).collect();
@@ -103,13 +112,28 @@ impl Analyzer<'_> {
         (out, read)
     }
 
+    /// `SELECT a ... UNION SELECT b, c ...`: queries of different widths are not valid SQL.
+    /// (Apart from `set_expr`, whose frame every nested subquery stacks.)
+    #[inline(never)]
+    fn check_set_operation(&mut self, op: &SetOperator, left: (&SetExpr, &Output), right: (&SetExpr, &Output)) {
+        let known = |(e, o): (&SetExpr, &Output)| o.star_tables.is_empty() && matches!(e, SetExpr::Select(_));
+        if known(left) && known(right) && left.1.cols.len() != right.1.cols.len() && self.quiet == 0 {
+            self.errors.push(format!(
+                "each {op} query must have the same number of columns: {} and {}",
+                left.1.cols.len(),
+                right.1.cols.len()
+            ));
+        }
+    }
+
     fn set_expr(&mut self, se: &SetExpr, outer: Option<&Scope>) -> Output {
         match se {
             SetExpr::Select(s) => self.select(s, outer),
             SetExpr::Query(q) => self.query(q, outer),
-            SetExpr::SetOperation { left, right, .. } => {
+            SetExpr::SetOperation { left, right, op, .. } => {
                 let l = self.set_expr(left, outer);
                 let r = self.set_expr(right, outer);
+                self.check_set_operation(op, (left, &l), (right, &r));
                 let mut cols = l.cols;
                 for (a, b) in cols.iter_mut().zip(r.cols.iter()) {
                     a.lin.merge(&b.lin);

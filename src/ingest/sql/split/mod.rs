@@ -41,6 +41,45 @@ pub(crate) use procedure::{procedure_parts, trigger_table, unquote_string};
 pub(crate) use rewrite::{identifier_variables, rewrite};
 use splitter::{split, Mode};
 
+/// `WITH c (SELECT ...)`: a CTE whose query follows its name without `AS`, which the parser takes
+/// for a column list and reads on as something else. Only Spark's grammar makes the `AS`
+/// optional. The error to report; `None` when the statement has no such CTE.
+pub(crate) fn cte_without_as(text: &str, dialect: Dialect) -> Option<String> {
+    if dialect == Dialect::SparkSql || !text.as_bytes().windows(4).any(|w| w.eq_ignore_ascii_case(b"with")) {
+        return None;
+    }
+    let toks = leveled(text, dialect);
+    let word = |i: usize, kw: &str| toks.get(i).is_some_and(|(t, _)| t.is_kw(text, kw));
+    let punct = |i: usize, c: u8| toks.get(i).is_some_and(|(t, _)| t.is_punct(text, c));
+    let with = toks.iter().position(|(t, d)| *d == 0 && t.is_kw(text, "WITH"))?;
+    let mut i = if word(with + 1, "RECURSIVE") { with + 2 } else { with + 1 };
+    loop {
+        let (name, _) = toks.get(i).filter(|(t, _)| matches!(t.kind, Kind::Word | Kind::Quoted))?;
+        i += 1;
+        if punct(i, b'(') {
+            if ["SELECT", "WITH", "VALUES", "FROM"].iter().any(|k| word(i + 1, k)) {
+                return Some(format!("CTE {}: AS expected before its query", name.text(text)));
+            }
+            i = closing(text, &toks, i)? + 1;
+        }
+        if !word(i, "AS") {
+            return None;
+        }
+        i += 1;
+        while word(i, "NOT") || word(i, "MATERIALIZED") {
+            i += 1;
+        }
+        if !punct(i, b'(') {
+            return None;
+        }
+        i = closing(text, &toks, i)? + 1;
+        if !punct(i, b',') {
+            return None;
+        }
+        i += 1;
+    }
+}
+
 /// Splits a script into statements: `(byte offset of the statement's first token, text)`, in order,
 /// without the terminating `;`, comment-only pieces dropped.
 pub fn split_statements(script: &str, dialect: Dialect) -> Vec<(usize, String)> {

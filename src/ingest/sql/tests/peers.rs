@@ -299,3 +299,37 @@ fn databricks_use_sets_the_right_part_of_the_default() {
     );
     assert_eq!(sources(&["USE CATALOG c1", "SELECT a FROM s.t"], &Options::default()), vec!["c1.s.t".to_string()]);
 }
+
+#[test]
+fn a_compound_column_name_through_an_alias_is_the_tables_column() {
+    let e = one("INSERT INTO x SELECT db.t.x AS x FROM db.t AS a", Dialect::Ansi);
+    assert_eq!(cols(&e), vec![col("x.x", &["db.t.x"])]);
+    let e = one("INSERT INTO x SELECT db.t.x AS x, u.y AS y FROM db.t a JOIN db.u ON a.k = u.k", Dialect::MySql);
+    assert_eq!(cols(&e), vec![col("x.x", &["db.t.x"]), col("x.y", &["db.u.y"])]);
+}
+
+#[test]
+fn invalid_sql_is_an_error_not_partial_lineage() {
+    for (sql, d) in [
+        ("WITH s (SELECT a FROM t) INSERT INTO u SELECT a FROM s", Dialect::Ansi),
+        ("WITH s AS (SELECT a FROM t), v (SELECT a FROM s) INSERT INTO u SELECT a FROM v", Dialect::Postgres),
+        ("INSERT INTO tgt SELECT a FROM t1 UNION ALL SELECT b, a FROM t2", Dialect::Ansi),
+    ] {
+        let got = run(sql, d);
+        assert_eq!(got.len(), 1, "{sql}");
+        assert!(!got[0].errors.is_empty(), "{sql}: {:?}", got[0]);
+        assert!(got[0].targets.is_empty() && got[0].sources.is_empty() && got[0].columns.is_empty(), "{sql}");
+    }
+    // Spark's grammar makes the `AS` optional.
+    let e = one("WITH s (SELECT a FROM t) INSERT INTO u SELECT a FROM s", Dialect::SparkSql);
+    assert_eq!((e.targets.clone(), e.sources.clone()), (vec!["u".into()], vec!["t".into()]));
+    // Valid forms stay valid.
+    for sql in [
+        "WITH s (a) AS (SELECT a FROM t) INSERT INTO u SELECT a FROM s",
+        "WITH s AS MATERIALIZED (SELECT a FROM t) INSERT INTO u SELECT a FROM s",
+        "INSERT INTO u SELECT a FROM t1 UNION SELECT * FROM t2",
+    ] {
+        let e = one(sql, Dialect::Postgres);
+        assert_eq!(e.targets, vec!["u".to_string()], "{sql}");
+    }
+}
