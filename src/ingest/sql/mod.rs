@@ -28,7 +28,20 @@
 //!   `` `project.dataset.table` `` counts as three parts. T-SQL `#temp` and `@table` variables are
 //!   never qualified. `USE db` (and Snowflake's `USE SCHEMA`) changes the defaults for the rest of
 //!   the call, and so does Postgres's and Redshift's `SET search_path TO s, ...` (its first
-//!   schema). The catalog ([`Columns`]) is asked with the qualified, folded name.
+//!   schema); in Spark/Databricks `USE [DATABASE|SCHEMA] s` sets the schema (a database is a
+//!   schema there) and `USE CATALOG c` the catalog. Snowflake's and Databricks'
+//!   `IDENTIFIER('db.s.t')` is the table `db.s.t`; `IDENTIFIER($var)` is an error (the table is
+//!   not known before the statement runs), never a table. The catalog ([`Columns`]) is asked with
+//!   the qualified, folded name.
+//! - **Target columns without a name.** An `INSERT` without a column list whose target's columns
+//!   are unknown names its columns by the select list; an expression without a name of its own
+//!   (`a + b`, `max(a)`), and a second column of a name already taken, by its position (`_col2`),
+//!   so no pair is lost or merged. With the catalog, the target's column at that position.
+//! - **CTEs.** A CTE nothing in the statement reads is no source (its query never runs); a CTE that
+//!   reads itself (`WITH RECURSIVE`, or a `UNION` without the keyword in T-SQL, Oracle and
+//!   Snowflake) is no table named after it.
+//! - **Invalid SQL** is an error with no lineage, even where the parser would go on: a CTE
+//!   without `AS` (allowed in Spark only), a `UNION` of queries of different widths.
 //! - **Intermediate tables** collapse: a table created in the call with `TEMP`/`TEMPORARY`/
 //!   `VOLATILE`, a T-SQL `#temp` or `@table`, a `CREATE TEMP VIEW`, or any table or view created in
 //!   the call and dropped later in the same call. Later statements that read one report its sources
@@ -65,8 +78,10 @@
 //!   are operation `CLONE`, source `s`, each column from its namesake when `s`'s are known.
 //! - **Writes to a location** (`UNLOAD ... TO`, `COPY ... TO 'file'`, Snowflake `COPY INTO @stage`,
 //!   `INSERT OVERWRITE DIRECTORY`, BigQuery `EXPORT DATA`) name the path as the target and as
-//!   `external_location`. Loads (`COPY INTO t`, `LOAD DATA`, T-SQL `BULK INSERT`, Databricks
-//!   `COPY INTO`) name the file or stage as `external_location`, the table as the target.
+//!   `external_location`. Loads (`COPY t FROM`, `COPY INTO t`, `LOAD DATA`, T-SQL `BULK INSERT`,
+//!   Databricks' and Azure Synapse's `COPY INTO`) name the file or stage as a source and as
+//!   `external_location`, the table as the target. `TRUNCATE t` names `t` as its target (as a
+//!   `DELETE` does), with no source.
 //! - **T-SQL `OUTPUT ... INTO t`** makes `t` a second target of the INSERT, UPDATE, DELETE or
 //!   MERGE: `inserted.c` is what the statement wrote to `c` (the changed table's `c` when it did
 //!   not write it), `deleted.c` the changed table's `c`; `$action` has no source. An `@table`

@@ -361,8 +361,8 @@ impl Splitter<'_> {
             // The body of `CREATE PROCEDURE p() BEGIN ... END` without `AS` (BigQuery) on a line
             // of its own belongs to the routine.
             "BEGIN" => {
-                !one_of(&self.first, &["IF", "WHILE", "ELSE"])
-                    && !(self.routine && one_of(&self.first, &["CREATE", "ALTER"]) && self.prev != "END")
+                let routine_body = self.routine && one_of(&self.first, &["CREATE", "ALTER"]) && self.prev != "END";
+                !(one_of(&self.first, &["IF", "WHILE", "ELSE"]) || routine_body)
             }
             "EXEC" | "EXECUTE" => self.first != "INSERT" || self.seen_query,
             _ if one_of(w, STARTS) => true,

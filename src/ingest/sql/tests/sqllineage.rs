@@ -35,7 +35,7 @@ const CONVENTIONS: &[(&str, &str)] = &[
     ("self-read", "a table that a statement reads and writes is not a source of itself (the contract)"),
     ("expression-name", "a target column computed by an unaliased expression is named by its position or the catalog, not by the expression's text"),
     ("create-like", "`CREATE TABLE t LIKE s` copies a shape, not data: no lineage"),
-    ("using-keys", "the key of `a LEFT JOIN b USING (k)` is `a.k` (`b.k` only for RIGHT, both for FULL)"),
+    ("using-keys", "an unqualified key of `a JOIN b USING (k)` is read from the first relation, `a.k`"),
     ("cache-table", "`CACHE TABLE t AS SELECT` is a view of its query"),
     ("rename-moves-lineage", "`ALTER TABLE a RENAME TO b` and `RENAME TABLE` are operation RENAME from `a` to `b`, so a caller can move lineage"),
     ("lateral-alias", "a name an earlier select item defines as its alias reads that item, unless the item's own expression reads a column of that name"),
