@@ -505,9 +505,15 @@ fn insert_parenthesized_query(text: &str, toks: &[(Token, i32)]) -> Option<Strin
     ))
 }
 
-/// Whether `text` may hold an `IDENTIFIER(` (a byte search, before any lexing).
+/// Whether `text` may hold an `IDENTIFIER(` (a search for each `(`, before any lexing: most
+/// statements are not lexed again for it).
 fn mentions_identifier(text: &str) -> bool {
-    text.as_bytes().windows(10).any(|w| w.eq_ignore_ascii_case(b"identifier"))
+    let b = text.as_bytes();
+    text.match_indices('(').any(|(i, _)| {
+        let before = b.get(..i).unwrap_or(&[]);
+        let end = before.len() - before.iter().rev().take_while(|c| c.is_ascii_whitespace()).count();
+        end >= 10 && before.get(end - 10..end).is_some_and(|w| w.eq_ignore_ascii_case(b"identifier"))
+    })
 }
 
 /// `IDENTIFIER('db.s.t')` (Snowflake, Databricks), a table named by a string: the name itself,
