@@ -285,8 +285,13 @@ impl Analyzer<'_> {
             match tf {
                 TableFactor::Table { name, alias, args: Some(args), .. } => {
                     let lin = self.args_lin(&args.args, &sc);
-                    let flatten =
-                        name_parts(name, self.dialect).last().is_some_and(|n| n.eq_ignore_ascii_case("flatten"));
+                    let parts = name_parts(name, self.dialect);
+                    let flatten = parts.last().is_some_and(|n| n.eq_ignore_ascii_case("flatten"));
+                    // A function of a schema (`dbo.fn_orders(5)`) is user-defined: what it reads
+                    // is not known, which the answer says rather than leave it out silently.
+                    if parts.len() >= 2 && !flatten {
+                        self.unresolved(format!("table function {name}: the tables it reads are not known"));
+                    }
                     Some(self.generated(lin, alias.as_ref(), if flatten { FLATTEN_COLS } else { &[] }, !flatten))
                 }
                 TableFactor::Table { name, alias, .. } => Some(self.table_relation(name, alias.as_ref())),

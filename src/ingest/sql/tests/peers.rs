@@ -334,3 +334,12 @@ fn invalid_sql_is_an_error_not_partial_lineage() {
         assert_eq!(e.targets, vec!["u".to_string()], "{sql}");
     }
 }
+
+#[test]
+fn a_user_defined_table_function_is_reported_not_silently_dropped() {
+    let e = one("INSERT INTO t SELECT f.a FROM dbo.fn_orders(5) f", Dialect::TSql);
+    assert!(e.unresolved.iter().any(|u| u.contains("dbo.fn_orders")), "{:?}", e.unresolved);
+    // Built-in table functions read nothing else.
+    let e = one("INSERT INTO t SELECT g.a FROM generate_series(1, 10) g(a)", Dialect::Postgres);
+    assert!(e.unresolved.is_empty(), "{:?}", e.unresolved);
+}
