@@ -14,11 +14,11 @@ Tests that assert something else (statement counts in test_split.py) are left ou
 
 writes cases.jsonl and catalog.json there.
 
-A case: {"name", "dialect" (sqllineage's name), "sql", "kind": "table"|"column",
-"sources", "targets" (table cases; a path is written as it is, tables as schema.table),
-"columns" (column cases: [source, target] pairs, `qualifier.column`, a source with no qualifier as
-the bare column), "catalog" ({table: [columns]}, or "conftest" for catalog.json, when the case has one), "env" (sqllineage
-settings the test sets, when any)}.
+A case: {"name", "dialect" (Tributary's), "sqllineage_dialects" (the dialects sqllineage runs
+it in), "sql", "kind": "table"|"column", "sources", "targets" (table cases; a path as written,
+tables as schema.table), "columns" (column cases: [source, target] pairs, `qualifier.column`, a
+source with no qualifier as the bare column), "catalog" ({table: [columns]}, or "conftest" for
+catalog.json, when the case has one), "env" (sqllineage settings the test sets, when any)}.
 """
 import importlib.util
 import itertools
@@ -177,8 +177,10 @@ def package(path):
     rel = os.path.relpath(path, ROOT)[:-3].replace(os.sep, ".")
     parts = rel.split(".")
     for i in range(1, len(parts)):
-        module(".".join(parts[:i])) if ".".join(parts[:i]) not in sys.modules else None
-        sys.modules[".".join(parts[:i])].__path__ = []
+        name = ".".join(parts[:i])
+        if name not in sys.modules:
+            module(name)
+        sys.modules[name].__path__ = []
     return rel
 
 
