@@ -33,7 +33,7 @@ use super::super::*;
 const CONVENTIONS: &[(&str, &str)] = &[
     ("star-pseudo-column", "no `*` pseudo-column: `count(*)` has no source, `SELECT *` is expanded from the catalog or not at all"),
     ("self-read", "a table that a statement reads and writes is not a source of itself (the contract)"),
-    ("expression-name", "a target column computed by an unaliased expression is named by its position or the catalog, not by the expression's text"),
+    ("expression-name", "a target column computed by an unaliased expression is named by its position or the catalog (a cast of a column by the column), not by the expression's text"),
     ("create-like", "`CREATE TABLE t LIKE s` copies a shape, not data: no lineage"),
     ("using-keys", "an unqualified key of `a JOIN b USING (k)` is read from the first relation, `a.k`"),
     ("cache-table", "`CACHE TABLE t AS SELECT` is a view of its query"),
