@@ -340,7 +340,7 @@ impl Lineage {
         let facet = |schema: &str| json!({"_producer": PRODUCER, "_schemaURL": schema});
         let mut inputs = Vec::new();
         let mut sources: Vec<&String> = st.sources.iter().collect();
-        sources.extend(st.external_location.iter());
+        sources.extend(st.external_location.iter().filter(|l| !st.sources.contains(l)));
         for s in sources {
             let (namespace, name) = self.dataset_of(op, ds, s).await?;
             inputs.push(json!({"namespace": namespace, "name": name}));

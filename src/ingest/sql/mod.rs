@@ -28,7 +28,20 @@
 //!   `` `project.dataset.table` `` counts as three parts. T-SQL `#temp` and `@table` variables are
 //!   never qualified. `USE db` (and Snowflake's `USE SCHEMA`) changes the defaults for the rest of
 //!   the call, and so does Postgres's and Redshift's `SET search_path TO s, ...` (its first
-//!   schema). The catalog ([`Columns`]) is asked with the qualified, folded name.
+//!   schema); in Spark/Databricks `USE [DATABASE|SCHEMA] s` sets the schema (a database is a
+//!   schema there) and `USE CATALOG c` the catalog. Snowflake's and Databricks'
+//!   `IDENTIFIER('db.s.t')` is the table `db.s.t`; `IDENTIFIER($var)` is an error (the table is
+//!   not known before the statement runs), never a table. The catalog ([`Columns`]) is asked with
+//!   the qualified, folded name.
+//! - **Target columns without a name.** An `INSERT` without a column list whose target's columns
+//!   are unknown names its columns by the select list; an expression without a name of its own
+//!   (`a + b`, `max(a)`), and a second column of a name already taken, by its position (`_col2`),
+//!   so no pair is lost or merged. With the catalog, the target's column at that position.
+//! - **CTEs.** A CTE nothing in the statement reads is no source (its query never runs); a CTE that
+//!   reads itself (`WITH RECURSIVE`, or a `UNION` without the keyword in T-SQL, Oracle and
+//!   Snowflake) is no table named after it.
+//! - **Invalid SQL** is an error with no lineage, even where the parser would go on: a CTE
+//!   without `AS` (allowed in Spark only), a `UNION` of queries of different widths.
 //! - **Intermediate tables** collapse: a table created in the call with `TEMP`/`TEMPORARY`/
 //!   `VOLATILE`, a T-SQL `#temp` or `@table`, a `CREATE TEMP VIEW`, or any table or view created in
 //!   the call and dropped later in the same call. Later statements that read one report its sources
@@ -65,8 +78,10 @@
 //!   are operation `CLONE`, source `s`, each column from its namesake when `s`'s are known.
 //! - **Writes to a location** (`UNLOAD ... TO`, `COPY ... TO 'file'`, Snowflake `COPY INTO @stage`,
 //!   `INSERT OVERWRITE DIRECTORY`, BigQuery `EXPORT DATA`) name the path as the target and as
-//!   `external_location`. Loads (`COPY INTO t`, `LOAD DATA`, T-SQL `BULK INSERT`, Databricks
-//!   `COPY INTO`) name the file or stage as `external_location`, the table as the target.
+//!   `external_location`. Loads (`COPY t FROM`, `COPY INTO t`, `LOAD DATA`, T-SQL `BULK INSERT`,
+//!   Databricks' and Azure Synapse's `COPY INTO`) name the file or stage as a source and as
+//!   `external_location`, the table as the target. `TRUNCATE t` names `t` as its target (as a
+//!   `DELETE` does), with no source.
 //! - **T-SQL `OUTPUT ... INTO t`** makes `t` a second target of the INSERT, UPDATE, DELETE or
 //!   MERGE: `inserted.c` is what the statement wrote to `c` (the changed table's `c` when it did
 //!   not write it), `deleted.c` the changed table's `c`; `$action` has no source. An `@table`
@@ -413,11 +428,16 @@ fn parse(
         Err(e) if fallback => run(&sqlparser::dialect::GenericDialect)
             .or_else(|_| {
                 // Oracle's `INSERT ALL|FIRST ... SELECT` is taken only by the Snowflake parser,
-                // `LOAD DATA` (rewritten from MySQL's and BigQuery's) only by Hive's.
+                // `LOAD DATA` (rewritten from MySQL's and BigQuery's) only by Hive's, `USE CATALOG`
+                // only by Databricks'.
                 let mut words = text.split_whitespace().map(str::to_ascii_uppercase);
                 match (words.next().as_deref(), words.next().as_deref()) {
                     (Some("INSERT"), Some("ALL" | "FIRST")) => run(&sqlparser::dialect::SnowflakeDialect),
                     (Some("LOAD"), Some("DATA")) => run(&sqlparser::dialect::HiveDialect {}),
+                    // Databricks `USE CATALOG|DATABASE|SCHEMA x`.
+                    (Some("USE"), Some("CATALOG" | "DATABASE" | "SCHEMA")) => {
+                        run(&sqlparser::dialect::DatabricksDialect {})
+                    }
                     _ => Err(e.clone()),
                 }
             })
@@ -432,6 +452,42 @@ fn first_word(text: &str, dialect: Dialect) -> String {
         .map(|t| t.text(text).to_ascii_uppercase())
         .filter(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_alphabetic() || b == b'_'))
         .unwrap_or_else(|| "UNKNOWN".to_string())
+}
+
+/// `SELECT ... INTO v` (or T-SQL's `SELECT @v = ...`) of a procedure body: an assignment of
+/// variables, not rows returned.
+fn assigns_variables(st: &Statement) -> bool {
+    use sqlparser::ast::{BinaryOperator, Expr, SelectItem, SetExpr};
+    let Statement::Query(q) = st else { return false };
+    let SetExpr::Select(s) = &*q.body else { return false };
+    s.into.is_some()
+        || s.projection.iter().any(|i| match i {
+            SelectItem::ExprWithAlias { alias, .. } => alias.value.starts_with('@'),
+            SelectItem::UnnamedExpr(Expr::BinaryOp { left, op: BinaryOperator::Eq, .. }) => {
+                matches!(&**left, Expr::Identifier(id) if id.value.starts_with('@'))
+            }
+            _ => false,
+        })
+}
+
+/// Statements that read and write no table whatever their arguments (Spark's `ADD JAR`, `DESC
+/// FUNCTION f`, `REFRESH TABLE t`, `SET key` without a value, `SHOW FUNCTIONS f`, `LIST FILE`,
+/// `CLEAR CACHE`, `RESET`): when the parser refuses one, it is still no error.
+fn no_lineage(text: &str, dialect: Dialect) -> bool {
+    let words: Vec<String> = lexer::Lexer::new(text, dialect)
+        .filter(lexer::Token::significant)
+        .take(3)
+        .map(|t| t.text(text).to_ascii_uppercase())
+        .collect();
+    let w = |i: usize| words.get(i).map(String::as_str).unwrap_or("");
+    match w(0) {
+        "SHOW" | "DESC" | "DESCRIBE" | "REFRESH" | "RESET" | "LIST" => true,
+        "ADD" => matches!(w(1), "JAR" | "JARS" | "FILE" | "FILES" | "ARCHIVE" | "ARCHIVES"),
+        "CLEAR" => w(1) == "CACHE",
+        // `SET key` (shows the value); `SET key = value` parses.
+        "SET" => !text.contains('='),
+        _ => false,
+    }
 }
 
 /// Adds one part of a multi-insert to the entry of the parts before it.
@@ -468,7 +524,10 @@ pub fn analyze(
     let limit = options.max_nesting.saturating_mul(4).max(64);
     let mut units: Vec<Unit> = Vec::new();
     let push = |units: &mut Vec<Unit>, index: usize, text: String, procedure: Option<String>, only: bool| {
-        let parsed = parse(&text, &*parser_dialect, fallback, limit);
+        let parsed = match split::cte_without_as(&text, dialect) {
+            Some(e) => Err(e),
+            None => parse(&text, &*parser_dialect, fallback, limit),
+        };
         units.push(Unit {
             index,
             text,
@@ -635,6 +694,11 @@ pub fn analyze(
             continue;
         }
         match &u.parsed {
+            // Statements that move no data in any engine, in forms the parser does not take.
+            Err(_) if no_lineage(&u.text, dialect) => {
+                seen.insert(u.index);
+                out.push(StatementLineage { operation: first_word(&u.text, dialect), ..base });
+            }
             Err(e) => {
                 seen.insert(u.index);
                 out.push(StatementLineage { operation: "UNKNOWN".into(), errors: vec![e.clone()], ..base });
@@ -645,17 +709,43 @@ pub fn analyze(
                 let word = first_word(&u.text, dialect);
                 for st in stmts {
                     let r = an.statement(st, &word);
-                    if u.lineage_only && r.targets.is_empty() {
+                    // A bare `SELECT` of a procedure body reads its tables (it returns rows to the
+                    // caller); other pieces of control flow that write nothing are left out.
+                    let procedure_read = u.procedure.is_some()
+                        && r.operation == "SELECT"
+                        && !r.sources.is_empty()
+                        && !assigns_variables(st);
+                    if u.lineage_only && r.targets.is_empty() && !procedure_read {
                         continue;
                     }
                     seen.insert(u.index);
                     let mut unresolved = r.unresolved;
                     unresolved.extend(u.note.iter().cloned());
+                    let (mut targets, mut sources, mut columns) = (r.targets, r.sources, r.columns);
+                    let mut errors = r.errors;
+                    // `IDENTIFIER($t)`: a table named by a variable is not known; the parser's
+                    // stand-in for it (`identifier`, or an empty name) is no table.
+                    for v in split::identifier_variables(&u.text, dialect) {
+                        errors.push(format!(
+                            "IDENTIFIER({v}): the table is named by a value known only when the statement runs"
+                        ));
+                        let stand_in = |t: &String| {
+                            let last = t.rsplit('.').next().unwrap_or("");
+                            last.is_empty() || last.eq_ignore_ascii_case("identifier")
+                        };
+                        targets.retain(|t| !stand_in(t));
+                        sources.retain(|t| !stand_in(t));
+                        columns.retain(|c| c.target.rsplit_once('.').is_some_and(|(t, _)| !stand_in(&t.to_string())));
+                        for c in &mut columns {
+                            c.sources.retain(|s| s.rsplit_once('.').is_some_and(|(t, _)| !stand_in(&t.to_string())));
+                        }
+                    }
                     out.push(StatementLineage {
                         operation: r.operation,
-                        targets: r.targets,
-                        sources: r.sources,
-                        columns: r.columns,
+                        targets,
+                        sources,
+                        columns,
+                        errors,
                         unresolved,
                         external_location: r.external_location,
                         intermediate: r.intermediate,

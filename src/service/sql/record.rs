@@ -109,7 +109,8 @@ impl Lineage {
         for st in analyzed.iter().filter(|st| recordable(st)) {
             let evidence_type = evidence_type(st);
             let mut sources = st.sources.clone();
-            if let Some(loc) = &st.external_location {
+            // A load's path is already among its sources.
+            if let Some(loc) = st.external_location.as_ref().filter(|l| !sources.contains(l)) {
                 sources.push(loc.clone());
             }
             // The statement's table and column edges: one batch.

@@ -426,7 +426,12 @@ impl<'a> Analyzer<'a> {
                 return None;
             }
             if let Some(c) = sc.aliases.iter().find(|c| lower(&c.name) == key) {
-                return Some(c.lin.clone());
+                // `a || id AS id, id AS original`: the alias's own expression read a column `id`,
+                // so one exists, and a later `id` reads it rather than the alias.
+                let column_exists = maybe.len() == 1 && c.lin.sources.iter().any(|(_, col)| lower(col) == key);
+                if !column_exists {
+                    return Some(c.lin.clone());
+                }
             }
             if maybe.len() == 1 {
                 return maybe.into_iter().next().map(|(_, l)| l);

@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 use std::rc::Rc;
 
-use sqlparser::ast::{AssignmentTarget, Insert, TableObject};
+use sqlparser::ast::{AssignmentTarget, Expr, Insert, Query, SelectItem, SetExpr, TableObject};
 
 use super::names::{idents, name_parts};
 use super::{lower, Analyzer, Lin, OutCol, Output, RelKind, Relation, Scope, StmtResult, EMPTY_SCOPE};
@@ -38,8 +38,31 @@ impl Analyzer<'_> {
             Self::pairs(&names, &out)
         } else if let Some(names) = self.target_columns(&target) {
             Self::pairs(&names, &out)
+        } else if let Some(unnamed) =
+            ins.source.as_deref().and_then(unnamed_items).filter(|u| u.len() == out.cols.len())
+        {
+            // By the select list's names; an expression without a name (`a + 1`, `max(a)`), or a
+            // name already taken, by its position (`_col2`), so no two columns merge and none is
+            // lost.
+            let mut taken: Vec<(String, &Lin)> = Vec::new();
+            let mut cols = Vec::with_capacity(out.cols.len());
+            for (i, (c, unnamed)) in out.cols.iter().zip(unnamed).enumerate() {
+                let key = lower(&c.name);
+                let name = match taken.iter().find(|(k, _)| *k == key) {
+                    _ if unnamed => format!("_col{}", i + 1),
+                    // `SELECT a, A`: the same column twice writes nothing new.
+                    Some((_, l)) if same_lineage(l, &c.lin) => continue,
+                    Some(_) => format!("_col{}", i + 1),
+                    None => {
+                        taken.push((key, &c.lin));
+                        c.name.clone()
+                    }
+                };
+                cols.push((name, c.lin.clone()));
+            }
+            cols
         } else if out.star_tables.is_empty() {
-            // By the select list's names; an unnamed expression (`a + 1`) names no column.
+            // `VALUES` rows and other bodies: by the names of the query's columns.
             let named =
                 |n: &str| !n.starts_with("column") && n.chars().all(|c| c.is_alphanumeric() || "_$#@".contains(c));
             out.cols.iter().filter(|c| named(&c.name)).map(|c| (c.name.clone(), c.lin.clone())).collect()
@@ -172,4 +195,42 @@ impl Analyzer<'_> {
         }
         r
     }
+}
+
+/// For each item of the select list that names the query's columns (the first `SELECT` of a set
+/// operation): whether it is an expression without a name of its own, neither a column reference
+/// (`a`, `t.a`, `CAST(a AS int)`) nor aliased. `None` when the list has a `*` or the query is no
+/// `SELECT` (`VALUES`).
+fn unnamed_items(q: &Query) -> Option<Vec<bool>> {
+    fn first_select(se: &SetExpr) -> Option<&sqlparser::ast::Select> {
+        match se {
+            SetExpr::Select(s) => Some(s),
+            SetExpr::Query(q) => first_select(&q.body),
+            SetExpr::SetOperation { left, .. } => first_select(left),
+            _ => None,
+        }
+    }
+    fn named(e: &Expr) -> bool {
+        match e {
+            Expr::Identifier(_) | Expr::CompoundIdentifier(_) => true,
+            Expr::Nested(inner) => named(inner),
+            Expr::Cast { expr, .. } => super::expr::bare_ref(expr),
+            _ => false,
+        }
+    }
+    let s = first_select(&q.body)?;
+    s.projection
+        .iter()
+        .map(|item| match item {
+            SelectItem::UnnamedExpr(e) => Some(!named(e)),
+            SelectItem::ExprWithAlias { .. } => Some(false),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The same sources (names compared case-insensitively) and the same `derived`.
+fn same_lineage(a: &Lin, b: &Lin) -> bool {
+    let key = |l: &Lin| l.sources.iter().map(|(t, c)| (lower(t), lower(c))).collect::<HashSet<_>>();
+    a.derived == b.derived && key(a) == key(b)
 }

@@ -173,6 +173,8 @@ pub(crate) struct StmtResult {
     pub sources: Vec<String>,
     pub columns: Vec<ColumnLineage>,
     pub unresolved: Vec<String>,
+    /// Why the statement is not valid SQL (its lineage is then left out).
+    pub errors: Vec<String>,
     pub external_location: Option<String>,
     pub intermediate: bool,
 }
@@ -229,7 +231,11 @@ impl Relation {
 
     fn matches(&self, qual: &[String]) -> bool {
         match &self.alias {
-            Some(a) => qual.len() == 1 && qual.first() == Some(a),
+            // `db.t.x` with `db.t` aliased: the table's written name still names it.
+            Some(a) => {
+                (qual.len() == 1 && qual.first() == Some(a))
+                    || (qual.len() >= 2 && self.parts.len() >= 2 && self.parts.ends_with(qual))
+            }
             None => !self.parts.is_empty() && self.parts.ends_with(qual),
         }
     }
@@ -260,9 +266,13 @@ pub(crate) struct Analyzer<'a> {
     catalog_cache: HashMap<String, Option<Rc<Output>>>,
     session: HashMap<String, Entry>,
     intermediate: HashSet<String>,
-    ctes: Vec<(String, Rc<Output>)>,
+    /// The CTEs in scope: name, output, and the tables the CTE reads (sources of the statement
+    /// once something reads the CTE).
+    ctes: Vec<(String, Rc<Output>, Rc<Vec<String>>)>,
     tables: BTreeSet<String>,
     unresolved: Vec<String>,
+    /// Why the statement being analysed is not valid SQL.
+    errors: Vec<String>,
     /// In a procedure body: `SELECT ... INTO x` assigns variables (except in T-SQL).
     pub in_procedure: bool,
     /// Set by the last failed resolution: the name was a variable or pseudo-column, not a column.
@@ -297,6 +307,7 @@ impl<'a> Analyzer<'a> {
             ctes: Vec::new(),
             tables: BTreeSet::new(),
             unresolved: Vec::new(),
+            errors: Vec::new(),
             in_procedure: false,
             constant: false,
             quiet: 0,
@@ -373,6 +384,12 @@ impl<'a> Analyzer<'a> {
         r.sources.sort();
         r.sources.dedup();
         r.unresolved = std::mem::take(&mut self.unresolved);
+        r.errors = std::mem::take(&mut self.errors);
+        if !r.errors.is_empty() {
+            r.targets.clear();
+            r.sources.clear();
+            r.columns.clear();
+        }
         r
     }
 
@@ -400,6 +417,10 @@ impl<'a> Analyzer<'a> {
                             self.tables.insert(t);
                         } else {
                             r.targets.push(t);
+                            // `COPY t FROM 's3://...'`: the file is read.
+                            if let CopyTarget::File { filename } = target {
+                                self.tables.insert(filename.clone());
+                            }
                         }
                     }
                     CopySource::Query(q) => {
@@ -419,6 +440,8 @@ impl<'a> Analyzer<'a> {
                     sqlparser::ast::CopyIntoSnowflakeKind::Table => {
                         r.targets.push(self.qualify(into));
                         r.external_location = from_obj.as_ref().map(location).or_else(|| stage_params.url.clone());
+                        // The stage or path loaded from is read.
+                        self.tables.extend(r.external_location.iter().cloned());
                     }
                     sqlparser::ast::CopyIntoSnowflakeKind::Location => {
                         r.external_location = Some(location(into));
@@ -488,6 +511,7 @@ impl<'a> Analyzer<'a> {
                 let mut r = op("LOAD");
                 r.targets.push(self.qualify(table_name));
                 r.external_location = Some(inpath.clone());
+                self.tables.insert(inpath.clone());
                 r
             }
             Statement::Use(u) => {
@@ -531,6 +555,17 @@ impl<'a> Analyzer<'a> {
                 }
                 r
             }
+            // `TRUNCATE [TABLE] a, b`: empties its tables, as a DELETE without WHERE does.
+            Statement::Truncate(t) => {
+                let mut r = op("TRUNCATE");
+                for n in &t.table_names {
+                    let q = self.qualify(&n.name);
+                    if !r.targets.contains(&q) {
+                        r.targets.push(q);
+                    }
+                }
+                r
+            }
             Statement::CreateProcedure { .. } | Statement::CreateFunction(_) => op("CREATE_PROCEDURE"),
             // Spark `CACHE TABLE c AS SELECT ...`: a temporary view of the session.
             Statement::Cache { table_name, query: Some(q), .. } => {
@@ -549,8 +584,10 @@ impl<'a> Analyzer<'a> {
             if let Some(with) = &q.with {
                 for cte in &with.cte_tables {
                     let names: Vec<String> = cte.alias.columns.iter().map(|c| self.fold(&c.name)).collect();
-                    let out = match &*cte.query.body {
-                        SetExpr::Delete(st) | SetExpr::Update(st) => self.returning(st, None),
+                    let (out, read) = match &*cte.query.body {
+                        SetExpr::Delete(st) | SetExpr::Update(st) => {
+                            (self.returning(st, None).renamed(&names), Vec::new())
+                        }
                         // `WITH x AS (INSERT ... RETURNING ...)` writes its table too (reported as
                         // one more target) and hands on what it returns. (An UPDATE or DELETE
                         // there is a source of the statement, which a target could not be.)
@@ -559,14 +596,13 @@ impl<'a> Analyzer<'a> {
                                 let w = self.insert(i);
                                 let out = self.insert_returning(i, &w);
                                 self.cte_writes.push(w);
-                                out
+                                (out.renamed(&names), Vec::new())
                             }
-                            _ => Output::default(),
+                            _ => (Output::default(), Vec::new()),
                         },
-                        _ => self.query(&cte.query, None),
-                    }
-                    .renamed(&names);
-                    self.ctes.push((lower(&cte.alias.name.value), Rc::new(out)));
+                        _ => self.cte(cte, with.recursive, None),
+                    };
+                    self.ctes.push((lower(&cte.alias.name.value), Rc::new(out), Rc::new(read)));
                 }
             }
             let r = self.dispatch(s, "SELECT");

@@ -83,7 +83,17 @@ pub(super) fn qualify_parts(parts: &[String], db: Option<&str>, schema: Option<&
 pub(super) fn apply_use(u: &Use, dialect: Dialect, db: &mut Option<String>, schema: &mut Option<String>) {
     let two_level = matches!(dialect, Dialect::MySql | Dialect::MariaDb | Dialect::Hive | Dialect::SparkSql);
     let parts = |n: &ObjectName| name_parts(n, dialect);
+    // Databricks (Unity Catalog) names are `catalog.schema.table`, and a database is a schema:
+    // `USE [DATABASE|SCHEMA] s` sets the schema, `USE CATALOG c` the catalog.
+    let spark = dialect == Dialect::SparkSql;
     match u {
+        Use::Database(n) | Use::Schema(n) | Use::Object(n) if spark => {
+            let p = parts(n);
+            if p.len() >= 2 {
+                *db = p.get(p.len() - 2).cloned();
+            }
+            *schema = p.last().cloned();
+        }
         Use::Catalog(n) | Use::Database(n) => *db = parts(n).last().cloned(),
         Use::Schema(n) => {
             let p = parts(n);

@@ -7,8 +7,9 @@ use std::collections::BTreeSet;
 use std::rc::Rc;
 
 use sqlparser::ast::{
-    Expr, GroupByExpr, Ident, JoinConstraint, JoinOperator, ObjectName, ObjectNamePart, Query, Select, SelectItem,
-    SelectItemQualifiedWildcardKind, SetExpr, TableAlias, TableFactor, TableWithJoins, WildcardAdditionalOptions,
+    Cte, Expr, GroupByExpr, Ident, JoinConstraint, JoinOperator, ObjectName, ObjectNamePart, Query, Select, SelectItem,
+    SelectItemQualifiedWildcardKind, SetExpr, SetOperator, TableAlias, TableFactor, TableWithJoins,
+    WildcardAdditionalOptions, With,
 };
 
 use crate::ingest::sql::Dialect;
@@ -45,37 +46,94 @@ impl Analyzer<'_> {
     pub(super) fn query(&mut self, q: &Query, outer: Option<&Scope>) -> Output {
         let mark = self.ctes.len();
         if let Some(with) = &q.with {
-            for cte in &with.cte_tables {
-                let key = lower(&cte.alias.name.value);
-                let names: Vec<String> = cte.alias.columns.iter().map(|c| self.fold(&c.name)).collect();
-                if with.recursive {
-                    let placeholder = names.iter().map(|n| OutCol { name: n.clone(), lin: Lin::default() }).collect();
-                    self.ctes.push((key.clone(), Rc::new(Output::new(placeholder, Vec::new()))));
-                }
-                let out = match &*cte.query.body {
-                    // `WITH moved AS (DELETE ... RETURNING ...)`: the rows come from that table.
-                    SetExpr::Delete(st) | SetExpr::Update(st) => self.returning(st, outer),
-                    _ => self.query(&cte.query, outer),
-                }
-                .renamed(&names);
-                if with.recursive {
-                    self.ctes.pop();
-                }
-                self.ctes.push((key, Rc::new(out)));
-            }
+            self.with_clause(with, outer);
         }
         let out = self.set_expr(&q.body, outer);
         self.ctes.truncate(mark);
         out
     }
 
+    /// The CTEs of a query's `WITH`, into scope. (Apart from `query`, whose frame every nested
+    /// subquery stacks.)
+    #[inline(never)]
+    fn with_clause(&mut self, with: &With, outer: Option<&Scope>) {
+        for cte in &with.cte_tables {
+            let key = lower(&cte.alias.name.value);
+            let (out, read) = match &*cte.query.body {
+                // `WITH moved AS (DELETE ... RETURNING ...)`: the rows come from that table (and
+                // the statement runs whether or not it is read).
+                SetExpr::Delete(st) | SetExpr::Update(st) => {
+                    let names: Vec<String> = cte.alias.columns.iter().map(|c| self.fold(&c.name)).collect();
+                    (self.returning(st, outer).renamed(&names), Vec::new())
+                }
+                _ => self.cte(cte, with.recursive, outer),
+            };
+            self.ctes.push((key, Rc::new(out), Rc::new(read)));
+        }
+    }
+
+    /// A CTE's output, and the tables it reads, which are taken out of the statement's sources
+    /// until something reads the CTE (a CTE nothing reads is no source). A CTE that reads itself
+    /// (`WITH RECURSIVE`, or without the keyword where T-SQL, Oracle and Snowflake allow it, a
+    /// `UNION` whose later branch reads the CTE) sees itself as the columns of its first branch,
+    /// not as a table.
+    #[inline(never)]
+    pub(super) fn cte(&mut self, cte: &Cte, recursive: bool, outer: Option<&Scope>) -> (Output, Vec<String>) {
+        let key = lower(&cte.alias.name.value);
+        let names: Vec<String> = cte.alias.columns.iter().map(|c| self.fold(&c.name)).collect();
+        let before = self.tables.clone();
+        let anchor = match &*cte.query.body {
+            SetExpr::SetOperation { left, .. } => Some(left),
+            _ => None,
+        };
+        let implicit = matches!(self.dialect, Dialect::TSql | Dialect::Oracle | Dialect::Snowflake) && anchor.is_some();
+        let self_ref = recursive || implicit;
+        if self_ref {
+            let placeholder_names = match anchor {
+                Some(left) if names.is_empty() => {
+                    self.quiet += 1;
+                    let o = self.set_expr(left, outer);
+                    self.quiet -= 1;
+                    o.cols.into_iter().map(|c| c.name).collect()
+                }
+                _ => names.clone(),
+            };
+            let placeholder = placeholder_names.into_iter().map(|n| OutCol { name: n, lin: Lin::default() }).collect();
+            self.ctes.push((key, Rc::new(Output::new(placeholder, Vec::new())), Rc::new(Vec::new())));
+        }
+        let out = self.query(&cte.query, outer).renamed(&names);
+        if self_ref {
+            self.ctes.pop();
+        }
+        let read: Vec<String> = self.tables.difference(&before).cloned().collect();
+        for t in &read {
+            self.tables.remove(t);
+        }
+        (out, read)
+    }
+
+    /// `SELECT a ... UNION SELECT b, c ...`: queries of different widths are not valid SQL.
+    /// (Apart from `set_expr`, whose frame every nested subquery stacks.)
+    #[inline(never)]
+    fn check_set_operation(&mut self, op: &SetOperator, left: (&SetExpr, &Output), right: (&SetExpr, &Output)) {
+        let known = |(e, o): (&SetExpr, &Output)| o.star_tables.is_empty() && matches!(e, SetExpr::Select(_));
+        if known(left) && known(right) && left.1.cols.len() != right.1.cols.len() && self.quiet == 0 {
+            self.errors.push(format!(
+                "each {op} query must have the same number of columns: {} and {}",
+                left.1.cols.len(),
+                right.1.cols.len()
+            ));
+        }
+    }
+
     fn set_expr(&mut self, se: &SetExpr, outer: Option<&Scope>) -> Output {
         match se {
             SetExpr::Select(s) => self.select(s, outer),
             SetExpr::Query(q) => self.query(q, outer),
-            SetExpr::SetOperation { left, right, .. } => {
+            SetExpr::SetOperation { left, right, op, .. } => {
                 let l = self.set_expr(left, outer);
                 let r = self.set_expr(right, outer);
+                self.check_set_operation(op, (left, &l), (right, &r));
                 let mut cols = l.cols;
                 for (a, b) in cols.iter_mut().zip(r.cols.iter()) {
                     a.lin.merge(&b.lin);
@@ -132,9 +190,23 @@ impl Analyzer<'_> {
         let (alias, alias_cols) = self.alias_of(alias);
         if lparts.len() == 1 {
             let key = lparts.first().map(String::as_str).unwrap_or("");
-            if let Some((_, o)) = self.ctes.iter().rev().find(|(k, _)| k == key) {
+            if let Some((_, o, read)) = self.ctes.iter().rev().find(|(k, _, _)| k == key) {
                 let o = o.clone();
+                let read = read.clone();
+                self.tables.extend(read.iter().cloned());
                 return Relation { alias, parts: lparts, kind: RelKind::Derived(renamed_rc(o, &alias_cols)) };
+            }
+        }
+        // Spark's query of files, ``parquet.`s3://b/p` ``: the path is read.
+        if matches!(self.dialect, Dialect::SparkSql | Dialect::Hive) {
+            let ids = idents(name);
+            if let [format, path] = ids.as_slice() {
+                let formats = ["parquet", "json", "csv", "orc", "avro", "text", "delta", "binaryfile"];
+                if path.quote_style == Some('`') && formats.contains(&lower(&format.value).as_str()) {
+                    let p = path.value.clone();
+                    self.tables.insert(p.clone());
+                    return Relation { alias, parts: lparts, kind: RelKind::Table { name: p, known: None } };
+                }
             }
         }
         // A Snowflake stage (`@stage/path`) is a location, not a table; Oracle's and MySQL's
@@ -213,8 +285,13 @@ impl Analyzer<'_> {
             match tf {
                 TableFactor::Table { name, alias, args: Some(args), .. } => {
                     let lin = self.args_lin(&args.args, &sc);
-                    let flatten =
-                        name_parts(name, self.dialect).last().is_some_and(|n| n.eq_ignore_ascii_case("flatten"));
+                    let parts = name_parts(name, self.dialect);
+                    let flatten = parts.last().is_some_and(|n| n.eq_ignore_ascii_case("flatten"));
+                    // A function of a schema (`dbo.fn_orders(5)`) is user-defined: what it reads
+                    // is not known, which the answer says rather than leave it out silently.
+                    if parts.len() >= 2 && !flatten {
+                        self.unresolved(format!("table function {name}: the tables it reads are not known"));
+                    }
                     Some(self.generated(lin, alias.as_ref(), if flatten { FLATTEN_COLS } else { &[] }, !flatten))
                 }
                 TableFactor::Table { name, alias, .. } => Some(self.table_relation(name, alias.as_ref())),

@@ -20,7 +20,7 @@ impl Analyzer<'_> {
             return None;
         }
         let key = lower(&parts.first()?.value);
-        let (_, o) = self.ctes.iter().rev().find(|(k, _)| *k == key)?;
+        let (_, o, _) = self.ctes.iter().rev().find(|(k, _, _)| *k == key)?;
         let mut tables: BTreeSet<&String> = o.cols.iter().flat_map(|c| c.lin.sources.iter().map(|(t, _)| t)).collect();
         tables.extend(o.star_tables.iter());
         let mut it = tables.into_iter();
@@ -140,6 +140,14 @@ impl Analyzer<'_> {
         let from: &[TableWithJoins] = match &d.from {
             FromTable::WithFromKeyword(v) | FromTable::WithoutKeyword(v) => v,
         };
+        // MySQL `DELETE t1, t2 FROM t1 JOIN t2 ...` deletes from both; the first is the target the
+        // rest of the statement (OUTPUT, intermediate tables) is about.
+        let mut more_targets: Vec<String> = d
+            .tables
+            .iter()
+            .skip(1)
+            .map(|n| self.aliased_table(n, from).or_else(|| self.cte_base(n)).unwrap_or_else(|| self.qualify(n)))
+            .collect();
         let target = if let Some(n) = d.tables.first() {
             self.aliased_table(n, from).or_else(|| self.cte_base(n)).unwrap_or_else(|| self.qualify(n))
         } else {
@@ -159,12 +167,11 @@ impl Analyzer<'_> {
             self.walk(e, &scope);
         }
         let intermediate = self.session.get(&lower(&target)).is_some_and(|e| e.kind == EntryKind::Intermediate);
-        let mut r = StmtResult {
-            operation: "DELETE".into(),
-            targets: vec![target.clone()],
-            intermediate,
-            ..StmtResult::default()
-        };
+        more_targets.retain(|t| !t.eq_ignore_ascii_case(&target));
+        more_targets.dedup();
+        let mut targets = vec![target.clone()];
+        targets.extend(more_targets);
+        let mut r = StmtResult { operation: "DELETE".into(), targets, intermediate, ..StmtResult::default() };
         self.output_into(d.output.as_ref(), &target, &[], rels, &using, &mut r);
         r
     }

@@ -94,7 +94,9 @@ fn options_before_as(text: &str, toks: &[(Token, i32)], at: usize) -> Option<(us
 /// Clauses that change no lineage and that the parser refuses in the dialect, cut out; `None`
 /// when there are none:
 ///
-/// - T-SQL query hints `OPTION (...)` and join hints (`INNER LOOP JOIN`, `LEFT HASH JOIN`);
+/// - T-SQL query hints `OPTION (...)`, join hints (`INNER LOOP JOIN`, `LEFT HASH JOIN`) and the
+///   old form of table hints, `t (NOLOCK)`;
+/// - Hive and Spark `WITH SERDEPROPERTIES (...)` of a created table;
 /// - time travel other than BigQuery's and T-SQL's (which parse): Trino/Iceberg `FOR TIMESTAMP|
 ///   VERSION AS OF x`, Delta `VERSION|TIMESTAMP AS OF x`, `FOR SYSTEM_TIME AS OF x`;
 /// - materialized view options between the name and `AS` (Redshift `AUTO REFRESH YES`,
@@ -172,11 +174,37 @@ pub(super) fn clean(text: &str, toks: &[(Token, i32)], dialect: Dialect) -> Opti
             }
         }
     }
+    if matches!(dialect, Dialect::Hive | Dialect::SparkSql) && word(0, "CREATE") {
+        // `ROW FORMAT SERDE '...' WITH SERDEPROPERTIES ("k" = "v", ...)`: how rows are read,
+        // with values (regular expressions) whose backslash escapes the parser does not take.
+        if let Some(w) = toks.iter().position(|(t, d)| *d == 0 && t.is_kw(text, "SERDEPROPERTIES")) {
+            if w > 0 && word(w - 1, "WITH") && punct(w + 1, b'(') {
+                cuts.push(span(w - 1, close(w + 1)?)?);
+            }
+        }
+    }
     let time_travel = !matches!(dialect, Dialect::BigQuery | Dialect::TSql);
     let mut i = 0;
     while i < toks.len() {
         let (t, d) = toks.get(i)?;
         let d = *d;
+        // T-SQL's old table hint syntax, `FROM db.dbo.t (NOLOCK)`, which the parser reads as a
+        // call of a table function `t`: the hints (words only) are cut.
+        if dialect == Dialect::TSql
+            && t.is_punct(text, b'(')
+            && i > 0
+            && toks.get(i - 1).is_some_and(|(p, _)| matches!(p.kind, Kind::Word | Kind::Quoted))
+            && TSQL_TABLE_HINTS.iter().any(|h| word(i + 1, h) && !word(i + 1, "INDEX"))
+        {
+            let c = close(i)?;
+            let only_hints =
+                (i + 1..c).all(|k| punct(k, b',') || TSQL_TABLE_HINTS.iter().any(|h| word(k, h) && !word(k, "INDEX")));
+            if only_hints {
+                cuts.push(span(i, c)?);
+                i = c + 1;
+                continue;
+            }
+        }
         if t.kind != Kind::Word {
             i += 1;
             continue;

@@ -38,8 +38,84 @@ use super::Dialect;
 pub(crate) use insert::{insert_exec, multi_insert};
 pub use procedure::unwrap_procedure;
 pub(crate) use procedure::{procedure_parts, trigger_table, unquote_string};
-pub(crate) use rewrite::rewrite;
+pub(crate) use rewrite::{identifier_variables, rewrite};
 use splitter::{split, Mode};
+
+/// Whether `text` may hold `WITH name (SELECT` (or `, name (SELECT|WITH|VALUES|FROM`): a look at
+/// the bytes around each `(`, so that most statements are not lexed again for
+/// [`cte_without_as`].
+fn query_after_name(text: &str) -> bool {
+    let b = text.as_bytes();
+    let starts_query = |rest: &[u8]| {
+        ["SELECT", "WITH", "VALUES", "FROM"].iter().any(|k| {
+            rest.get(..k.len()).is_some_and(|w| w.eq_ignore_ascii_case(k.as_bytes()))
+                && rest.get(k.len()).is_none_or(|c| !c.is_ascii_alphanumeric() && *c != b'_')
+        })
+    };
+    let word = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'"' | b'`' | b']');
+    text.match_indices('(').any(|(i, _)| {
+        let after = b.get(i + 1..).unwrap_or(&[]);
+        let skip = after.iter().take_while(|c| c.is_ascii_whitespace()).count();
+        if !starts_query(after.get(skip..).unwrap_or(&[])) {
+            return false;
+        }
+        // A name right before the `(`, after `WITH`, `RECURSIVE` or a `,` (not `IN (SELECT`).
+        let trim = |s: &'_ [u8]| s.len() - s.iter().rev().take_while(|c| c.is_ascii_whitespace()).count();
+        let before = b.get(..i).unwrap_or(&[]);
+        let name_end = trim(before);
+        let name_start =
+            name_end - before.get(..name_end).unwrap_or(&[]).iter().rev().take_while(|&&c| word(c)).count();
+        if name_start == name_end {
+            return false;
+        }
+        let head = before.get(..trim(before.get(..name_start).unwrap_or(&[]))).unwrap_or(&[]);
+        let ends_with_kw = |kw: &[u8]| {
+            head.len() >= kw.len()
+                && head.get(head.len() - kw.len()..).is_some_and(|w| w.eq_ignore_ascii_case(kw))
+                && (head.len() == kw.len() || head.get(head.len() - kw.len() - 1).is_some_and(|&c| !word(c)))
+        };
+        head.last() == Some(&b',') || ends_with_kw(b"WITH") || ends_with_kw(b"RECURSIVE")
+    })
+}
+
+/// `WITH c (SELECT ...)`: a CTE whose query follows its name without `AS`, which the parser takes
+/// for a column list and reads on as something else. Only Spark's grammar makes the `AS`
+/// optional. The error to report; `None` when the statement has no such CTE.
+pub(crate) fn cte_without_as(text: &str, dialect: Dialect) -> Option<String> {
+    if dialect == Dialect::SparkSql || !query_after_name(text) {
+        return None;
+    }
+    let toks = leveled(text, dialect);
+    let word = |i: usize, kw: &str| toks.get(i).is_some_and(|(t, _)| t.is_kw(text, kw));
+    let punct = |i: usize, c: u8| toks.get(i).is_some_and(|(t, _)| t.is_punct(text, c));
+    let with = toks.iter().position(|(t, d)| *d == 0 && t.is_kw(text, "WITH"))?;
+    let mut i = if word(with + 1, "RECURSIVE") { with + 2 } else { with + 1 };
+    loop {
+        let (name, _) = toks.get(i).filter(|(t, _)| matches!(t.kind, Kind::Word | Kind::Quoted))?;
+        i += 1;
+        if punct(i, b'(') {
+            if ["SELECT", "WITH", "VALUES", "FROM"].iter().any(|k| word(i + 1, k)) {
+                return Some(format!("CTE {}: AS expected before its query", name.text(text)));
+            }
+            i = closing(text, &toks, i)? + 1;
+        }
+        if !word(i, "AS") {
+            return None;
+        }
+        i += 1;
+        while word(i, "NOT") || word(i, "MATERIALIZED") {
+            i += 1;
+        }
+        if !punct(i, b'(') {
+            return None;
+        }
+        i = closing(text, &toks, i)? + 1;
+        if !punct(i, b',') {
+            return None;
+        }
+        i += 1;
+    }
+}
 
 /// Splits a script into statements: `(byte offset of the statement's first token, text)`, in order,
 /// without the terminating `;`, comment-only pieces dropped.

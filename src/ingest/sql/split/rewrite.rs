@@ -19,8 +19,17 @@ use super::{closing, dotted_name, find_kw, if_not_exists, leveled, name_at};
 /// - Redshift `ALTER TABLE t APPEND FROM s ...`: `INSERT INTO t BY NAME SELECT * FROM s`;
 /// - Postgres `CREATE TABLE t (LIKE s INCLUDING ...)`, BigQuery `CREATE TABLE t COPY s` and
 ///   `CREATE SNAPSHOT TABLE`: see [`create_like_or_copy`];
-/// - Spark/Hive `INSERT OVERWRITE DIRECTORY` with a format: see [`overwrite_directory`].
+/// - Spark/Hive `INSERT OVERWRITE DIRECTORY` with a format: see [`overwrite_directory`];
+/// - Spark/MySQL `CREATE TABLE t SELECT ...`: `CREATE TABLE t AS SELECT ...`;
+/// - `INSERT INTO t (WITH ... SELECT ...)`: the query without its parentheses;
+/// - T-SQL `UPDATE ... SET c += x`: see [`compound_assignments`];
+/// - Hive `ALTER TABLE a EXCHANGE PARTITION (p) WITH TABLE b`: `INSERT INTO a SELECT * FROM b`;
+/// - Azure Synapse `COPY INTO t FROM 'https://...'`: `LOAD DATA INPATH '...' INTO TABLE t`;
+/// - Snowflake's and Databricks' `IDENTIFIER('db.s.t')`: `db.s.t` (see [`identifier_literals`]).
 pub(crate) fn rewrite(text: &str, dialect: Dialect) -> Option<String> {
+    if let Some(named) = identifier_literals(text, dialect) {
+        return Some(rewrite(&named, dialect).unwrap_or(named));
+    }
     let toks = leveled(text, dialect);
     match clean(text, &toks, dialect) {
         Some(cleaned) => {
@@ -97,6 +106,45 @@ fn rewrite_one(text: &str, toks: Vec<(Token, i32)>, dialect: Dialect) -> Option<
         if let Some(r) = spark_table_clauses(text, &toks) {
             return Some(r);
         }
+    }
+    if matches!(dialect, Dialect::SparkSql | Dialect::Hive | Dialect::MySql | Dialect::MariaDb) && word(0, "CREATE") {
+        // `CREATE TABLE t SELECT ...` (Spark's and MySQL's `AS` is optional): with the `AS`.
+        if let Some((_, _, after)) = created_table(text, &toks) {
+            if word(after, "SELECT") || word(after, "WITH") {
+                let at = toks.get(after)?.0.start;
+                return Some(format!("{} AS {}", text.get(..at)?.trim_end(), text.get(at..)?));
+            }
+        }
+    }
+    if word(0, "INSERT") {
+        if let Some(r) = insert_parenthesized_query(text, &toks) {
+            return Some(r);
+        }
+    }
+    if dialect == Dialect::TSql && word(0, "UPDATE") {
+        return compound_assignments(text, &toks);
+    }
+    if word(0, "ALTER") && word(1, "TABLE") {
+        // Hive `ALTER TABLE a EXCHANGE PARTITION (p) WITH TABLE b`: b's partition moves into a.
+        if let Some((name, at)) = name_at(text, &toks, 2) {
+            if word(at, "EXCHANGE")
+                && word(at + 1, "PARTITION")
+                && toks.get(at + 2).is_some_and(|(t, _)| t.is_punct(text, b'('))
+            {
+                let c = closing(text, &toks, at + 2)?;
+                if word(c + 1, "WITH") && word(c + 2, "TABLE") {
+                    let from = dotted_name(text, &toks, c + 3)?;
+                    return Some(format!("INSERT INTO {name} SELECT * FROM {from}"));
+                }
+            }
+        }
+    }
+    if matches!(dialect, Dialect::TSql) && word(0, "COPY") && word(1, "INTO") {
+        // Azure Synapse `COPY INTO t [(cols)] FROM 'https://...' [, '...'] WITH (...)`: a load.
+        let name = dotted_name(text, &toks, 2)?;
+        let from = find_kw(text, &toks, 2, "FROM")?;
+        let file = toks.get(from + 1).filter(|(t, _)| t.kind == Kind::Str)?.0.text(text);
+        return Some(format!("LOAD DATA INPATH {file} INTO TABLE {name}"));
     }
     if dialect == Dialect::TSql && word(0, "BULK") && word(1, "INSERT") {
         // `BULK INSERT t FROM 'file' WITH (...)`: a load.
@@ -373,4 +421,150 @@ fn ctas_column_names(text: &str, toks: &[(Token, i32)]) -> Option<String> {
     let query = text.get(toks.get(i + 1)?.0.start..)?.trim_end().trim_end_matches(';');
     let head = text.get(..toks.get(open)?.0.start)?.trim_end();
     Some(format!("{head} AS SELECT * FROM ({query}) AS _q {names}"))
+}
+
+/// T-SQL compound assignments in `UPDATE ... SET c += x` (`+=`, `-=`, `*=`, `/=`, `%=`, `&=`, `|=`,
+/// `^=`): `SET c = c + x`. `None` when there are none.
+fn compound_assignments(text: &str, toks: &[(Token, i32)]) -> Option<String> {
+    let set = find_kw(text, toks, 1, "SET")?;
+    let mut out = String::with_capacity(text.len() + 32);
+    let mut at = 0;
+    // The column being assigned starts after `SET` or a top-level `,`.
+    let mut target_start = set + 1;
+    let mut changed = false;
+    let mut i = set + 1;
+    while let Some((t, d)) = toks.get(i) {
+        if *d == 0 && (t.is_kw(text, "FROM") || t.is_kw(text, "WHERE") || t.is_kw(text, "OUTPUT")) {
+            break;
+        }
+        if *d == 0 && t.is_punct(text, b',') {
+            target_start = i + 1;
+        }
+        let op = t.kind == Kind::Punct && t.end - t.start == 1 && b"+-*/%&|^".contains(&text.as_bytes()[t.start]);
+        let eq = toks.get(i + 1).filter(|(n, _)| n.is_punct(text, b'=') && n.start == t.end);
+        if *d == 0 && op && eq.is_some() && i > target_start {
+            let column = text.get(toks.get(target_start)?.0.start..toks.get(i - 1)?.0.end)?;
+            let eq = eq?.0;
+            out.push_str(text.get(at..t.start)?);
+            out.push_str("= ");
+            out.push_str(column);
+            out.push(' ');
+            out.push_str(t.text(text));
+            out.push_str(" (");
+            // The value runs to the next top-level `,` or clause.
+            let mut j = i + 2;
+            while let Some((x, xd)) = toks.get(j) {
+                if *xd == 0
+                    && (x.is_punct(text, b',')
+                        || x.is_punct(text, b';')
+                        || x.is_kw(text, "FROM")
+                        || x.is_kw(text, "WHERE")
+                        || x.is_kw(text, "OUTPUT"))
+                {
+                    break;
+                }
+                j += 1;
+            }
+            let value_end = toks.get(j.saturating_sub(1))?.0.end;
+            out.push_str(text.get(eq.end..value_end)?.trim());
+            out.push(')');
+            at = value_end;
+            changed = true;
+            i = j;
+            continue;
+        }
+        i += 1;
+    }
+    if !changed {
+        return None;
+    }
+    out.push_str(text.get(at..)?);
+    Some(out)
+}
+
+/// `INSERT INTO t (WITH c AS (...) SELECT ...)`: the query without its parentheses. `None` for
+/// anything else.
+fn insert_parenthesized_query(text: &str, toks: &[(Token, i32)]) -> Option<String> {
+    let word = |i: usize, kw: &str| toks.get(i).is_some_and(|(t, _)| t.is_kw(text, kw));
+    let into = if word(1, "INTO") || word(1, "OVERWRITE") { 2 } else { 1 };
+    let into = if word(into, "TABLE") { into + 1 } else { into };
+    let (_, after) = name_at(text, toks, into)?;
+    if !(toks.get(after).is_some_and(|(t, _)| t.is_punct(text, b'(')) && word(after + 1, "WITH")) {
+        return None;
+    }
+    let c = closing(text, toks, after)?;
+    if !toks.get(c + 1).is_none_or(|(t, _)| t.is_punct(text, b';')) {
+        return None;
+    }
+    let (open, close) = (toks.get(after)?.0, toks.get(c)?.0);
+    Some(format!(
+        "{} {}{}",
+        text.get(..open.start)?.trim_end(),
+        text.get(open.end..close.start)?.trim(),
+        text.get(close.end..)?
+    ))
+}
+
+/// Whether `text` may hold an `IDENTIFIER(` (a search for each `(`, before any lexing: most
+/// statements are not lexed again for it).
+fn mentions_identifier(text: &str) -> bool {
+    let b = text.as_bytes();
+    text.match_indices('(').any(|(i, _)| {
+        let before = b.get(..i).unwrap_or(&[]);
+        let end = before.len() - before.iter().rev().take_while(|c| c.is_ascii_whitespace()).count();
+        end >= 10 && before.get(end - 10..end).is_some_and(|w| w.eq_ignore_ascii_case(b"identifier"))
+    })
+}
+
+/// `IDENTIFIER('db.s.t')` (Snowflake, Databricks), a table named by a string: the name itself,
+/// `db.s.t`. `None` when there is none.
+pub(crate) fn identifier_literals(text: &str, dialect: Dialect) -> Option<String> {
+    if !mentions_identifier(text) {
+        return None;
+    }
+    let toks = leveled(text, dialect);
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for (i, (t, _)) in toks.iter().enumerate() {
+        if !t.is_kw(text, "IDENTIFIER") || !toks.get(i + 1).is_some_and(|(p, _)| p.is_punct(text, b'(')) {
+            continue;
+        }
+        let Some((lit, _)) = toks.get(i + 2).filter(|(l, _)| l.kind == Kind::Str) else { continue };
+        let Some((close, _)) = toks.get(i + 3).filter(|(c, _)| c.is_punct(text, b')')) else { continue };
+        let name = lit.text(text);
+        let name = name.get(1..name.len().saturating_sub(1)).unwrap_or("");
+        if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || "_.$\"`".contains(c)) {
+            continue;
+        }
+        out.push_str(text.get(at..t.start)?);
+        out.push_str(name);
+        at = close.end;
+    }
+    if at == 0 {
+        return None;
+    }
+    out.push_str(text.get(at..)?);
+    Some(out)
+}
+
+/// The arguments of `IDENTIFIER(...)` that are no string (`$t`, `:t`, `?`, an expression): tables
+/// named by a value known only when the statement runs.
+pub(crate) fn identifier_variables(text: &str, dialect: Dialect) -> Vec<String> {
+    if !mentions_identifier(text) {
+        return Vec::new();
+    }
+    let toks = leveled(text, dialect);
+    let mut out = Vec::new();
+    for (i, (t, _)) in toks.iter().enumerate() {
+        if t.is_kw(text, "IDENTIFIER") && toks.get(i + 1).is_some_and(|(p, _)| p.is_punct(text, b'(')) {
+            if let Some(c) = closing(text, &toks, i + 1) {
+                if let (Some((a, _)), Some((b, _))) = (toks.get(i + 2), toks.get(c.saturating_sub(1))) {
+                    if c > i + 2 {
+                        out.extend(text.get(a.start..b.end).map(str::to_string));
+                    }
+                }
+            }
+        }
+    }
+    out
 }

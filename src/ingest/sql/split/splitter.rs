@@ -358,7 +358,12 @@ impl Splitter<'_> {
             "COPY" => !self.next_is(i, &["GRANTS"]),
             "LOAD" => self.next_is(i, &["DATA"]),
             "COMMENT" => self.next_is(i, &["ON"]),
-            "BEGIN" => !one_of(&self.first, &["IF", "WHILE", "ELSE"]),
+            // The body of `CREATE PROCEDURE p() BEGIN ... END` without `AS` (BigQuery) on a line
+            // of its own belongs to the routine.
+            "BEGIN" => {
+                let routine_body = self.routine && one_of(&self.first, &["CREATE", "ALTER"]) && self.prev != "END";
+                !(one_of(&self.first, &["IF", "WHILE", "ELSE"]) || routine_body)
+            }
             "EXEC" | "EXECUTE" => self.first != "INSERT" || self.seen_query,
             _ if one_of(w, STARTS) => true,
             _ if self.dialect == Dialect::TSql && one_of(w, TSQL_STARTS) => {
