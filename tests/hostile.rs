@@ -298,6 +298,59 @@ impl Store for FaultyStore {
     async fn purge_events(&self, before: Timestamp) -> StoreResult<u64> {
         delegate!(self, purge_events(before))
     }
+    async fn record_run(&self, record: tributary::domain::RunRecord) -> StoreResult<()> {
+        delegate!(self, record_run(record))
+    }
+    async fn jobs_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<tributary::domain::Job>> {
+        delegate!(self, jobs_by_ids(ids))
+    }
+    async fn job_by_name(&self, namespace: &str, name: &str) -> StoreResult<Option<tributary::domain::Job>> {
+        delegate!(self, job_by_name(namespace, name))
+    }
+    async fn list_jobs(
+        &self,
+        filter: &tributary::domain::JobFilter,
+        page: PageRequest,
+    ) -> StoreResult<Page<tributary::domain::Job>> {
+        delegate!(self, list_jobs(filter, page))
+    }
+    async fn child_jobs(&self, ids: &[Id]) -> StoreResult<Vec<tributary::domain::Job>> {
+        delegate!(self, child_jobs(ids))
+    }
+    async fn runs_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<tributary::domain::Run>> {
+        delegate!(self, runs_by_ids(ids))
+    }
+    async fn runs_by_run_ids(&self, run_ids: &[String]) -> StoreResult<Vec<tributary::domain::Run>> {
+        delegate!(self, runs_by_run_ids(run_ids))
+    }
+    async fn runs_of_job(
+        &self,
+        job_id: Id,
+        filter: &tributary::domain::RunFilter,
+        page: PageRequest,
+    ) -> StoreResult<Page<tributary::domain::Run>> {
+        delegate!(self, runs_of_job(job_id, filter, page))
+    }
+    async fn child_runs(&self, run_ids: &[String]) -> StoreResult<Vec<tributary::domain::Run>> {
+        delegate!(self, child_runs(run_ids))
+    }
+    async fn job_io(&self, job_ids: &[Id]) -> StoreResult<Vec<(Id, tributary::domain::IoEntry)>> {
+        delegate!(self, job_io(job_ids))
+    }
+    async fn run_io(&self, run_ids: &[Id]) -> StoreResult<Vec<(Id, tributary::domain::IoEntry)>> {
+        delegate!(self, run_io(run_ids))
+    }
+    async fn jobs_of_ends(&self, ends: &[End]) -> StoreResult<Vec<(Id, tributary::domain::IoEntry)>> {
+        delegate!(self, jobs_of_ends(ends))
+    }
+    async fn failed_latest_runs(
+        &self,
+        since: Option<Timestamp>,
+        until: Option<Timestamp>,
+        limit: i64,
+    ) -> StoreResult<Vec<tributary::domain::Run>> {
+        delegate!(self, failed_latest_runs(since, until, limit))
+    }
     async fn put_doc(&self, kind: &str, key: &str, value: Value) -> StoreResult<()> {
         delegate!(self, put_doc(kind, key, value))
     }

@@ -78,6 +78,8 @@ pub struct SqlIngest {
     pub operation_id: Id,
     pub statements: Vec<StatementLineage>,
     pub recording: Recording,
+    /// The run recorded for the call's job, when it named one.
+    pub run_id: Option<String>,
 }
 
 fn evidence_type(st: &StatementLineage) -> &'static str {
@@ -227,7 +229,37 @@ impl Lineage {
         let options = Options { default_database, default_schema, ..Options::default() };
         let analyzed = self.analyze_sql_in(Some(&op), statements, dialect, options, Some(ds.id)).await?;
         let recording = self.record_sql(caller, &op, &ds, &analyzed).await?;
-        Ok(SqlIngest { operation_id: op.id, statements: analyzed, recording })
+        Ok(SqlIngest { operation_id: op.id, statements: analyzed, recording, run_id: None })
+    }
+
+    /// `ingest_sql`, and with `job` the job and a COMPLETE run of it that read and wrote what
+    /// the statements did (`record_sql_job`); without one no job is invented.
+    pub async fn ingest_sql_as_job(
+        &self,
+        caller: &Caller,
+        statements: Vec<String>,
+        dialect: &str,
+        datastore: Id,
+        job: Option<super::jobs::SqlJob>,
+    ) -> Result<SqlIngest> {
+        if let Some(j) = &job {
+            super::require_name("job namespace", &j.namespace)?;
+            super::require_name("job name", &j.name)?;
+            if let Some(r) = &j.run_id {
+                super::jobs::validate_run_id(r)?;
+            }
+        }
+        let mut out = self.ingest_sql(caller, statements, dialect, datastore).await?;
+        if let Some(job) = job {
+            let ds = self
+                .store
+                .datastores_by_ids(&[datastore])
+                .await?
+                .pop()
+                .ok_or_else(|| Error::NotFound(format!("Datastore {datastore} not found")))?;
+            out.run_id = Some(self.record_sql_job(&job, &ds, &out.statements).await?);
+        }
+        Ok(out)
     }
 
     /// Adds to `plan` the column edges of one statement's target: for each column it writes, the

@@ -20,6 +20,7 @@ both_stores!(
     real_sequences_give_their_jobs_and_runs,
     graphs_carry_the_jobs_between_their_tables,
     a_short_name_resolves_to_the_full_one_first_seen_in_the_same_event,
+    sql_names_its_job_when_asked,
 );
 
 const NS: &str = "postgres://wh:5432";
@@ -631,4 +632,30 @@ async fn a_short_name_resolves_to_the_full_one_first_seen_in_the_same_event(app:
     assert!(amount.is_i64(), "the column lineage's input field is on the one container");
     let edges = app.ok("query($f: Int) { edges(fieldId: $f) { total } }", json!({"f": amount})).await;
     assert_eq!(edges["edges"]["total"], 1, "the column lineage starts at it: {edges:#}");
+}
+
+/// `ingestSql(job:)` records the job and a COMPLETE run of it that read and wrote what the
+/// statements did; without `job`, no job is invented.
+async fn sql_names_its_job_when_asked(app: TestApp) {
+    let ids = app.tables("wh", NS, &["a", "b"]).await;
+    let ds = app.ok("{ containers(name: \"a\") { items { datastoreId } } }", json!({})).await["containers"]["items"][0]
+        ["datastoreId"]
+        .clone();
+    let q = "mutation($s: [String!]!, $d: Int!, $j: SqlJobInput) { ingestSql(statements: $s, dialect: \"postgres\", datastoreId: $d, job: $j) { recorded runId } }";
+    let plain = app.ok(q, json!({"s": ["INSERT INTO db.public.b SELECT * FROM db.public.a"], "d": ds})).await;
+    assert_eq!(plain["ingestSql"], json!({"recorded": 1, "runId": null}));
+    assert_eq!(app.ok("{ jobs { total } }", json!({})).await["jobs"]["total"], 0, "no job invented");
+    let named = app
+        .ok(q, json!({"s": ["INSERT INTO db.public.b SELECT * FROM db.public.a"], "d": ds, "j": {"namespace": "querylog", "name": "etl_user", "runId": "q-1234"}}))
+        .await;
+    assert_eq!(named["ingestSql"]["runId"], "q-1234");
+    let r = app.ok(RUN, json!({"r": "q-1234"})).await["run"].clone();
+    assert_eq!(
+        (r["state"].as_str(), &r["job"]),
+        (Some("COMPLETE"), &json!({"namespace": "querylog", "name": "etl_user"}))
+    );
+    assert_eq!(r["inputs"][0]["container"]["id"], ids[0]);
+    assert_eq!(names(&r["outputs"]), set(&["db.public.b"]));
+    let (code, _) = app.err(q, json!({"s": ["SELECT 1"], "d": ds, "j": {"namespace": "", "name": "x"}})).await;
+    assert_eq!(code, "BAD_USER_INPUT");
 }

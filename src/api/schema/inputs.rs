@@ -78,3 +78,13 @@ pub struct TeamInput {
     #[graphql(default)]
     pub permissions: Vec<DatastorePermission>,
 }
+
+/// The job a batch of SQL statements belongs to (`ingestSql(job:)`): recorded with a COMPLETE
+/// run that read the statements' sources and wrote their targets.
+#[derive(InputObject)]
+pub struct SqlJobInput {
+    pub namespace: String,
+    pub name: String,
+    /// The run's id (a new UUID when not given).
+    pub run_id: Option<String>,
+}

@@ -144,8 +144,10 @@ impl MutationRoot {
         statements: Vec<String>,
         dialect: String,
         datastore_id: Id,
+        job: Option<super::inputs::SqlJobInput>,
     ) -> GqlResult<SqlIngestReport> {
-        let r = lineage(ctx).ingest_sql(caller(ctx), statements, &dialect, datastore_id).await?;
+        let job = job.map(|j| crate::service::jobs::SqlJob { namespace: j.namespace, name: j.name, run_id: j.run_id });
+        let r = lineage(ctx).ingest_sql_as_job(caller(ctx), statements, &dialect, datastore_id, job).await?;
         let failed = r.statements.iter().filter(|s| !s.errors.is_empty()).count() as i64;
         Ok(SqlIngestReport {
             operation_id: r.operation_id,
@@ -153,6 +155,7 @@ impl MutationRoot {
             recorded: r.recording.recorded as i64,
             failed,
             unresolved: r.recording.unresolved.into_iter().collect(),
+            run_id: r.run_id,
         })
     }
 

@@ -81,6 +81,8 @@ pub struct SqlIngestReport {
     pub failed: i64,
     /// Table names that matched no catalog container and became external ends.
     pub unresolved: Vec<String>,
+    /// The run recorded for the call's `job` (null without one).
+    pub run_id: Option<String>,
 }
 
 #[derive(SimpleObject)]
