@@ -114,6 +114,9 @@ pub fn router(state: AppState, cors_origins: &[String]) -> Router {
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
         .merge(ui::routes())
+        .route("/", get(root_redirect))
+        .fallback(no_route)
+        .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)
         .layer(middleware::from_fn(unavailable::retry_after))
         .layer(middleware::from_fn(track_requests))
@@ -141,6 +144,27 @@ async fn track_requests(req: Request, next: Next) -> Response {
     m.http_requests.with_label_values(&[&method, &path, resp.status().as_str()]).inc();
     m.http_latency.with_label_values(&[&method, &path]).observe(start.elapsed().as_secs_f64());
     resp
+}
+
+/// `GET /`: a person who opens the address lands on the explorer.
+async fn root_redirect() -> axum::response::Redirect {
+    axum::response::Redirect::temporary("/ui")
+}
+
+/// No route has this path: 404 with the `{"detail": ...}` body the REST errors have.
+async fn no_route(method: Method, uri: axum::http::Uri) -> Response {
+    let detail = format!(
+        "no route {method} {}: the API is POST /graphql and the routes in /openapi.json; the explorer is at /ui",
+        uri.path()
+    );
+    (StatusCode::NOT_FOUND, Json(serde_json::json!({ "detail": detail }))).into_response()
+}
+
+/// The path exists but not with this method: 405 with the `{"detail": ...}` body (axum keeps
+/// the `Allow` header it computed).
+async fn method_not_allowed(method: Method, uri: axum::http::Uri) -> Response {
+    let detail = format!("{method} is not allowed on {}; /openapi.json lists each route's methods", uri.path());
+    (StatusCode::METHOD_NOT_ALLOWED, Json(serde_json::json!({ "detail": detail }))).into_response()
 }
 
 async fn healthz() -> &'static str {

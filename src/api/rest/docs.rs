@@ -15,7 +15,7 @@ use utoipa::{Modify, OpenApi as _, ToSchema};
 
 use super::shapes::Detail;
 
-/// Seed 000's report of one event.
+/// The report of one event.
 #[derive(Serialize, ToSchema)]
 pub struct IngestEvent {
     /// The event's position in the request.
@@ -38,7 +38,7 @@ pub struct IngestError {
     pub message: String,
 }
 
-/// Seed 000's ingest report.
+/// The ingest report: counts and one entry per event.
 #[derive(Serialize, ToSchema)]
 pub struct IngestReport {
     pub received: i64,
@@ -63,14 +63,14 @@ pub enum OpenLineageBody {
     Events(Vec<Value>),
 }
 
-/// Seed 002's batch body.
+/// A batch body.
 #[derive(Serialize, ToSchema)]
 pub struct OpenLineageBatch {
     /// Up to 1,000 OpenLineage events.
     pub events: Vec<Value>,
 }
 
-/// Seed 002's counts of a batch.
+/// The counts of a batch.
 #[derive(Serialize, ToSchema)]
 pub struct CollatedSummary {
     pub received: i64,
@@ -80,7 +80,7 @@ pub struct CollatedSummary {
     pub partial: i64,
 }
 
-/// A dataset that matched no catalog container, with seed 002's reason code.
+/// A dataset that matched no catalog container, with a reason code.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UnresolvedDataset {
@@ -100,7 +100,7 @@ pub struct FailedEvent {
     pub retriable: bool,
 }
 
-/// Seed 002's answer.
+/// The answer of the single-event and batch routes.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Collated {
@@ -119,7 +119,7 @@ pub struct Collated {
     pub errors: Option<Vec<IngestError>>,
 }
 
-/// Seed 004's external-engine edge.
+/// An external engine's table lineage.
 #[derive(Serialize, ToSchema)]
 pub struct ExternalLineage {
     /// The table written (required).
@@ -157,7 +157,7 @@ pub struct GraphqlResponse {
     post,
     path = "/api/v1/lineage",
     tag = "ingest",
-    description = "OpenLineage events (seed 000): one event or a list of up to 1,000; `Content-Encoding: gzip` accepted. The path the OpenLineage clients send to.",
+    description = "OpenLineage events: one event or a list of up to 1,000; `Content-Encoding: gzip` accepted. Answers a report per event. The path the OpenLineage clients send to.",
     request_body(content = OpenLineageBody, description = "One event, or a JSON list of events"),
     responses(
         (status = 201, description = "Applied or ignored (a list answers 201 whatever its events' outcomes)", body = IngestReport),
@@ -167,6 +167,8 @@ pub struct GraphqlResponse {
         (status = 413, description = "Over 50 MiB, or over 1,000 events", body = Detail),
         (status = 422, description = "A single event was rejected", body = IngestDetail),
         (status = 500, description = "A single event could not be applied", body = IngestDetail),
+        (status = 429, description = "Too many failed authentications from this address: retry after `Retry-After` seconds", body = Detail),
+        (status = 503, description = "Ingest is at its limit of running and queued requests, or the store is down or too slow: retry after `Retry-After` seconds", body = Detail),
     ),
     security(("bearer" = []))
 )]
@@ -186,6 +188,8 @@ fn ingest_v1() {}
         (status = 413, description = "Over 50 MiB, or over 1,000 events", body = Detail),
         (status = 422, description = "A single event was rejected", body = IngestDetail),
         (status = 500, description = "A single event could not be applied", body = IngestDetail),
+        (status = 429, description = "Too many failed authentications from this address: retry after `Retry-After` seconds", body = Detail),
+        (status = 503, description = "Ingest is at its limit of running and queued requests, or the store is down or too slow: retry after `Retry-After` seconds", body = Detail),
     ),
     security(("bearer" = []))
 )]
@@ -195,13 +199,15 @@ fn ingest_openlineage() {}
     post,
     path = "/api/v1/openlineage/lineage",
     tag = "ingest",
-    description = "One OpenLineage event, answered as seed 002 does.",
+    description = "One OpenLineage event, answered with a status (`success`, `partial_success`, `failure`), the edges created and the datasets that matched no catalog container.",
     request_body(content = Value, description = "One OpenLineage event object"),
     responses(
         (status = 200, description = "`success` or `partial_success`", body = Collated),
         (status = 400, description = "A bad format, or an event that wrote nothing (`failure`)", body = Collated),
         (status = 401, description = "Missing or invalid token", body = Detail),
         (status = 413, description = "Over 50 MiB", body = Collated),
+        (status = 429, description = "Too many failed authentications from this address: retry after `Retry-After` seconds", body = Detail),
+        (status = 503, description = "Ingest is at its limit of running and queued requests, or the store is down or too slow: retry after `Retry-After` seconds", body = Detail),
     ),
     security(("bearer" = []))
 )]
@@ -211,13 +217,15 @@ fn collate_single() {}
     post,
     path = "/api/v1/openlineage/lineage/batch",
     tag = "ingest",
-    description = "A batch of OpenLineage events, answered as seed 002 does.",
+    description = "A batch of OpenLineage events (`{\"events\": [...]}`), answered with a status, a summary of the batch, the edges created and the datasets that matched no catalog container.",
     request_body = OpenLineageBatch,
     responses(
         (status = 200, description = "`success` or `partial_success`, with the batch's summary", body = Collated),
         (status = 400, description = "A bad format, or every event failed (`failure`)", body = Collated),
         (status = 401, description = "Missing or invalid token", body = Detail),
         (status = 413, description = "Over 50 MiB, or over 1,000 events", body = Collated),
+        (status = 429, description = "Too many failed authentications from this address: retry after `Retry-After` seconds", body = Detail),
+        (status = 503, description = "Ingest is at its limit of running and queued requests, or the store is down or too slow: retry after `Retry-After` seconds", body = Detail),
     ),
     security(("bearer" = []))
 )]
@@ -227,7 +235,7 @@ fn collate_batch() {}
     post,
     path = "/v1/api/lineage",
     tag = "ingest",
-    description = "Seed 004's external-engine edge; also `Authorization: Token <token>`.",
+    description = "Table lineage from an external engine: a target table and the tables it reads (CTAS and VIEW replace the target's sources, other operations add); also `Authorization: Token <token>`.",
     request_body = ExternalLineage,
     responses(
         (status = 200, description = "Recorded", body = Ok),
@@ -235,6 +243,8 @@ fn collate_batch() {}
         (status = 401, description = "Missing or invalid token", body = Detail),
         (status = 403, description = "EDITOR is missing on an affected datastore", body = Detail),
         (status = 413, description = "Over 10,000 sources, or over 50 MiB", body = Detail),
+        (status = 429, description = "Too many failed authentications from this address: retry after `Retry-After` seconds", body = Detail),
+        (status = 503, description = "Ingest is at its limit of running and queued requests, or the store is down or too slow: retry after `Retry-After` seconds", body = Detail),
     ),
     security(("bearer" = []))
 )]
@@ -250,6 +260,8 @@ fn external_lineage() {}
         (status = 200, description = "The GraphQL response", body = GraphqlResponse),
         (status = 400, description = "The body is not a GraphQL request", body = GraphqlResponse),
         (status = 413, description = "Over 2 MiB"),
+        (status = 429, description = "Too many failed authentications from this address: retry after `Retry-After` seconds", body = GraphqlResponse),
+        (status = 503, description = "The store is unavailable or too slow, or `ingestOpenLineage` met the ingest limit: retry after `Retry-After` seconds", body = GraphqlResponse),
     ),
     security(("bearer" = []))
 )]
@@ -267,6 +279,16 @@ fn graphql_post() {}
     security(())
 )]
 fn graphql_get() {}
+
+#[utoipa::path(
+    get,
+    path = "/",
+    tag = "explorer",
+    description = "Redirects to the lineage explorer at `/ui`.",
+    responses((status = 307, description = "To `/ui`")),
+    security(())
+)]
+fn root() {}
 
 #[utoipa::path(
     get,
@@ -361,7 +383,7 @@ impl Modify for Bearer {
 #[openapi(
     info(
         title = "Tributary",
-        description = "Data lineage over REST and GraphQL. The REST lineage routes follow seed 000 (`/api/lineage/...`) and seed 004 (`/admin/lineage/...`); every route calls the same service as GraphQL, with the same rules, permissions and limits.",
+        description = "Data lineage over REST and GraphQL. The REST lineage routes are `/api/lineage/...` (edges, the graph, fields and their connections, by id) and `/admin/lineage/...` (read-only, tables by qualified name); every route calls the same service as GraphQL, with the same rules, permissions and limits.",
         license(name = "Apache-2.0")
     ),
     paths(
@@ -376,6 +398,7 @@ impl Modify for Bearer {
         readyz,
         metrics,
         openapi_json,
+        root,
         ui,
         ui_slash,
         ui_path
@@ -383,8 +406,8 @@ impl Modify for Bearer {
     modifiers(&Bearer),
     security(("bearer" = [])),
     tags(
-        (name = "lineage", description = "Seed 000's lineage routes"),
-        (name = "lineage by table name", description = "Seed 004's read-only routes; tables by qualified name"),
+        (name = "lineage", description = "Lineage by id: edges, the graph, fields, connections, metadata"),
+        (name = "lineage by table name", description = "Read-only lineage routes; tables by qualified name"),
         (name = "ingest", description = "OpenLineage and external-engine ingest"),
         (name = "graphql", description = "The GraphQL endpoint"),
         (name = "operations", description = "Health, readiness, metrics, this document"),
