@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use async_graphql::dataloader::{DataLoader, HashMapCache, Loader};
 
-use crate::domain::{Container, ContainerStats, Datastore, Evidence, Field, Id};
+use crate::domain::{Container, ContainerStats, Datastore, Evidence, Field, Id, MetadataAssertion};
 use crate::store::{Store, StoreError};
 
 #[derive(Clone)]
@@ -100,6 +100,20 @@ impl Loader<Id> for EvidenceLoader {
     }
 }
 
+/// A container's metadata rows, every source's (for its effective `description`, `owners`
+/// and `tags`). The store reads one container's rows per statement, so a batch runs its reads
+/// side by side; the three fields of one container share its one read.
+pub struct MetadataLoader(pub Arc<dyn Store>);
+impl Loader<Id> for MetadataLoader {
+    type Value = Vec<MetadataAssertion>;
+    type Error = LoadError;
+    async fn load(&self, keys: &[Id]) -> Result<HashMap<Id, Vec<MetadataAssertion>>, LoadError> {
+        let reads =
+            keys.iter().map(|k| async move { Ok::<_, StoreError>((*k, self.0.metadata_for_container(*k).await?)) });
+        Ok(futures_util::future::try_join_all(reads).await?.into_iter().collect())
+    }
+}
+
 type Cached<L> = DataLoader<L, HashMapCache>;
 
 /// Batches above a few thousand keys would make one huge statement; they are split.
@@ -175,6 +189,7 @@ pub struct Loaders {
     pub field_counts: Prefetching<FieldCountLoader>,
     pub evidence: Prefetching<EvidenceLoader>,
     pub has_lineage: Prefetching<HasLineageLoader>,
+    pub metadata: Prefetching<MetadataLoader>,
 }
 
 impl Loaders {
@@ -187,6 +202,7 @@ impl Loaders {
         self.field_counts.clear();
         self.evidence.clear();
         self.has_lineage.clear();
+        self.metadata.clear();
     }
 
     pub fn new(store: Arc<dyn Store>) -> Self {
@@ -207,6 +223,7 @@ impl Loaders {
                 entry: |count| count,
             }),
             evidence: Prefetching::new(EvidenceLoader(store.clone())),
+            metadata: Prefetching::new(MetadataLoader(store.clone())),
             has_lineage: Prefetching::new(EveryKeyLoader {
                 store,
                 empty: |_| false,

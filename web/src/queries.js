@@ -39,6 +39,7 @@ export const PANEL = `query Panel($id: Int!) {
   impact(containerId: $id, limit: ${IMPACT_LIMIT}) {
     isPartial
     containers { distance container { id name } via { id operation sourceType } }
+    externals { distance external { id fqn sourceType } via { id operation sourceType } }
   }
   edges(containerId: $id, includeRetired: true, size: ${PANEL_EDGES}) {
     total

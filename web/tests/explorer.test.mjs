@@ -240,6 +240,10 @@ test('the side panel: column lineage with the derived flag, impact, metadata and
   assert.equal(await count.getAttribute('data-partial'), String(impact.isPartial));
   const listedImpact = await panel.locator('[data-section=impact] li[data-container-id]').evaluateAll((lis) => lis.map((li) => Number(li.dataset.containerId)));
   assert.deepEqual(listedImpact, impact.containers.map((c) => c.container.id));
+  // and the external assets it reaches, as the API lists them.
+  const externals = (await api('query($id: Int!) { impact(containerId: $id) { externals { external { id } } } }', { id })).impact.externals;
+  const listedExternals = await panel.locator('[data-section=impact] li[data-external-id]').evaluateAll((lis) => lis.map((li) => li.dataset.externalId));
+  assert.deepEqual(listedExternals, externals.map((x) => x.external.id));
 
   // Metadata: the user's description is the effective one, dbt's is kept beside it.
   const meta = (await api('query($id: Int!) { metadataAssertions(containerId: $id) { attribute source effective } }', { id })).metadataAssertions;

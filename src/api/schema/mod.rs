@@ -54,8 +54,8 @@ pub use self::history::{AsOf, DiffNode, EdgeChange, EdgeRelabel, LineageDiff};
 pub use self::identity::{DatastorePermission, Me, PermissionLevel, Role, Team};
 pub use self::inputs::{ContainerInput, CreateEdgeInput, DatastoreInput, FieldInput, TeamInput, UpdateEdgeInput};
 pub use self::lineage::{
-    Evidence, ExternalNode, FieldConnections, GraphNode, Impact, ImpactedContainer, Interval, LineageEdge,
-    LineageGraph, PiiField, PiiFlow, Side,
+    Evidence, ExternalNode, FieldConnections, GraphNode, Impact, ImpactedContainer, ImpactedExternal, Interval,
+    LineageEdge, LineageGraph, PiiField, PiiFlow, Side,
 };
 pub use self::mutations::MutationRoot;
 pub use self::page::{ContainerPage, EdgePage, FieldPage, Page, StoredEventPage};

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use async_graphql::{Context, Object};
 
 use super::catalog::{load_container, load_datastore, load_field};
-use super::lineage::{ExternalNode, GraphNode, ImpactedContainer, LineageNode, PiiField};
+use super::lineage::{ExternalNode, GraphNode, ImpactedContainer, ImpactedExternal, LineageNode, PiiField};
 use super::paths::{frontier_out, CycleList, EndInput, LineageExplanation, LineageSummary};
 use super::prefetch::{prefetch_containers, prefetch_edges};
 use super::{
@@ -101,6 +101,8 @@ async fn impact_out(ctx: &Context<'_>, t: service::Transitive) -> GqlResult<Impa
     prefetch_containers(ctx, look.field("container"), &ids).await?;
     let vias: Vec<&domain::Edge> = t.reached.iter().map(|r| &r.via).collect();
     prefetch_edges(ctx, look.field("via"), &vias).await?;
+    let external_vias: Vec<&domain::Edge> = t.externals.iter().map(|r| &r.via).collect();
+    prefetch_edges(ctx, ctx.look_ahead().field("externals").field("via"), &external_vias).await?;
     // The records just prefetched, attached (one cache read for all).
     let mut records = match look.field("container").exists() && !ids.is_empty() {
         true => Some(loaders(ctx).containers.loader.load_many(ids).await.map_err(Error::from)?),
@@ -121,6 +123,21 @@ async fn impact_out(ctx: &Context<'_>, t: service::Transitive) -> GqlResult<Impa
             })
             .collect::<Vec<_>>()
             .into(),
+        externals: t
+            .externals
+            .into_iter()
+            .map(|x| ImpactedExternal {
+                external: ExternalNode {
+                    node_type: "external",
+                    id: x.id,
+                    fqn: x.fqn,
+                    source_type: x.source_type,
+                    is_target: false,
+                },
+                distance: x.distance,
+                via: LineageEdge(x.via),
+            })
+            .collect(),
         as_of: None,
     })
 }
@@ -206,8 +223,9 @@ impl QueryRoot {
     ) -> GqlResult<LineageExplanation> {
         let from = service::paths::PathEnd::of("from", from.container_id, from.field_id)?;
         let to = service::paths::PathEnd::of("to", to.container_id, to.field_id)?;
+        let at = as_of.map(|d| d.0);
         let x = lineage(ctx)
-            .explain_lineage(caller(ctx), from, to, max_paths.unwrap_or(3), max_depth.unwrap_or(20), as_of.map(|d| d.0))
+            .explain_lineage(caller(ctx), from, to, max_paths.unwrap_or(3), max_depth.unwrap_or(20), at)
             .await?;
         let edges: Vec<domain::Edge> = x.paths.iter().flatten().cloned().collect();
         let hops = ctx.look_ahead().field("paths").field("hops");
@@ -215,7 +233,7 @@ impl QueryRoot {
         if hops.field("evidence").exists() {
             loaders(ctx).evidence.prefetch(edges.iter().map(|e| e.id)).await.map_err(Error::from)?;
         }
-        Ok(x.into())
+        Ok(LineageExplanation { as_of: AsOf::of(at), ..x.into() })
     }
 
     /// The lineage graph centred on an external asset, by its `ext:<source_type>:<fqn>` id (see
