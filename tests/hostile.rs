@@ -796,6 +796,15 @@ fn request_body(req: &Value, p: &Placeholders) -> Vec<u8> {
     body
 }
 
+/// The request's path, with `__CONTAINER_ID__` and `__DATASTORE_ID__` filled in.
+fn request_path(req: &Value, p: &Placeholders) -> String {
+    req["path"]
+        .as_str()
+        .unwrap()
+        .replace("__CONTAINER_ID__", &p.container.to_string())
+        .replace("__DATASTORE_ID__", &p.datastore.to_string())
+}
+
 /// The store as comparable lines. A token's `last_used` is left out: authenticating writes it
 /// (at most once a minute), which is the caller's doing, not the request's.
 async fn snapshot(store: &Arc<dyn Store>) -> Result<BTreeMap<String, usize>, StoreError> {
@@ -1008,7 +1017,7 @@ async fn replay_one(run: &Running, kind: &str, f: &Fixture) -> Vec<String> {
     let client = reqwest::Client::builder().timeout(Duration::from_secs(120)).build().unwrap();
     let method: reqwest::Method = req["method"].as_str().unwrap_or("POST").parse().unwrap();
     let mut builder = client
-        .request(method, format!("{}{}", server.url, req["path"].as_str().unwrap()))
+        .request(method, format!("{}{}", server.url, request_path(req, &run.placeholders)))
         .header("content-type", "application/json");
     if req["auth"].as_str().unwrap_or("admin") == "admin" {
         builder = builder.bearer_auth(server.admin.as_deref().unwrap());

@@ -20,6 +20,7 @@
 mod admin;
 mod docs;
 mod edges;
+mod export;
 mod graph;
 mod params;
 mod shapes;
