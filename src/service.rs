@@ -12,6 +12,7 @@ pub mod frontier;
 pub mod history;
 pub mod openlineage;
 pub mod paths;
+pub mod search;
 pub mod sql;
 pub mod summary;
 pub mod tables;

@@ -181,6 +181,15 @@ impl Store for FaultyStore {
     async fn containers_by_names(&self, names: &[String], ds: Option<&[Id]>) -> StoreResult<Vec<Container>> {
         delegate!(self, containers_by_names(names, ds))
     }
+    async fn search_containers(&self, needle: &str, ds: Option<&[Id]>, limit: usize) -> StoreResult<Vec<Container>> {
+        delegate!(self, search_containers(needle, ds, limit))
+    }
+    async fn search_fields(&self, needle: &str, ds: Option<&[Id]>, limit: usize) -> StoreResult<Vec<Field>> {
+        delegate!(self, search_fields(needle, ds, limit))
+    }
+    async fn search_externals(&self, needle: &str, limit: usize) -> StoreResult<Vec<(String, String)>> {
+        delegate!(self, search_externals(needle, limit))
+    }
     async fn delete_container(&self, id: Id) -> StoreResult<bool> {
         delegate!(self, delete_container(id))
     }

@@ -122,6 +122,7 @@ mod migrations;
 mod retry;
 mod rows;
 mod schema;
+mod search;
 mod transfer;
 
 /// The Neo4j status code of a server failure (`Neo.ClientError.Schema...`). neo4rs 0.8 returns a
@@ -439,6 +440,23 @@ impl Store for Neo4jStore {
 
     async fn containers_by_names(&self, names: &[String], datastores: Option<&[Id]>) -> StoreResult<Vec<Container>> {
         catalog::containers_by_names(AutoCommit(self), names, datastores).await
+    }
+
+    async fn search_containers(
+        &self,
+        needle: &str,
+        datastores: Option<&[Id]>,
+        limit: usize,
+    ) -> StoreResult<Vec<Container>> {
+        search::search_containers(AutoCommit(self), needle, datastores, limit).await
+    }
+
+    async fn search_fields(&self, needle: &str, datastores: Option<&[Id]>, limit: usize) -> StoreResult<Vec<Field>> {
+        search::search_fields(AutoCommit(self), needle, datastores, limit).await
+    }
+
+    async fn search_externals(&self, needle: &str, limit: usize) -> StoreResult<Vec<(String, String)>> {
+        search::search_externals(AutoCommit(self), needle, limit).await
     }
 
     async fn delete_container(&self, id: Id) -> StoreResult<bool> {

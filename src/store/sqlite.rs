@@ -31,6 +31,7 @@ mod identity;
 mod migrations;
 mod rows;
 mod schema;
+mod search;
 mod session;
 mod transfer;
 
@@ -456,6 +457,32 @@ impl Store for SqliteStore {
         }
         let (names, datastores) = (names.to_vec(), datastores.map(<[Id]>::to_vec));
         self.read(move |c| catalog::containers_by_names(c, &names, datastores.as_deref())).await
+    }
+
+    async fn search_containers(
+        &self,
+        needle: &str,
+        datastores: Option<&[Id]>,
+        limit: usize,
+    ) -> StoreResult<Vec<Container>> {
+        if datastores.is_some_and(|d| d.is_empty()) {
+            return Ok(Vec::new());
+        }
+        let (needle, datastores) = (needle.to_string(), datastores.map(<[Id]>::to_vec));
+        self.read(move |c| search::search_containers(c, &needle, datastores.as_deref(), limit)).await
+    }
+
+    async fn search_fields(&self, needle: &str, datastores: Option<&[Id]>, limit: usize) -> StoreResult<Vec<Field>> {
+        if datastores.is_some_and(|d| d.is_empty()) {
+            return Ok(Vec::new());
+        }
+        let (needle, datastores) = (needle.to_string(), datastores.map(<[Id]>::to_vec));
+        self.read(move |c| search::search_fields(c, &needle, datastores.as_deref(), limit)).await
+    }
+
+    async fn search_externals(&self, needle: &str, limit: usize) -> StoreResult<Vec<(String, String)>> {
+        let needle = needle.to_string();
+        self.read(move |c| search::search_externals(c, &needle, limit)).await
     }
 
     async fn delete_container(&self, id: Id) -> StoreResult<bool> {

@@ -19,6 +19,7 @@ mod plain;
 mod producers;
 mod rest;
 mod rough_edges;
+mod search;
 mod seed_examples;
 mod sql;
 mod sql_corpus;

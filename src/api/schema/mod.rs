@@ -21,6 +21,7 @@
 //! - `limits`: the depth and complexity caps, refused with the cap and the excess named.
 //! - `page`: the paged lists (`EdgePage`, `FieldPage`, ...), one generic type.
 //! - `scalars`: `DateTime`.
+//! - `search`: `search`'s kinds and hits.
 //! - `changes`: the change feed (`LineageChange`, `ChangePage`) and `SubscriptionRoot`.
 //!
 //! Every public type is re-exported here: its path is `crate::api::schema::Name` wherever it lives.
@@ -41,6 +42,7 @@ mod prefetch;
 mod queries;
 mod reports;
 mod scalars;
+mod search;
 
 use async_graphql::{Context, Schema};
 
@@ -66,6 +68,7 @@ pub use self::reports::{
     SqlStatementLineage,
 };
 pub use self::scalars::DateTime;
+pub use self::search::{SearchHit, SearchKind, SearchMatch};
 
 pub type TributarySchema = Schema<QueryRoot, MutationRoot, SubscriptionRoot>;
 

@@ -14,8 +14,8 @@ use super::prefetch::{prefetch_containers, prefetch_edges};
 use super::{
     auth, caller, limited, lineage, loaders, paged, AsOf, ChangePage, Container, ContainerPage, Datastore,
     DatastorePermission, DateTime, EdgePage, Field, FieldConnections, FieldPage, GqlResult, Impact, LineageChange,
-    LineageDiff, LineageEdge, LineageGraph, Me, MetadataAssertion, Page, PiiFlow, Side, SqlStatementLineage,
-    StoredEvent, StoredEventPage, Team,
+    LineageDiff, LineageEdge, LineageGraph, Me, MetadataAssertion, Page, PiiFlow, SearchHit, SearchKind, Side,
+    SqlStatementLineage, StoredEvent, StoredEventPage, Team,
 };
 use crate::domain::{self, EdgeFilter, Id};
 use crate::error::Error;
@@ -441,10 +441,48 @@ impl QueryRoot {
         Ok(all.into_iter().map(Datastore).collect())
     }
 
-    async fn container(&self, ctx: &Context<'_>, id: Id) -> GqlResult<Option<Container>> {
-        load_container(ctx, id).await
+    /// A container by `id`, or by `qualifiedName` (`database.schema.name`, case-insensitive; the
+    /// matcher's rules, so a unique suffix such as `raw.orders` also finds it), in `datastoreId`
+    /// when given. Null when none matches; BAD_USER_INPUT naming the candidates when several
+    /// match equally well, or when neither or both of `id` and `qualifiedName` are given.
+    async fn container(
+        &self,
+        ctx: &Context<'_>,
+        id: Option<Id>,
+        qualified_name: Option<String>,
+        datastore_id: Option<Id>,
+    ) -> GqlResult<Option<Container>> {
+        match (id, qualified_name) {
+            (Some(id), None) => load_container(ctx, id).await,
+            (None, Some(name)) => match lineage(ctx).resolve_table_in("qualifiedName", &name, datastore_id).await {
+                Ok(c) => Ok(Some(Container(c))),
+                Err(Error::NotFound(_)) => Ok(None),
+                Err(e) => Err(e.into()),
+            },
+            _ => Err(Error::BadInput("container: give exactly one of id and qualifiedName".into()).into()),
+        }
     }
 
+    /// Containers, fields and external assets (and, once they exist, jobs) whose names contain
+    /// `query`, case-insensitive: a container by its name, `database.schema.name`, datastore and
+    /// name (`warehouse:shop.raw.orders`) or OpenLineage namespace and name
+    /// (`postgres://db:5432/shop.raw.orders`); a field by `table.column`; an external asset by
+    /// its fqn. Exact qualified matches first, then prefixes, then substrings; `first` 1 to 100.
+    async fn search(
+        &self,
+        ctx: &Context<'_>,
+        query: String,
+        kinds: Option<Vec<SearchKind>>,
+        #[graphql(default_with = "Some(20)")] first: Option<i64>,
+    ) -> GqlResult<Vec<SearchHit>> {
+        let kinds: Option<Vec<service::search::SearchKind>> = kinds.map(|k| k.into_iter().map(Into::into).collect());
+        let hits = lineage(ctx).search_by_name(&query, kinds.as_deref(), first.unwrap_or(20)).await?;
+        Ok(hits.into_iter().map(SearchHit::from).collect())
+    }
+
+    /// Containers by id, in a datastore, and/or whose qualified name `database.schema.name`
+    /// contains `name` (case-insensitive: `shop.raw.orders`, `raw.ord` and `orders` all find
+    /// `shop.raw.orders`).
     #[graphql(complexity = "paged(size, child_complexity)")]
     async fn containers(
         &self,
