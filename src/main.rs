@@ -428,8 +428,9 @@ async fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
         .with_writer(std::io::stderr)
-        // Colour codes only for a person at a terminal; a log file or collector gets plain text.
-        .with_ansi(std::io::stderr().is_terminal())
+        // Colour codes only for a person at a terminal (and not with NO_COLOR set); a log file or
+        // collector gets plain text.
+        .with_ansi(std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()))
         .init();
     match cli.command {
         Command::Schema => {
