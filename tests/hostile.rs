@@ -280,6 +280,9 @@ impl Store for FaultyStore {
     async fn metadata_for_container(&self, id: Id) -> StoreResult<Vec<MetadataAssertion>> {
         delegate!(self, metadata_for_container(id))
     }
+    async fn container_metadata_of(&self, ids: &[Id]) -> StoreResult<Vec<MetadataAssertion>> {
+        delegate!(self, container_metadata_of(ids))
+    }
     async fn next_operation_id(&self) -> StoreResult<Id> {
         delegate!(self, next_operation_id())
     }

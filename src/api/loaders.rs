@@ -100,17 +100,18 @@ impl Loader<Id> for EvidenceLoader {
     }
 }
 
-/// A container's metadata rows, every source's (for its effective `description`, `owners`
-/// and `tags`). The store reads one container's rows per statement, so a batch runs its reads
-/// side by side; the three fields of one container share its one read.
+/// A container's own metadata rows, every source's (for its effective `description`, `owners`
+/// and `tags`): one read for the batch; the three fields of one container share it.
 pub struct MetadataLoader(pub Arc<dyn Store>);
 impl Loader<Id> for MetadataLoader {
     type Value = Vec<MetadataAssertion>;
     type Error = LoadError;
     async fn load(&self, keys: &[Id]) -> Result<HashMap<Id, Vec<MetadataAssertion>>, LoadError> {
-        let reads =
-            keys.iter().map(|k| async move { Ok::<_, StoreError>((*k, self.0.metadata_for_container(*k).await?)) });
-        Ok(futures_util::future::try_join_all(reads).await?.into_iter().collect())
+        let mut out: HashMap<Id, Vec<MetadataAssertion>> = keys.iter().map(|k| (*k, Vec::new())).collect();
+        for m in self.0.container_metadata_of(keys).await? {
+            out.entry(m.container_id).or_default().push(m);
+        }
+        Ok(out)
     }
 }
 

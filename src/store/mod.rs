@@ -395,6 +395,11 @@ store_trait! {
         async fn metadata_for_container(&self, _container_id: Id) -> StoreResult<Vec<crate::domain::MetadataAssertion>> {
             Err(not_supported(self.kind()))
         }
+        /// The containers' own metadata rows (not their fields'), every source's, for many
+        /// containers in one read: what `Container.description`, `owners` and `tags` need.
+        async fn container_metadata_of(&self, _ids: &[Id]) -> StoreResult<Vec<crate::domain::MetadataAssertion>> {
+            Err(not_supported(self.kind()))
+        }
         /// A new import operation id (an `ingestSql` call, a query-log import, a `recordLineage`
         /// call): increasing, never reused, past any id an imported store's evidence carries.
         async fn next_operation_id(&self) -> StoreResult<Id> {

@@ -621,6 +621,10 @@ impl Store for Neo4jStore {
         assertions::metadata_for_container(OwnTxn(self), container_id).await
     }
 
+    async fn container_metadata_of(&self, ids: &[Id]) -> StoreResult<Vec<MetadataAssertion>> {
+        assertions::container_metadata_of(AutoCommit(self), ids).await
+    }
+
     async fn next_operation_id(&self) -> StoreResult<Id> {
         write_txn!(self, |txn| assertions::next_operation_id_in(txn))
     }

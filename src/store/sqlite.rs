@@ -638,6 +638,10 @@ impl Store for SqliteStore {
         self.read(move |c| assertions::metadata_for_container(c, container_id)).await
     }
 
+    async fn container_metadata_of(&self, ids: &[Id]) -> StoreResult<Vec<crate::domain::MetadataAssertion>> {
+        self.read_ids(ids, assertions::container_metadata_of).await
+    }
+
     async fn next_operation_id(&self) -> StoreResult<Id> {
         let now = ts(&crate::domain::now());
         self.write(move |tx| assertions::next_operation_id(tx, &now)).await

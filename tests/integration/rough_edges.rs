@@ -215,6 +215,31 @@ async fn containers_show_their_effective_description_owners_and_tags(app: TestAp
         app.ok(q, json!({"id": id})).await["container"],
         json!({"description": "the user's words", "owners": ["team:data"], "tags": ["pii"]})
     );
+    // A list asks the store once for every container's metadata, not once per container.
+    for name in ["a", "b", "c"] {
+        app.ok(
+            "mutation($i: ContainerInput!) { upsertContainer(input: $i) { id } }",
+            json!({"i": {"datastoreId": ds, "name": name, "description": format!("about {name}")}}),
+        )
+        .await;
+    }
+    let reads = |text: &str| -> f64 {
+        text.lines()
+            .filter(|l| {
+                l.starts_with("tributary_store_queries_total{") && l.contains("operation=\"container_metadata_of\"")
+            })
+            .filter(|l| l.contains(&format!("store=\"{}\"", app.store.kind())))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum()
+    };
+    let metrics =
+        || async { app.client().get(format!("{}/metrics", app.url)).send().await.unwrap().text().await.unwrap() };
+    let before = reads(&metrics().await);
+    let list = app.ok("{ containers(size: 100) { items { name description owners tags } } }", json!({})).await;
+    assert_eq!(reads(&metrics().await) - before, 1.0, "one metadata read for the whole list");
+    let descriptions: Vec<&str> =
+        list["containers"]["items"].as_array().unwrap().iter().filter_map(|c| c["description"].as_str()).collect();
+    assert_eq!(descriptions, ["the user's words", "about a", "about b", "about c"]);
     // Without REPORTER on the datastore (as metadataAssertions): hidden, not an error.
     let member = app.token_for("outsider", "MEMBER", None).await;
     let v = app.gql_as(Some(&member), q, json!({"id": id})).await;
