@@ -515,10 +515,11 @@ $('controls').addEventListener('submit', async (e) => {
   const text = $('search').value.trim();
   if (id == null && text) {
     try {
-      const { data } = await gql('query($n: String!) { containers(name: $n, size: 2) { items { id name } } }', { n: text });
-      const items = data.containers.items;
-      const exact = items.find((c) => c.name.toLowerCase() === text.toLowerCase());
-      id = exact?.id ?? (items.length === 1 ? items[0].id : null);
+      const { data } = await gql('query Pick($n: String!) { search(query: $n, kinds: [CONTAINER], first: 2) { containerId match } }', { n: text });
+      const hits = data.search;
+      // The one exact match, or the only match.
+      const exact = hits.filter((h) => h.match === 'EXACT');
+      id = exact.length === 1 ? exact[0].containerId : hits.length === 1 ? hits[0].containerId : null;
     } catch (err) {
       return showError(err);
     }

@@ -196,6 +196,23 @@ export class Panel {
     });
     body.replaceChildren(count, list);
     if (n > LIST_SHOWN) body.append(el('button', { type: 'button', 'data-action': 'more', text: `Show all ${n}` }));
+    // Assets outside the catalog (files, datasets no datastore lists) the lineage reaches.
+    const externals = impact.externals ?? [];
+    if (externals.length === 0) return;
+    const heading = el('p', { class: 'count', 'data-impact-externals': externals.length });
+    heading.textContent = `${externals.length} external asset${externals.length === 1 ? '' : 's'} outside the catalog:`;
+    const ext = el('ol', { class: 'impact impact-externals' });
+    for (const x of externals) {
+      ext.append(
+        el(
+          'li',
+          { 'data-external-id': x.external.id, 'data-distance': x.distance },
+          el('button', { type: 'button', class: 'link', 'data-action': 'node', 'data-node': x.external.id, text: x.external.fqn }),
+          el('span', { class: 'sub', text: ` distance ${x.distance}${x.via?.operation || x.via?.sourceType ? `, via ${x.via.operation || x.via.sourceType}` : ''}` }),
+        ),
+      );
+    }
+    body.append(heading, ext);
   }
 
   showAll(button) {

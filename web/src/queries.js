@@ -12,10 +12,11 @@ export const GRAPH = `query Graph($id: Int!, $depth: Int!, $side: Side) {
   }
 }`;
 
+export const SEARCH_FIRST = 12;
 export const SEARCH = `query Search($name: String!) {
-  containers(name: $name, size: 12) {
-    total
-    items { id name displayName database schema containerType datastore { name } }
+  search(query: $name, kinds: [CONTAINER], first: ${SEARCH_FIRST}) {
+    qualifiedName match
+    container { id name displayName database schema containerType datastore { name } }
   }
 }`;
 
@@ -39,6 +40,7 @@ export const PANEL = `query Panel($id: Int!) {
   impact(containerId: $id, limit: ${IMPACT_LIMIT}) {
     isPartial
     containers { distance container { id name } via { id operation sourceType } }
+    externals { distance external { id fqn sourceType } via { id operation sourceType } }
   }
   edges(containerId: $id, includeRetired: true, size: ${PANEL_EDGES}) {
     total

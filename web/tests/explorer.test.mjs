@@ -129,6 +129,11 @@ test('search suggests containers as you type; picking one draws it; direction an
   await page.waitForSelector('#suggestions li[role=option]');
   const options = await page.locator('#suggestions li[role=option] strong').allTextContents();
   assert.ok(options.includes(shop.names.customers) && options.includes(shop.names.customer_ltv), options.join());
+  // The suggestions come from `search`, ranked as the API ranks them.
+  const asked = graphqlRequests(record).filter((r) => r.name === 'Search');
+  assert.ok(asked.length > 0 && asked.every((r) => /\bsearch\(/.test(r.query)), JSON.stringify(asked));
+  const hits = (await api('query($q: String!) { search(query: $q, kinds: [CONTAINER], first: 12) { container { name displayName } } }', { q: run ? `_${run}` : 'customer' })).search;
+  assert.deepEqual(options, hits.map((h) => h.container.displayName || h.container.name));
   const index = options.indexOf(shop.names.customer_ltv);
   for (let i = 0; i < index; i++) await page.keyboard.press('ArrowDown');
   assert.equal(await page.locator('#search').getAttribute('aria-activedescendant'), `suggestion-${index}`);
@@ -240,6 +245,10 @@ test('the side panel: column lineage with the derived flag, impact, metadata and
   assert.equal(await count.getAttribute('data-partial'), String(impact.isPartial));
   const listedImpact = await panel.locator('[data-section=impact] li[data-container-id]').evaluateAll((lis) => lis.map((li) => Number(li.dataset.containerId)));
   assert.deepEqual(listedImpact, impact.containers.map((c) => c.container.id));
+  // and the external assets it reaches, as the API lists them.
+  const externals = (await api('query($id: Int!) { impact(containerId: $id) { externals { external { id } } } }', { id })).impact.externals;
+  const listedExternals = await panel.locator('[data-section=impact] li[data-external-id]').evaluateAll((lis) => lis.map((li) => li.dataset.externalId));
+  assert.deepEqual(listedExternals, externals.map((x) => x.external.id));
 
   // Metadata: the user's description is the effective one, dbt's is kept beside it.
   const meta = (await api('query($id: Int!) { metadataAssertions(containerId: $id) { attribute source effective } }', { id })).metadataAssertions;
