@@ -122,6 +122,7 @@ impl Lineage {
     /// rank containers, fields, external assets and jobs, shorter names first.
     pub async fn search_by_name(
         &self,
+        caller: &crate::auth::Caller,
         query: &str,
         kinds: Option<&[SearchKind]>,
         first: i64,
@@ -233,10 +234,37 @@ impl Lineage {
             }
         }
         if wants(SearchKind::Job) {
-            // JOBS PLUG IN HERE: jobs (issue #30 part 4, "jobs by namespace + name") are not in
-            // the store yet. When they are, search them by `namespace/name` and `name` with the
-            // same `rank_of` and `keep` them as `SearchKind::Job` hits (`id`: the job's id,
-            // `qualified_name`: `namespace/name`). Until then JOB finds nothing.
+            // Jobs by `namespace/name` and by name; a job the caller sees only as a placeholder
+            // is not found (its name would leak).
+            let filter = crate::domain::JobFilter {
+                name: Some(needle.rsplit('/').next().unwrap_or(&needle).to_string()),
+                ..Default::default()
+            };
+            let page = crate::domain::PageRequest { page: 1, size: super::MAX_PAGE_SIZE };
+            let jobs = self.store.list_jobs(&filter, page).await?.items;
+            for view in self.job_views(caller, jobs).await? {
+                if view.restricted {
+                    continue;
+                }
+                let job = view.job;
+                let qualified = format!("{}/{}", job.namespace, job.name);
+                let rank = [rank_of(&needle, &qualified.to_lowercase()), rank_of(&needle, &job.name.to_lowercase())]
+                    .into_iter()
+                    .flatten()
+                    .min();
+                let Some(rank) = rank else { continue };
+                keep(SearchHit {
+                    kind: SearchKind::Job,
+                    id: job.id.to_string(),
+                    container_id: None,
+                    field_id: None,
+                    matched: qualified.clone(),
+                    qualified_name: qualified,
+                    datastore_id: None,
+                    datastore_name: None,
+                    rank,
+                });
+            }
         }
         let mut out: Vec<SearchHit> = hits.into_values().collect();
         let order = |h: &SearchHit| {

@@ -172,6 +172,25 @@ async fn search_refuses_bad_arguments_and_job_finds_nothing(app: TestApp) {
     assert_eq!(search(&app, "orders", json!(["JOB"])).await, Vec::<Value>::new());
     let v = app.ok("{ search(query: \"o\", first: 2) { id } }", json!({})).await;
     assert_eq!(v["search"].as_array().map(Vec::len), Some(2));
+    // Once a job ran, JOB finds it by its name and by `namespace/name`, exact before prefix.
+    let event = crate::openlineage::run_event(
+        "COMPLETE",
+        "9f1c2d3e-0000-4000-8000-000000000001",
+        "load_orders",
+        vec![],
+        vec![],
+    );
+    let (status, body) = app.post("/api/v1/lineage", &event).await;
+    assert_eq!(status, 201, "{body}");
+    for q in ["load_orders", "nightly/load_orders", "LOAD_ord"] {
+        let hits = search(&app, q, json!(["JOB"])).await;
+        assert_eq!(hits.len(), 1, "{q}: {hits:#?}");
+        assert_eq!(
+            (hits[0]["kind"].as_str(), hits[0]["qualifiedName"].as_str()),
+            (Some("JOB"), Some("nightly/load_orders"))
+        );
+    }
+    assert_eq!(search(&app, "nightly/load_orders", json!(["JOB"])).await[0]["match"], "EXACT");
 }
 
 async fn containers_and_container_by_qualified_name(app: TestApp) {

@@ -520,7 +520,7 @@ impl QueryRoot {
         #[graphql(default_with = "Some(20)")] first: Option<i64>,
     ) -> GqlResult<Vec<SearchHit>> {
         let kinds: Option<Vec<service::search::SearchKind>> = kinds.map(|k| k.into_iter().map(Into::into).collect());
-        let hits = lineage(ctx).search_by_name(&query, kinds.as_deref(), first.unwrap_or(20)).await?;
+        let hits = lineage(ctx).search_by_name(caller(ctx), &query, kinds.as_deref(), first.unwrap_or(20)).await?;
         Ok(hits.into_iter().map(SearchHit::from).collect())
     }
 
