@@ -1,10 +1,38 @@
 // The container search: a combobox (WAI-ARIA 1.2 pattern) whose suggestions come from
-// `containers(name:)` as you type. Arrow keys move through the suggestions, Enter picks one,
+// the API's `search` as you type (containers by name, `containers(name:)`, on a server
+// without it). Arrow keys move through the suggestions, Enter picks one,
 // Escape closes them.
 import { gql } from './api.js';
 import { SEARCH } from './queries.js';
 
 const DEBOUNCE_MS = 150;
+
+const SEARCH_API = `query Find($q: String!) {
+  search(query: $q, kinds: [CONTAINER], first: 12) {
+    containerId qualifiedName
+    container { id name displayName database schema containerType datastore { name } }
+  }
+}`;
+/** Whether the server has `search`: unknown until first asked. */
+let hasSearch = null;
+
+/** Containers matching `text`: `{ items, total }` (total null when the server does not say). */
+export async function findContainers(text) {
+  if (hasSearch !== false) {
+    try {
+      const { data } = await gql(SEARCH_API, { q: text });
+      hasSearch = true;
+      const items = data.search.filter((h) => h.container).map((h) => h.container);
+      return { items, total: null };
+    } catch (e) {
+      // An older server: no `search` field (a validation error). Containers by name instead.
+      if (hasSearch === true || !/search/i.test(e.message ?? '')) throw e;
+      hasSearch = false;
+    }
+  }
+  const { data } = await gql(SEARCH, { name: text });
+  return { items: data.containers.items, total: data.containers.total };
+}
 
 export class Search {
   constructor(input, list, { onPick, onError }) {
@@ -42,10 +70,10 @@ export class Search {
     if (!name) return this.close();
     const seq = ++this.seq;
     try {
-      const { data } = await gql(SEARCH, { name });
+      const found = await findContainers(name);
       if (seq !== this.seq) return;
-      this.items = data.containers.items;
-      this.total = data.containers.total;
+      this.items = found.items;
+      this.total = found.total ?? found.items.length;
       this.render();
     } catch (e) {
       if (seq === this.seq) this.onError(e);
