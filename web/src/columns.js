@@ -1,9 +1,9 @@
 // The column view: the drawn tables as boxes listing their fields, and the field edges between
 // them (a plain copy solid, a derived value dashed, a masked one dotted), as Marquez's column
 // lineage and DataHub's column expansion show them. One request (`columns` in queries.js) for
-// up to 20 tables; drawn as SVG, so every field and field edge is in the DOM.
+// the fields of up to 20 tables, one per 40 linked fields for their edges; drawn as SVG, so every field and field edge is in the DOM.
 import { gql } from './api.js';
-import { COLUMN_CONTAINERS, columns } from './queries.js';
+import { COLUMN_CONTAINERS, FIELD_EDGES_PER_REQUEST, columns, fieldEdges } from './queries.js';
 
 const NS = 'http://www.w3.org/2000/svg';
 const BOX_W = 220;
@@ -31,10 +31,15 @@ export async function drawColumns(root, model, positions) {
   const { data } = await gql(columns(shown.map((c) => c.id)));
   const fieldsOf = new Map();
   const edges = new Map();
-  shown.forEach((c, i) => {
-    fieldsOf.set(c.id, data[`f${i}`].items);
-    for (const e of data[`e${i}`].items) if (e.sourceFieldId != null && e.targetFieldId != null) edges.set(e.id, e);
-  });
+  shown.forEach((c, i) => fieldsOf.set(c.id, data[`f${i}`].items));
+  const linked = [...fieldsOf.values()].flat().filter((f) => f.hasLineage).map((f) => f.id);
+  for (let i = 0; i < linked.length; i += FIELD_EDGES_PER_REQUEST) {
+    const ids = linked.slice(i, i + FIELD_EDGES_PER_REQUEST);
+    const answer = (await gql(fieldEdges(ids), Object.fromEntries(ids.map((id, j) => [`f${j}`, id])))).data;
+    ids.forEach((_, j) => {
+      for (const e of answer[`f${j}`].items) if (e.sourceFieldId != null && e.targetFieldId != null) edges.set(e.id, e);
+    });
+  }
   // Columns by the graph's ranks (x), tables stacked within each.
   const byX = new Map();
   for (const c of shown) {

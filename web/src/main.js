@@ -2,7 +2,7 @@
 // graph around one container (one `lineageGraph` request per draw), expands nodes in place (one
 // request each), explains a node in the side panel, and keeps its state in the URL, so that a
 // view can be reloaded, bookmarked and sent on.
-import { ApiError, getToken, gql, onTokenNeeded, setToken } from './api.js';
+import { ApiError, getToken, gql, kindOf, onTokenNeeded, setToken } from './api.js';
 import { EXPLAIN, FIELD_PATH, FIRST_RECORD, GRAPH, JOB_GRAPH } from './queries.js';
 import { DEFAULT_MAX_NODES, clampDepth, format, graphSide, parse } from './state.js';
 import { GraphModel, containerKey, groupWide, visible } from './model.js';
@@ -328,13 +328,15 @@ async function clampTimes() {
   if (!state.asOf && !state.since) return;
   if (firstRecord === undefined) {
     const { data } = await gql(FIRST_RECORD);
-    firstRecord = data.changes.items[0]?.at ?? null;
+    const at = data.edges.items[0]?.created ?? null;
+    // The store keeps microseconds, a Date milliseconds: round up, so as not to land before it.
+    firstRecord = at ? new Date(Date.parse(at) + (/\.\d{4,}/.test(at) ? 1 : 0)).toISOString() : null;
   }
   const notes = [];
   for (const k of ['asOf', 'since']) {
     if (state[k] && firstRecord && Date.parse(state[k]) < Date.parse(firstRecord)) {
       notes.push(`${k === 'asOf' ? 'As of' : 'Changed since'} ${state[k]} is before the store’s first record, ${firstRecord}: shown from there instead.`);
-      state[k] = new Date(Date.parse(firstRecord)).toISOString();
+      state[k] = firstRecord;
     }
   }
   $('time-note').textContent = notes.join(' ');
@@ -373,7 +375,9 @@ async function draw({ confirmed = false } = {}) {
         diff: Boolean(state.since),
       };
       if (state.since) vars.since = state.since;
-      const { data } = await gql(GRAPH, vars);
+      const { data, errors } = await gql(GRAPH, vars);
+      const failed = errors.find((e) => e.path?.[0] === 'lineageGraph' || e.path?.[0] === 'diff');
+      if (failed || !data.lineageGraph) throw new ApiError(kindOf(failed), failed?.message ?? 'No graph in the answer.', errors);
       graph = { ...data.lineageGraph, summary: data.summary ?? null, diff: data.diff ?? null };
     }
   } catch (e) {
@@ -446,6 +450,7 @@ async function render(seq, started = performance.now(), fetched = started) {
   applyView();
   writeUrl(false);
   setBusy('drawn');
+  applyView();
   if (graph.diff && !state.sel) panel.showDiff(graph.diff, model);
   else restoreSelection();
 }

@@ -42,8 +42,8 @@ export const JOB_GRAPH = `query JobGraph($job: Int!, $depth: Int!, $side: Side) 
   }
 }`;
 
-/** When the store's history starts: the first change it recorded. */
-export const FIRST_RECORD = `query FirstRecord { changes(first: 1) { items { at } } }`;
+/** When the store's lineage history starts: its first edge (ids grow as edges are recorded). */
+export const FIRST_RECORD = `query FirstRecord { edges(size: 1, includeRetired: true) { items { created } } }`;
 
 export const SEARCH = `query Search($name: String!) {
   containers(name: $name, size: 12) {
@@ -204,13 +204,11 @@ export const EXPLAIN = `query Explain($from: Int!, $to: Int!, $asOf: DateTime) {
   }
 }`;
 
-/** The fields of up to 20 containers and their field edges, for the column view. */
+/** The fields of up to 20 containers, for the column view (their field edges then come from
+ * `fieldEdges`, 40 fields a request). */
 export const COLUMN_CONTAINERS = 20;
 export function columns(containerIds) {
-  const parts = containerIds.map(
-    (id, i) => `f${i}: containerFields(containerId: ${Number(id)}, size: 100) { total items { id name type } }
-  e${i}: edges(containerId: ${Number(id)}, size: 200) { items { id sourceFieldId targetFieldId derived operation sourceType description sourceField { containerId } targetField { containerId } } }`,
-  );
+  const parts = containerIds.map((id, i) => `f${i}: containerFields(containerId: ${Number(id)}, size: 100) { total items { id name type hasLineage } }`);
   return `query Columns {
   ${parts.join('\n  ')}
 }`;

@@ -645,26 +645,13 @@ test('time: the as-of control hides an edge created after the instant; since dra
   assert.equal(await page.locator(`#panel [data-diff=retired] li[data-edge-id="${oldEdge.slice(1)}"]`).count(), 1);
   await page.click('#fit');
   await shot(page, 'diff');
+  toDocs('diff', 'explorer-diff.png');
   // Before the store's first record: clamped to it, with a note, not an error.
   await page.goto(`${serve.url}/ui?container=${made.x.id}&depth=1&asOf=2001-01-01T00:00:00Z`);
   await drawn(page);
   assert.match(await page.locator('#time-note').textContent(), /before the store’s first record/);
   assert.ok(!page.url().includes('2001-01-01'), page.url());
   noErrors(record, 'time');
-});
-
-test('the diff view of the shop: what appeared since before the seed (for the README)', async (t) => {
-  const { ctx, record } = await openContext(t, { token: admin });
-  const page = await ctx.newPage();
-  const since = new Date(Date.now() - 3 * 3600 * 1000).toISOString();
-  await page.goto(`${serve.url}/ui?container=${shop.containers.revenue_daily}&depth=2&since=${encodeURIComponent(since)}`);
-  await drawn(page);
-  await page.click('#fit');
-  assert.ok((await page.locator('#edge-list li[data-change=retired]').count()) >= 1, 'the customers edge the CTAS retired');
-  assert.ok((await page.locator('#edge-list li[data-change=appeared]').count()) >= 1);
-  await shot(page, 'diff-shop');
-  toDocs('diff-shop', 'explorer-diff.png');
-  noErrors(record, 'diff shop');
 });
 
 test('explain: two selected tables, the paths between them highlighted with each hop’s evidence', async (t) => {
