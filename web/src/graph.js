@@ -77,13 +77,6 @@ function stylesheet(p, large = false) {
     { selector: 'node.run-FAIL, node.run-ABORT', style: { 'background-color': p.fail, 'border-color': p.fail, color: '#fff' } },
     { selector: 'node.run-RUNNING, node.run-START', style: { 'background-color': p.running, 'border-color': p.running, color: '#fff' } },
     { selector: 'node.group', style: { shape: 'round-rectangle', 'background-color': p.group, 'border-style': 'double', 'border-width': 4, 'border-color': p.border, 'font-weight': 'bold' } },
-    { selector: 'edge.job', style: { 'line-style': 'solid', width: 1.2, 'arrow-scale': 0.7 } },
-    { selector: 'edge.group', style: { width: 3 } },
-    { selector: '.change-unchanged', style: { opacity: 0.3 } },
-    { selector: 'edge.change-appeared', style: { width: 3.5, 'line-color': p.appeared, 'target-arrow-color': p.appeared, color: p.appeared } },
-    { selector: 'node.change-appeared', style: { 'border-width': 3, 'border-color': p.appeared } },
-    { selector: 'edge.change-retired', style: { width: 3.5, 'line-style': 'dashed', 'line-color': p.retired, 'target-arrow-color': p.retired, color: p.retired } },
-    { selector: 'node.change-retired', style: { 'border-width': 3, 'border-style': 'dashed', 'border-color': p.retired } },
     { selector: 'node.centre', style: { 'border-width': 3, 'border-color': p.accent } },
     { selector: 'node.selected', style: { 'background-color': p.selectedBg, 'border-width': 3, 'border-color': p.accent } },
     {
@@ -108,6 +101,14 @@ function stylesheet(p, large = false) {
       selector: 'edge.retired',
       style: { 'line-style': 'dashed', 'line-color': p.retired, 'target-arrow-color': p.retired, color: p.retired },
     },
+    // After the base edge style, so that these win.
+    { selector: 'edge.job', style: { 'line-style': 'solid', width: 1.2, 'arrow-scale': 0.7 } },
+    { selector: 'edge.group', style: { width: 3 } },
+    { selector: '.change-unchanged', style: { opacity: 0.3 } },
+    { selector: 'edge.change-appeared', style: { width: 3.5, 'line-color': p.appeared, 'target-arrow-color': p.appeared, color: p.appeared } },
+    { selector: 'node.change-appeared', style: { 'border-width': 3, 'border-color': p.appeared } },
+    { selector: 'edge.change-retired', style: { width: 3.5, 'line-style': 'dashed', 'line-color': p.retired, 'target-arrow-color': p.retired, color: p.retired } },
+    { selector: 'node.change-retired', style: { 'border-width': 3, 'border-style': 'dashed', 'border-color': p.retired } },
     { selector: '.dim', style: { opacity: 0.18 } },
     { selector: 'node.hl', style: { 'border-width': 3, 'border-color': p.highlight } },
     { selector: 'edge.hl', style: { width: 3, 'line-color': p.highlight, 'target-arrow-color': p.highlight } },
@@ -314,6 +315,8 @@ export class GraphView {
   fit() {
     const cy = this.cy;
     if (!cy) return;
+    // The canvas may have changed size since (a window resized, a panel opened).
+    cy.resize();
     cy.fit(undefined, 30);
     if (cy.zoom() > 1.2) {
       cy.zoom(1.2);

@@ -697,8 +697,13 @@ test('a 1 -> 30 -> 900 fan-out: the 900 fold into a group per feeding table, whi
   // Which of the 30 feeds which group: one edge from each to its own group.
   const edges = (await listed(page)).edges.filter((e) => e.source.startsWith('c') && e.target.startsWith('g'));
   assert.deepEqual(sorted(edges.map((e) => `${e.source}>${e.target}`)), sorted(fan.mids.map((m) => `c${m}>gd:c${m}`)));
+  // A tall window for the picture, so that the 30 and their groups are drawn large enough to read.
+  await page.setViewportSize({ width: 1400, height: 1700 });
+  await page.waitForTimeout(300);
   await page.click('#fit');
+  await page.waitForTimeout(300);
   await shot(page, 'fanout');
+  await page.setViewportSize({ width: 1400, height: 900 });
   toDocs('fanout', 'explorer-fanout.png');
   // Select a group: its tables listed; open it: its 30 tables drawn one by one.
   const group = `gd:c${fan.mids[0]}`;
