@@ -178,10 +178,21 @@ export class Home {
           j ? link(`/ui?job=${j.id}&depth=2&sel=j${j.id}`, name) : name,
           el('div', { class: 'sub', text: `${when(x.at)} · ${x.failedCount} table${x.failedCount === 1 ? '' : 's'} not refreshed, ${x.staleCount} stale downstream${stale ? '' : ''}` }),
           x.errorMessage ? el('div', { class: 'error', text: x.errorMessage }) : null,
+          this.outputs(j),
         ),
       );
     }
     body.replaceChildren(ul);
+  }
+
+  /** The tables a failed job writes, each a link to its graph (where its health and the stale
+   * tables downstream show). */
+  outputs(job) {
+    const tables = (job?.outputs ?? []).filter((o) => o.container);
+    if (!tables.length) return null;
+    const div = el('div', { class: 'sub', 'data-outputs': tables.length }, 'left stale: ');
+    tables.forEach((o, i) => div.append(i ? ', ' : '', link(`/ui?container=${o.container.id}&depth=2&sel=c${o.container.id}`, o.container.name)));
+    return div;
   }
 
   renderDatastores(stores, counts, total) {

@@ -526,6 +526,7 @@ test('the home lists the latest changes (live), the failed runs, datastores and 
   const incident = page.locator(`#home li[data-incident="${run.runId}"]`);
   await incident.waitFor();
   assert.match(await incident.innerText(), /FAIL[\s\S]*division by zero/);
+  assert.equal(await incident.locator(`[data-outputs] a[href*="container=${shop.containers.revenue_daily}&"]`).count(), 1, 'the table it left stale');
   // Datastores with their counts.
   const store = page.locator(`#home details[data-datastore-id="${shop.datastore.id}"]`);
   assert.match(await store.innerText(), /7 tables/);
@@ -546,7 +547,7 @@ test('the home lists the latest changes (live), the failed runs, datastores and 
   await api(`mutation { deleteEdge(id: ${made.id}) }`);
   // Back home; the incident opens the job's graph with its panel.
   await page.goto(`${serve.url}/ui`);
-  await page.locator(`#home li[data-incident="${run.runId}"] a`).click();
+  await page.locator(`#home li[data-incident="${run.runId}"] a[href*="job="]`).click();
   await drawn(page);
   assert.match(page.url(), new RegExp(`job=${run.id}`));
   await panelLoaded(page, `j${run.id}`);
