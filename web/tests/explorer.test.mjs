@@ -719,7 +719,16 @@ test('a 1 -> 30 -> 900 fan-out: the 900 fold into a group per feeding table, whi
   assert.equal(after.groups, 29);
   assert.equal(after.drawnNodes, 61 - 1 + 30);
   assert.ok(await page.evaluate((k) => window.__tributary.nodePosition(k) != null, `c${fan.leaves[0]}`));
-  // The summary of the next depth is said up front when the graph is cut... here nothing is cut.
+  // A node budget (maxNodes): the answer is cut, and the page says where, why and how much.
+  await page.goto(`${serve.url}/ui?container=${fan.root}&depth=2&max=100`);
+  await drawn(page);
+  const cut = (await api(`query { lineageGraph(containerId: ${fan.root}, depth: 2, maxNodes: 100) { isPartial nodes { id } frontier { id reason beyond } } }`)).lineageGraph;
+  assert.equal(cut.isPartial, true);
+  const tagged = await page.locator('#node-list li[data-cut-reason]').evaluateAll((lis) => lis.map((li) => `${li.dataset.node}:${li.dataset.cutReason}:${li.dataset.beyond}`));
+  const byId = new Map();
+  for (const f of cut.frontier) byId.set(f.id, { reason: f.reason, beyond: (byId.get(f.id)?.beyond ?? 0) + f.beyond });
+  assert.deepEqual(sorted(tagged), sorted([...byId].map(([id, f]) => `c${id}:${f.reason}:${f.beyond}`)));
+  assert.match(await page.locator('#status').textContent(), /Cut \(.*the 100-node budget/);
   noErrors(record, 'fan-out');
 });
 
