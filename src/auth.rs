@@ -178,6 +178,22 @@ pub fn token_from_header(header: Option<&str>) -> Option<&str> {
         .filter(|t| !t.is_empty())
 }
 
+/// Why a header gave no token: none sent, or a token sent without its scheme (`trb_...` alone,
+/// the commonest slip), or an unknown scheme.
+fn missing_token_message(header: Option<&str>) -> String {
+    const HOW: &str = "send `Authorization: Bearer <token>` (or `Token <token>`)";
+    match header.map(str::trim).filter(|h| !h.is_empty()) {
+        None => format!("missing API token: {HOW}"),
+        Some(h) if !h.contains(' ') => {
+            format!("the Authorization header has a token but no scheme: {HOW}, with `Bearer ` before the token")
+        }
+        Some(h) => {
+            let scheme = h.split_whitespace().next().unwrap_or("");
+            format!("missing API token: the Authorization scheme {scheme:?} is not one Tributary takes; {HOW}")
+        }
+    }
+}
+
 #[derive(Clone)]
 pub struct Auth {
     store: Arc<dyn Store>,
@@ -196,9 +212,7 @@ impl Auth {
             return Ok(Caller::system());
         }
         let Some(token) = token_from_header(header) else {
-            return Err(Error::Unauthenticated(
-                "missing API token: send `Authorization: Bearer <token>` (or `Token <token>`)".into(),
-            ));
+            return Err(Error::Unauthenticated(missing_token_message(header)));
         };
         let hash = hash_token(token);
         let invalid = || Error::Unauthenticated("invalid or revoked API token".into());
@@ -340,6 +354,16 @@ mod tests {
         assert_eq!(token_from_header(Some("Basic abc")), None);
         assert_eq!(token_from_header(Some("Bearer ")), None);
         assert_eq!(token_from_header(None), None);
+    }
+
+    #[test]
+    fn a_token_without_its_scheme_is_named_as_such() {
+        assert!(missing_token_message(None).starts_with("missing API token"));
+        assert!(missing_token_message(Some("  ")).starts_with("missing API token"));
+        let m = missing_token_message(Some("trb_0123abcd"));
+        assert!(m.contains("no scheme") && m.contains("Bearer"), "{m}");
+        let m = missing_token_message(Some("Basic abc"));
+        assert!(m.contains("\"Basic\"") && m.contains("Bearer"), "{m}");
     }
 
     #[test]

@@ -54,7 +54,7 @@ pub enum Command {
         /// The datastore (by name) whose lineage the statements are.
         #[arg(long)]
         datastore: String,
-        /// The SQL dialect; by default the datastore type's (seed 003's mapping).
+        /// The SQL dialect; by default the one of the datastore's type (snowflake, postgres, ...).
         #[arg(long)]
         dialect: Option<String>,
         /// Statements per chunk (at most 1000); chunks are parsed in parallel and recorded in
@@ -207,8 +207,8 @@ pub struct ServeArgs {
     #[arg(long, env = "TRIBUTARY_EMIT_OPENLINEAGE_URL")]
     pub emit_openlineage_url: Option<String>,
     /// Create a container (with the `schema` facet's fields) for an OpenLineage dataset whose
-    /// namespace a datastore lists but whose table is not catalogued (seed 002's
-    /// autoCreateEntities).
+    /// namespace a datastore lists but whose table is not catalogued (otherwise such a dataset
+    /// stays an external end, reported as unresolved).
     #[arg(long, env = "TRIBUTARY_OPENLINEAGE_AUTO_CREATE")]
     pub openlineage_auto_create: bool,
     /// Zero-setup mode, for a first look: an OpenLineage namespace no datastore lists gets a

@@ -1,6 +1,6 @@
 //! The `tributary` binary: the composition root. Parses the CLI, sets up logging, and hands off.
 
-use std::io::{BufRead, BufWriter, Write};
+use std::io::{BufRead, BufWriter, IsTerminal, Write};
 
 use anyhow::Context;
 use clap::Parser;
@@ -15,11 +15,38 @@ use tributary::config::{AuthMode, Cli, Command, LogKind, StoreKind, TokenAction}
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use tributary::store::Record;
 
+/// Opens the store of a command that works on an existing store: every command but `serve`
+/// (which creates the store it serves) and `import` (which fills a new one). An embedded data
+/// directory without a store is refused rather than created, so that a mistyped or forgotten
+/// `--data-dir` cannot make an empty store (and, for `token create`, a token the running
+/// server never heard of).
+async fn open_existing_store(
+    kind: &StoreKind,
+    command: &str,
+) -> anyhow::Result<std::sync::Arc<dyn tributary::store::Store>> {
+    if let StoreKind::Embedded { data_dir } = kind {
+        let file = data_dir.join("tributary.db");
+        if !file.is_file() {
+            anyhow::bail!(
+                "no store in {}: `tributary {command}` works on an existing store and creates none. Pass --data-dir \
+                 (or set TRIBUTARY_DATA_DIR) to the directory `tributary serve` uses, or --neo4j-uri for Neo4j",
+                data_dir.display()
+            );
+        }
+    }
+    tributary::server::open_store(kind).await.context("cannot open the store")
+}
+
 async fn token(action: TokenAction) -> anyhow::Result<()> {
     let store_args = match &action {
         TokenAction::Create { store, .. } | TokenAction::Revoke { store, .. } | TokenAction::List { store } => store,
     };
-    let store = tributary::server::open_store(&store_args.kind()).await.context("cannot open the store")?;
+    let command = match &action {
+        TokenAction::Create { .. } => "token create",
+        TokenAction::Revoke { .. } => "token revoke",
+        TokenAction::List { .. } => "token list",
+    };
+    let store = open_existing_store(&store_args.kind(), command).await?;
     let auth = tributary::auth::Auth::new(store, true);
     let fail = |e: tributary::error::Error| anyhow::anyhow!("{}", e.message());
     let mut out = std::io::stdout().lock();
@@ -134,7 +161,7 @@ async fn import_query_log(
     emit_openlineage_url: Option<String>,
 ) -> anyhow::Result<()> {
     use tributary::ingest::sql::{Dialect, Options, StatementLineage};
-    let store = tributary::server::open_store(&store.kind()).await.context("cannot open the store")?;
+    let store = open_existing_store(&store.kind(), "import-query-log").await?;
     let (forwarder, forwarding) = match emit_openlineage_url.filter(|u| !u.trim().is_empty()) {
         Some(url) => {
             let (f, task) = tributary::forward::Forwarder::start_waiting(url);
@@ -401,6 +428,9 @@ async fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
         .with_writer(std::io::stderr)
+        // Colour codes only for a person at a terminal (and not with NO_COLOR set); a log file or
+        // collector gets plain text.
+        .with_ansi(std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()))
         .init();
     match cli.command {
         Command::Schema => {
@@ -417,7 +447,11 @@ async fn main() -> anyhow::Result<()> {
                 .await
                 .with_context(|| format!("cannot listen on {} (is the port in use? set --listen)", args.listen))?;
             let addr = listener.local_addr()?;
-            tracing::info!(address = %addr, store = store.kind(), "tributary listening; GraphiQL at http://{addr}/graphql");
+            tracing::info!(
+                address = %addr,
+                store = store.kind(),
+                "tributary listening; the lineage explorer at http://{addr}/ui, GraphiQL at http://{addr}/graphql"
+            );
             let forwarder = args.emit_openlineage_url.clone().filter(|u| !u.trim().is_empty()).map(|url| {
                 tracing::info!(url = %url, "accepted OpenLineage events are forwarded");
                 tributary::forward::Forwarder::start(url)
@@ -457,7 +491,7 @@ async fn main() -> anyhow::Result<()> {
             tracing::info!("stopped");
         }
         Command::Export { store, output } => {
-            let store = tributary::server::open_store(&store.kind()).await.context("cannot open the store")?;
+            let store = open_existing_store(&store.kind(), "export").await?;
             let records = store.export().await.context("export failed")?;
             let sink: Box<dyn Write> = match &output {
                 Some(path) => {
@@ -474,7 +508,7 @@ async fn main() -> anyhow::Result<()> {
             tracing::info!(records = records.len(), "export written");
         }
         Command::Replay { store, after_id, status } => {
-            let store = tributary::server::open_store(&store.kind()).await.context("cannot open the store")?;
+            let store = open_existing_store(&store.kind(), "replay").await?;
             let lineage = tributary::service::Lineage::new(store);
             let started = std::time::Instant::now();
             let mut seen = 0u64;

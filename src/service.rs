@@ -13,6 +13,7 @@ pub mod history;
 pub mod jobs;
 pub mod openlineage;
 pub mod paths;
+pub mod search;
 pub mod sql;
 pub mod summary;
 pub mod tables;
@@ -61,6 +62,9 @@ pub struct CreateEdge {
     pub target_field_id: Option<Id>,
     pub description: Option<String>,
     pub source_type: Option<String>,
+    /// A field edge whose value passes through a transformation (`sum(amount)`) rather than
+    /// being copied; only field edges take it.
+    pub derived: Option<bool>,
 }
 
 #[derive(Debug, Clone)]
@@ -149,10 +153,25 @@ pub struct Reached {
     pub derived: bool,
 }
 
+/// An asset outside the catalog that a container traversal reached (`impact`'s externals).
+#[derive(Debug, Clone)]
+pub struct ReachedExternal {
+    /// `ext:<source_type>:<fqn>`, as the lineage graph's external nodes.
+    pub id: String,
+    pub fqn: String,
+    pub source_type: String,
+    pub distance: i64,
+    pub via: Edge,
+}
+
 #[derive(Debug, Clone)]
 pub struct Transitive {
     pub is_partial: bool,
     pub reached: Vec<Reached>,
+    /// External assets on the way (container traversals only), nearest first. They are leaves:
+    /// the traversal does not go on through them, as the lineage graph does not, and `limit`
+    /// counts containers only (an external costs no read of its own).
+    pub externals: Vec<ReachedExternal>,
     pub completeness: Completeness,
 }
 
@@ -576,6 +595,11 @@ impl Lineage {
         if source == target {
             return Err(Error::BadInput("source and target must be different".into()));
         }
+        if input.derived.is_some() && !is_field {
+            return Err(Error::BadInput(
+                "derived applies to field edges (a column's value transformed); omit it for a container edge".into(),
+            ));
+        }
         caller.require(self.datastores_of_ends([&source, &target]).await?, Permission::Editor, "createEdge")?;
         let mut edges = vec![NewEdge {
             source: source.clone(),
@@ -583,7 +607,7 @@ impl Lineage {
             description: input.description,
             source_type: source_type.clone(),
             operation: None,
-            derived: None,
+            derived: input.derived,
             transformations: None,
             last_asserted_at: None,
         }];
@@ -945,6 +969,8 @@ impl Lineage {
             Start::External { .. } => {}
         }
         let mut reached = Vec::new();
+        let mut externals: Vec<ReachedExternal> = Vec::new();
+        let mut external_seen: HashSet<String> = HashSet::new();
         let mut frontier = Vec::new();
         let mut is_partial = false;
         // What the answer leaves out (per near node) and every edge read, for the frontier and
@@ -966,6 +992,19 @@ impl Lineage {
             let mut next = Vec::new();
             for e in found {
                 let (near, far) = (near_end(&e, side), far_end(&e, side));
+                if let End::External { fqn } = far {
+                    // An asset outside the catalog, at the distance of the edge that reaches it.
+                    if !over_fields && level <= depth && !start.is(far) && external_seen.insert(fqn.clone()) {
+                        externals.push(ReachedExternal {
+                            id: external_node_id(&e.source_type, fqn),
+                            fqn: fqn.clone(),
+                            source_type: e.source_type.clone(),
+                            distance: level as i64,
+                            via: e.clone(),
+                        });
+                    }
+                    continue;
+                }
                 let (End::Container { id: far_id } | End::Field { id: far_id, .. }) = far else { continue };
                 let far_id = *far_id;
                 let near_id = match near {
@@ -1014,7 +1053,7 @@ impl Lineage {
         let answer: Vec<Id> = seen.keys().copied().collect();
         entries.extend(frontier::count_beyond(self.store.as_ref(), unread, side, over_fields, &answer).await?);
         let completeness = Completeness::new(entries, frontier::Cycles::among(read), is_partial);
-        Ok(Transitive { is_partial, reached, completeness })
+        Ok(Transitive { is_partial, reached, externals, completeness })
     }
 
     /// Fields connected to a field through field edges, upstream and downstream, with the edges

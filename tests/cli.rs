@@ -649,3 +649,97 @@ async fn dependent_statements_case(dir: &tempfile::TempDir, store: &[&str], chun
     );
     (counts, edges)
 }
+
+/// Every command but `serve` and `import` works on an existing store: on a data dir with none it
+/// refuses, naming the path and `--data-dir`, and creates nothing (before, `token create`
+/// made an empty store and printed a token the running server rejected).
+#[test]
+fn commands_refuse_a_data_dir_with_no_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let data_s = data.to_str().unwrap();
+    let log = dir.path().join("log.csv");
+    std::fs::write(&log, "query_text\nselect 1\n").unwrap();
+    let commands: [Vec<&str>; 6] = [
+        vec!["token", "create", "--user", "u", "--role", "ADMIN"],
+        vec!["token", "list"],
+        vec!["token", "revoke", "--user", "u"],
+        vec!["export"],
+        vec!["replay"],
+        vec!["import-query-log", log.to_str().unwrap(), "--datastore", "wh"],
+    ];
+    for args in commands {
+        let out = Command::new(BIN).args(&args).args(["--data-dir", data_s]).env_remove("NEO4J_URI").output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "tributary {args:?} succeeded on a data dir with no store");
+        assert!(
+            stderr.contains(&format!("no store in {data_s}")) && stderr.contains("--data-dir"),
+            "{args:?}: {stderr}"
+        );
+        assert!(out.stdout.is_empty(), "{args:?} printed {}", String::from_utf8_lossy(&out.stdout));
+        assert!(!data.join("tributary.db").exists(), "{args:?} created a store");
+    }
+    // `backup` already refused; `import` into a new store still works.
+    let out = Command::new(BIN)
+        .args(["backup", "--to", dir.path().join("b.db").to_str().unwrap(), "--data-dir", data_s])
+        .env_remove("NEO4J_URI")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let empty = dir.path().join("empty.jsonl");
+    std::fs::write(&empty, "").unwrap();
+    run(&["import", empty.to_str().unwrap(), "--data-dir", data_s], &[]);
+    assert!(data.join("tributary.db").exists());
+    run(&["token", "list", "--data-dir", data_s], &[]);
+}
+
+/// `--help` of every command says what a thing does, not which design document it came from.
+#[test]
+fn help_names_no_seed_documents() {
+    for args in [
+        vec!["--help"],
+        vec!["serve", "--help"],
+        vec!["import-query-log", "--help"],
+        vec!["replay", "--help"],
+        vec!["token", "create", "--help"],
+        vec!["export", "--help"],
+        vec!["backup", "--help"],
+    ] {
+        let out = run(&args, &[]);
+        let text = String::from_utf8_lossy(&out.stdout).to_lowercase();
+        assert!(!text.contains("seed 00") && !text.contains("seed's"), "{args:?}: {text}");
+    }
+}
+
+/// The start-up log names the explorer at /ui, and a log that is not a terminal (a file, a
+/// collector) carries no ANSI colour codes.
+#[test]
+fn the_start_up_log_names_the_explorer_and_has_no_colour_off_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let log_path = dir.path().join("serve.log");
+    let log = std::fs::File::create(&log_path).unwrap();
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut child = Command::new(BIN)
+        .args(["serve", "--listen", &listen, "--data-dir", dir.path().join("data").to_str().unwrap()])
+        .env_remove("NEO4J_URI")
+        .env_remove("NO_COLOR")
+        .env("TRIBUTARY_AUTH", "off")
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut text = String::new();
+    while Instant::now() < deadline {
+        text = std::fs::read_to_string(&log_path).unwrap_or_default();
+        if text.contains("listening") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(text.contains(&format!("http://{listen}/ui")), "{text}");
+    assert!(!text.contains('\u{1b}'), "colour codes in a log file: {text:?}");
+}

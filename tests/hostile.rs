@@ -181,6 +181,15 @@ impl Store for FaultyStore {
     async fn containers_by_names(&self, names: &[String], ds: Option<&[Id]>) -> StoreResult<Vec<Container>> {
         delegate!(self, containers_by_names(names, ds))
     }
+    async fn search_containers(&self, needle: &str, ds: Option<&[Id]>, limit: usize) -> StoreResult<Vec<Container>> {
+        delegate!(self, search_containers(needle, ds, limit))
+    }
+    async fn search_fields(&self, needle: &str, ds: Option<&[Id]>, limit: usize) -> StoreResult<Vec<Field>> {
+        delegate!(self, search_fields(needle, ds, limit))
+    }
+    async fn search_externals(&self, needle: &str, limit: usize) -> StoreResult<Vec<(String, String)>> {
+        delegate!(self, search_externals(needle, limit))
+    }
     async fn delete_container(&self, id: Id) -> StoreResult<bool> {
         delegate!(self, delete_container(id))
     }
@@ -270,6 +279,9 @@ impl Store for FaultyStore {
     }
     async fn metadata_for_container(&self, id: Id) -> StoreResult<Vec<MetadataAssertion>> {
         delegate!(self, metadata_for_container(id))
+    }
+    async fn container_metadata_of(&self, ids: &[Id]) -> StoreResult<Vec<MetadataAssertion>> {
+        delegate!(self, container_metadata_of(ids))
     }
     async fn next_operation_id(&self) -> StoreResult<Id> {
         delegate!(self, next_operation_id())
@@ -849,6 +861,15 @@ fn request_body(req: &Value, p: &Placeholders) -> Vec<u8> {
     body
 }
 
+/// The request's path, with `__CONTAINER_ID__` and `__DATASTORE_ID__` filled in.
+fn request_path(req: &Value, p: &Placeholders) -> String {
+    req["path"]
+        .as_str()
+        .unwrap()
+        .replace("__CONTAINER_ID__", &p.container.to_string())
+        .replace("__DATASTORE_ID__", &p.datastore.to_string())
+}
+
 /// The store as comparable lines. A token's `last_used` is left out: authenticating writes it
 /// (at most once a minute), which is the caller's doing, not the request's.
 async fn snapshot(store: &Arc<dyn Store>) -> Result<BTreeMap<String, usize>, StoreError> {
@@ -1061,7 +1082,7 @@ async fn replay_one(run: &Running, kind: &str, f: &Fixture) -> Vec<String> {
     let client = reqwest::Client::builder().timeout(Duration::from_secs(120)).build().unwrap();
     let method: reqwest::Method = req["method"].as_str().unwrap_or("POST").parse().unwrap();
     let mut builder = client
-        .request(method, format!("{}{}", server.url, req["path"].as_str().unwrap()))
+        .request(method, format!("{}{}", server.url, request_path(req, &run.placeholders)))
         .header("content-type", "application/json");
     if req["auth"].as_str().unwrap_or("admin") == "admin" {
         builder = builder.bearer_auth(server.admin.as_deref().unwrap());

@@ -110,3 +110,69 @@ async fn cors_only_when_configured() {
     let r = c.get(format!("{plain}/healthz")).header("origin", "https://app.example.com").send().await.unwrap();
     assert!(r.headers().get("access-control-allow-origin").is_none());
 }
+
+/// `GET /` lands on the explorer; a path no route has, and a method a path does not take, answer
+/// the `{"detail": ...}` body every other REST error has (they were empty).
+#[tokio::test]
+async fn root_redirects_and_unrouted_requests_get_a_json_error() {
+    let (url, _d, _s) = serve(&[]).await;
+    let c = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let r = c.get(format!("{url}/")).send().await.unwrap();
+    assert!(r.status().is_redirection(), "{}", r.status());
+    assert_eq!(r.headers()["location"], "/ui");
+    let r = c.get(format!("{url}/no/such/page")).send().await.unwrap();
+    assert_eq!(r.status(), 404);
+    assert!(r.headers()["content-type"].to_str().unwrap().starts_with("application/json"));
+    let v: Value = r.json().await.unwrap();
+    let detail = v["detail"].as_str().unwrap();
+    assert!(detail.contains("GET /no/such/page") && detail.contains("/openapi.json"), "{v}");
+    let r = c.delete(format!("{url}/healthz")).send().await.unwrap();
+    assert_eq!(r.status(), 405);
+    assert!(r.headers().contains_key("allow"), "{:?}", r.headers());
+    let v: Value = r.json().await.unwrap();
+    assert!(v["detail"].as_str().unwrap().contains("DELETE is not allowed on /healthz"), "{v}");
+    let r = c.put(format!("{url}/graphql")).send().await.unwrap();
+    assert_eq!(r.status(), 405);
+    assert!(r.json::<Value>().await.unwrap()["detail"].is_string());
+}
+
+/// What a user reads (`--help`, the SDL, the OpenAPI document) says what a thing does, not which
+/// design document ("seed 000/002/004") it came from.
+#[tokio::test]
+async fn user_facing_text_names_no_seed_documents() {
+    let sdl = tributary::api::schema::build_schema().sdl().to_lowercase();
+    let doc = tributary::api::rest::openapi().to_json().unwrap().to_lowercase();
+    for (what, text) in [("the SDL", &sdl), ("the OpenAPI document", &doc)] {
+        for word in ["seed 00", "seed's"] {
+            if let Some(at) = text.find(word) {
+                panic!(
+                    "{what} mentions a seed document: ...{}...",
+                    &text[at.saturating_sub(80)..(at + 40).min(text.len())]
+                );
+            }
+        }
+    }
+}
+
+/// The OpenAPI document lists the 429 and 503 answers that ingest and `/graphql` send, and it
+/// comes from the real handlers' `#[utoipa::path]` (api::answers' typed shapes), not from
+/// stand-in functions beside them.
+#[test]
+fn the_document_lists_push_back_and_has_no_stand_ins() {
+    let doc: Value = serde_json::from_str(&tributary::api::rest::openapi().to_json().unwrap()).unwrap();
+    for path in [
+        "/graphql",
+        "/api/v1/lineage",
+        "/api/lineage/openlineage",
+        "/api/v1/openlineage/lineage",
+        "/api/v1/openlineage/lineage/batch",
+        "/v1/api/lineage",
+    ] {
+        let responses = &doc["paths"][path]["post"]["responses"];
+        for status in ["429", "503"] {
+            assert!(responses.get(status).is_some(), "{path} does not list {status}: {responses}");
+        }
+    }
+    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/api/rest/docs.rs")).unwrap();
+    assert!(!docs.contains("() {}"), "docs.rs describes routes with stand-in functions");
+}

@@ -140,8 +140,9 @@ async fn start(
 ) -> (tokio::sync::MutexGuard<'static, ()>, tempfile::TempDir, String, Serve) {
     let turn = ONE_AT_A_TIME.lock().await;
     let dir = tempfile::tempdir().unwrap();
-    let token = admin_token(kind, dir.path(), user);
+    // `serve` first: it creates the store, and `token create` refuses a directory with none.
     let serve = Serve::start(kind, dir.path(), args);
+    let token = admin_token(kind, dir.path(), user);
     (turn, dir, token, serve)
 }
 

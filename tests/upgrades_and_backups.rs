@@ -291,8 +291,10 @@ async fn a_version_2_data_directory_is_migrated_and_answers_as_before() {
         );
     }
     assert_eq!(user_version(&db), tributary::store::sqlite::SCHEMA_VERSION);
+    // A new store, made by `import` (the one command besides `serve` that creates a store).
     let new = tempfile::tempdir().unwrap();
-    let out = tributary(&["export"], &["--data-dir", new.path().to_str().unwrap()]);
+    let out =
+        tributary(&["import", empty_export(&new).to_str().unwrap()], &["--data-dir", new.path().to_str().unwrap()]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(
         schema_of(&db),
@@ -301,10 +303,18 @@ async fn a_version_2_data_directory_is_migrated_and_answers_as_before() {
     );
 }
 
+/// An empty export file in `dir`: what `import` loads to make a new, empty store.
+fn empty_export(dir: &tempfile::TempDir) -> std::path::PathBuf {
+    let file = dir.path().join("empty.jsonl");
+    std::fs::write(&file, "").unwrap();
+    file
+}
+
 #[test]
 fn a_new_data_directory_records_the_current_version() {
     let dir = tempfile::tempdir().unwrap();
-    let out = tributary(&["export"], &["--data-dir", dir.path().to_str().unwrap()]);
+    let out =
+        tributary(&["import", empty_export(&dir).to_str().unwrap()], &["--data-dir", dir.path().to_str().unwrap()]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(user_version(&dir.path().join("tributary.db")), tributary::store::sqlite::SCHEMA_VERSION);
     assert!(stderr(&out).contains("new store created"), "{}", stderr(&out));
@@ -658,8 +668,8 @@ fn backup_refuses_what_it_cannot_do() {
     assert!(!out.status.success());
     assert!(stderr(&out).contains(&format!("no embedded store at {}", dir.path().join("tributary.db").display())));
     assert!(!dir.path().join("tributary.db").exists() && !copy.exists());
-    // An existing file is never overwritten.
-    assert!(tributary(&["export"], &["--data-dir", data]).status.success());
+    // An existing file is never overwritten (a store made by importing nothing).
+    assert!(tributary(&["import", empty_export(&dir).to_str().unwrap()], &["--data-dir", data]).status.success());
     std::fs::write(&copy, b"keep me").unwrap();
     let out = tributary(&["backup", "--to", copy.to_str().unwrap()], &["--data-dir", data]);
     assert!(!out.status.success());

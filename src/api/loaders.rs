@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use async_graphql::dataloader::{DataLoader, HashMapCache, Loader};
 
-use crate::domain::{Container, ContainerStats, Datastore, Evidence, Field, Id, IoEntry, Job, Run};
+use crate::domain::{Container, ContainerStats, Datastore, Evidence, Field, Id, IoEntry, Job, MetadataAssertion, Run};
 use crate::store::{Store, StoreError};
 
 #[derive(Clone)]
@@ -116,6 +116,21 @@ impl Loader<Id> for EvidenceLoader {
     }
 }
 
+/// A container's own metadata rows, every source's (for its effective `description`, `owners`
+/// and `tags`): one read for the batch; the three fields of one container share it.
+pub struct MetadataLoader(pub Arc<dyn Store>);
+impl Loader<Id> for MetadataLoader {
+    type Value = Vec<MetadataAssertion>;
+    type Error = LoadError;
+    async fn load(&self, keys: &[Id]) -> Result<HashMap<Id, Vec<MetadataAssertion>>, LoadError> {
+        let mut out: HashMap<Id, Vec<MetadataAssertion>> = keys.iter().map(|k| (*k, Vec::new())).collect();
+        for m in self.0.container_metadata_of(keys).await? {
+            out.entry(m.container_id).or_default().push(m);
+        }
+        Ok(out)
+    }
+}
+
 type Cached<L> = DataLoader<L, HashMapCache>;
 
 /// Batches above a few thousand keys would make one huge statement; they are split.
@@ -198,6 +213,7 @@ pub struct Loaders {
     /// What is failing, computed once per request the first time a health is asked
     /// (`service::jobs::HealthIndex`).
     pub health_index: tokio::sync::Mutex<Option<Arc<crate::service::jobs::HealthIndex>>>,
+    pub metadata: Prefetching<MetadataLoader>,
 }
 
 impl Loaders {
@@ -217,6 +233,7 @@ impl Loaders {
         if let Ok(mut h) = self.health_index.try_lock() {
             *h = None;
         }
+        self.metadata.clear();
     }
 
     pub fn new(store: Arc<dyn Store>) -> Self {
@@ -237,6 +254,7 @@ impl Loaders {
                 entry: |count| count,
             }),
             evidence: Prefetching::new(EvidenceLoader(store.clone())),
+            metadata: Prefetching::new(MetadataLoader(store.clone())),
             has_lineage: Prefetching::new(EveryKeyLoader {
                 store: store.clone(),
                 empty: |_| false,

@@ -1,6 +1,7 @@
 //! HTTP transport: the axum router, GraphQL over it, health, readiness and metrics.
 //! Handlers authenticate, call the service and map results; rules live in `service`.
 
+pub mod answers;
 pub mod loaders;
 pub mod openlineage;
 pub mod pushback;
@@ -95,7 +96,7 @@ pub fn router(state: AppState, cors_origins: &[String]) -> Router {
     // The limit is checked again after decompression; axum's refuses larger bodies with 413.
     let ingest = Router::new()
         .route("/api/v1/lineage", axum::routing::post(openlineage::ingest))
-        .route("/api/lineage/openlineage", axum::routing::post(openlineage::ingest))
+        .route("/api/lineage/openlineage", axum::routing::post(openlineage::ingest_openlineage))
         .route("/api/v1/openlineage/lineage", axum::routing::post(openlineage::collate_single))
         .route("/api/v1/openlineage/lineage/batch", axum::routing::post(openlineage::collate_batch))
         .route("/v1/api/lineage", axum::routing::post(openlineage::external_lineage))
@@ -114,6 +115,9 @@ pub fn router(state: AppState, cors_origins: &[String]) -> Router {
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
         .merge(ui::routes())
+        .route("/", get(root_redirect))
+        .fallback(no_route)
+        .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)
         .layer(middleware::from_fn(unavailable::retry_after))
         .layer(middleware::from_fn(track_requests))
@@ -143,11 +147,57 @@ async fn track_requests(req: Request, next: Next) -> Response {
     resp
 }
 
-async fn healthz() -> &'static str {
+/// `GET /`: a person who opens the address lands on the explorer.
+#[utoipa::path(
+    get,
+    path = "/",
+    tag = "explorer",
+    description = "Redirects to the lineage explorer at `/ui`.",
+    responses((status = 307, description = "To `/ui`")),
+    security(())
+)]
+pub async fn root_redirect() -> axum::response::Redirect {
+    axum::response::Redirect::temporary("/ui")
+}
+
+/// No route has this path: 404 with the `{"detail": ...}` body the REST errors have.
+async fn no_route(method: Method, uri: axum::http::Uri) -> Response {
+    let detail = format!(
+        "no route {method} {}: the API is POST /graphql and the routes in /openapi.json; the explorer is at /ui",
+        uri.path()
+    );
+    (StatusCode::NOT_FOUND, Json(serde_json::json!({ "detail": detail }))).into_response()
+}
+
+/// The path exists but not with this method: 405 with the `{"detail": ...}` body (axum keeps
+/// the `Allow` header it computed).
+async fn method_not_allowed(method: Method, uri: axum::http::Uri) -> Response {
+    let detail = format!("{method} is not allowed on {}; /openapi.json lists each route's methods", uri.path());
+    (StatusCode::METHOD_NOT_ALLOWED, Json(serde_json::json!({ "detail": detail }))).into_response()
+}
+
+#[utoipa::path(
+    get,
+    path = "/healthz",
+    tag = "operations",
+    responses((status = 200, description = "Alive", content_type = "text/plain", body = String)),
+    security(())
+)]
+pub async fn healthz() -> &'static str {
     "ok"
 }
 
-async fn readyz(State(state): State<AppState>) -> Response {
+#[utoipa::path(
+    get,
+    path = "/readyz",
+    tag = "operations",
+    responses(
+        (status = 200, description = "The store answers", content_type = "text/plain", body = String),
+        (status = 503, description = "The store does not answer", content_type = "text/plain", body = String),
+    ),
+    security(())
+)]
+pub async fn readyz(State(state): State<AppState>) -> Response {
     match state.lineage.store.ping().await {
         Ok(()) => (StatusCode::OK, "ready").into_response(),
         Err(e) => {
@@ -157,7 +207,14 @@ async fn readyz(State(state): State<AppState>) -> Response {
     }
 }
 
-async fn metrics() -> Response {
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    tag = "operations",
+    responses((status = 200, description = "Prometheus text", content_type = "text/plain", body = String)),
+    security(())
+)]
+pub async fn metrics() -> Response {
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], crate::metrics::render()).into_response()
 }
 
@@ -207,7 +264,23 @@ pub fn with_context(
     request.data(Loaders::new(lineage.store.clone())).data(lineage.clone()).data(auth.clone()).data(caller)
 }
 
-async fn graphql_handler(State(state): State<AppState>, headers: axum::http::HeaderMap, body: Bytes) -> Response {
+/// `POST /graphql`.
+#[utoipa::path(
+    post,
+    path = "/graphql",
+    tag = "graphql",
+    description = "GraphQL (`tributary schema` prints the SDL). Errors, an unauthenticated request's included, are GraphQL errors with `extensions.code`.",
+    request_body = answers::GraphqlRequest,
+    responses(
+        (status = 200, description = "The GraphQL response", body = answers::GraphqlResponse),
+        (status = 400, description = "The body is not a GraphQL request", body = answers::GraphqlResponse),
+        (status = 413, description = "Over 2 MiB"),
+        (status = 429, description = "Too many failed authentications from this address: retry after `Retry-After` seconds", body = answers::GraphqlResponse),
+        (status = 503, description = "The store is unavailable or too slow, or `ingestOpenLineage` met the ingest limit: retry after `Retry-After` seconds", body = answers::GraphqlResponse),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn graphql_handler(State(state): State<AppState>, headers: axum::http::HeaderMap, body: Bytes) -> Response {
     let caller = match state.auth.authenticate(authorization(&headers)).await {
         Ok(c) => c,
         Err(e) => {

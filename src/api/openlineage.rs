@@ -9,11 +9,17 @@ use axum::extract::{FromRequest, Request, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde_json::{json, Value};
+use serde_json::Value;
 
+use super::answers::{
+    event_errors, Collated, CollatedSummary, Detail, ExternalLineage, FailedEvent, IngestDetail, IngestReport,
+    OpenLineageBatch, OpenLineageBody, Status, UnresolvedDataset,
+};
 use super::AppState;
 use crate::ingest::openlineage::{self as ol, BodyError, Limits, ParsedBody};
-use crate::service::openlineage::{unresolved_json, EventReport, IngestReport};
+use crate::service::openlineage::EventReport;
+
+pub use super::answers::public_status;
 use crate::service::Caller;
 
 /// The caller of a REST request, or its 401 (`{"detail": ...}`).
@@ -27,7 +33,7 @@ async fn caller(state: &AppState, headers: &HeaderMap) -> Result<Caller, Box<Res
 pub const INGEST_BODY_LIMIT: usize = 50 * 1024 * 1024;
 
 fn detail(status: StatusCode, message: impl Into<String>) -> Response {
-    (status, Json(json!({ "detail": message.into() }))).into_response()
+    (status, Json(Detail { detail: message.into() })).into_response()
 }
 
 /// A request the service could not run: its status from the one error table (503 for a store
@@ -105,66 +111,84 @@ pub trait Wording {
     fn refuse(e: BodyError) -> Response;
 }
 
-/// Seed 000's `{"detail": ...}` answer.
-pub struct Detail;
+/// The `{"detail": ...}` answer.
+pub struct WordedAsDetail;
 
-impl Wording for Detail {
+impl Wording for WordedAsDetail {
     fn refuse(e: BodyError) -> Response {
         body_error(e)
     }
 }
 
-/// Seed 002's `{"status": "failure", ...}` answer.
-pub struct Collated;
+/// The `{"status": "failure", ...}` answer of the single-event and batch routes.
+pub struct WordedAsCollated;
 
-impl Wording for Collated {
+impl Wording for WordedAsCollated {
     fn refuse(e: BodyError) -> Response {
         collate_error(body_error_message(e))
     }
 }
 
-/// The seed 000 report of one event.
-pub fn event_json(e: &EventReport) -> Value {
-    json!({
-        "index": e.index,
-        "id": e.id,
-        "status": public_status(e.status),
-        "event_kind": e.kind,
-        "errors": e.errors.iter().map(|(l, m)| json!({"location": l, "message": m})).collect::<Vec<_>>(),
-        "summary": e.summary,
-    })
+/// `POST /api/v1/lineage`: the path the OpenLineage clients send to.
+#[utoipa::path(
+    post,
+    path = "/api/v1/lineage",
+    tag = "ingest",
+    description = "OpenLineage events: one event or a list of up to 1,000; `Content-Encoding: gzip` accepted. Answers a report per event. The path the OpenLineage clients send to.",
+    request_body(content = OpenLineageBody, description = "One event, or a JSON list of events"),
+    responses(
+        (status = 201, description = "Applied or ignored (a list answers 201 whatever its events' outcomes)", body = IngestReport),
+        (status = 400, description = "Invalid JSON or gzip, nesting over 100, ...", body = Detail),
+        (status = 401, description = "Missing or invalid token", body = Detail),
+        (status = 403, description = "A single event lacked EDITOR on an affected datastore", body = IngestDetail),
+        (status = 413, description = "Over 50 MiB, or over 1,000 events", body = Detail),
+        (status = 422, description = "A single event was rejected", body = IngestDetail),
+        (status = 500, description = "A single event could not be applied", body = IngestDetail),
+        (status = 429, description = "Too many failed authentications from this address: retry after `Retry-After` seconds", body = Detail),
+        (status = 503, description = "Ingest is at its limit of running and queued requests, or the store is down or too slow: retry after `Retry-After` seconds", body = Detail),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn ingest(state: State<AppState>, request: Authenticated<ParsedBody, WordedAsDetail>) -> Response {
+    ingest_events(state, request).await
 }
 
-/// A denied event is reported as rejected: seed 000 lists four statuses.
-pub fn public_status(status: &str) -> &str {
-    if status == "denied" {
-        "rejected"
-    } else {
-        status
-    }
+/// `POST /api/lineage/openlineage`: the same as `POST /api/v1/lineage`.
+#[utoipa::path(
+    post,
+    path = "/api/lineage/openlineage",
+    tag = "ingest",
+    description = "The same as `POST /api/v1/lineage`.",
+    request_body(content = OpenLineageBody, description = "One event, or a JSON list of events"),
+    responses(
+        (status = 201, description = "Applied or ignored (a list answers 201 whatever its events' outcomes)", body = IngestReport),
+        (status = 400, description = "Invalid JSON or gzip, nesting over 100, ...", body = Detail),
+        (status = 401, description = "Missing or invalid token", body = Detail),
+        (status = 403, description = "A single event lacked EDITOR on an affected datastore", body = IngestDetail),
+        (status = 413, description = "Over 50 MiB, or over 1,000 events", body = Detail),
+        (status = 422, description = "A single event was rejected", body = IngestDetail),
+        (status = 500, description = "A single event could not be applied", body = IngestDetail),
+        (status = 429, description = "Too many failed authentications from this address: retry after `Retry-After` seconds", body = Detail),
+        (status = 503, description = "Ingest is at its limit of running and queued requests, or the store is down or too slow: retry after `Retry-After` seconds", body = Detail),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn ingest_openlineage(
+    state: State<AppState>,
+    request: Authenticated<ParsedBody, WordedAsDetail>,
+) -> Response {
+    ingest_events(state, request).await
 }
 
-pub fn report_json(r: &IngestReport) -> Value {
-    json!({
-        "received": r.events.len(),
-        "applied": r.count("applied"),
-        "ignored": r.count("ignored"),
-        "rejected": r.count("rejected") + r.count("denied"),
-        "failed": r.count("failed"),
-        "events": r.events.iter().map(event_json).collect::<Vec<_>>(),
-    })
-}
-
-/// `POST /api/v1/lineage` and `POST /api/lineage/openlineage`.
-pub async fn ingest(
+async fn ingest_events(
     State(state): State<AppState>,
-    Authenticated(caller, parsed, _): Authenticated<ParsedBody, Detail>,
+    Authenticated(caller, parsed, _): Authenticated<ParsedBody, WordedAsDetail>,
 ) -> Response {
     let report = match state.lineage.ingest_openlineage(&caller, parsed.events).await {
         Ok(r) => r,
         Err(e) => return service_error(&e),
     };
-    let body = report_json(&report);
+    let body = IngestReport::of(&report);
     if parsed.is_list {
         return (StatusCode::CREATED, Json(body)).into_response();
     }
@@ -174,7 +198,7 @@ pub async fn ingest(
         Some("rejected") => StatusCode::UNPROCESSABLE_ENTITY,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     };
-    (status, Json(json!({ "detail": body }))).into_response()
+    (status, Json(IngestDetail { detail: body })).into_response()
 }
 
 /// Seed 002's outcome of one event: written edges, unresolved datasets.
@@ -205,10 +229,27 @@ fn failure_reason(e: &EventReport) -> String {
     format!("{} dataset(s) could not be resolved and no edge was written", e.unresolved.len())
 }
 
-/// `POST /api/v1/openlineage/lineage`: one event, seed 002's answer.
+/// `POST /api/v1/openlineage/lineage`: one event, answered with a status and the datasets that
+/// matched no catalog container.
+#[utoipa::path(
+    post,
+    path = "/api/v1/openlineage/lineage",
+    tag = "ingest",
+    description = "One OpenLineage event, answered with a status (`success`, `partial_success`, `failure`), the edges created and the datasets that matched no catalog container.",
+    request_body(content = Value, description = "One OpenLineage event object"),
+    responses(
+        (status = 200, description = "`success` or `partial_success`", body = Collated),
+        (status = 400, description = "A bad format, or an event that wrote nothing (`failure`)", body = Collated),
+        (status = 401, description = "Missing or invalid token", body = Detail),
+        (status = 413, description = "Over 50 MiB", body = Collated),
+        (status = 429, description = "Too many failed authentications from this address: retry after `Retry-After` seconds", body = Detail),
+        (status = 503, description = "Ingest is at its limit of running and queued requests, or the store is down or too slow: retry after `Retry-After` seconds", body = Detail),
+    ),
+    security(("bearer" = []))
+)]
 pub async fn collate_single(
     State(state): State<AppState>,
-    Authenticated(caller, parsed, _): Authenticated<ParsedBody, Collated>,
+    Authenticated(caller, parsed, _): Authenticated<ParsedBody, WordedAsCollated>,
 ) -> Response {
     if parsed.is_list {
         return collate_error((
@@ -226,7 +267,7 @@ pub async fn collate_single(
     };
     let outcome = collate_status(e);
     let written = edges_written(e);
-    let unresolved: Vec<Value> = e.unresolved.iter().map(|u| unresolved_json(u, None)).collect();
+    let unresolved: Vec<UnresolvedDataset> = e.unresolved.iter().map(|u| UnresolvedDataset::of(u, None)).collect();
     let (status, http, message) = match outcome {
         "successful" | "skipped" => ("success", StatusCode::OK, format!("Created {written} lineage edge(s)")),
         "partial" => (
@@ -236,25 +277,23 @@ pub async fn collate_single(
         ),
         _ => ("failure", StatusCode::BAD_REQUEST, failure_reason(e)),
     };
-    let failed: Vec<Value> = if outcome == "failed" {
-        vec![json!({"index": 0, "reason": failure_reason(e), "retriable": false})]
+    let failed: Vec<FailedEvent> = if outcome == "failed" {
+        vec![FailedEvent { index: 0, reason: failure_reason(e), retriable: false }]
     } else {
         Vec::new()
     };
-    (
-        http,
-        Json(json!({
-            "status": status,
-            "message": message,
-            "lineageEdgesCreated": written,
-            "unresolvedDatasets": unresolved,
-            "unresolvedJobs": [],
-            "failedEvents": failed,
-            "eventId": e.id,
-            "errors": e.errors.iter().map(|(l, m)| json!({"location": l, "message": m})).collect::<Vec<_>>(),
-        })),
-    )
-        .into_response()
+    let body = Collated {
+        status: status.into(),
+        message,
+        lineage_edges_created: written,
+        summary: None,
+        unresolved_datasets: unresolved,
+        unresolved_jobs: Vec::new(),
+        failed_events: failed,
+        event_id: Some(e.id.map_or(Value::Null, Value::from)),
+        errors: Some(event_errors(e)),
+    };
+    (http, Json(body)).into_response()
 }
 
 fn body_error_message(e: BodyError) -> (StatusCode, String) {
@@ -265,24 +304,29 @@ fn body_error_message(e: BodyError) -> (StatusCode, String) {
 }
 
 fn collate_error((http, message): (StatusCode, String)) -> Response {
-    (
-        http,
-        Json(json!({
-            "status": "failure",
-            "message": message,
-            "lineageEdgesCreated": 0,
-            "unresolvedDatasets": [],
-            "unresolvedJobs": [],
-            "failedEvents": [],
-        })),
-    )
-        .into_response()
+    (http, Json(Collated::failure(message))).into_response()
 }
 
-/// `POST /api/v1/openlineage/lineage/batch`: `{"events": [...]}`, seed 002's summary.
+/// `POST /api/v1/openlineage/lineage/batch`: `{"events": [...]}`, answered with a summary.
+#[utoipa::path(
+    post,
+    path = "/api/v1/openlineage/lineage/batch",
+    tag = "ingest",
+    description = "A batch of OpenLineage events (`{\"events\": [...]}`), answered with a status, a summary of the batch, the edges created and the datasets that matched no catalog container.",
+    request_body = OpenLineageBatch,
+    responses(
+        (status = 200, description = "`success` or `partial_success`, with the batch's summary", body = Collated),
+        (status = 400, description = "A bad format, or every event failed (`failure`)", body = Collated),
+        (status = 401, description = "Missing or invalid token", body = Detail),
+        (status = 413, description = "Over 50 MiB, or over 1,000 events", body = Collated),
+        (status = 429, description = "Too many failed authentications from this address: retry after `Retry-After` seconds", body = Detail),
+        (status = 503, description = "Ingest is at its limit of running and queued requests, or the store is down or too slow: retry after `Retry-After` seconds", body = Detail),
+    ),
+    security(("bearer" = []))
+)]
 pub async fn collate_batch(
     State(state): State<AppState>,
-    Authenticated(caller, Batch(parsed), _): Authenticated<Batch, Collated>,
+    Authenticated(caller, Batch(parsed), _): Authenticated<Batch, WordedAsCollated>,
 ) -> Response {
     let report = match state.lineage.ingest_openlineage(&caller, parsed.events).await {
         Ok(r) => r,
@@ -297,9 +341,9 @@ pub async fn collate_batch(
         let outcome = collate_status(e);
         *counts.entry(outcome).or_default() += 1;
         written += edges_written(e);
-        unresolved.extend(e.unresolved.iter().map(|u| unresolved_json(u, Some(e.index))));
+        unresolved.extend(e.unresolved.iter().map(|u| UnresolvedDataset::of(u, Some(e.index))));
         if outcome == "failed" {
-            failed.push(json!({"index": e.index, "reason": failure_reason(e), "retriable": false}));
+            failed.push(FailedEvent { index: e.index as i64, reason: failure_reason(e), retriable: false });
         }
     }
     let received = report.events.len();
@@ -312,34 +356,52 @@ pub async fn collate_batch(
         "success"
     };
     let http = if all_failed { StatusCode::BAD_REQUEST } else { StatusCode::OK };
-    (
-        http,
-        Json(json!({
-            "status": status,
-            "message": format!(
-                "Processed {received} events: {} successful, {} failed, {} skipped. Created {written} lineage edges.",
-                counts["successful"] + counts["partial"], counts["failed"], counts["skipped"]
-            ),
-            "summary": {
-                "received": received,
-                "successful": counts["successful"],
-                "failed": counts["failed"],
-                "skipped": counts["skipped"],
-                "partial": counts["partial"],
-            },
-            "lineageEdgesCreated": written,
-            "unresolvedDatasets": unresolved,
-            "unresolvedJobs": [],
-            "failedEvents": failed,
-        })),
-    )
-        .into_response()
+    let body = Collated {
+        status: status.into(),
+        message: format!(
+            "Processed {received} events: {} successful, {} failed, {} skipped. Created {written} lineage edges.",
+            counts["successful"] + counts["partial"],
+            counts["failed"],
+            counts["skipped"]
+        ),
+        summary: Some(CollatedSummary {
+            received: received as i64,
+            successful: counts["successful"] as i64,
+            failed: counts["failed"] as i64,
+            skipped: counts["skipped"] as i64,
+            partial: counts["partial"] as i64,
+        }),
+        lineage_edges_created: written,
+        unresolved_datasets: unresolved,
+        unresolved_jobs: Vec::new(),
+        failed_events: failed,
+        event_id: None,
+        errors: None,
+    };
+    (http, Json(body)).into_response()
 }
 
-/// `POST /v1/api/lineage`: seed 004's external-engine edge `{target, sources?, operation?}`.
+/// `POST /v1/api/lineage`: an external engine's table lineage `{target, sources?, operation?}`.
+#[utoipa::path(
+    post,
+    path = "/v1/api/lineage",
+    tag = "ingest",
+    description = "Table lineage from an external engine: a target table and the tables it reads (CTAS and VIEW replace the target's sources, other operations add); also `Authorization: Token <token>`.",
+    request_body = ExternalLineage,
+    responses(
+        (status = 200, description = "Recorded", body = Status),
+        (status = 400, description = "No target, or a malformed body", body = Detail),
+        (status = 401, description = "Missing or invalid token", body = Detail),
+        (status = 403, description = "EDITOR is missing on an affected datastore", body = Detail),
+        (status = 413, description = "Over 10,000 sources, or over 50 MiB", body = Detail),
+        (status = 429, description = "Too many failed authentications from this address: retry after `Retry-After` seconds", body = Detail),
+        (status = 503, description = "Ingest is at its limit of running and queued requests, or the store is down or too slow: retry after `Retry-After` seconds", body = Detail),
+    ),
+    security(("bearer" = []))
+)]
 pub async fn external_lineage(
     State(state): State<AppState>,
-    Authenticated(caller, value, _): Authenticated<Value, Detail>,
+    Authenticated(caller, value, _): Authenticated<Value, WordedAsDetail>,
 ) -> Response {
     let Some(target) = value.get("target").and_then(Value::as_str).filter(|t| !t.trim().is_empty()) else {
         return detail(StatusCode::BAD_REQUEST, "target is required: a table name string");
@@ -369,7 +431,7 @@ pub async fn external_lineage(
         Some(_) => return detail(StatusCode::BAD_REQUEST, "operation must be a string"),
     };
     match state.lineage.record_external(&caller, target, &sources, operation).await {
-        Ok(_) => (StatusCode::OK, Json(json!({"status": "ok"}))).into_response(),
+        Ok(_) => (StatusCode::OK, Json(Status { status: "ok".into() })).into_response(),
         Err(e) => {
             let status = StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
             // Seed 004 answers a bad body with 400.

@@ -21,6 +21,17 @@ use super::{authorization, ui, AppState};
 use crate::error::Error;
 
 /// `GET /graphql`: a websocket upgrade runs subscriptions; anything else is GraphiQL.
+#[utoipa::path(
+    get,
+    path = "/graphql",
+    tag = "graphql",
+    description = "GraphiQL, for a person in a browser. A websocket upgrade (`Upgrade: websocket`, subprotocol `graphql-transport-ws`) runs GraphQL subscriptions instead (`lineageChanged`); its token goes in the `connection_init` payload as `{\"Authorization\": \"Bearer <token>\"}`, and a connection without a valid one is closed with code 4401.",
+    responses(
+        (status = 200, description = "The GraphiQL page", content_type = "text/html", body = String),
+        (status = 101, description = "Switched to the websocket of a subscription client"),
+    ),
+    security(())
+)]
 pub async fn graphql_get(State(state): State<AppState>, request: Request) -> Response {
     let upgrade = request
         .headers()

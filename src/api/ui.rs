@@ -92,11 +92,32 @@ fn gzipped(index: usize) -> &'static [u8] {
 /// The routes under `/ui`. GraphiQL's `GET /graphql` is [`graphiql`], routed with the GraphQL
 /// endpoint.
 pub fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
-    Router::new().route("/ui", get(explorer)).route("/ui/", get(explorer)).route("/ui/{*path}", get(under_ui))
+    Router::new().route("/ui", get(explorer)).route("/ui/", get(explorer_slash)).route("/ui/{*path}", get(under_ui))
 }
 
 /// `GET /ui`: the explorer.
+#[utoipa::path(
+    get,
+    path = "/ui",
+    tag = "explorer",
+    description = "The lineage explorer, a page for a person in a browser (`?container=<id>&depth=&side=up|down`).",
+    responses((status = 200, description = "The explorer page", content_type = "text/html", body = String)),
+    security(())
+)]
 pub async fn explorer(headers: HeaderMap) -> Response {
+    serve("index.html", None, &headers)
+}
+
+/// `GET /ui/`: the explorer, as `/ui`.
+#[utoipa::path(
+    get,
+    path = "/ui/",
+    tag = "explorer",
+    description = "The lineage explorer (as `/ui`).",
+    responses((status = 200, description = "The explorer page", content_type = "text/html", body = String)),
+    security(())
+)]
+pub async fn explorer_slash(headers: HeaderMap) -> Response {
     serve("index.html", None, &headers)
 }
 
@@ -106,7 +127,16 @@ pub async fn graphiql(headers: HeaderMap) -> Response {
 }
 
 /// `GET /ui/<path>`: an asset under `assets/`, otherwise the explorer (a deep link).
-async fn under_ui(Path(path): Path<String>, RawQuery(query): RawQuery, headers: HeaderMap) -> Response {
+#[utoipa::path(
+    get,
+    path = "/ui/{path}",
+    tag = "explorer",
+    description = "The explorer's assets (`/ui/assets/...`) and deep links: any other path under `/ui` is the explorer page.",
+    params(("path" = String, Path, description = "Any path under /ui (axum's catch-all `{*path}`)")),
+    responses((status = 200, description = "An asset, or the explorer page")),
+    security(())
+)]
+pub async fn under_ui(Path(path): Path<String>, RawQuery(query): RawQuery, headers: HeaderMap) -> Response {
     match path.strip_prefix("assets/") {
         Some(name) if !PAGES.contains(&name) => serve(name, query.as_deref(), &headers),
         Some(_) => not_found(),

@@ -282,6 +282,48 @@ pub fn effective_flags(rows: &[MetadataAssertion]) -> Vec<bool> {
     (0..rows.len()).map(|i| chosen.contains(&i)).collect()
 }
 
+/// A container's own metadata as shown: the effective value of each attribute (see
+/// `effective_flags`), as plain names.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EffectiveMetadata {
+    pub description: Option<String>,
+    pub owners: Vec<String>,
+    pub tags: Vec<String>,
+}
+
+/// The effective container-level `description`, `owners` and `tags` among a container's
+/// metadata rows (field-level rows are left out). Sources spell values differently: a user
+/// gives names (`["ana"]`), OpenLineage objects (`[{"name": "ana", "type": "MAINTAINER"}]`,
+/// `[{"key": "pii", "value": "true"}]`); each becomes its name (`name`, else `key`).
+pub fn effective_container_metadata(rows: &[MetadataAssertion]) -> EffectiveMetadata {
+    fn names(v: &serde_json::Value) -> Vec<String> {
+        let one = |x: &serde_json::Value| match x {
+            serde_json::Value::String(s) => Some(s.clone()),
+            serde_json::Value::Object(o) => {
+                o.get("name").or_else(|| o.get("key")).and_then(|n| n.as_str()).map(str::to_string)
+            }
+            _ => None,
+        };
+        match v {
+            serde_json::Value::Array(items) => items.iter().filter_map(one).collect(),
+            other => one(other).into_iter().collect(),
+        }
+    }
+    let mut out = EffectiveMetadata::default();
+    for (row, effective) in rows.iter().zip(effective_flags(rows)) {
+        if !effective || row.field_id.is_some() {
+            continue;
+        }
+        match row.attribute.as_str() {
+            "description" => out.description = row.value.as_str().map(str::to_string),
+            "owners" => out.owners = names(&row.value),
+            "tags" => out.tags = names(&row.value),
+            _ => {}
+        }
+    }
+    out
+}
+
 /// What one provider event changes, applied in one transaction.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct AssertionBatch {

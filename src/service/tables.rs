@@ -15,6 +15,11 @@ impl Lineage {
     /// a path suffix), case-insensitive. `NotFound` when nothing matches; `BadInput` naming the
     /// candidates when several match equally well (qualify the name, or use the container id).
     pub async fn resolve_table(&self, what: &str, name: &str) -> Result<Container> {
+        self.resolve_table_in(what, name, None).await
+    }
+
+    /// `resolve_table` among one datastore's containers, or all when `None`.
+    pub async fn resolve_table_in(&self, what: &str, name: &str, datastore: Option<Id>) -> Result<Container> {
         let wanted = name.trim().to_lowercase();
         if wanted.is_empty() {
             return Err(Error::BadInput(format!("{what} is required: a table name such as database.schema.table")));
@@ -22,7 +27,8 @@ impl Lineage {
         if wanted.len() > 1024 {
             return Err(Error::BadInput(format!("{what} is longer than 1024 characters")));
         }
-        let found = self.store.containers_by_names(&name_candidates(&wanted), None).await?;
+        let only = datastore.map(|d| vec![d]);
+        let found = self.store.containers_by_names(&name_candidates(&wanted), only.as_deref()).await?;
         let ranked: Vec<(u8, &Container)> =
             found.iter().map(|c| (match_rank(&wanted, c), c)).filter(|(r, _)| *r > 0).collect();
         let Some(best) = ranked.iter().map(|(r, _)| *r).max() else {

@@ -265,7 +265,8 @@ store_trait! {
         /// the contract's defaults on create.
         async fn upsert_container(&self, input: ContainerInput) -> StoreResult<(Container, Vec<Field>)>;
         async fn containers_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Container>>;
-        /// Containers ordered by id; `name` is a case-insensitive (Unicode) substring match.
+        /// Containers ordered by id; `name` is a case-insensitive (Unicode) substring of the
+        /// qualified name `database.schema.name` (so of the name too).
         async fn list_containers(
             &self,
             datastore_id: Option<Id>,
@@ -276,6 +277,22 @@ store_trait! {
         /// (given lowercased), in the `datastores` listed or in all when `None`; ordered by id. One
         /// indexed statement whatever the number of names: the name matcher of the providers.
         async fn containers_by_names(&self, names: &[String], datastores: Option<&[Id]>) -> StoreResult<Vec<Container>>;
+        /// Search (`service::search`): up to `limit` live containers whose qualified name
+        /// (`database.schema.name`, lowercased) contains `needle` (given lowercased), in the
+        /// `datastores` listed or in all; an exact qualified name first, then those it starts,
+        /// then the rest, shorter names first within each.
+        async fn search_containers(
+            &self,
+            needle: &str,
+            datastores: Option<&[Id]>,
+            limit: usize,
+        ) -> StoreResult<Vec<Container>>;
+        /// Search: up to `limit` live fields whose `table.column` or `database.schema.table.column`
+        /// (lowercased) contains `needle`, ranked as `search_containers`.
+        async fn search_fields(&self, needle: &str, datastores: Option<&[Id]>, limit: usize) -> StoreResult<Vec<Field>>;
+        /// Search: up to `limit` assets outside the catalog, as `(fqn, source type)` of a live edge
+        /// naming them, whose fqn (lowercased) contains `needle`; ranked as `search_containers`.
+        async fn search_externals(&self, needle: &str, limit: usize) -> StoreResult<Vec<(String, String)>>;
         /// Removes a container and its fields from the catalog. Deleted containers and fields are
         /// never returned again, but retired edges keep their ids. Returns false when it did not exist.
         async fn delete_container(&self, id: Id) -> StoreResult<bool>;
@@ -388,6 +405,11 @@ store_trait! {
         }
         /// Every metadata row of a container and of its fields.
         async fn metadata_for_container(&self, _container_id: Id) -> StoreResult<Vec<crate::domain::MetadataAssertion>> {
+            Err(not_supported(self.kind()))
+        }
+        /// The containers' own metadata rows (not their fields'), every source's, for many
+        /// containers in one read: what `Container.description`, `owners` and `tags` need.
+        async fn container_metadata_of(&self, _ids: &[Id]) -> StoreResult<Vec<crate::domain::MetadataAssertion>> {
             Err(not_supported(self.kind()))
         }
         /// A new import operation id (an `ingestSql` call, a query-log import, a `recordLineage`

@@ -130,6 +130,7 @@ mod migrations;
 mod retry;
 mod rows;
 mod schema;
+mod search;
 mod transfer;
 
 /// The Neo4j status code of a server failure (`Neo.ClientError.Schema...`). neo4rs 0.8 returns a
@@ -449,6 +450,23 @@ impl Store for Neo4jStore {
         catalog::containers_by_names(AutoCommit(self), names, datastores).await
     }
 
+    async fn search_containers(
+        &self,
+        needle: &str,
+        datastores: Option<&[Id]>,
+        limit: usize,
+    ) -> StoreResult<Vec<Container>> {
+        search::search_containers(AutoCommit(self), needle, datastores, limit).await
+    }
+
+    async fn search_fields(&self, needle: &str, datastores: Option<&[Id]>, limit: usize) -> StoreResult<Vec<Field>> {
+        search::search_fields(AutoCommit(self), needle, datastores, limit).await
+    }
+
+    async fn search_externals(&self, needle: &str, limit: usize) -> StoreResult<Vec<(String, String)>> {
+        search::search_externals(AutoCommit(self), needle, limit).await
+    }
+
     async fn delete_container(&self, id: Id) -> StoreResult<bool> {
         write_txn!(self, |txn| catalog::delete_container_in(txn, id))
     }
@@ -609,6 +627,10 @@ impl Store for Neo4jStore {
 
     async fn metadata_for_container(&self, container_id: Id) -> StoreResult<Vec<MetadataAssertion>> {
         assertions::metadata_for_container(OwnTxn(self), container_id).await
+    }
+
+    async fn container_metadata_of(&self, ids: &[Id]) -> StoreResult<Vec<MetadataAssertion>> {
+        assertions::container_metadata_of(AutoCommit(self), ids).await
     }
 
     async fn next_operation_id(&self) -> StoreResult<Id> {

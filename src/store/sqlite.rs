@@ -32,6 +32,7 @@ mod jobs;
 mod migrations;
 mod rows;
 mod schema;
+mod search;
 mod session;
 mod transfer;
 
@@ -459,6 +460,32 @@ impl Store for SqliteStore {
         self.read(move |c| catalog::containers_by_names(c, &names, datastores.as_deref())).await
     }
 
+    async fn search_containers(
+        &self,
+        needle: &str,
+        datastores: Option<&[Id]>,
+        limit: usize,
+    ) -> StoreResult<Vec<Container>> {
+        if datastores.is_some_and(|d| d.is_empty()) {
+            return Ok(Vec::new());
+        }
+        let (needle, datastores) = (needle.to_string(), datastores.map(<[Id]>::to_vec));
+        self.read(move |c| search::search_containers(c, &needle, datastores.as_deref(), limit)).await
+    }
+
+    async fn search_fields(&self, needle: &str, datastores: Option<&[Id]>, limit: usize) -> StoreResult<Vec<Field>> {
+        if datastores.is_some_and(|d| d.is_empty()) {
+            return Ok(Vec::new());
+        }
+        let (needle, datastores) = (needle.to_string(), datastores.map(<[Id]>::to_vec));
+        self.read(move |c| search::search_fields(c, &needle, datastores.as_deref(), limit)).await
+    }
+
+    async fn search_externals(&self, needle: &str, limit: usize) -> StoreResult<Vec<(String, String)>> {
+        let needle = needle.to_string();
+        self.read(move |c| search::search_externals(c, &needle, limit)).await
+    }
+
     async fn delete_container(&self, id: Id) -> StoreResult<bool> {
         self.write(move |tx| catalog::delete_container(tx, id)).await
     }
@@ -673,6 +700,10 @@ impl Store for SqliteStore {
 
     async fn metadata_for_container(&self, container_id: Id) -> StoreResult<Vec<crate::domain::MetadataAssertion>> {
         self.read(move |c| assertions::metadata_for_container(c, container_id)).await
+    }
+
+    async fn container_metadata_of(&self, ids: &[Id]) -> StoreResult<Vec<crate::domain::MetadataAssertion>> {
+        self.read_ids(ids, assertions::container_metadata_of).await
     }
 
     async fn next_operation_id(&self) -> StoreResult<Id> {

@@ -59,10 +59,6 @@ class Serve:
         self.bin = binary()
         store_args = ["--neo4j-uri", os.environ["NEO4J_URI"] if store == "neo4j" else ""]
         data = str(Path(tmp) / "data")
-        self.token = subprocess.run(
-            [self.bin, "token", "create", "--user", "zero-setup", "--role", "ADMIN", "--data-dir", data, *store_args],
-            check=True, capture_output=True, text=True,
-        ).stdout.strip().splitlines()[-1]
         port = free_port()
         self.url = f"http://127.0.0.1:{port}"
         self.log = open(Path(tmp) / "serve.log", "w")
@@ -74,6 +70,13 @@ class Serve:
         for _ in range(150):
             try:
                 urllib.request.urlopen(f"{self.url}/readyz")
+                # Now that serve has created the store (`token create` refuses a data dir
+                # with none).
+                self.token = subprocess.run(
+                    [self.bin, "token", "create", "--user", "zero-setup", "--role", "ADMIN", "--data-dir", data,
+                     *store_args],
+                    check=True, capture_output=True, text=True,
+                ).stdout.strip().splitlines()[-1]
                 return
             except OSError:
                 if self.proc.poll() is not None:

@@ -29,6 +29,11 @@ export function palette() {
     edgeText: cssVar('--muted'),
     retired: cssVar('--retired'),
     selectedBg: cssVar('--selected-bg'),
+    ok: cssVar('--run-ok'),
+    fail: cssVar('--run-fail'),
+    running: cssVar('--run-running'),
+    appeared: cssVar('--appeared'),
+    group: cssVar('--group-bg'),
   };
 }
 
@@ -64,6 +69,14 @@ function stylesheet(p, large = false) {
         'border-width': 1.5,
       },
     },
+    {
+      selector: 'node.job',
+      style: { shape: 'round-hexagon', width: NODE_WIDTH - 30, 'background-color': p.node, 'border-width': 2, 'border-color': p.border, 'text-max-width': NODE_WIDTH - 50 },
+    },
+    { selector: 'node.run-COMPLETE', style: { 'background-color': p.ok, 'border-color': p.ok, color: '#fff' } },
+    { selector: 'node.run-FAIL, node.run-ABORT', style: { 'background-color': p.fail, 'border-color': p.fail, color: '#fff' } },
+    { selector: 'node.run-RUNNING, node.run-START', style: { 'background-color': p.running, 'border-color': p.running, color: '#fff' } },
+    { selector: 'node.group', style: { shape: 'round-rectangle', 'background-color': p.group, 'border-style': 'double', 'border-width': 4, 'border-color': p.border, 'font-weight': 'bold' } },
     { selector: 'node.centre', style: { 'border-width': 3, 'border-color': p.accent } },
     { selector: 'node.selected', style: { 'background-color': p.selectedBg, 'border-width': 3, 'border-color': p.accent } },
     {
@@ -88,6 +101,14 @@ function stylesheet(p, large = false) {
       selector: 'edge.retired',
       style: { 'line-style': 'dashed', 'line-color': p.retired, 'target-arrow-color': p.retired, color: p.retired },
     },
+    // After the base edge style, so that these win.
+    { selector: 'edge.job', style: { 'line-style': 'solid', width: 1.2, 'arrow-scale': 0.7 } },
+    { selector: 'edge.group', style: { width: 3 } },
+    { selector: '.change-unchanged', style: { opacity: 0.3 } },
+    { selector: 'edge.change-appeared', style: { width: 3.5, 'line-color': p.appeared, 'target-arrow-color': p.appeared, color: p.appeared } },
+    { selector: 'node.change-appeared', style: { 'border-width': 3, 'border-color': p.appeared } },
+    { selector: 'edge.change-retired', style: { width: 3.5, 'line-style': 'dashed', 'line-color': p.retired, 'target-arrow-color': p.retired, color: p.retired } },
+    { selector: 'node.change-retired', style: { 'border-width': 3, 'border-style': 'dashed', 'border-color': p.retired } },
     { selector: '.dim', style: { opacity: 0.18 } },
     { selector: 'node.hl', style: { 'border-width': 3, 'border-color': p.highlight } },
     { selector: 'edge.hl', style: { width: 3, 'line-color': p.highlight, 'target-arrow-color': p.highlight } },
@@ -107,20 +128,30 @@ function shorten(s) {
 }
 
 /** The canvas label of a node: ◂ and ▸ say there is more lineage that way. */
-export function nodeLabel(n) {
-  const name = shorten(n.kind === 'external' ? n.fqn : n.displayName || n.name);
+export function nodeLabel(n, ambiguous = null) {
+  if (n.kind === 'group') return `${n.name}\nselect to list, double-click to open`;
+  if (n.kind === 'job') return `${shorten(n.name)}\njob · ${n.state ? n.state.toLowerCase() : 'no run'}`;
+  const plain = n.displayName || n.name;
+  const qualified = ambiguous?.has(plain) ? [n.database, n.schema, n.name].filter(Boolean).join('.') : plain;
+  const name = shorten(n.kind === 'external' ? n.fqn : qualified);
   const sub = shorten(n.kind === 'external' ? `external · ${n.sourceType}` : [n.datastore?.name, n.containerType].filter(Boolean).join(' · '));
   return `${n.up ? '◂ ' : ''}${name}${n.down ? ' ▸' : ''}${sub ? `\n${sub}` : ''}`;
 }
 
 function nodeElement(n, model, position) {
-  const classes = [n.kind === 'external' ? 'external' : 'container'];
+  const classes = [n.kind === 'container' ? 'container' : n.kind];
   if (n.key === model.centre) classes.push('centre');
-  return { group: 'nodes', data: { id: n.key, label: nodeLabel(n) }, position: { ...position }, classes: classes.join(' ') };
+  if (n.kind === 'job') classes.push(`run-${n.state ?? 'NONE'}`);
+  if (n.change) classes.push(`change-${n.change}`);
+  return { group: 'nodes', data: { id: n.key, label: nodeLabel(n, model.ambiguousNames) }, position: { ...position }, classes: classes.join(' ') };
 }
 
 function edgeElement(e) {
-  return { group: 'edges', data: { id: e.key, source: e.source, target: e.target, label: e.label }, classes: e.retired ? 'retired' : '' };
+  const classes = [];
+  if (e.retired) classes.push('retired');
+  if (e.kind === 'job' || e.kind === 'group') classes.push(e.kind);
+  if (e.change) classes.push(`change-${e.change}`);
+  return { group: 'edges', data: { id: e.key, source: e.source, target: e.target, label: e.label }, classes: classes.join(' ') };
 }
 
 export class GraphView {
@@ -132,12 +163,13 @@ export class GraphView {
     this.minimap = null;
   }
 
-  /** Draws `model` afresh at `positions` (node key → `{x, y}`). */
-  draw(model, positions) {
+  /** Draws what is `shown` of `model` (`{ nodes, edges }`, see model.visible) afresh at
+   * `positions` (node key → `{x, y}`). */
+  draw(model, positions, shown) {
     if (this.cy) this.cy.destroy();
     const elements = [];
-    for (const n of model.nodes.values()) elements.push(nodeElement(n, model, positions[n.key] ?? { x: 0, y: 0 }));
-    for (const e of model.edges.values()) elements.push(edgeElement(e));
+    for (const n of shown.nodes) elements.push(nodeElement(n, model, positions[n.key] ?? { x: 0, y: 0 }));
+    for (const e of shown.edges) elements.push(edgeElement(e));
     const large = elements.length > LARGE;
     this.large = large;
     this.cy = cytoscape({
@@ -242,7 +274,7 @@ export class GraphView {
   update(model, key) {
     const n = model.nodes.get(key);
     const el = this.cy?.getElementById(key);
-    if (n && el?.nonempty()) el.data('label', nodeLabel(n));
+    if (n && el?.nonempty()) el.data('label', nodeLabel(n, model.ambiguousNames));
   }
 
   select(key) {
@@ -262,8 +294,9 @@ export class GraphView {
     if (p.x < ext.x1 || p.x > ext.x2 || p.y < ext.y1 || p.y > ext.y2) this.cy.center(el);
   }
 
-  /** Highlights the nodes in `keys` and the edges between them; dims the rest. Null clears. */
-  highlight(keys) {
+  /** Highlights the nodes in `keys` and the edges between them (or only `edgeKeys` when
+   * given); dims the rest. Null clears. */
+  highlight(keys, edgeKeys = null) {
     const cy = this.cy;
     if (!cy) return;
     cy.batch(() => {
@@ -272,7 +305,8 @@ export class GraphView {
       cy.elements().addClass('dim');
       for (const k of keys) cy.getElementById(k).removeClass('dim').addClass('hl');
       cy.edges().forEach((e) => {
-        if (keys.has(e.data('source')) && keys.has(e.data('target'))) e.removeClass('dim').addClass('hl');
+        const on = edgeKeys ? edgeKeys.has(e.id()) : keys.has(e.data('source')) && keys.has(e.data('target'));
+        if (on) e.removeClass('dim').addClass('hl');
       });
     });
   }
@@ -281,6 +315,8 @@ export class GraphView {
   fit() {
     const cy = this.cy;
     if (!cy) return;
+    // The canvas may have changed size since (a window resized, a panel opened).
+    cy.resize();
     cy.fit(undefined, 30);
     if (cy.zoom() > 1.2) {
       cy.zoom(1.2);

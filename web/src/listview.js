@@ -14,8 +14,17 @@ function el(tag, attrs = {}, ...children) {
   return node;
 }
 
+import { visible } from './model.js';
+
 function nodeName(n) {
   return n.kind === 'external' ? n.fqn : n.displayName || n.name;
+}
+
+function subOf(n) {
+  if (n.kind === 'external') return `external asset · ${n.sourceType}`;
+  if (n.kind === 'job') return `job${n.namespace ? ` · ${n.namespace}` : ''} · latest run ${n.state ?? 'none'}`;
+  if (n.kind === 'group') return `${n.side === 'd' ? 'downstream' : 'upstream'} distance ${n.distance}`;
+  return [n.datastore?.name, n.containerType].filter(Boolean).join(' · ');
 }
 
 export class ListView {
@@ -33,12 +42,14 @@ export class ListView {
       if (button.dataset.action === 'select') this.handlers.select(key, { focusPanel: true });
       else if (button.dataset.action === 'expand') this.handlers.expand(key, button.dataset.side);
       else if (button.dataset.action === 'collapse') this.handlers.collapse(key);
+      else if (button.dataset.action === 'open-group') this.handlers.openGroup(key);
     });
   }
 
   /** Rebuilds both lists from the model (sorted by name, the centre first). */
   render(model) {
-    const nodes = [...model.nodes.values()].sort((a, b) => {
+    const shown = visible(model);
+    const nodes = shown.nodes.sort((a, b) => {
       if (a.key === model.centre) return -1;
       if (b.key === model.centre) return 1;
       return nodeName(a).localeCompare(nodeName(b)) || a.key.localeCompare(b.key);
@@ -46,7 +57,7 @@ export class ListView {
     const nodeItems = document.createDocumentFragment();
     for (const n of nodes) nodeItems.append(this.nodeItem(model, n));
     this.nodeList.replaceChildren(nodeItems);
-    const edges = [...model.edges.values()].sort((a, b) => a.id - b.id);
+    const edges = shown.edges.sort((a, b) => (a.id ?? Infinity) - (b.id ?? Infinity) || a.key.localeCompare(b.key));
     const edgeItems = document.createDocumentFragment();
     for (const e of edges) {
       const s = model.nodes.get(e.source);
@@ -54,20 +65,23 @@ export class ListView {
       edgeItems.append(
         el(
           'li',
-          { 'data-edge': e.key, 'data-source': e.source, 'data-target': e.target, 'data-label': e.label, 'data-retired': e.retired ? 'true' : 'false' },
-          `${s ? nodeName(s) : e.source} → ${t ? nodeName(t) : e.target}`,
+          { 'data-edge': e.key, 'data-kind': e.kind ?? 'lineage', 'data-source': e.source, 'data-target': e.target, 'data-label': e.label, 'data-retired': e.retired ? 'true' : 'false', 'data-change': e.change ?? null },
+          `${s ? nodeName(s) : model.groups.get(e.source)?.name ?? e.source} → ${t ? nodeName(t) : model.groups.get(e.target)?.name ?? e.target}`,
+          e.change && e.change !== 'unchanged' ? el('span', { class: `tag ${e.change}`, text: e.change }) : null,
           el('span', { class: 'tag', text: e.label }),
           e.retired ? el('span', { class: 'tag retired', text: 'retired' }) : null,
         ),
       );
     }
     this.edgeList.replaceChildren(edgeItems);
-    this.nodesHeading.textContent = `Nodes (${model.nodes.size})`;
-    this.edgesHeading.textContent = `Edges (${model.edges.size})`;
+    this.nodesHeading.textContent = `Nodes (${shown.nodes.length} drawn${model.groups.size ? `, ${model.hidden.size} of them folded into ${model.groups.size} groups` : ''})`;
+    this.edgesHeading.textContent = `Edges (${shown.edges.length})`;
   }
 
   nodeItem(model, n) {
-    const sub = n.kind === 'external' ? `external asset · ${n.sourceType}` : [n.datastore?.name, n.containerType].filter(Boolean).join(' · ');
+    const sub = subOf(n);
+    const ambiguous = n.kind === 'container' && model.ambiguousNames?.has(nodeName(n));
+    const f = model.frontier?.get(n.key);
     const li = el(
       'li',
       {
@@ -78,11 +92,26 @@ export class ListView {
         'data-has-upstream': n.up ? 'true' : 'false',
         'data-has-downstream': n.down ? 'true' : 'false',
         'data-highlighted': 'false',
+        'data-run-state': n.kind === 'job' ? n.state ?? 'NONE' : null,
+        'data-change': n.change ?? null,
+        'data-qualified': ambiguous ? [n.database, n.schema, n.name].filter(Boolean).join('.') : null,
+        'data-beyond': f ? f.beyond : null,
+        'data-cut-reason': f ? f.reason : null,
       },
-      el('button', { type: 'button', class: 'link', 'data-action': 'select', text: nodeName(n) }),
+      el('button', { type: 'button', class: 'link', 'data-action': 'select', text: ambiguous ? [n.database, n.schema, n.name].filter(Boolean).join('.') : nodeName(n) }),
       sub ? el('span', { class: 'sub', text: ` ${sub}` }) : null,
       n.key === model.centre ? el('span', { class: 'tag', text: 'centre' }) : null,
+      f ? el('span', { class: 'tag', text: `${f.beyond} more beyond (${f.reason.toLowerCase()})` }) : null,
     );
+    if (n.kind === 'group') {
+      li.append(el('button', { type: 'button', 'data-action': 'open-group', text: 'open on the graph' }));
+      const ul = el('ul', { class: 'members' });
+      for (const k of n.members) {
+        const m = model.nodes.get(k);
+        if (m) ul.append(el('li', { 'data-node': k, 'data-kind': m.kind, 'data-name': nodeName(m), 'data-group': n.key, 'data-has-upstream': m.up ? 'true' : 'false', 'data-has-downstream': m.down ? 'true' : 'false', 'data-highlighted': 'false' }, nodeName(m)));
+      }
+      li.append(ul);
+    }
     if (n.up) li.append(el('button', { type: 'button', 'data-action': 'expand', 'data-side': 'u', text: 'expand upstream' }));
     if (n.down) li.append(el('button', { type: 'button', 'data-action': 'expand', 'data-side': 'd', text: 'expand downstream' }));
     if (model.expanded(n.key)) li.append(el('button', { type: 'button', 'data-action': 'collapse', text: 'collapse' }));

@@ -2,10 +2,12 @@
 // graph around one container (one `lineageGraph` request per draw), expands nodes in place (one
 // request each), explains a node in the side panel, and keeps its state in the URL, so that a
 // view can be reloaded, bookmarked and sent on.
-import { ApiError, getToken, gql, onTokenNeeded, setToken } from './api.js';
-import { FIELD_PATH, GRAPH } from './queries.js';
-import { clampDepth, format, graphSide, parse } from './state.js';
-import { GraphModel, containerKey } from './model.js';
+import { ApiError, getToken, gql, kindOf, onTokenNeeded, setToken } from './api.js';
+import { EXPLAIN, FIELD_PATH, FIRST_RECORD, GRAPH, JOB_GRAPH } from './queries.js';
+import { DEFAULT_MAX_NODES, clampDepth, format, graphSide, parse } from './state.js';
+import { GraphModel, containerKey, groupWide, visible } from './model.js';
+import { Home } from './home.js';
+import { drawColumns } from './columns.js';
 import { GraphView } from './graph.js';
 import { ListView } from './listview.js';
 import { Panel } from './panel.js';
@@ -16,11 +18,18 @@ import { Search } from './search.js';
 const $ = (id) => document.getElementById(id);
 /** Past this many nodes the page asks before drawing. */
 const CONFIRM_NODES = 5000;
+/** A layer (the nodes first reached at one distance on one side) wider than this is folded into
+ * group nodes, one per node feeding it. */
+const WIDE_LAYER = 40;
 
 let state = parse(location.search);
 const model = new GraphModel();
 let drawSeq = 0;
 let fieldPath = null;
+let lastGraph = null;
+let lastPositions = {};
+/** When the store's history starts (its first change), once asked. */
+let firstRecord;
 
 // What tests and the benchmark script read: the last draw's timings and the viewport.
 const probe = {
@@ -37,6 +46,9 @@ const probe = {
   centre: (key) => {
     view.cy?.center(view.cy.getElementById(key));
   },
+  /** The canvas classes of a node or edge, and an edge's line colour (for the diff's colours). */
+  classes: (key) => view.cy?.getElementById(key).classes() ?? [],
+  lineColour: (key) => view.cy?.getElementById(key).style('line-color') ?? null,
   nodePosition: (key) => {
     const n = view.cy?.getElementById(key);
     return n?.nonempty() ? n.renderedPosition() : null;
@@ -143,7 +155,8 @@ $('token-button').addEventListener('click', () =>
     if (t) {
       setToken(t);
       clearAlert();
-      if (state.container != null) draw();
+      if (hasGraph()) draw();
+      else home.show();
     }
   }),
 );
@@ -162,8 +175,9 @@ worker.onmessage = (e) => {
 };
 function layoutInWorker() {
   const id = ++layoutSeq;
-  const nodes = [...model.nodes.keys()].map((key) => ({ key }));
-  const edges = [...model.edges.values()].map((e) => ({ key: e.key, source: e.source, target: e.target }));
+  const shown = visible(model);
+  const nodes = shown.nodes.map((n) => ({ key: n.key }));
+  const edges = shown.edges.map((e) => ({ key: e.key, source: e.source, target: e.target }));
   return new Promise((resolve, reject) => {
     pendingLayouts.set(id, { resolve, reject });
     worker.postMessage({ id, nodes, edges });
@@ -174,12 +188,13 @@ function layoutInWorker() {
 
 const view = new GraphView($('cy'), $('minimap'), {
   select: (key) => select(key),
-  expand: (key) => expand(key),
+  expand: (key) => (model.groups.has(key) ? openGroup(key) : expand(key)),
 });
 const list = new ListView($('graph-text'), {
   select: (key, opts) => select(key, opts),
   expand: (key, side) => expand(key, side),
   collapse: (key) => collapse(key),
+  openGroup: (key) => openGroup(key),
 });
 const panel = new Panel($('panel'), {
   close: () => {
@@ -192,8 +207,17 @@ const panel = new Panel($('panel'), {
   collapse: (key) => collapse(key),
   recentre: (key) => {
     const n = model.nodes.get(key);
-    if (n) navigate({ ...state, container: n.id, sel: key, field: null, expansions: [] });
+    if (n?.kind === 'job') navigate({ ...state, container: null, job: n.id, sel: key, field: null, expansions: [], open: [] });
+    else if (n) navigate({ ...state, container: n.id, job: null, sel: key, field: null, expansions: [], open: [] });
   },
+  openGroup: (key) => openGroup(key),
+  explainFrom: (key) => {
+    model.explainFrom = model.explainFrom === key ? null : key;
+    const n = nodeOf(key);
+    if (n) panel.show(n, model);
+    status(model.explainFrom ? `Explaining from ${n.name}: select another table, then “How does ${n.name} feed this?”.` : describe());
+  },
+  explain: (key) => explain(model.explainFrom, key),
   field: (id) => showField(id),
   select: (key) => select(key, { focusPanel: true }),
   retired: (edges) => showRetired(edges),
@@ -203,9 +227,14 @@ const panel = new Panel($('panel'), {
   },
 });
 const search = new Search($('search'), $('suggestions'), {
-  onPick: (c) => navigate({ ...state, container: c.id, sel: null, field: null, expansions: [] }),
+  onPick: (c) => navigate({ ...state, container: c.id, job: null, sel: null, field: null, expansions: [], open: [] }),
   onError: (e) => showError(e),
 });
+const home = new Home($('home'), { onError: (e) => showError(e) });
+
+const hasGraph = () => state.container != null || state.job != null;
+/** A drawn node or group by its key. */
+const nodeOf = (key) => model.nodes.get(key) ?? model.groups.get(key);
 
 window.matchMedia?.('(prefers-color-scheme: dark)').addEventListener?.('change', () => view.restyle());
 
@@ -228,19 +257,32 @@ window.addEventListener('popstate', () => {
   const next = parse(location.search);
   const redraw =
     next.container !== state.container ||
+    next.job !== state.job ||
     next.depth !== state.depth ||
     next.side !== state.side ||
+    next.jobs !== state.jobs ||
+    next.asOf !== state.asOf ||
+    next.since !== state.since ||
+    next.flat !== state.flat ||
+    next.open.join() !== state.open.join() ||
     format({ expansions: next.expansions }) !== format({ expansions: state.expansions });
   state = next;
   syncControls();
   applyView();
-  if (redraw) draw();
+  if (!hasGraph()) start();
+  else if (redraw) draw();
   else restoreSelection();
 });
 
+const localTime = (iso) => (iso ? iso.slice(0, 19) : '');
 function syncControls() {
   $('depth').value = String(state.depth);
   $('side').value = state.side ?? '';
+  $('jobs-toggle').checked = state.jobs || state.job != null;
+  $('jobs-toggle').disabled = state.job != null;
+  $('timebar').hidden = state.container == null;
+  $('as-of').value = localTime(state.asOf);
+  $('since').value = localTime(state.since);
 }
 
 // ---------------------------------------------------------------- drawing
@@ -250,9 +292,20 @@ function describe() {
   const cut = model.cut().length;
   const externals = [...model.nodes.values()].filter((n) => n.kind === 'external').length;
   const way = state.side === 'up' ? 'upstream' : state.side === 'down' ? 'downstream' : 'upstream and downstream';
-  let text = `${centre?.name ?? 'Graph'}: ${model.nodes.size} node${model.nodes.size === 1 ? '' : 's'} (${externals} external), ${model.edges.size} edge${model.edges.size === 1 ? '' : 's'}, ${way} to depth ${state.depth}`;
+  const jobs = [...model.nodes.values()].filter((n) => n.kind === 'job').length;
+  const lineage = [...model.edges.values()].filter((e) => e.kind !== 'job').length;
+  let text = `${centre?.name ?? 'Graph'}: ${model.nodes.size - jobs} node${model.nodes.size - jobs === 1 ? '' : 's'} (${externals} external), ${lineage} edge${lineage === 1 ? '' : 's'}`;
+  if (jobs) text += `, ${jobs} job${jobs === 1 ? '' : 's'}`;
+  text += `, ${way} to depth ${state.depth}`;
+  if (state.asOf) text += `, as of ${state.asOf}`;
   if (model.expansions.length) text += `, ${model.expansions.length} expanded in place`;
   text += '.';
+  if (model.groups.size) text += ` ${model.hidden.size} nodes of wide layers folded into ${model.groups.size} groups (select one to list it, double-click to open it).`;
+  if (model.isPartial) {
+    const reasons = {};
+    for (const f of model.frontier.values()) reasons[f.reason] = (reasons[f.reason] ?? 0) + 1;
+    text += ` Cut (${Object.entries(reasons).map(([r, n]) => `${n} at ${r === 'DEPTH' ? 'the depth' : r === 'BUDGET' ? `the ${state.max ?? DEFAULT_MAX_NODES}-node budget` : 'the limit'}`).join(', ')}).`;
+  }
   if (cut) text += ` ${cut} node${cut === 1 ? ' has' : 's have'} more lineage beyond what is drawn (◂ ▸): double-click or use the list to expand ${cut === 1 ? 'it' : 'them'}.`;
   return text;
 }
@@ -261,25 +314,72 @@ function showCutActions() {
   const cut = model.cut().length;
   if ($('alert').dataset.kind === 'cut') clearAlert();
   if (!cut || state.depth >= 20 || !$('alert').hidden) return;
-  alertWith('cut', `${cut} node${cut === 1 ? '' : 's'} reach${cut === 1 ? 'es' : ''} beyond depth ${state.depth}.`, [
+  const next = lastGraph?.summary;
+  const budget = [...model.frontier.values()].filter((f) => f.reason === 'BUDGET').length;
+  alertWith('cut', `${cut} node${cut === 1 ? '' : 's'} reach${cut === 1 ? 'es' : ''} beyond ${budget ? 'what was drawn' : `depth ${state.depth}`}.${next ? ` Depth ${state.depth + 1} would be ${next.isPartial ? 'at least ' : ''}${next.nodes} nodes and ${next.edges} edges.` : ''}`, [
     [`Draw depth ${state.depth + 1}`, () => navigate({ ...state, depth: state.depth + 1, expansions: [] })],
     ['Dismiss', clearAlert],
   ]);
   $('alert').classList.add('info');
 }
 
+/** Clamps an instant to the store's first record (an instant before it shows nothing); says so. */
+async function clampTimes() {
+  if (!state.asOf && !state.since) return;
+  if (firstRecord === undefined) {
+    const { data } = await gql(FIRST_RECORD);
+    const at = data.edges.items[0]?.created ?? null;
+    // The store keeps microseconds, a Date milliseconds: round up, so as not to land before it.
+    firstRecord = at ? new Date(Date.parse(at) + (/\.\d{4,}/.test(at) ? 1 : 0)).toISOString() : null;
+  }
+  const notes = [];
+  for (const k of ['asOf', 'since']) {
+    if (state[k] && firstRecord && Date.parse(state[k]) < Date.parse(firstRecord)) {
+      notes.push(`${k === 'asOf' ? 'As of' : 'Changed since'} ${state[k]} is before the store’s first record, ${firstRecord}: shown from there instead.`);
+      state[k] = firstRecord;
+    }
+  }
+  $('time-note').textContent = notes.join(' ');
+  if (notes.length) {
+    writeUrl(false);
+    syncControls();
+  }
+}
+
 async function draw({ confirmed = false } = {}) {
-  if (state.container == null) return;
+  if (!hasGraph()) return;
+  home.hide();
   const seq = ++drawSeq;
   syncControls();
   clearAlert();
   setBusy('loading');
-  status(`Loading the lineage of container ${state.container}…`);
+  $('time-note').textContent = '';
+  status(state.job != null ? `Loading the lineage of job ${state.job}…` : `Loading the lineage of container ${state.container}…`);
   const started = performance.now();
   let graph;
   try {
-    const { data } = await gql(GRAPH, { id: state.container, depth: state.depth, side: graphSide(state.side) });
-    graph = data.lineageGraph;
+    await clampTimes();
+    if (state.job != null) {
+      const { data } = await gql(JOB_GRAPH, { job: state.job, depth: state.depth, side: graphSide(state.side) });
+      graph = data.jobLineageGraph;
+    } else {
+      const vars = {
+        id: state.container,
+        depth: state.depth,
+        side: graphSide(state.side),
+        asOf: state.asOf,
+        max: state.max ?? DEFAULT_MAX_NODES,
+        jobs: state.jobs,
+        sum: state.depth < 20 && !state.since,
+        next: Math.min(20, state.depth + 1),
+        diff: Boolean(state.since),
+      };
+      if (state.since) vars.since = state.since;
+      const { data, errors } = await gql(GRAPH, vars);
+      const failed = errors.find((e) => e.path?.[0] === 'lineageGraph' || e.path?.[0] === 'diff');
+      if (failed || !data.lineageGraph) throw new ApiError(kindOf(failed), failed?.message ?? 'No graph in the answer.', errors);
+      graph = { ...data.lineageGraph, summary: data.summary ?? null, diff: data.diff ?? null };
+    }
   } catch (e) {
     if (seq !== drawSeq) return;
     setBusy('error');
@@ -297,7 +397,18 @@ async function draw({ confirmed = false } = {}) {
       ...(state.depth > 1 ? [[`Draw depth ${state.depth - 1}`, () => navigate({ ...state, depth: state.depth - 1, expansions: [] })]] : []),
     ]);
   }
-  model.reset(graph, state.container);
+  lastGraph = graph;
+  await render(seq, started, fetched);
+}
+
+/** Draws `lastGraph` (after a request, or again when a group opens): the model, the folding of
+ * wide layers, the layout, the canvas, the list. */
+async function render(seq, started = performance.now(), fetched = started) {
+  const graph = lastGraph;
+  model.reset(graph, state.job != null ? `j${state.job}` : containerKey(state.container));
+  if (graph.diff) model.applyDiff(graph.diff);
+  model.ambiguousNames = model.ambiguous();
+  if (!state.flat && !state.jobs && state.job == null) groupWide(model, WIDE_LAYER, state.open);
   status(`Laying out ${model.nodes.size} nodes…`);
   let layout;
   try {
@@ -308,12 +419,15 @@ async function draw({ confirmed = false } = {}) {
   }
   if (seq !== drawSeq) return;
   const laidOut = performance.now();
-  await view.draw(model, layout.positions);
+  lastPositions = layout.positions;
+  await view.draw(model, layout.positions, visible(model));
   if (seq !== drawSeq) return;
   const drawn = performance.now();
   probe.draws++;
   probe.lastDraw = {
     nodes: model.nodes.size,
+    drawnNodes: visible(model).nodes.length,
+    groups: model.groups.size,
     edges: model.edges.size,
     requestMs: Math.round(fetched - started),
     layoutMs: Math.round(laidOut - fetched),
@@ -322,7 +436,7 @@ async function draw({ confirmed = false } = {}) {
     totalMs: Math.round(drawn - started),
   };
   const centre = model.nodes.get(model.centre);
-  if (centre) search.show(centre.displayName || centre.name, centre);
+  if (centre && centre.kind === 'container') search.show(centre.displayName || centre.name, centre);
   // Expansions from the URL, replayed in place in their order: the view of before.
   const expansions = state.expansions;
   state.expansions = [];
@@ -336,11 +450,46 @@ async function draw({ confirmed = false } = {}) {
   applyView();
   writeUrl(false);
   setBusy('drawn');
-  restoreSelection();
+  applyView();
+  if (graph.diff && !state.sel) panel.showDiff(graph.diff, model);
+  else restoreSelection();
+}
+
+/** Opens a folded group on the graph: its tables are laid out with the rest (no request). */
+async function openGroup(key) {
+  if (!model.groups.has(key) || !lastGraph) return;
+  state.open = [...state.open, key];
+  state.sel = null;
+  writeUrl(true);
+  setBusy('loading');
+  await render(++drawSeq);
+}
+
+/** "How does A feed B": the paths of `explainLineage`, highlighted, each hop's evidence listed. */
+async function explain(fromKey, toKey) {
+  const from = model.nodes.get(fromKey);
+  const to = model.nodes.get(toKey);
+  if (!from || !to) return;
+  try {
+    const { data } = await gql(EXPLAIN, { from: from.id, to: to.id, asOf: state.asOf });
+    const answer = data.explainLineage;
+    const nodes = new Set();
+    const edges = new Set();
+    for (const p of answer.paths) {
+      for (const id of p.nodeIds) nodes.add(containerKey(id));
+      for (const h of p.hops) edges.add(`e${h.edge.id}`);
+    }
+    highlight(nodes.size ? nodes : null, edges);
+    panel.showExplain({ from: from.name, to: to.name, answer, names: (id) => model.nodes.get(containerKey(id))?.name ?? `container ${id}` });
+    status(`${answer.paths.length} path${answer.paths.length === 1 ? '' : 's'} from ${from.name} to ${to.name}, highlighted.`);
+    $('graph-text').dataset.explained = String(answer.paths.length);
+  } catch (e) {
+    panel.showExplain({ error: e.message });
+  }
 }
 
 function restoreSelection() {
-  const key = state.sel && model.nodes.has(state.sel) ? state.sel : null;
+  const key = state.sel && nodeOf(state.sel) ? state.sel : null;
   if (key) select(key, { push: false, keepField: true });
   else {
     panel.close();
@@ -410,7 +559,9 @@ function select(key, { push = false, focusPanel = false, keepField = false } = {
   writeUrl(push);
   if (!key) return panel.close();
   delete $('panel').dataset.loaded;
-  panel.show(model.nodes.get(key), model, { focus: focusPanel });
+  const node = nodeOf(key);
+  if (!node) return panel.close();
+  panel.show(node, model, { focus: focusPanel });
   // The panel took room from the canvas: let it know, and keep the node in sight. Nothing
   // else moves (a second click of a double-click must find its node where it was).
   requestAnimationFrame(() => {
@@ -419,10 +570,11 @@ function select(key, { push = false, focusPanel = false, keepField = false } = {
   });
 }
 
-function highlight(keys) {
+function highlight(keys, edgeKeys = null) {
   fieldPath = keys ? { ...(fieldPath ?? {}), keys } : null;
-  view.highlight(keys);
+  view.highlight(keys, edgeKeys);
   list.highlight(keys);
+  for (const li of document.querySelectorAll('#edge-list li')) li.dataset.highlighted = edgeKeys?.has(li.dataset.edge) ? 'true' : 'false';
 }
 
 async function showField(id, { push = false } = {}) {
@@ -471,6 +623,14 @@ function showRetired(edges) {
 // ---------------------------------------------------------------- controls
 
 function applyView() {
+  const columnsMode = state.view === 'columns';
+  $('columns-toggle').setAttribute('aria-pressed', String(columnsMode));
+  $('columns-view').hidden = !columnsMode || !hasGraph();
+  if (columnsMode && hasGraph() && document.body.dataset.state === 'drawn' && $('columns-view').dataset.for !== format(state)) {
+    $('columns-view').dataset.for = format(state);
+    delete $('columns-view').dataset.edges;
+    drawColumns($('columns-view'), model, lastPositions).catch((e) => showError(e));
+  }
   const listMode = state.view === 'list';
   $('stage').classList.toggle('list-mode', listMode);
   $('graph-text').classList.toggle('visually-hidden', !listMode);
@@ -481,8 +641,29 @@ function applyView() {
 
 $('view-toggle').addEventListener('click', () => {
   state.view = state.view === 'list' ? 'graph' : 'list';
-  applyView();
   writeUrl(false);
+  applyView();
+});
+$('columns-toggle').addEventListener('click', () => {
+  state.view = state.view === 'columns' ? 'graph' : 'columns';
+  writeUrl(false);
+  applyView();
+});
+$('jobs-toggle').addEventListener('change', () => {
+  if (state.container == null) return;
+  navigate({ ...state, jobs: $('jobs-toggle').checked, expansions: [], open: [] });
+});
+const fromLocal = (v) => (v ? new Date(`${v.length === 16 ? `${v}:00` : v}Z`).toISOString() : null);
+$('as-of').addEventListener('change', () => navigate({ ...state, asOf: fromLocal($('as-of').value), expansions: [] }));
+$('since').addEventListener('change', () => navigate({ ...state, since: fromLocal($('since').value), sel: null, expansions: [] }));
+$('as-of-now').addEventListener('click', () => navigate({ ...state, asOf: null, expansions: [] }));
+$('since-clear').addEventListener('click', () => navigate({ ...state, since: null, expansions: [] }));
+document.addEventListener('keydown', (e) => {
+  const typing = /^(INPUT|SELECT|TEXTAREA)$/.test(document.activeElement?.tagName ?? '');
+  if ((e.key === 'k' && (e.ctrlKey || e.metaKey)) || (e.key === '/' && !typing)) {
+    e.preventDefault();
+    $('search').focus();
+  }
 });
 $('fit').addEventListener('click', () => view.fit());
 $('zoom-in').addEventListener('click', () => view.zoomBy(1.25));
@@ -515,10 +696,11 @@ $('controls').addEventListener('submit', async (e) => {
   const text = $('search').value.trim();
   if (id == null && text) {
     try {
-      const { data } = await gql('query($n: String!) { containers(name: $n, size: 2) { items { id name } } }', { n: text });
-      const items = data.containers.items;
-      const exact = items.find((c) => c.name.toLowerCase() === text.toLowerCase());
-      id = exact?.id ?? (items.length === 1 ? items[0].id : null);
+      const { data } = await gql('query Pick($n: String!) { search(query: $n, kinds: [CONTAINER], first: 2) { containerId match } }', { n: text });
+      const hits = data.search;
+      // The one exact match, or the only match.
+      const exact = hits.filter((h) => h.match === 'EXACT');
+      id = exact.length === 1 ? exact[0].containerId : hits.length === 1 ? hits[0].containerId : null;
     } catch (err) {
       return showError(err);
     }
@@ -528,12 +710,12 @@ $('controls').addEventListener('submit', async (e) => {
     else return status(text ? `No single container is called “${text}”: pick one from the suggestions.` : 'Type a container name first.');
   }
   const same = id === state.container;
-  navigate({ ...state, container: id, depth, side, sel: same ? state.sel : null, field: same ? state.field : null, expansions: same && depth === state.depth && side === state.side ? state.expansions : [] });
+  navigate({ ...state, container: id, job: null, open: same ? state.open : [], depth, side, sel: same ? state.sel : null, field: same ? state.field : null, expansions: same && depth === state.depth && side === state.side ? state.expansions : [] });
 });
 
 for (const id of ['side', 'depth']) {
   $(id).addEventListener('change', () => {
-    if (state.container == null) return;
+    if (!hasGraph()) return;
     const depth = clampDepth($('depth').value);
     const side = $('side').value || null;
     if (depth === state.depth && side === state.side) return;
@@ -543,10 +725,19 @@ for (const id of ['side', 'depth']) {
 
 // ---------------------------------------------------------------- start
 
-syncControls();
-applyView();
-if (state.container != null) draw();
-else {
+function start() {
+  if (hasGraph()) return draw();
+  drawSeq++;
+  view.cy?.destroy();
+  view.cy = null;
+  model.clear();
+  panel.close();
   setBusy('idle');
+  status('Find a table by name above, or start from what changed and what broke below.');
+  home.show();
   $('search').focus();
 }
+
+syncControls();
+applyView();
+start();

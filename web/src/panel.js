@@ -4,7 +4,7 @@
 // its edges. Requests: the panel (one), the metadata (one, as it needs REPORTER), and the field
 // edges (one per 40 fields with lineage). A refusal in one section is said there; the rest shows.
 import { ApiError, errorsAt, gql } from './api.js';
-import { FIELD_EDGES_PER_REQUEST, IMPACT_LIMIT, METADATA, PANEL, PANEL_EDGES, fieldEdges } from './queries.js';
+import { FIELD_EDGES_PER_REQUEST, IMPACT_LIMIT, JOB_PANEL, METADATA, PANEL, PANEL_EDGES, fieldEdges } from './queries.js';
 
 const RANK = { REPORTER: 1, VIEWER: 2, EDITOR: 3 };
 const LIST_SHOWN = 200;
@@ -26,6 +26,14 @@ function section(name, title) {
   const body = el('div', { class: 'section-body' }, el('p', { class: 'loading', text: 'Loading…' }));
   s.append(body);
   return { section: s, body };
+}
+
+function duration(ms) {
+  if (ms < 1000) return `${ms} ms`;
+  const sec = Math.round(ms / 1000);
+  if (sec < 120) return `${sec} s`;
+  const min = Math.floor(sec / 60);
+  return min < 120 ? `${min} min ${sec % 60} s` : `${Math.floor(min / 60)} h ${min % 60} min`;
 }
 
 function time(t) {
@@ -80,6 +88,9 @@ export class Panel {
       else if (a === 'node') this.handlers.select(b.dataset.node);
       else if (a === 'retired') this.toggleRetired(b);
       else if (a === 'more') this.showAll(b);
+      else if (a === 'open-group') this.handlers.openGroup(this.key);
+      else if (a === 'explain-from') this.handlers.explainFrom(this.key);
+      else if (a === 'explain-to') this.handlers.explain(this.key);
     });
   }
 
@@ -102,7 +113,13 @@ export class Panel {
     if (node.up) actions.append(el('button', { type: 'button', 'data-action': 'expand', 'data-side': 'u', text: 'Expand upstream' }));
     if (node.down) actions.append(el('button', { type: 'button', 'data-action': 'expand', 'data-side': 'd', text: 'Expand downstream' }));
     if (model.expanded(node.key)) actions.append(el('button', { type: 'button', 'data-action': 'collapse', text: 'Collapse' }));
-    if (node.kind === 'container' && node.key !== model.centre) actions.append(el('button', { type: 'button', 'data-action': 'recentre', text: 'Centre here' }));
+    if ((node.kind === 'container' || node.kind === 'job') && node.key !== model.centre) actions.append(el('button', { type: 'button', 'data-action': 'recentre', text: 'Centre here' }));
+    if (node.kind === 'container') {
+      const from = model.explainFrom ? model.nodes.get(model.explainFrom) : null;
+      if (from && from.key !== node.key) actions.append(el('button', { type: 'button', 'data-action': 'explain-to', class: 'primary', text: `How does ${from.name} feed this?` }));
+      actions.append(el('button', { type: 'button', 'data-action': 'explain-from', 'aria-pressed': String(model.explainFrom === node.key), text: model.explainFrom === node.key ? 'Explaining from here: select another node' : 'Explain from here' }));
+    }
+    if (node.kind === 'group') actions.append(el('button', { type: 'button', 'data-action': 'open-group', class: 'primary', text: `Open the ${node.members.length} tables on the graph` }));
     return [head, actions];
   }
 
@@ -115,8 +132,11 @@ export class Panel {
     this.root.replaceChildren(...this.header(node, model));
     if (focus) this.root.querySelector('#panel-title').focus();
     if (node.kind === 'external') return this.showExternal(node, model);
+    if (node.kind === 'group') return this.showGroup(node, model);
+    if (node.kind === 'job') return this.showJob(node, seq);
     const parts = {
       attributes: section('attributes', 'Datastore and attributes'),
+      health: section('health', 'Health, producers and consumers'),
       columns: section('columns', 'Fields and column lineage'),
       impact: section('impact', 'Downstream impact'),
       metadata: section('metadata', 'Metadata'),
@@ -138,11 +158,207 @@ export class Panel {
     if (seq !== this.seq) return;
     const { data, errors } = answer;
     this.renderAttributes(parts.attributes.body, data.container);
+    this.renderHealth(parts.health.body, data.container, errorsAt(errors, 'container'));
     this.renderImpact(parts.impact.body, data.impact, errorsAt(errors, 'impact'));
     this.renderEvidence(parts.evidence.body, node, data.edges, data.me, data.container);
     this.renderMetadata(parts.metadata.body, metadata, seq, data.containerFields?.items ?? []);
     await this.renderColumns(parts.columns.body, node, data.containerFields, seq);
     this.handlers.loaded?.(node.key);
+  }
+
+  /** A folded layer: its tables, each a link that selects it once the group is opened. */
+  showGroup(node, model) {
+    const s = section('members', 'Tables in this group');
+    const parent = model.nodes.get(node.parent);
+    const ul = el('ul', { class: 'plain', 'data-members': node.members.length });
+    node.members.forEach((k, i) => {
+      const n = model.nodes.get(k);
+      ul.append(el('li', { 'data-node': k, hidden: i >= LIST_SHOWN }, n?.displayName || n?.name || k, n?.datastore ? el('span', { class: 'sub', text: ` ${n.datastore.name}` }) : null));
+    });
+    s.body.replaceChildren(
+      el('p', { text: `${node.members.length} tables ${node.side === 'd' ? 'fed by' : 'feeding'} ${parent?.name ?? node.parent}, at distance ${node.distance} ${node.side === 'd' ? 'downstream' : 'upstream'}. Its layer is too wide to draw one by one, so the tables are folded by the node they hang from.` }),
+      ul,
+    );
+    if (node.members.length > LIST_SHOWN) s.body.append(el('button', { type: 'button', 'data-action': 'more', text: `Show all ${node.members.length}` }));
+    this.root.append(s.section);
+    this.handlers.loaded?.(node.key);
+  }
+
+  /** A job: what it is, its run history (state, start, duration, error), inputs and outputs. */
+  async showJob(node, seq) {
+    const about = section('job', 'Job');
+    const runs = section('runs', 'Run history');
+    const io = section('io', 'Inputs and outputs');
+    this.root.append(about.section, runs.section, io.section);
+    let job;
+    try {
+      job = (await gql(JOB_PANEL, { id: node.id })).data.job;
+    } catch (e) {
+      if (seq !== this.seq) return;
+      for (const p of [about, runs, io]) p.body.replaceChildren(el('p', { class: 'error', text: message(e) }));
+      return;
+    }
+    if (seq !== this.seq) return;
+    if (!job) return about.body.replaceChildren(el('p', { class: 'error', text: 'This job no longer exists.' }));
+    if (job.restricted) {
+      for (const p of [about, runs, io]) p.body.replaceChildren(el('p', { class: 'notice', text: 'Restricted: this job reads or writes a datastore you have no VIEWER permission on, so only its id is shown.' }));
+      return this.handlers.loaded?.(node.key);
+    }
+    const rows = [
+      ['Namespace', job.namespace],
+      ['Name', job.name],
+      ['Type', [job.processingType, job.jobType, job.integration].filter(Boolean).join(', ')],
+      ['Description', job.description],
+      ['Owners', job.owners?.join(', ')],
+      ['Parent', job.parent ? `${job.parent.namespace}/${job.parent.name}` : null],
+      ['Source code', job.sourceCodeLocation?.url ?? null],
+      ['First seen', time(job.firstSeenAt)],
+      ['Last seen', time(job.lastSeenAt)],
+    ];
+    const dl = el('dl');
+    for (const [k, v] of rows) if (v) dl.append(el('dt', { text: k }), el('dd', { text: String(v) }));
+    about.body.replaceChildren(dl, job.sql ? el('pre', { class: 'sql', text: job.sql }) : null);
+    const table = el('table', { class: 'grid runs' });
+    table.append(el('thead', {}, el('tr', {}, ...['State', 'Started', 'Duration', 'Error'].map((h) => el('th', { scope: 'col', text: h })))));
+    const tbody = el('tbody');
+    for (const r of job.runs.items) {
+      tbody.append(
+        el(
+          'tr',
+          { 'data-run-id': r.runId, 'data-state': r.state },
+          el('td', {}, el('span', { class: `state state-${r.state}`, text: r.state ?? '?' })),
+          el('td', { text: time(r.startedAt) }),
+          el('td', { text: r.durationMs != null ? duration(r.durationMs) : '' }),
+          el('td', { class: r.errorMessage ? 'error' : '', text: r.errorMessage ?? '' }),
+        ),
+      );
+    }
+    table.append(tbody);
+    runs.body.replaceChildren(el('p', { class: 'count', text: `${job.runs.total} run${job.runs.total === 1 ? '' : 's'}${job.runs.total > job.runs.items.length ? `, the latest ${job.runs.items.length} shown` : ''}.` }), table);
+    const list = (title, items, side) => {
+      const ul = el('ul', { class: 'plain', 'data-io': side });
+      for (const d of items) {
+        const key = d.container ? `c${d.container.id}` : d.nodeId;
+        ul.append(el('li', { 'data-node': key }, el('button', { type: 'button', class: 'link', 'data-action': 'node', 'data-node': key, text: d.container?.name ?? `${d.namespace}/${d.name}` }), el('span', { class: 'sub', text: ` ${side === 'in' ? 'read' : 'written'} ${time(d.at)}` })));
+      }
+      return [el('h4', { text: `${title}: ${items.length}` }), ul];
+    };
+    io.body.replaceChildren(...list('Inputs', job.inputs, 'in'), ...list('Outputs', job.outputs, 'out'));
+    this.handlers.loaded?.(node.key);
+  }
+
+  renderHealth(body, c, errors) {
+    if (!c) return body.replaceChildren(el('p', { class: 'error', text: refusal(errors) ?? 'No answer.' }));
+    const h = c.health;
+    const parts = [];
+    if (h) {
+      parts.push(
+        el('p', { 'data-health': h.state }, el('span', { class: `state state-${h.state}`, text: h.state }), h.lastWrittenAt ? ` last written completely ${time(h.lastWrittenAt)}` : ' never written completely by a job'),
+      );
+      if (h.lastRun) parts.push(el('p', { class: 'sub', text: `Latest run of a job writing it: ${h.lastRun.job?.name ?? '?'} ${h.lastRun.state ?? ''} ${time(h.lastRun.endedAt)}` }));
+      if (h.causes.length) {
+        const ul = el('ul', { class: 'plain', 'data-causes': h.causes.length });
+        for (const r of h.causes) {
+          ul.append(
+            el(
+              'li',
+              { 'data-run-id': r.runId },
+              el('span', { class: `state state-${r.state}`, text: r.state }),
+              r.job ? el('a', { href: `/ui?job=${r.job.id}&depth=2&sel=j${r.job.id}`, text: `${r.job.namespace}/${r.job.name}` }) : 'a run',
+              ` ${time(r.endedAt)}`,
+              r.errorMessage ? el('div', { class: 'error', text: r.errorMessage }) : null,
+            ),
+          );
+        }
+        parts.push(el('h4', { text: 'Caused by' }), ul);
+      }
+    }
+    const jobs = (title, list, side) => {
+      const ul = el('ul', { class: 'plain', 'data-jobs': side });
+      for (const j of list) {
+        ul.append(
+          el(
+            'li',
+            { 'data-job-id': j.id },
+            el('span', { class: `state state-${j.latestRun?.state ?? 'NONE'}`, text: j.latestRun?.state ?? 'no run' }),
+            el('a', { href: `/ui?job=${j.id}&depth=2&sel=j${j.id}`, text: j.restricted ? `job ${j.id} (restricted)` : `${j.namespace}/${j.name}` }),
+          ),
+        );
+      }
+      return [el('h4', { text: `${title}: ${list.length}` }), list.length ? ul : el('p', { class: 'sub', text: 'none recorded' })];
+    };
+    parts.push(...jobs('Producers (jobs writing it)', c.producers ?? [], 'producers'), ...jobs('Consumers (jobs reading it)', c.consumers ?? [], 'consumers'));
+    body.replaceChildren(...parts);
+  }
+
+  /** The answer of "how does A feed B": each path, each hop with its evidence. */
+  showExplain(result) {
+    let box = this.root.querySelector('[data-section=explain]');
+    if (!box) {
+      const s = section('explain', 'How it feeds');
+      this.root.querySelector('.actions')?.after(s.section);
+      box = s.section;
+    }
+    const body = box.querySelector('.section-body');
+    if (result.error) return body.replaceChildren(el('p', { class: 'error', text: result.error }));
+    const { from, to, answer, names } = result;
+    if (!answer.paths.length) {
+      return body.replaceChildren(el('p', { 'data-paths': 0, text: answer.reason === 'ENDS_HIDDEN' ? `You have no permission on ${from} or ${to}.` : `${from} does not feed ${to} within 20 hops.` }));
+    }
+    const parts = [el('p', { 'data-paths': answer.paths.length, text: `${answer.paths.length} path${answer.paths.length === 1 ? '' : 's'} from ${from} to ${to}${answer.isPartial ? ' (more exist)' : ''}, highlighted on the graph:` })];
+    answer.paths.forEach((p, i) => {
+      const ol = el('ol');
+      for (const h of p.hops) {
+        const ev = h.evidence.map((e) => [e.provider, e.evidenceType, e.jobName ? `job ${e.jobName}` : null, e.runId ? `run ${e.runId}` : null, e.observedAt ? `observed ${time(e.observedAt)}` : null].filter(Boolean).join(', '));
+        ol.append(
+          el(
+            'li',
+            { 'data-edge-id': h.edge.id },
+            `${h.edge.sourceContainer?.name ?? names(h.edge.sourceContainerId)} → ${h.edge.targetContainer?.name ?? names(h.edge.targetContainerId)} `,
+            el('span', { class: 'tag', text: h.operation || h.sourceType }),
+            el('div', { class: 'sub', text: `first seen ${time(h.firstObserved)}${h.lastObserved ? `, last asserted ${time(h.lastObserved)}` : ''}` }),
+            ...(ev.length ? ev.map((t) => el('div', { class: 'sub', text: `evidence: ${t}` })) : [el('div', { class: 'sub', text: 'no evidence recorded (a manual or catalog edge)' })]),
+          ),
+        );
+      }
+      parts.push(el('div', { class: 'path', 'data-path': i }, el('strong', { text: `Path ${i + 1}: ${p.length} hop${p.length === 1 ? '' : 's'}` }), ol));
+    });
+    body.replaceChildren(...parts);
+  }
+
+  /** What changed since the diff's `from`: each appeared and retired edge with its evidence. */
+  showDiff(diff, model) {
+    const s = section('diff', `Changed since ${time(diff.from)}`);
+    const list = (title, items, kind) => {
+      const ul = el('ul', { class: 'edges', 'data-diff': kind });
+      for (const c of items) {
+        const e = c.edge;
+        const name = (id, ext) => model.nodes.get(`c${id}`)?.name ?? ext ?? (id != null ? `container ${id}` : '?');
+        ul.append(
+          el(
+            'li',
+            { 'data-edge-id': e.id },
+            el('div', { class: 'edge-title' }, `${e.sourceContainer?.name ?? name(e.sourceContainerId, e.sourceExternalFqn)} → ${e.targetContainer?.name ?? name(e.targetContainerId, e.targetExternalFqn)} `, el('span', { class: 'tag', text: e.operation || e.sourceType })),
+            el('div', { class: 'sub', text: `${kind} ${time(c.at)}` }),
+            ...e.evidence.map((ev) => el('div', { class: 'sub', text: `evidence: ${[ev.provider, ev.authorship, ev.jobName ? `job ${ev.jobName}` : null, ev.runId ? `run ${ev.runId}` : null].filter(Boolean).join(', ')}` })),
+          ),
+        );
+      }
+      return [el('h4', { text: `${title}: ${items.length}` }), items.length ? ul : el('p', { class: 'sub', text: 'none' })];
+    };
+    s.body.replaceChildren(
+      el('p', { class: 'sub', text: `Appeared in green, retired dashed in red, unchanged dimmed; ${diff.appearedNodes.length} node${diff.appearedNodes.length === 1 ? '' : 's'} appeared, ${diff.retiredNodes.length} retired.` }),
+      ...list('Appeared edges', diff.appearedEdges, 'appeared'),
+      ...list('Retired edges', diff.retiredEdges, 'retired'),
+    );
+    this.seq++;
+    this.key = null;
+    this.root.hidden = false;
+    this.root.dataset.node = 'diff';
+    this.root.replaceChildren(
+      el('header', { class: 'panel-head' }, el('h2', { id: 'panel-title', tabindex: '-1', text: 'What changed' }), el('button', { type: 'button', class: 'close', 'data-action': 'close', 'aria-label': 'Close details', text: '×' })),
+      s.section,
+    );
   }
 
   showExternal(node, model) {
@@ -196,6 +412,23 @@ export class Panel {
     });
     body.replaceChildren(count, list);
     if (n > LIST_SHOWN) body.append(el('button', { type: 'button', 'data-action': 'more', text: `Show all ${n}` }));
+    // Assets outside the catalog (files, datasets no datastore lists) the lineage reaches.
+    const externals = impact.externals ?? [];
+    if (externals.length === 0) return;
+    const heading = el('p', { class: 'count', 'data-impact-externals': externals.length });
+    heading.textContent = `${externals.length} external asset${externals.length === 1 ? '' : 's'} outside the catalog:`;
+    const ext = el('ol', { class: 'impact impact-externals' });
+    for (const x of externals) {
+      ext.append(
+        el(
+          'li',
+          { 'data-external-id': x.external.id, 'data-distance': x.distance },
+          el('button', { type: 'button', class: 'link', 'data-action': 'node', 'data-node': x.external.id, text: x.external.fqn }),
+          el('span', { class: 'sub', text: ` distance ${x.distance}${x.via?.operation || x.via?.sourceType ? `, via ${x.via.operation || x.via.sourceType}` : ''}` }),
+        ),
+      );
+    }
+    body.append(heading, ext);
   }
 
   showAll(button) {

@@ -2,20 +2,55 @@
 // server's complexity cap (150,000; a list taking `size` or `limit` weighs that many copies of
 // its selection) and alias cap (50).
 
-/** One per draw, and one per expansion (depth 1, one side). */
-export const GRAPH = `query Graph($id: Int!, $depth: Int!, $side: Side) {
-  lineageGraph(containerId: $id, depth: $depth, side: $side) {
-    nodes { id name displayName containerType isTarget hasUpstream hasDownstream fieldCount datastore { id name type } }
+const GRAPH_BODY = `
+    nodes { id name displayName containerType isTarget hasUpstream hasDownstream fieldCount datastore { id name type } container { database schema } }
     edges { id sourceContainerId targetContainerId sourceType operation description }
     externalNodes { id fqn sourceType }
     externalEdges { id sourceContainerId targetContainerId sourceNodeId targetNodeId sourceType operation description }
+    isPartial
+    frontier { id side distance reason beyond }
+    jobs { id namespace name restricted latestRun { state startedAt } }
+    jobEdges { jobId kind sourceNodeId targetNodeId }`;
+
+const EDGE_CHANGE = `at edge { id sourceContainerId targetContainerId sourceNodeId targetNodeId sourceExternalFqn targetExternalFqn
+      sourceType operation description retiredAt
+      sourceContainer { id name displayName datastore { id name type } } targetContainer { id name displayName datastore { id name type } }
+      evidence { provider authorship observedAt jobName runId } }`;
+
+/** One per draw (with the diff and the size of the next depth in the same request), and one per
+ * expansion (depth 1, one side). */
+export const GRAPH = `query Graph($id: Int!, $depth: Int!, $side: Side, $asOf: DateTime, $max: Int, $jobs: Boolean = false,
+    $sum: Boolean = false, $next: Int = 2, $diff: Boolean = false, $since: DateTime = "1970-01-01T00:00:00Z") {
+  lineageGraph(containerId: $id, depth: $depth, side: $side, asOf: $asOf, maxNodes: $max, includeJobs: $jobs) {
+    ${GRAPH_BODY}
+    asOf { at notReconstructed }
+  }
+  summary: lineageSummary(containerId: $id, depth: $next, side: $side) @include(if: $sum) { nodes edges isPartial }
+  diff: lineageDiff(containerId: $id, depth: $depth, side: $side, from: $since, to: $asOf) @include(if: $diff) {
+    from to
+    appearedNodes { kind containerId externalId }
+    retiredNodes { kind containerId externalId container { id name displayName datastore { id name type } } }
+    appearedEdges { ${EDGE_CHANGE} }
+    retiredEdges { ${EDGE_CHANGE} }
   }
 }`;
 
+export const SEARCH_FIRST = 12;
+
+/** The graph centred on a job (`/ui?job=<id>`). */
+export const JOB_GRAPH = `query JobGraph($job: Int!, $depth: Int!, $side: Side) {
+  jobLineageGraph(jobId: $job, depth: $depth, side: $side) {
+    ${GRAPH_BODY}
+  }
+}`;
+
+/** When the store's lineage history starts: its first edge (ids grow as edges are recorded). */
+export const FIRST_RECORD = `query FirstRecord { edges(size: 1, includeRetired: true) { items { created } } }`;
+
 export const SEARCH = `query Search($name: String!) {
-  containers(name: $name, size: 12) {
-    total
-    items { id name displayName database schema containerType datastore { name } }
+  search(query: $name, kinds: [CONTAINER], first: ${SEARCH_FIRST}) {
+    qualifiedName match
+    container { id name displayName database schema containerType datastore { name } }
   }
 }`;
 
@@ -31,6 +66,13 @@ export const PANEL = `query Panel($id: Int!) {
   container(id: $id) {
     id name displayName containerType tableType database schema purpose activeAnomalyCount
     fieldCount linkedFieldCount datastore { id name type storeType }
+    producers { id namespace name restricted latestRun { state } }
+    consumers { id namespace name restricted latestRun { state } }
+    health {
+      state lastWrittenAt
+      lastRun { runId state endedAt job { id name } }
+      causes { runId state endedAt errorMessage job { id namespace name } }
+    }
   }
   containerFields(containerId: $id, size: 1000) {
     total
@@ -39,6 +81,7 @@ export const PANEL = `query Panel($id: Int!) {
   impact(containerId: $id, limit: ${IMPACT_LIMIT}) {
     isPartial
     containers { distance container { id name } via { id operation sourceType } }
+    externals { distance external { id fqn sourceType } via { id operation sourceType } }
   }
   edges(containerId: $id, includeRetired: true, size: ${PANEL_EDGES}) {
     total
@@ -93,3 +136,83 @@ export const FIELD_PATH = `query FieldPath($f: Int!) {
     fields { distance derived field { id name containerId container { id name } } }
   }
 }`;
+
+const JOB_REF = 'id namespace name restricted latestRun { state startedAt }';
+const DATASET = 'kind nodeId namespace name at container { id name displayName }';
+
+/** The side panel of a job: what it is, its runs, what it reads and writes. */
+export const JOB_PANEL = `query JobPanel($id: Int!) {
+  job(id: $id) {
+    id namespace name restricted processingType integration jobType description owners sql
+    sourceCodeLocation firstSeenAt lastSeenAt
+    parent { id namespace name }
+    inputs { ${DATASET} }
+    outputs { ${DATASET} }
+    runs(size: 20) { total items { runId state startedAt endedAt durationMs errorMessage } }
+  }
+}`;
+
+/** The home page: the datastores, the failed runs and what they left stale, the job count. */
+export const HOME = `query Home {
+  datastores { id name type }
+  incidents(first: 20) {
+    items {
+      state errorMessage at failedCount staleCount
+      run { runId startedAt endedAt }
+      job { ${JOB_REF} outputs { nodeId container { id name } } }
+    }
+  }
+  jobCount: jobs(size: 1) { total }
+}`;
+
+/** The newest page of jobs (ids grow as jobs appear) and each datastore's counts. */
+export function homeCounts(datastoreIds, jobPage) {
+  const parts = datastoreIds.map((id, i) => `c${i}: containers(datastoreId: ${Number(id)}, size: 1) { total }\n  j${i}: jobs(datastoreId: ${Number(id)}, size: 1) { total }`);
+  return `query HomeCounts {
+  recent: jobs(page: ${Number(jobPage)}, size: 100) { items { ${JOB_REF} lastSeenAt } }
+  ${parts.join('\n  ')}
+}`;
+}
+
+/** A page of the change log (oldest first). */
+export const CHANGES = `query Changes($after: String, $first: Int!) {
+  changes(after: $after, first: $first) {
+    endCursor hasMore
+    items { cursor kind at edgeId containerIds ${EDGE_CHANGE.replace(/^at /, '')} }
+  }
+}`;
+
+/** Only where the log ends (to find the newest changes without reading them all). */
+export const CHANGE_CURSORS = `query ChangeCursors($after: String) {
+  changes(after: $after, first: 1000) { endCursor hasMore items { cursor } }
+}`;
+
+/** The containers of one datastore (the home page's datastore entries). */
+export const DATASTORE_CONTAINERS = `query DatastoreContainers($id: Int!) {
+  containers(datastoreId: $id, size: 25) { total items { id name displayName database schema containerType } }
+}`;
+
+/** How A feeds B: the paths, each hop's edge and evidence. */
+export const EXPLAIN = `query Explain($from: Int!, $to: Int!, $asOf: DateTime) {
+  explainLineage(from: { containerId: $from }, to: { containerId: $to }, maxPaths: 5, asOf: $asOf) {
+    reason isPartial
+    paths {
+      length nodeIds
+      hops {
+        sourceType operation firstObserved lastObserved
+        edge { id sourceContainerId targetContainerId sourceContainer { name } targetContainer { name } }
+        evidence { provider evidenceType authorship observedAt jobName runId }
+      }
+    }
+  }
+}`;
+
+/** The fields of up to 20 containers, for the column view (their field edges then come from
+ * `fieldEdges`, 40 fields a request). */
+export const COLUMN_CONTAINERS = 20;
+export function columns(containerIds) {
+  const parts = containerIds.map((id, i) => `f${i}: containerFields(containerId: ${Number(id)}, size: 100) { total items { id name type hasLineage } }`);
+  return `query Columns {
+  ${parts.join('\n  ')}
+}`;
+}

@@ -1,8 +1,9 @@
 // The container search: a combobox (WAI-ARIA 1.2 pattern) whose suggestions come from
-// `containers(name:)` as you type. Arrow keys move through the suggestions, Enter picks one,
+// `search(kinds: [CONTAINER])` as you type: a name, `database.schema.name`, `datastore:name` or an
+// OpenLineage `namespace/name`, exact matches first, then prefixes, then the rest. Arrow keys move through the suggestions, Enter picks one,
 // Escape closes them.
 import { gql } from './api.js';
-import { SEARCH } from './queries.js';
+import { SEARCH, SEARCH_FIRST } from './queries.js';
 
 const DEBOUNCE_MS = 150;
 
@@ -44,8 +45,8 @@ export class Search {
     try {
       const { data } = await gql(SEARCH, { name });
       if (seq !== this.seq) return;
-      this.items = data.containers.items;
-      this.total = data.containers.total;
+      this.items = data.search.map((hit) => hit.container).filter(Boolean);
+      this.more = data.search.length >= SEARCH_FIRST;
       this.render();
     } catch (e) {
       if (seq === this.seq) this.onError(e);
@@ -74,10 +75,10 @@ export class Search {
       li.append(name, where);
       this.list.append(li);
     });
-    if (this.total > this.items.length) {
+    if (this.more) {
       const li = document.createElement('li');
       li.className = 'more';
-      li.textContent = `${this.total - this.items.length} more: type more of the name.`;
+      li.textContent = 'Maybe more: type more of the name.';
       this.list.append(li);
     }
     this.list.hidden = false;

@@ -1,9 +1,14 @@
 // The URL is the state: `/ui?container=<id>&depth=<1..20>&side=up|down` (the contract's names),
-// plus the page's own `sel` (the selected node: `c<id>` or an external node's `ext:...` id),
+// `job=<id>` (centred on a job), `jobs=1` (jobs drawn between tables), `asOf=<RFC 3339>` (the
+// graph as it was), `since=<RFC 3339>` (what changed since, as a diff), plus the page's own `sel`
+// (the selected node: `c<id>`, a bare container id, `j<id>` or an external node's `ext:...` id),
 // `field` (the field whose column lineage is drawn), `x` (nodes expanded in place, as
-// `<id><u|d|b>` joined by commas, in the order they were expanded) and `view=list`.
+// `<id><u|d|b>` joined by commas, in the order they were expanded), `open` (collapsed groups
+// opened, by group key), `flat=1` (never collapse wide layers), `max` (maxNodes) and
+// `view=list|columns`. `/ui` with neither container nor job is the home page.
 
 export const DEFAULT_DEPTH = 2;
+export const DEFAULT_MAX_NODES = 5000;
 
 export function clampDepth(value) {
   const n = Number.parseInt(value, 10);
@@ -11,38 +16,70 @@ export function clampDepth(value) {
   return Math.min(20, Math.max(1, n));
 }
 
+const positiveInt = (s) => {
+  const n = Number.parseInt(s ?? '', 10);
+  return Number.isFinite(n) && n > 0 ? n : null;
+};
+
+/** An RFC 3339 instant, or null when `s` is none. */
+export function instant(s) {
+  if (!s) return null;
+  const t = Date.parse(s);
+  return Number.isFinite(t) ? new Date(t).toISOString() : null;
+}
+
+/** `sel=` as the page keys nodes: a bare number is a container id. */
+export function selKey(s) {
+  if (!s) return null;
+  return /^\d+$/.test(s) ? `c${s}` : s;
+}
+
 /** The state in a location's query string. */
 export function parse(search) {
   const q = new URLSearchParams(search);
-  const container = Number.parseInt(q.get('container') ?? '', 10);
   const side = q.get('side');
-  const field = Number.parseInt(q.get('field') ?? '', 10);
   const expansions = (q.get('x') ?? '')
     .split(',')
     .map((s) => s.match(/^(\d+)([udb])$/))
     .filter(Boolean)
     .map((m) => ({ id: Number(m[1]), side: m[2] }));
+  const view = q.get('view');
   return {
-    container: Number.isFinite(container) && container > 0 ? container : null,
+    container: positiveInt(q.get('container')),
+    job: positiveInt(q.get('job')),
+    jobs: q.get('jobs') === '1',
+    asOf: instant(q.get('asOf')),
+    since: instant(q.get('since')),
     depth: q.has('depth') ? clampDepth(q.get('depth')) : DEFAULT_DEPTH,
     side: side === 'up' || side === 'down' ? side : null,
-    sel: q.get('sel') || null,
-    field: Number.isFinite(field) && field > 0 ? field : null,
+    sel: selKey(q.get('sel')),
+    field: positiveInt(q.get('field')),
     expansions,
-    view: q.get('view') === 'list' ? 'list' : 'graph',
+    open: (q.get('open') ?? '').split(',').filter(Boolean),
+    flat: q.get('flat') === '1',
+    max: positiveInt(q.get('max')),
+    view: view === 'list' || view === 'columns' ? view : 'graph',
   };
 }
 
 /** The query string of a state (fixed key order, defaults left out). */
 export function format(state) {
   const q = new URLSearchParams();
+  const graph = state.container != null || state.job != null;
   if (state.container != null) q.set('container', String(state.container));
-  if (state.container != null) q.set('depth', String(state.depth));
+  else if (state.job != null) q.set('job', String(state.job));
+  if (graph) q.set('depth', String(state.depth));
   if (state.side) q.set('side', state.side);
+  if (state.jobs && state.container != null) q.set('jobs', '1');
+  if (state.asOf) q.set('asOf', state.asOf);
+  if (state.since) q.set('since', state.since);
   if (state.sel) q.set('sel', state.sel);
   if (state.field != null) q.set('field', String(state.field));
   if (state.expansions?.length) q.set('x', state.expansions.map((e) => `${e.id}${e.side}`).join(','));
-  if (state.view === 'list') q.set('view', 'list');
+  if (state.open?.length) q.set('open', state.open.join(','));
+  if (state.flat) q.set('flat', '1');
+  if (state.max) q.set('max', String(state.max));
+  if (state.view === 'list' || state.view === 'columns') q.set('view', state.view);
   const s = q.toString();
   return s ? `?${s}` : '';
 }

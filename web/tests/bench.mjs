@@ -1,14 +1,15 @@
 // The explorer's figures for BENCHMARKS.md: the bundle sizes (raw and gzipped) and, on a
 // 2,000-node graph in headless Chromium against a real `tributary serve` (embedded store), the
 // time to first draw (request, layout in the worker, first frame) and how long a pan and a zoom
-// take to complete. Measures only; the tests assert nothing about time.
+// take to complete; and the first draw of a 1 -> 30 -> 900 fan-out, whose 900 fold into 30 group
+// nodes. Measures only; the tests assert nothing about time.
 //
 //   cargo build --release && TRIBUTARY_BIN=$CARGO_TARGET_DIR/release/tributary node web/tests/bench.mjs [RUNS]
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { bin, context, drawn, launch, repo, startServe, tag } from './harness.mjs';
-import { seedLarge } from './seed.mjs';
+import { seedFanout, seedLarge } from './seed.mjs';
 
 const runs = Number(process.argv[2] ?? 5);
 const dist = join(repo, 'web', 'dist');
@@ -40,7 +41,8 @@ try {
   for (let i = 0; i < runs; i++) {
     const { ctx } = await context(browser, { token: admin });
     const page = await ctx.newPage();
-    await page.goto(`${serve.url}/ui?container=${big.centre}&depth=3`);
+    // flat=1: all 2,000 drawn one by one (no folding of wide layers).
+    await page.goto(`${serve.url}/ui?container=${big.centre}&depth=3&flat=1`);
     await drawn(page, 240000);
     draws.push(await page.evaluate(() => window.__tributary.lastDraw));
     // Frames while the view pans 40 frames in a row (cytoscape redraws each).
@@ -79,8 +81,19 @@ try {
     zooms.push(Date.now() - t);
     await ctx.close();
   }
+  const fan = await seedFanout(serve.url, admin, 30);
+  const fanDraws = [];
+  for (let i = 0; i < runs; i++) {
+    const { ctx } = await context(browser, { token: admin });
+    const page = await ctx.newPage();
+    await page.goto(`${serve.url}/ui?container=${fan.root}&depth=2`);
+    await drawn(page, 240000);
+    fanDraws.push(await page.evaluate(() => window.__tributary.lastDraw));
+    await ctx.close();
+  }
   await browser.close();
   const m = (k) => median(draws.map((d) => d[k]));
+  const f = (k) => median(fanDraws.map((d) => d[k]));
   const lines = [];
   lines.push(`binary: ${bin}`, `graph: ${draws[0].nodes} nodes, ${draws[0].edges} edges (depth 3), ${runs} runs, medians`, '');
   lines.push('| figure | value |', '| --- | --- |');
@@ -91,6 +104,12 @@ try {
   lines.push(`| frame time while panning (40 frames) | ${median(frameTimes).toFixed(1)} ms (${(1000 / median(frameTimes)).toFixed(0)} frames/s) |`);
   lines.push(`| a pan by mouse (press, 20 moves, release) until the next frame | ${median(pans)} ms |`);
   lines.push(`| a zoom (5 wheel steps) until the next frame | ${median(zooms)} ms |`);
+  lines.push('', `fan-out: ${fanDraws[0].nodes} nodes, ${fanDraws[0].edges} edges (depth 2), drawn as ${fanDraws[0].drawnNodes} (${fanDraws[0].groups} groups)`, '');
+  lines.push('| figure | value |', '| --- | --- |');
+  lines.push(`| time to first draw of the folded fan-out | ${f('totalMs')} ms |`);
+  lines.push(`| of which the lineageGraph request | ${f('requestMs')} ms |`);
+  lines.push(`| of which the layout | ${f('layoutMs')} ms |`);
+  lines.push(`| of which the first frame | ${f('renderMs')} ms |`);
   lines.push('', '| bundle | size | gzipped |', '| --- | --- | --- |');
   for (const [name, files] of bundles) {
     const s = size(files);

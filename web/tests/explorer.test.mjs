@@ -22,7 +22,7 @@ import {
   storeKind,
   tag,
 } from './harness.mjs';
-import { seedLarge, seedShop } from './seed.mjs';
+import { seedFailedRun, seedFanout, seedLarge, seedShop } from './seed.mjs';
 
 let serve;
 let browser;
@@ -129,6 +129,11 @@ test('search suggests containers as you type; picking one draws it; direction an
   await page.waitForSelector('#suggestions li[role=option]');
   const options = await page.locator('#suggestions li[role=option] strong').allTextContents();
   assert.ok(options.includes(shop.names.customers) && options.includes(shop.names.customer_ltv), options.join());
+  // The suggestions come from `search`, ranked as the API ranks them.
+  const asked = graphqlRequests(record).filter((r) => r.name === 'Search');
+  assert.ok(asked.length > 0 && asked.every((r) => /\bsearch\(/.test(r.query)), JSON.stringify(asked));
+  const hits = (await api('query($q: String!) { search(query: $q, kinds: [CONTAINER], first: 12) { container { name displayName } } }', { q: run ? `_${run}` : 'customer' })).search;
+  assert.deepEqual(options, hits.map((h) => h.container.displayName || h.container.name));
   const index = options.indexOf(shop.names.customer_ltv);
   for (let i = 0; i < index; i++) await page.keyboard.press('ArrowDown');
   assert.equal(await page.locator('#search').getAttribute('aria-activedescendant'), `suggestion-${index}`);
@@ -240,6 +245,10 @@ test('the side panel: column lineage with the derived flag, impact, metadata and
   assert.equal(await count.getAttribute('data-partial'), String(impact.isPartial));
   const listedImpact = await panel.locator('[data-section=impact] li[data-container-id]').evaluateAll((lis) => lis.map((li) => Number(li.dataset.containerId)));
   assert.deepEqual(listedImpact, impact.containers.map((c) => c.container.id));
+  // and the external assets it reaches, as the API lists them.
+  const externals = (await api('query($id: Int!) { impact(containerId: $id) { externals { external { id } } } }', { id })).impact.externals;
+  const listedExternals = await panel.locator('[data-section=impact] li[data-external-id]').evaluateAll((lis) => lis.map((li) => li.dataset.externalId));
+  assert.deepEqual(listedExternals, externals.map((x) => x.external.id));
 
   // Metadata: the user's description is the effective one, dbt's is kept beside it.
   const meta = (await api('query($id: Int!) { metadataAssertions(containerId: $id) { attribute source effective } }', { id })).metadataAssertions;
@@ -468,7 +477,8 @@ test('2,000 nodes: every node is in the page, and a pan and a zoom complete', { 
   const seeded = Date.now();
   const { ctx, record } = await openContext(t, { token: admin });
   const page = await ctx.newPage();
-  await page.goto(`${serve.url}/ui?container=${big.centre}&depth=3`);
+  // flat=1: every node drawn one by one (wide layers are not folded into groups).
+  await page.goto(`${serve.url}/ui?container=${big.centre}&depth=3&flat=1`);
   await drawn(page, 240000);
   const want = await apiGraph(big.centre, 3);
   assert.equal(want.nodes.length, 2000);
@@ -493,6 +503,281 @@ test('2,000 nodes: every node is in the page, and a pan and a zoom complete', { 
   await shot(page, 'large');
   process.stderr.write(`large graph (${storeKind}): seeded in ${Math.round((seeded - started) / 1000)} s, first draw ${JSON.stringify(timing)}\n`);
   noErrors(record, 'large');
+});
+
+
+/** Copies an artifact screenshot to docs/ for the README (UI_DOCS_SCREENSHOT=1, embedded store). */
+function toDocs(name, docName) {
+  if (storeKind === 'embedded' && process.env.UI_DOCS_SCREENSHOT) {
+    mkdirSync(join(repo, 'docs'), { recursive: true });
+    copyFileSync(join(artifacts, `${name}.png`), join(repo, 'docs', docName));
+  }
+}
+
+const ns = () => `postgres://${tag('warehouse')}.example.com:5432`;
+const fqn = (schema, key) => `shop.${schema}.${shop.names[key] ?? tag(key)}`;
+let failed;
+async function failedRun() {
+  failed ??= await seedFailedRun(serve.url, admin, { ns: ns(), input: fqn('staging', 'orders_clean'), output: fqn('mart', 'revenue_daily') });
+  const job = (await api('query($n: String!, $m: String!) { job(namespace: $n, name: $m) { id latestRun { state } } }', { n: failed.namespace, m: failed.name })).job;
+  return { ...failed, id: job.id, state: job.latestRun.state };
+}
+
+test('the home lists the latest changes (live), the failed runs, datastores and jobs; each opens the graph', async (t) => {
+  const run = await failedRun();
+  assert.equal(run.state, 'FAIL');
+  const { ctx, record } = await openContext(t, { token: admin });
+  const page = await ctx.newPage();
+  await page.setViewportSize({ width: 1400, height: 900 });
+  await page.goto(`${serve.url}/ui`);
+  await page.waitForSelector('#home[data-loaded=true]');
+  // The failed run, with its error, links to its job's graph.
+  const incident = page.locator(`#home li[data-incident="${run.runId}"]`);
+  await incident.waitFor();
+  assert.match(await incident.innerText(), /FAIL[\s\S]*division by zero/);
+  assert.equal(await incident.locator(`[data-outputs] a[href*="container=${shop.containers.revenue_daily}&"]`).count(), 1, 'the table it left stale');
+  // Datastores with their counts.
+  const store = page.locator(`#home details[data-datastore-id="${shop.datastore.id}"]`);
+  assert.match(await store.innerText(), /7 tables/);
+  // Jobs, with their latest run's state.
+  assert.equal(await page.locator(`#home [data-home=jobs] li[data-job-id="${run.id}"] .state`).textContent(), 'FAIL');
+  // A change made now shows up without a reload (the page reads on from the log's end).
+  const made = (await api(`mutation { createEdge(input: {sourceContainerId: ${shop.containers.customers}, targetContainerId: ${shop.containers.board_kpis}, description: "home test"}) { id } }`)).createEdge;
+  const change = page.locator(`#home li[data-change=EDGE_ASSERTED][data-edge-id="${made.id}"]`);
+  await change.waitFor({ timeout: 20000 });
+  assert.match(await change.innerText(), new RegExp(`${shop.names.customers} → ${shop.names.board_kpis}`));
+  await shot(page, 'home');
+  toDocs('home', 'explorer-home.png');
+  // The change opens the graph on it, its source selected.
+  await change.locator('a').click();
+  await drawn(page);
+  assert.match(page.url(), new RegExp(`container=${shop.containers.board_kpis}&depth=2&sel=c${shop.containers.customers}`));
+  assert.ok((await listed(page)).edges.some((e) => e.key === `e${made.id}`));
+  await api(`mutation { deleteEdge(id: ${made.id}) }`);
+  // Back home; the incident opens the job's graph with its panel.
+  await page.goto(`${serve.url}/ui`);
+  await page.locator(`#home li[data-incident="${run.runId}"] a[href*="job="]`).click();
+  await drawn(page);
+  assert.match(page.url(), new RegExp(`job=${run.id}`));
+  await panelLoaded(page, `j${run.id}`);
+  noErrors(record, 'home');
+});
+
+test('jobs on the graph: drawn between tables with their latest run state; a job link centres on it with its run history', async (t) => {
+  const run = await failedRun();
+  const { ctx, record } = await openContext(t, { token: admin });
+  const page = await ctx.newPage();
+  const id = shop.containers.orders_clean;
+  await page.goto(`${serve.url}/ui?container=${id}&depth=2`);
+  await drawn(page);
+  await page.locator('#jobs-toggle').check();
+  await page.waitForURL(/jobs=1/);
+  await drawn(page);
+  const g = (await api('query($id: Int!) { lineageGraph(containerId: $id, depth: 2, includeJobs: true) { jobs { id name latestRun { state } } } }', { id })).lineageGraph;
+  const jobs = await page.locator('#node-list li[data-kind=job]').evaluateAll((lis) => lis.map((li) => `${li.dataset.node}:${li.dataset.runState}`));
+  assert.deepEqual(sorted(jobs), sorted(g.jobs.map((j) => `j${j.id}:${j.latestRun?.state ?? 'NONE'}`)));
+  assert.ok(jobs.includes(`j${run.id}:FAIL`), jobs.join());
+  assert.ok(jobs.some((j) => j.endsWith(':COMPLETE')));
+  // Edges from each input to its job and from the job to each output.
+  const edges = (await listed(page)).edges;
+  assert.ok(edges.some((e) => e.source === `c${id}` && e.target === `j${run.id}`));
+  assert.ok(edges.some((e) => e.source === `j${run.id}` && e.target === `c${shop.containers.revenue_daily}`));
+  await page.click('#fit');
+  await shot(page, 'jobs');
+  toDocs('jobs', 'explorer-jobs.png');
+  // The table's panel: its producers and consumers, its health with the causes.
+  await page.goto(`${serve.url}/ui?container=${id}&depth=2&jobs=1&sel=c${shop.containers.revenue_daily}`);
+  await drawn(page);
+  await panelLoaded(page, `c${shop.containers.revenue_daily}`);
+  const health = page.locator('#panel [data-section=health]');
+  assert.equal(await health.locator('[data-health]').getAttribute('data-health'), 'FAILED');
+  assert.equal(await health.locator(`[data-causes] li[data-run-id="${run.runId}"]`).count(), 1);
+  assert.equal(await health.locator(`[data-jobs=producers] li[data-job-id="${run.id}"]`).count(), 1);
+  // /ui?job=<id>: centred on the job, its panel with the run history.
+  await page.goto(`${serve.url}/ui?job=${run.id}&sel=j${run.id}`);
+  await drawn(page);
+  await panelLoaded(page, `j${run.id}`);
+  const centre = (await listed(page)).nodes[0];
+  assert.equal(centre.key, `j${run.id}`);
+  const rows = await page.locator('#panel table.runs tr[data-run-id]').evaluateAll((trs) => trs.map((tr) => `${tr.dataset.runId}:${tr.dataset.state}`));
+  assert.deepEqual(rows, [`${run.runId}:FAIL`]);
+  assert.match(await page.locator('#panel table.runs').innerText(), /division by zero/);
+  assert.equal(await page.locator(`#panel [data-io=out] li[data-node="c${shop.containers.revenue_daily}"]`).count(), 1);
+  await shot(page, 'job-panel');
+  noErrors(record, 'jobs');
+});
+
+test('time: the as-of control hides an edge created after the instant; since draws the diff; early instants are clamped', async (t) => {
+  const q = (query) => api(query);
+  const made = await q(`mutation {
+    a: upsertContainer(input: {datastoreId: ${shop.datastore.id}, database: "shop", schema: "time", name: "${tag('t_old_source')}", containerType: "table"}) { id }
+    b: upsertContainer(input: {datastoreId: ${shop.datastore.id}, database: "shop", schema: "time", name: "${tag('t_new_source')}", containerType: "table"}) { id }
+    x: upsertContainer(input: {datastoreId: ${shop.datastore.id}, database: "shop", schema: "time", name: "${tag('t_target')}", containerType: "table"}) { id }
+  }`);
+  const name = (k) => `shop.time.${tag(k)}`;
+  await q(`mutation { recordLineage(target: "${name('t_target')}", sources: ["${name('t_old_source')}"], operation: "INSERT") { status } }`);
+  await new Promise((r) => setTimeout(r, 1500));
+  const instant = new Date(Math.floor(Date.now() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+  await new Promise((r) => setTimeout(r, 1500));
+  await q(`mutation { recordLineage(target: "${name('t_target')}", sources: ["${name('t_new_source')}"], operation: "CTAS") { edgesRetired } }`);
+  const edges = (await api('query($id: Int!) { edges(containerId: $id, includeRetired: true) { items { id sourceContainerId retiredAt } } }', { id: made.x.id })).edges.items;
+  const oldEdge = `e${edges.find((e) => e.sourceContainerId === made.a.id).id}`;
+  const newEdge = `e${edges.find((e) => e.sourceContainerId === made.b.id).id}`;
+
+  const { ctx, record } = await openContext(t, { token: admin });
+  const page = await ctx.newPage();
+  await page.goto(`${serve.url}/ui?container=${made.x.id}&depth=1`);
+  await drawn(page);
+  let keys = (await listed(page)).edges.map((e) => e.key);
+  assert.deepEqual(keys, [newEdge], 'now: the CTAS replaced the old source');
+  // The as-of control, to the second (UTC).
+  await page.fill('#as-of', instant.slice(0, 19));
+  await page.locator('#as-of').dispatchEvent('change');
+  await page.waitForURL(/asOf=/);
+  await drawn(page);
+  keys = (await listed(page)).edges.map((e) => e.key);
+  assert.deepEqual(keys, [oldEdge], `as of ${instant}: the edge created after it is hidden, the one retired after it is back`);
+  assert.equal(new URL(page.url()).searchParams.get('asOf'), new Date(instant).toISOString());
+  // Changed since the instant: the appeared edge and the retired one, coloured apart.
+  await page.goto(`${serve.url}/ui?container=${made.x.id}&depth=1&since=${encodeURIComponent(instant)}`);
+  await drawn(page);
+  const got = Object.fromEntries((await listed(page)).edges.map((e) => [e.key, e]));
+  const changes = await page.locator('#edge-list li').evaluateAll((lis) => Object.fromEntries(lis.map((li) => [li.dataset.edge, li.dataset.change])));
+  assert.equal(changes[newEdge], 'appeared');
+  assert.equal(changes[oldEdge], 'retired');
+  assert.equal(got[oldEdge].retired, true);
+  const classes = await page.evaluate(([a, b]) => [window.__tributary.classes(a), window.__tributary.classes(b)], [newEdge, oldEdge]);
+  assert.ok(classes[0].includes('change-appeared') && classes[1].includes('change-retired'), JSON.stringify(classes));
+  const colours = await page.evaluate(([a, b]) => [window.__tributary.lineColour(a), window.__tributary.lineColour(b)], [newEdge, oldEdge]);
+  assert.notEqual(colours[0], colours[1]);
+  // The panel lists each change with its evidence.
+  assert.equal(await page.locator(`#panel [data-diff=appeared] li[data-edge-id="${newEdge.slice(1)}"]`).count(), 1);
+  assert.equal(await page.locator(`#panel [data-diff=retired] li[data-edge-id="${oldEdge.slice(1)}"]`).count(), 1);
+  await page.click('#fit');
+  await shot(page, 'diff');
+  toDocs('diff', 'explorer-diff.png');
+  // Before the store's first record: clamped to it, with a note, not an error.
+  await page.goto(`${serve.url}/ui?container=${made.x.id}&depth=1&asOf=2001-01-01T00:00:00Z`);
+  await drawn(page);
+  assert.match(await page.locator('#time-note').textContent(), /before the store’s first record/);
+  assert.ok(!page.url().includes('2001-01-01'), page.url());
+  noErrors(record, 'time');
+});
+
+test('explain: two selected tables, the paths between them highlighted with each hop’s evidence', async (t) => {
+  const extra = (await api(`mutation { createEdge(input: {sourceContainerId: ${shop.containers.customers}, targetContainerId: ${shop.containers.customer_ltv}, description: "a second way"}) { id } }`)).createEdge;
+  t.after(() => api(`mutation { deleteEdge(id: ${extra.id}) }`));
+  const { ctx, record } = await openContext(t, { token: admin });
+  const page = await ctx.newPage();
+  await page.goto(`${serve.url}/ui?container=${shop.containers.orders_clean}&depth=2&sel=c${shop.containers.customers}`);
+  await drawn(page);
+  await panelLoaded(page, `c${shop.containers.customers}`);
+  await page.locator('#panel button[data-action=explain-from]').click();
+  await page.locator(`#node-list li[data-node="c${shop.containers.customer_ltv}"] button[data-action=select]`).focus();
+  await page.keyboard.press('Enter');
+  await panelLoaded(page, `c${shop.containers.customer_ltv}`);
+  await page.locator('#panel button[data-action=explain-to]').click();
+  await page.waitForSelector('#panel [data-section=explain] [data-paths]');
+  const answer = (await api(`query { explainLineage(from: {containerId: ${shop.containers.customers}}, to: {containerId: ${shop.containers.customer_ltv}}) { paths { hops { edge { id } } } } }`)).explainLineage;
+  assert.equal(answer.paths.length, 2);
+  assert.equal(await page.locator('#panel [data-path]').count(), 2);
+  const hopEdges = answer.paths.flatMap((p) => p.hops.map((h) => `e${h.edge.id}`));
+  const lit = await page.locator('#edge-list li[data-highlighted=true]').evaluateAll((lis) => lis.map((li) => li.dataset.edge));
+  assert.deepEqual(sorted(lit), sorted([...new Set(hopEdges)]));
+  const litNodes = (await listed(page)).nodes.filter((n) => n.highlighted).map((n) => n.key);
+  assert.deepEqual(sorted(litNodes), sorted([`c${shop.containers.customers}`, `c${shop.containers.orders_clean}`, `c${shop.containers.customer_ltv}`]));
+  assert.match(await page.locator('#panel [data-section=explain]').innerText(), /evidence: /);
+  await shot(page, 'explain');
+  noErrors(record, 'explain');
+});
+
+test('a 1 -> 30 -> 900 fan-out: the 900 fold into a group per feeding table, which opens on demand', { timeout: 600000 }, async (t) => {
+  const fan = await seedFanout(serve.url, admin, 30);
+  const { ctx, record } = await openContext(t, { token: admin });
+  const page = await ctx.newPage();
+  await page.goto(`${serve.url}/ui?container=${fan.root}&depth=2`);
+  await drawn(page, 120000);
+  const draw = await page.evaluate(() => window.__tributary.lastDraw);
+  assert.equal(draw.nodes, 931);
+  assert.equal(draw.groups, 30);
+  assert.equal(draw.drawnNodes, 61, 'the root, the 30, and one group for each of them');
+  const groups = await page.locator('#node-list > li[data-kind=group]').evaluateAll((lis) => lis.map((li) => ({ key: li.dataset.node, members: li.querySelectorAll('li[data-node]').length })));
+  assert.equal(groups.length, 30);
+  for (const g of groups) assert.equal(g.members, 30, g.key);
+  // Which of the 30 feeds which group: one edge from each to its own group.
+  const edges = (await listed(page)).edges.filter((e) => e.source.startsWith('c') && e.target.startsWith('g'));
+  assert.deepEqual(sorted(edges.map((e) => `${e.source}>${e.target}`)), sorted(fan.mids.map((m) => `c${m}>gd:c${m}`)));
+  // A tall window for the picture, so that the 30 and their groups are drawn large enough to read.
+  await page.setViewportSize({ width: 1400, height: 1700 });
+  await page.waitForTimeout(300);
+  await page.click('#fit');
+  await page.waitForTimeout(300);
+  await shot(page, 'fanout');
+  await page.setViewportSize({ width: 1400, height: 900 });
+  toDocs('fanout', 'explorer-fanout.png');
+  // Select a group: its tables listed; open it: its 30 tables drawn one by one.
+  const group = `gd:c${fan.mids[0]}`;
+  await page.locator(`#node-list li[data-node="${group}"] button[data-action=select]`).focus();
+  await page.keyboard.press('Enter');
+  await panelLoaded(page, group);
+  assert.equal(await page.locator('#panel ul[data-members] li').count(), 30);
+  await page.locator('#panel button[data-action=open-group]').click();
+  await page.waitForURL(/open=/);
+  await drawn(page);
+  const after = await page.evaluate(() => window.__tributary.lastDraw);
+  assert.equal(after.groups, 29);
+  assert.equal(after.drawnNodes, 61 - 1 + 30);
+  assert.ok(await page.evaluate((k) => window.__tributary.nodePosition(k) != null, `c${fan.leaves[0]}`));
+  // A node budget (maxNodes): the answer is cut, and the page says where, why and how much.
+  await page.goto(`${serve.url}/ui?container=${fan.root}&depth=2&max=100`);
+  await drawn(page);
+  const cut = (await api(`query { lineageGraph(containerId: ${fan.root}, depth: 2, maxNodes: 100) { isPartial nodes { id } frontier { id reason beyond } } }`)).lineageGraph;
+  assert.equal(cut.isPartial, true);
+  const tagged = await page.locator('#node-list li[data-cut-reason]').evaluateAll((lis) => lis.map((li) => `${li.dataset.node}:${li.dataset.cutReason}:${li.dataset.beyond}`));
+  const byId = new Map();
+  for (const f of cut.frontier) byId.set(f.id, { reason: f.reason, beyond: (byId.get(f.id)?.beyond ?? 0) + f.beyond });
+  assert.deepEqual(sorted(tagged), sorted([...byId].map(([id, f]) => `c${id}:${f.reason}:${f.beyond}`)));
+  assert.match(await page.locator('#status').textContent(), /Cut \(.*the 100-node budget/);
+  noErrors(record, 'fan-out');
+});
+
+test('the column view draws fields inside their tables and the field edges between them', async (t) => {
+  const { ctx, record } = await openContext(t, { token: admin });
+  const page = await ctx.newPage();
+  await page.goto(`${serve.url}/ui?container=${shop.containers.orders_clean}&depth=1&view=columns`);
+  await drawn(page);
+  await page.waitForSelector('#columns-view[data-edges]');
+  const paths = await page.locator('#columns-view path[data-edge-id]').evaluateAll((ps) => ps.map((p) => ({ id: p.dataset.edgeId, style: p.dataset.style, s: p.dataset.sourceField, t: p.dataset.targetField })));
+  const f = shop.fields;
+  assert.ok(paths.some((p) => Number(p.s) === f.orders.id && Number(p.t) === f.orders_clean.order_id && p.style === 'copy'), JSON.stringify(paths));
+  assert.ok(paths.some((p) => Number(p.s) === f.customers.email && Number(p.t) === f.orders_clean.email && p.style === 'derived'));
+  assert.equal(await page.locator(`#columns-view text[data-field-id="${f.orders_clean.amount}"]`).count(), 1);
+  await shot(page, 'columns');
+  noErrors(record, 'columns');
+});
+
+test('fixes: sel= takes a bare id; same-named tables get a qualified name; the token dialog suggests a role that can read', async (t) => {
+  const { ctx, record } = await openContext(t, { token: admin });
+  const page = await ctx.newPage();
+  const id = shop.containers.orders_clean;
+  await page.goto(`${serve.url}/ui?container=${id}&sel=${shop.containers.customers}`);
+  await drawn(page);
+  await panelLoaded(page, `c${shop.containers.customers}`);
+  assert.equal(await page.locator('#panel-title').textContent(), shop.names.customers);
+  // A second "orders" in another schema, feeding orders_clean: both are drawn qualified.
+  const twin = (await api(`mutation { upsertContainer(input: {datastoreId: ${shop.datastore.id}, database: "shop", schema: "archive", name: "${shop.names.orders}", containerType: "table"}) { id } }`)).upsertContainer;
+  const edge = (await api(`mutation { createEdge(input: {sourceContainerId: ${twin.id}, targetContainerId: ${id}}) { id } }`)).createEdge;
+  t.after(() => api(`mutation { deleteEdge(id: ${edge.id}) }`));
+  await page.goto(`${serve.url}/ui?container=${id}&depth=1`);
+  await drawn(page);
+  const q = await page.locator('#node-list li[data-qualified]').evaluateAll((lis) => lis.map((li) => li.dataset.qualified));
+  assert.deepEqual(sorted(q), sorted([`shop.raw.${shop.names.orders}`, `shop.archive.${shop.names.orders}`]));
+  // The token dialog names a role and team permission that can read.
+  const hint = await page.locator('#token-dialog .hint').textContent();
+  assert.match(hint, /--team TEAM/);
+  assert.match(hint, /VIEWER/);
+  assert.match(hint, /sees evidence details, metadata and restricted jobs hidden/);
+  noErrors(record, 'fixes');
 });
 
 if (storeKind === 'embedded') {

@@ -131,6 +131,13 @@ export async function context(browser, { token: tokenValue = null, colorScheme =
   const record = { requests: [], outside: [], consoleErrors: [], pageErrors: [] };
   await ctx.route('**/*', (route) => {
     const u = new URL(route.request().url());
+    // UI_DIST (development only): the page's files from that folder instead of the binary's, so
+    // that a bundle change needs no rebuild of the binary.
+    if (process.env.UI_DIST && u.hostname === '127.0.0.1' && (u.pathname === '/ui' || u.pathname.startsWith('/ui/'))) {
+      const name = u.pathname.startsWith('/ui/assets/') ? u.pathname.slice('/ui/assets/'.length) : 'index.html';
+      const type = name.endsWith('.js') ? 'text/javascript' : name.endsWith('.css') ? 'text/css' : name.endsWith('.svg') ? 'image/svg+xml' : 'text/html; charset=utf-8';
+      return route.fulfill({ status: 200, contentType: type, body: readFileSync(join(process.env.UI_DIST, name)) });
+    }
     if (u.protocol === 'data:' || u.protocol === 'blob:' || u.hostname === '127.0.0.1' || u.hostname === 'localhost') return route.fallback();
     record.outside.push(route.request().url());
     return route.abort('blockedbyclient');

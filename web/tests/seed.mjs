@@ -166,3 +166,56 @@ export async function seedLarge(url, admin, total = 2000) {
   }
   return { datastore: ds, centre: ids.get(names[3][0]), containers: all.length, edges: edges.length };
 }
+
+/** A job whose latest run failed (START, then FAIL with an error message), writing `output`
+ * from `input` (OpenLineage dataset names in namespace `ns`). Returns the job's name. */
+export async function seedFailedRun(url, admin, { ns, input, output, job = 'revenue_rollup' }) {
+  const runId = randomUUID();
+  const base = (eventType, minutesAgo) => ({
+    eventType,
+    eventTime: new Date(Date.now() - minutesAgo * 60000).toISOString(),
+    producer: PRODUCER,
+    schemaURL: RUN_SCHEMA,
+    run: {
+      runId,
+      facets:
+        eventType === 'FAIL'
+          ? { errorMessage: { _producer: PRODUCER, _schemaURL: 'https://openlineage.io/spec/facets/1-0-1/ErrorMessageRunFacet.json', message: 'division by zero in revenue', programmingLanguage: 'SQL' } }
+          : {},
+    },
+    job: { namespace: tag('nightly'), name: job },
+    inputs: [{ namespace: ns, name: input }],
+    outputs: [{ namespace: ns, name: output }],
+  });
+  const events = [base('START', 3), base('FAIL', 2)];
+  const report = (await gql(url, admin, 'mutation($e: [JSON!]!) { ingestOpenLineage(events: $e) { applied events { status errors { message } } } }', { e: events })).ingestOpenLineage;
+  if (report.applied !== events.length) throw new Error(`failed-run seed: ${JSON.stringify(report)}`);
+  return { namespace: tag('nightly'), name: job, runId };
+}
+
+/** A fan-out: one root feeding `width` tables, each of which feeds `width` more (1 -> 30 -> 900). */
+export async function seedFanout(url, admin, width = 30) {
+  const q = (query, variables) => gql(url, admin, query, variables);
+  const ds = (await q(`mutation($n: String!) { upsertDatastore(input: {name: $n, type: "bigquery"}) { id } }`, { n: tag('fan') })).upsertDatastore;
+  const names = [tag('fan_root')];
+  for (let i = 0; i < width; i++) names.push(tag(`fan_mid_${String(i).padStart(2, '0')}`));
+  for (let i = 0; i < width; i++) for (let j = 0; j < width; j++) names.push(tag(`fan_leaf_${String(i).padStart(2, '0')}_${String(j).padStart(2, '0')}`));
+  const ids = new Map();
+  for (let i = 0; i < names.length; i += 50) {
+    const chunk = names.slice(i, i + 50);
+    const body = chunk.map((n, j) => `c${j}: upsertContainer(input: {datastoreId: ${ds.id}, database: "fan", schema: "out", name: "${n}", containerType: "table"}) { id }`).join('\n');
+    const made = await q(`mutation { ${body} }`);
+    chunk.forEach((n, j) => ids.set(n, made[`c${j}`].id));
+  }
+  const edges = [];
+  for (let i = 0; i < width; i++) {
+    edges.push([names[0], names[1 + i]]);
+    for (let j = 0; j < width; j++) edges.push([names[1 + i], names[1 + width + i * width + j]]);
+  }
+  for (let i = 0; i < edges.length; i += 50) {
+    const chunk = edges.slice(i, i + 50);
+    const body = chunk.map(([s, t], j) => `e${j}: createEdge(input: {sourceContainerId: ${ids.get(s)}, targetContainerId: ${ids.get(t)}, sourceType: "catalog_import"}) { id }`).join('\n');
+    await q(`mutation { ${body} }`);
+  }
+  return { datastore: ds, root: ids.get(names[0]), mids: names.slice(1, 1 + width).map((n) => ids.get(n)), leaves: names.slice(1 + width).map((n) => ids.get(n)), containers: names.length, edges: edges.length };
+}

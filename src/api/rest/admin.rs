@@ -7,10 +7,12 @@
 use std::collections::BTreeSet;
 
 use axum::extract::{RawQuery, State};
+use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};
 
+use super::export::{self, Format};
 use super::params::Params;
 use super::shapes::{field_end, Detail, ExternalEdge, ExternalNode, GraphEdge, GraphNode, Lookups, Want};
 use super::{ApiError, RestCaller, Seed};
@@ -19,7 +21,7 @@ use crate::domain::{container_key, Container, Direction, End, Id};
 use crate::error::Error;
 use crate::service::PiiOptions;
 
-/// A direction of seed 004.
+/// A direction: `up` (where it comes from), `down` (what it feeds) or `both`.
 #[derive(ToSchema, Clone, Copy)]
 #[schema(rename_all = "lowercase")]
 #[allow(dead_code)]
@@ -82,6 +84,9 @@ pub struct AdminGraphQuery {
     /// `up`, `down` or `both` (default).
     #[param(inline)]
     direction: Option<Direction3>,
+    /// `json` (default), `csv` (one row per edge), `dot` (Graphviz), `graphml` or `mermaid`.
+    #[param(inline)]
+    format: Option<super::export::FormatName>,
 }
 
 /// The lineage graph around a table.
@@ -100,8 +105,14 @@ pub struct AdminGraph {
     tag = "lineage by table name",
     params(AdminGraphQuery),
     responses(
-        (status = 200, description = "The graph `{nodes, edges}` (and external nodes and edges)", body = AdminGraph),
-        (status = 400, description = "A parameter is missing or invalid, or the name is ambiguous (the candidates are named)", body = Detail),
+        (status = 200, description = "The graph `{nodes, edges}` (and external nodes and edges); in the `format` asked", content(
+            (AdminGraph = "application/json"),
+            (String = "text/csv"),
+            (String = "text/vnd.graphviz"),
+            (String = "application/graphml+xml"),
+            (String = "text/vnd.mermaid"),
+        )),
+        (status = 400, description = "A parameter is missing or invalid (`format` not one of json, csv, dot, graphml, mermaid, ...), or the name is ambiguous (the candidates are named)", body = Detail),
         (status = 401, description = "Missing or invalid token", body = Detail),
         (status = 404, description = "No table has that name", body = Detail),
     ),
@@ -111,12 +122,17 @@ pub async fn graph(
     State(state): State<AppState>,
     RestCaller(caller): RestCaller,
     RawQuery(query): RawQuery,
-) -> Result<Json<AdminGraph>, ApiError> {
+) -> Result<Response, ApiError> {
     let q = Params::parse(Seed::Admin, query.as_deref());
+    let format = Format::of(&q)?;
     let depth = q.int("depth")?.unwrap_or(2);
     let side = q.choice("direction", &DIRECTIONS)?.flatten();
     let root = table(&state, &q, "root").await?;
     let g = state.lineage.lineage_graph(root.id, depth, side).await.map_err(fail)?;
+    if format != Format::Json {
+        let x = export::of_graph(&state.lineage.store, &caller, &g).await.map_err(fail)?;
+        return Ok(x.respond(format, "lineage"));
+    }
     let g = Lookups::graph(&state.lineage.store, &caller, g).await.map_err(fail)?;
     let l = Want { containers: BTreeSet::from([root.id]), ..Want::default() }
         .read(&state.lineage.store)
@@ -128,7 +144,8 @@ pub async fn graph(
         edges: g.edges,
         external_nodes: g.external_nodes,
         external_edges: g.external_edges,
-    }))
+    })
+    .into_response())
 }
 
 #[derive(IntoParams)]
@@ -236,6 +253,9 @@ pub struct ImpactQuery {
     /// At most this many tables, 1 to 100,000.
     #[param(default = 10000, minimum = 1, maximum = 100000)]
     limit: Option<i64>,
+    /// `json` (default), `csv` (one row per edge), `dot` (Graphviz), `graphml` or `mermaid`.
+    #[param(inline)]
+    format: Option<super::export::FormatName>,
 }
 
 /// A table reached, with how far and by which edge.
@@ -253,13 +273,28 @@ pub struct ImpactedTable {
     pub via_operation: Option<String>,
 }
 
-/// The tables a table feeds, transitively, nearest first.
+/// An asset outside the catalog the traversal reached (not followed further; `limit` counts
+/// tables only).
+#[derive(Serialize, ToSchema, Debug)]
+pub struct ImpactedExternal {
+    /// `ext:<source_type>:<fqn>`, as the graph's external nodes.
+    pub id: String,
+    pub fqn: String,
+    pub source_type: String,
+    pub distance: i64,
+    /// The edge by which the asset was first reached.
+    pub via_edge_id: i64,
+    pub via_operation: Option<String>,
+}
+
+/// The tables a table feeds, transitively, nearest first, and the external assets on the way.
 #[derive(Serialize, ToSchema, Debug)]
 pub struct TableImpact {
     pub table: TableRef,
     /// The depth or the limit cut the answer.
     pub is_partial: bool,
     pub tables: Vec<ImpactedTable>,
+    pub externals: Vec<ImpactedExternal>,
 }
 
 /// `up` or `down` for the transitive routes (`both` is not a traversal of theirs).
@@ -281,8 +316,14 @@ fn one_side(q: &Params) -> Result<Direction, ApiError> {
     tag = "lineage by table name",
     params(ImpactQuery),
     responses(
-        (status = 200, description = "The transitive downstream (or upstream) tables", body = TableImpact),
-        (status = 400, description = "A parameter is missing or invalid, or the name is ambiguous (the candidates are named)", body = Detail),
+        (status = 200, description = "The transitive downstream (or upstream) tables; in the `format` asked", content(
+            (TableImpact = "application/json"),
+            (String = "text/csv"),
+            (String = "text/vnd.graphviz"),
+            (String = "application/graphml+xml"),
+            (String = "text/vnd.mermaid"),
+        )),
+        (status = 400, description = "A parameter is missing or invalid (`format` not one of json, csv, dot, graphml, mermaid, ...), or the name is ambiguous (the candidates are named)", body = Detail),
         (status = 401, description = "Missing or invalid token", body = Detail),
         (status = 404, description = "No table has that name", body = Detail),
     ),
@@ -290,14 +331,20 @@ fn one_side(q: &Params) -> Result<Direction, ApiError> {
 )]
 pub async fn impact(
     State(state): State<AppState>,
-    RestCaller(_caller): RestCaller,
+    RestCaller(caller): RestCaller,
     RawQuery(query): RawQuery,
-) -> Result<Json<TableImpact>, ApiError> {
+) -> Result<Response, ApiError> {
     let q = Params::parse(Seed::Admin, query.as_deref());
+    let format = Format::of(&q)?;
     let side = one_side(&q)?;
     let (depth, limit) = (q.int("depth")?.unwrap_or(20), q.int("limit")?.unwrap_or(10_000));
     let t = table(&state, &q, "table").await?;
     let r = state.lineage.impact(t.id, depth, side, limit).await.map_err(fail)?;
+    if format != Format::Json {
+        let start = End::Container { id: t.id };
+        let x = export::of_transitive(&state.lineage.store, &caller, &start, &r).await.map_err(fail)?;
+        return Ok(x.respond(format, "impact"));
+    }
     let mut want = Want { containers: r.reached.iter().map(|x| x.id).collect(), ..Want::default() };
     want.containers.insert(t.id);
     let l = want.read(&state.lineage.store).await.map_err(fail)?;
@@ -319,7 +366,19 @@ pub async fn impact(
             }
         })
         .collect();
-    Ok(Json(TableImpact { table: table_ref(&t, &l), is_partial: r.is_partial, tables }))
+    let externals = r
+        .externals
+        .into_iter()
+        .map(|x| ImpactedExternal {
+            id: x.id,
+            fqn: x.fqn,
+            source_type: x.source_type,
+            distance: x.distance,
+            via_edge_id: x.via.id,
+            via_operation: x.via.operation,
+        })
+        .collect();
+    Ok(Json(TableImpact { table: table_ref(&t, &l), is_partial: r.is_partial, tables, externals }).into_response())
 }
 
 #[derive(IntoParams)]
@@ -343,6 +402,9 @@ pub struct PiiFlowQuery {
     /// Go on past a masking transformation.
     #[param(default = false)]
     through_masking: Option<bool>,
+    /// `json` (default), `csv` (one row per edge), `dot` (Graphviz), `graphml` or `mermaid`.
+    #[param(inline)]
+    format: Option<super::export::FormatName>,
 }
 
 /// A column the value reaches.
@@ -380,8 +442,14 @@ pub struct PiiFlow {
     tag = "lineage by table name",
     params(PiiFlowQuery),
     responses(
-        (status = 200, description = "Every (table, column) the column's value flows into", body = PiiFlow),
-        (status = 400, description = "A parameter is missing or invalid, or the name is ambiguous (the candidates are named)", body = Detail),
+        (status = 200, description = "Every (table, column) the column's value flows into; in the `format` asked", content(
+            (PiiFlow = "application/json"),
+            (String = "text/csv"),
+            (String = "text/vnd.graphviz"),
+            (String = "application/graphml+xml"),
+            (String = "text/vnd.mermaid"),
+        )),
+        (status = 400, description = "A parameter is missing or invalid (`format` not one of json, csv, dot, graphml, mermaid, ...), or the name is ambiguous (the candidates are named)", body = Detail),
         (status = 401, description = "Missing or invalid token", body = Detail),
         (status = 404, description = "No table has that name, or it has no such column", body = Detail),
     ),
@@ -389,10 +457,11 @@ pub struct PiiFlow {
 )]
 pub async fn pii_flow(
     State(state): State<AppState>,
-    RestCaller(_caller): RestCaller,
+    RestCaller(caller): RestCaller,
     RawQuery(query): RawQuery,
-) -> Result<Json<PiiFlow>, ApiError> {
+) -> Result<Response, ApiError> {
     let q = Params::parse(Seed::Admin, query.as_deref());
+    let format = Format::of(&q)?;
     let side = one_side(&q)?;
     let (depth, limit) = (q.int("depth")?.unwrap_or(20), q.int("limit")?.unwrap_or(10_000));
     let options = PiiOptions {
@@ -403,6 +472,11 @@ pub async fn pii_flow(
     let t = table(&state, &q, "table").await?;
     let f = state.lineage.resolve_column(&t, &column).await.map_err(fail)?;
     let r = state.lineage.pii_flow(f.id, depth, side, limit, options).await.map_err(fail)?;
+    if format != Format::Json {
+        let start = End::Field { id: f.id, container_id: t.id };
+        let x = export::of_transitive(&state.lineage.store, &caller, &start, &r).await.map_err(fail)?;
+        return Ok(x.respond(format, "pii-flow"));
+    }
     let fields = Want { fields: r.reached.iter().map(|x| x.id).collect(), ..Want::default() }
         .read(&state.lineage.store)
         .await
@@ -432,5 +506,6 @@ pub async fn pii_flow(
         column: ColumnRef { id: f.id, name: f.name },
         is_partial: r.is_partial,
         columns,
-    }))
+    })
+    .into_response())
 }

@@ -35,10 +35,19 @@ pub struct CreateEdgeBody {
     description: Option<String>,
     /// `manual` (default), `catalog_import` or `inferred`.
     source_type: Option<String>,
+    /// Field edges: the value passes through a transformation rather than being copied.
+    derived: Option<bool>,
 }
 
-const CREATE_FIELDS: [&str; 6] =
-    ["source_container_id", "source_field_id", "target_container_id", "target_field_id", "description", "source_type"];
+const CREATE_FIELDS: [&str; 7] = [
+    "source_container_id",
+    "source_field_id",
+    "target_container_id",
+    "target_field_id",
+    "description",
+    "source_type",
+    "derived",
+];
 
 /// Update an edge: omit a field to keep its value; `description: null` clears it.
 #[derive(Deserialize, ToSchema)]
@@ -86,6 +95,7 @@ pub async fn create_edge(
         target_field_id: body.int("target_field_id")?,
         description: body.string("description")?,
         source_type: body.string("source_type")?,
+        derived: body.bool("derived")?,
     };
     let params = body_params(&CREATE_FIELDS);
     let fail = |e: Error| ApiError::service(Seed::Lineage, e, &params);

@@ -3,9 +3,11 @@
 //! (`lineage_graph`, `container_fields`, `field_connections`, `metadata_assertions`).
 
 use axum::extract::{Path, RawQuery, State};
+use axum::response::{IntoResponse, Response};
 use axum::Json;
 use utoipa::{IntoParams, ToSchema};
 
+use super::export::{self, Format};
 use super::params::Params;
 use super::shapes::{
     ConnectedField, Detail, FieldConnections, FieldItem, Graph, Lookups, MetadataAssertion, Page, ValidationError, Want,
@@ -40,6 +42,9 @@ pub struct GraphQuery {
     /// Only this direction; omit for both.
     #[param(inline)]
     side: Option<Side>,
+    /// `json` (default), `csv` (one row per edge), `dot` (Graphviz), `graphml` or `mermaid`.
+    #[param(inline)]
+    format: Option<super::export::FormatName>,
 }
 
 #[utoipa::path(
@@ -48,7 +53,14 @@ pub struct GraphQuery {
     tag = "lineage",
     params(GraphQuery),
     responses(
-        (status = 200, description = "The graph: nodes, edges, external nodes and edges", body = Graph),
+        (status = 200, description = "The graph: nodes, edges, external nodes and edges; in the `format` asked", content(
+            (Graph = "application/json"),
+            (String = "text/csv"),
+            (String = "text/vnd.graphviz"),
+            (String = "application/graphml+xml"),
+            (String = "text/vnd.mermaid"),
+        )),
+        (status = 400, description = "`format` is not one of json, csv, dot, graphml, mermaid", body = Detail),
         (status = 401, description = "Missing or invalid token", body = Detail),
         (status = 404, description = "No such container", body = Detail),
         (status = 422, description = "A parameter is missing or invalid (depth outside 1..20, ...)", body = ValidationError),
@@ -59,14 +71,19 @@ pub async fn lineage_graph(
     State(state): State<AppState>,
     RestCaller(caller): RestCaller,
     RawQuery(query): RawQuery,
-) -> Result<Json<Graph>, ApiError> {
+) -> Result<Response, ApiError> {
     let q = Params::parse(Seed::Lineage, query.as_deref());
+    let format = Format::of(&q)?;
     let container_id = q.required_int("container_id")?;
     let depth = q.int("depth")?.unwrap_or(2);
     let side = q.choice("side", &SIDES)?;
     let fail = |e: Error| ApiError::service(Seed::Lineage, e, &[("query", "container_id"), ("query", "depth")]);
     let g = state.lineage.lineage_graph(container_id, depth, side).await.map_err(fail)?;
-    Ok(Json(Lookups::graph(&state.lineage.store, &caller, g).await.map_err(fail)?))
+    if format != Format::Json {
+        let x = export::of_graph(&state.lineage.store, &caller, &g).await.map_err(fail)?;
+        return Ok(x.respond(format, "lineage"));
+    }
+    Ok(Json(Lookups::graph(&state.lineage.store, &caller, g).await.map_err(fail)?).into_response())
 }
 
 #[derive(IntoParams)]

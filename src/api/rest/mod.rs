@@ -20,6 +20,7 @@
 mod admin;
 mod docs;
 mod edges;
+mod export;
 mod graph;
 mod params;
 mod shapes;
@@ -39,6 +40,7 @@ use crate::error::Error;
 use crate::service::Caller;
 
 pub use self::params::Params;
+pub use self::shapes::Detail;
 
 /// The REST routes, with their documentation.
 fn api() -> OpenApiRouter<AppState> {
@@ -70,6 +72,13 @@ pub fn openapi() -> OpenApi {
 }
 
 /// `GET /openapi.json`: the document, built once. No token needed: tools read it to learn the API.
+#[utoipa::path(
+    get,
+    path = "/openapi.json",
+    tag = "operations",
+    responses((status = 200, description = "This document", body = Value)),
+    security(())
+)]
 pub async fn openapi_json() -> Response {
     static DOC: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     let body = DOC.get_or_init(|| openapi().to_json().unwrap_or_else(|_| "{}".into()));

@@ -135,6 +135,18 @@ impl Body {
         }
     }
 
+    pub fn bool(&self, name: &str) -> Result<Option<bool>, ApiError> {
+        match self.fields.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(v) => Err(ApiError::invalid(
+                Seed::Lineage,
+                &["body", name],
+                format!("{name} must be true, false or null, got {v}"),
+            )),
+        }
+    }
+
     pub fn string(&self, name: &str) -> Result<Option<String>, ApiError> {
         match self.fields.get(name) {
             None | Some(Value::Null) => Ok(None),

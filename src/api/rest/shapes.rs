@@ -154,7 +154,7 @@ pub struct DatastoreRef {
     pub enrichment_only: bool,
 }
 
-/// A container in a lineage graph, with the seed's flags.
+/// A container in a lineage graph, with whether it has lineage up and down and is the centre.
 #[derive(Serialize, ToSchema, Clone, Debug)]
 pub struct GraphNode {
     /// Always `container`.
@@ -319,7 +319,7 @@ pub struct Detail {
     pub detail: String,
 }
 
-/// Invalid input on seed 000's routes: `{"detail": [{"type", "loc", "msg"}]}`.
+/// Invalid input on the `/api/lineage/...` routes: `{"detail": [{"type", "loc", "msg"}]}`, `loc` naming the parameter.
 #[derive(Serialize, ToSchema)]
 pub struct ValidationError {
     pub detail: Vec<ValidationItem>,

@@ -4,7 +4,7 @@
 use async_graphql::{Context, Json, Object};
 
 use super::scalars::{dt, DateTime};
-use super::{lineage, loaders, paged, FieldPage, GqlResult, Page};
+use super::{caller, lineage, loaders, paged, FieldPage, GqlResult, Page};
 use crate::domain::{self, Id};
 use crate::error::Error;
 use crate::service;
@@ -82,6 +82,22 @@ impl Container {
     async fn active_anomaly_count(&self) -> i64 {
         self.0.active_anomaly_count
     }
+    /// The effective description: the user's own (`upsertContainer`) when set, otherwise the
+    /// most recently asserted (OpenLineage's `documentation` facet, a catalog). Null when none,
+    /// or when the caller lacks REPORTER on the datastore (as `metadataAssertions` is refused).
+    async fn description(&self, ctx: &Context<'_>) -> GqlResult<Option<String>> {
+        Ok(effective_metadata(ctx, &self.0).await?.and_then(|m| m.description))
+    }
+    /// The effective owners' names (same rule as `description`); empty when none, null when
+    /// the caller lacks REPORTER on the datastore.
+    async fn owners(&self, ctx: &Context<'_>) -> GqlResult<Option<Vec<String>>> {
+        Ok(effective_metadata(ctx, &self.0).await?.map(|m| m.owners))
+    }
+    /// The effective tags (same rule as `description`); empty when none, null when the caller
+    /// lacks REPORTER on the datastore.
+    async fn tags(&self, ctx: &Context<'_>) -> GqlResult<Option<Vec<String>>> {
+        Ok(effective_metadata(ctx, &self.0).await?.map(|m| m.tags))
+    }
     /// The container's fields, paged.
     #[graphql(complexity = "paged(size, child_complexity)")]
     async fn fields(
@@ -112,6 +128,16 @@ impl Container {
         let h = all.remove(&self.0.id).ok_or_else(|| Error::Internal("no health computed".into()))?;
         Ok(super::ContainerHealth(h))
     }
+}
+
+/// A container's effective metadata, or `None` when the caller may not read its metadata
+/// (REPORTER on its datastore, as `metadataAssertions`).
+async fn effective_metadata(ctx: &Context<'_>, c: &domain::Container) -> GqlResult<Option<domain::EffectiveMetadata>> {
+    if !caller(ctx).has(c.datastore_id, crate::auth::Permission::Reporter) {
+        return Ok(None);
+    }
+    let rows = loaders(ctx).metadata.loader.load_one(c.id).await.map_err(Error::from)?.unwrap_or_default();
+    Ok(Some(domain::effective_container_metadata(&rows)))
 }
 
 pub(super) async fn load_datastore(ctx: &Context<'_>, id: Id) -> GqlResult<Option<Datastore>> {

@@ -60,6 +60,9 @@ pub struct CreateEdgeInput {
     pub description: Option<String>,
     /// `manual` (default), `catalog_import` or `inferred`.
     pub source_type: Option<String>,
+    /// Field edges: the value passes through a transformation (`sum(amount)`, `upper(email)`)
+    /// rather than being copied. Default: not said (null), shown as a copy.
+    pub derived: Option<bool>,
 }
 
 #[derive(InputObject)]

@@ -243,7 +243,7 @@ impl LineageEdge {
     }
 }
 
-/// A container in a lineage graph, with the seed's node fields and flags.
+/// A container in a lineage graph: its catalog fields, and whether it has lineage up and down and is the centre.
 #[derive(SimpleObject)]
 #[graphql(complex)]
 pub struct GraphNode {
@@ -448,11 +448,25 @@ impl ImpactedContainer {
     }
 }
 
+/// An asset outside the catalog that the traversal reached (an S3 file, a dataset no
+/// datastore lists), with the same distance rule as the containers. The traversal does not
+/// go on through it, and `limit` does not count it.
+#[derive(SimpleObject)]
+pub struct ImpactedExternal {
+    /// The asset, as the lineage graph's external nodes (`id` is `ext:<source_type>:<fqn>`).
+    pub external: ExternalNode,
+    pub distance: i64,
+    /// The edge by which the asset was first reached.
+    pub via: LineageEdge,
+}
+
 #[derive(SimpleObject)]
 pub struct Impact {
     /// The depth or the limit cut the answer: more lies beyond.
     pub is_partial: bool,
     pub containers: PlainList<ImpactedContainer>,
+    /// The external assets reached, nearest first.
+    pub externals: Vec<ImpactedExternal>,
     /// Set when asked `asOf` (see `LineageGraph.asOf`).
     pub as_of: Option<super::AsOf>,
     /// Where the depth or the limit stopped the answer, with how much lies beyond.

@@ -19,8 +19,10 @@
 //! - `events`: stored OpenLineage events.
 //! - `jobs`: jobs, runs, a container's health and last write, incidents.
 //! - `inputs`: the input objects of the mutations.
+//! - `limits`: the depth and complexity caps, refused with the cap and the excess named.
 //! - `page`: the paged lists (`EdgePage`, `FieldPage`, ...), one generic type.
 //! - `scalars`: `DateTime`.
+//! - `search`: `search`'s kinds and hits.
 //! - `changes`: the change feed (`LineageChange`, `ChangePage`) and `SubscriptionRoot`.
 //!
 //! Every public type is re-exported here: its path is `crate::api::schema::Name` wherever it lives.
@@ -32,6 +34,7 @@ mod history;
 mod identity;
 mod inputs;
 mod jobs;
+mod limits;
 mod lineage;
 mod mutations;
 mod page;
@@ -41,6 +44,7 @@ mod prefetch;
 mod queries;
 mod reports;
 mod scalars;
+mod search;
 
 use async_graphql::{Context, Schema};
 
@@ -58,8 +62,8 @@ pub use self::jobs::{
     Run, RunPage, RunState, RunStateChange,
 };
 pub use self::lineage::{
-    Evidence, ExternalNode, FieldConnections, GraphNode, Impact, ImpactedContainer, Interval, LineageEdge,
-    LineageGraph, PiiField, PiiFlow, Side,
+    Evidence, ExternalNode, FieldConnections, GraphNode, Impact, ImpactedContainer, ImpactedExternal, Interval,
+    LineageEdge, LineageGraph, PiiField, PiiFlow, Side,
 };
 pub use self::mutations::MutationRoot;
 pub use self::page::{ContainerPage, EdgePage, FieldPage, Page, StoredEventPage};
@@ -70,6 +74,7 @@ pub use self::reports::{
     SqlStatementLineage,
 };
 pub use self::scalars::DateTime;
+pub use self::search::{SearchHit, SearchKind, SearchMatch};
 
 pub type TributarySchema = Schema<QueryRoot, MutationRoot, SubscriptionRoot>;
 
@@ -93,11 +98,13 @@ fn auth<'a>(ctx: &Context<'a>) -> &'a crate::auth::Auth {
     ctx.data_unchecked::<crate::auth::Auth>()
 }
 
-/// Query depth and complexity caps: a crafted query is refused before it touches the store.
-/// A list field taking `size` or `limit` weighs that many copies of its selection (`paged`,
-/// `limited`), so lists nested at 1,000 weigh billions; the cap leaves room for a page of 1,000
-/// items of up to 150 fields each, or `impact` / `piiFlow` at their default limit of 10,000
-/// with a selection of up to 15 fields (a smaller `limit` allows more).
+/// Query depth and complexity caps: a crafted query is refused before it touches the store
+/// (`limits::QueryLimits`, whose refusal names the cap and the excess). A paged list field
+/// weighs `size` copies of its selection (`paged`), so lists nested at 1,000 weigh billions; the
+/// cap leaves room for a page of 1,000 items of up to 150 fields each. A traversal (`impact`,
+/// `externalImpact`, `piiFlow`) weighs one copy of its selection per 100 of its `limit`
+/// (`limited`): it is a root field, so it cannot nest, and its cost is bounded by the traversal
+/// itself; at the documented maximum of 100,000 its selection may have up to 150 fields.
 pub const MAX_QUERY_DEPTH: usize = 15;
 pub const MAX_QUERY_COMPLEXITY: usize = 150_000;
 
@@ -107,18 +114,20 @@ fn paged(size: Option<i64>, child_complexity: usize) -> usize {
     weigh(size.unwrap_or(50), service::MAX_PAGE_SIZE, child_complexity)
 }
 
-/// The complexity of a traversal answering up to `limit` items of its selection.
+/// The complexity of a traversal answering up to `limit` items of its selection: one copy of
+/// the selection per `TRAVERSAL_ITEMS_PER_COPY` items (see `MAX_QUERY_COMPLEXITY`).
 fn limited(limit: Option<i64>, child_complexity: usize) -> usize {
-    weigh(limit.unwrap_or(10_000), service::MAX_RESULT_LIMIT, child_complexity)
+    let limit = limit.unwrap_or(10_000).clamp(1, service::MAX_RESULT_LIMIT);
+    let copies = (limit - 1) / TRAVERSAL_ITEMS_PER_COPY + 1;
+    weigh(copies, service::MAX_RESULT_LIMIT, child_complexity)
 }
+
+const TRAVERSAL_ITEMS_PER_COPY: i64 = 100;
 
 fn weigh(count: i64, max: i64, child_complexity: usize) -> usize {
     usize::try_from(count.clamp(1, max)).unwrap_or(1).saturating_mul(child_complexity.max(1))
 }
 
 pub fn build_schema() -> TributarySchema {
-    Schema::build(QueryRoot, MutationRoot, SubscriptionRoot)
-        .limit_depth(MAX_QUERY_DEPTH)
-        .limit_complexity(MAX_QUERY_COMPLEXITY)
-        .finish()
+    Schema::build(QueryRoot, MutationRoot, SubscriptionRoot).extension(limits::QueryLimits).finish()
 }

@@ -30,6 +30,7 @@ impl MutationRoot {
                     target_field_id: input.target_field_id,
                     description: input.description,
                     source_type: input.source_type,
+                    derived: input.derived,
                 },
             )
             .await?;
@@ -115,7 +116,7 @@ impl MutationRoot {
         Ok(lineage(ctx).delete_datastore(caller(ctx), id).await?)
     }
 
-    /// Records an external engine's table lineage (seed 004): CTAS, VIEW and semantic views
+    /// Records an external engine's table lineage (as `POST /v1/api/lineage`): CTAS, VIEW and semantic views
     /// replace the target's sources, any other operation adds; `operation` defaults to EXTERNAL.
     async fn record_lineage(
         &self,
@@ -136,8 +137,8 @@ impl MutationRoot {
         })
     }
 
-    /// Records the lineage SQL statements imply, as edges of the datastore's type (seed 004's
-    /// accumulation: CTAS and VIEW replace the target's sources, INSERT and MERGE add).
+    /// Records the lineage SQL statements imply, as edges of the datastore's type (CTAS and
+    /// VIEW replace the target's sources, INSERT and MERGE add to them).
     async fn ingest_sql(
         &self,
         ctx: &Context<'_>,

@@ -162,6 +162,8 @@ pub struct LineageExplanation {
     pub frontier: Vec<FrontierNode>,
     /// The cycles between the two ends, as the ids around each (from its smallest).
     pub cycles: CycleList,
+    /// Set when asked `asOf` (see `LineageGraph.asOf`).
+    pub as_of: Option<super::AsOf>,
 }
 
 impl From<paths::Explanation> for LineageExplanation {
@@ -172,6 +174,7 @@ impl From<paths::Explanation> for LineageExplanation {
             cycles: CycleList(x.completeness.cycles),
             reason: x.reason.map(Into::into),
             paths: x.paths.into_iter().map(LineagePath).collect(),
+            as_of: None,
         }
     }
 }

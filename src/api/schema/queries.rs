@@ -8,14 +8,14 @@ use std::sync::Arc;
 use async_graphql::{Context, Object};
 
 use super::catalog::{load_container, load_datastore, load_field};
-use super::lineage::{ExternalNode, GraphNode, ImpactedContainer, LineageNode, PiiField};
+use super::lineage::{ExternalNode, GraphNode, ImpactedContainer, ImpactedExternal, LineageNode, PiiField};
 use super::paths::{frontier_out, CycleList, EndInput, LineageExplanation, LineageSummary};
 use super::prefetch::{prefetch_containers, prefetch_edges};
 use super::{
     auth, caller, limited, lineage, loaders, paged, AsOf, ChangePage, Container, ContainerPage, Datastore,
     DatastorePermission, DateTime, EdgePage, Field, FieldConnections, FieldPage, GqlResult, Impact, LineageChange,
-    LineageDiff, LineageEdge, LineageGraph, Me, MetadataAssertion, Page, PiiFlow, Side, SqlStatementLineage,
-    StoredEvent, StoredEventPage, Team,
+    LineageDiff, LineageEdge, LineageGraph, Me, MetadataAssertion, Page, PiiFlow, SearchHit, SearchKind, Side,
+    SqlStatementLineage, StoredEvent, StoredEventPage, Team,
 };
 use super::{Incident, IncidentPage, Job, JobPage, Run, RunState};
 use crate::domain::{self, EdgeFilter, Id};
@@ -120,6 +120,8 @@ async fn impact_from(ctx: &Context<'_>, roots: Vec<Id>, t: service::Transitive) 
     prefetch_containers(ctx, look.field("container"), &ids).await?;
     let vias: Vec<&domain::Edge> = t.reached.iter().map(|r| &r.via).collect();
     prefetch_edges(ctx, look.field("via"), &vias).await?;
+    let external_vias: Vec<&domain::Edge> = t.externals.iter().map(|r| &r.via).collect();
+    prefetch_edges(ctx, ctx.look_ahead().field("externals").field("via"), &external_vias).await?;
     // The records just prefetched, attached (one cache read for all).
     let mut records = match look.field("container").exists() && !ids.is_empty() {
         true => Some(loaders(ctx).containers.loader.load_many(ids).await.map_err(Error::from)?),
@@ -142,6 +144,21 @@ async fn impact_from(ctx: &Context<'_>, roots: Vec<Id>, t: service::Transitive) 
             })
             .collect::<Vec<_>>()
             .into(),
+        externals: t
+            .externals
+            .into_iter()
+            .map(|x| ImpactedExternal {
+                external: ExternalNode {
+                    node_type: "external",
+                    id: x.id,
+                    fqn: x.fqn,
+                    source_type: x.source_type,
+                    is_target: false,
+                },
+                distance: x.distance,
+                via: LineageEdge(x.via),
+            })
+            .collect(),
         as_of: None,
     })
 }
@@ -250,8 +267,9 @@ impl QueryRoot {
     ) -> GqlResult<LineageExplanation> {
         let from = service::paths::PathEnd::of("from", from.container_id, from.field_id)?;
         let to = service::paths::PathEnd::of("to", to.container_id, to.field_id)?;
+        let at = as_of.map(|d| d.0);
         let x = lineage(ctx)
-            .explain_lineage(caller(ctx), from, to, max_paths.unwrap_or(3), max_depth.unwrap_or(20), as_of.map(|d| d.0))
+            .explain_lineage(caller(ctx), from, to, max_paths.unwrap_or(3), max_depth.unwrap_or(20), at)
             .await?;
         let edges: Vec<domain::Edge> = x.paths.iter().flatten().cloned().collect();
         let hops = ctx.look_ahead().field("paths").field("hops");
@@ -259,7 +277,7 @@ impl QueryRoot {
         if hops.field("evidence").exists() {
             loaders(ctx).evidence.prefetch(edges.iter().map(|e| e.id)).await.map_err(Error::from)?;
         }
-        Ok(x.into())
+        Ok(LineageExplanation { as_of: AsOf::of(at), ..x.into() })
     }
 
     /// The lineage graph centred on an external asset, by its `ext:<source_type>:<fqn>` id (see
@@ -467,10 +485,48 @@ impl QueryRoot {
         Ok(all.into_iter().map(Datastore).collect())
     }
 
-    async fn container(&self, ctx: &Context<'_>, id: Id) -> GqlResult<Option<Container>> {
-        load_container(ctx, id).await
+    /// A container by `id`, or by `qualifiedName` (`database.schema.name`, case-insensitive; the
+    /// matcher's rules, so a unique suffix such as `raw.orders` also finds it), in `datastoreId`
+    /// when given. Null when none matches; BAD_USER_INPUT naming the candidates when several
+    /// match equally well, or when neither or both of `id` and `qualifiedName` are given.
+    async fn container(
+        &self,
+        ctx: &Context<'_>,
+        id: Option<Id>,
+        qualified_name: Option<String>,
+        datastore_id: Option<Id>,
+    ) -> GqlResult<Option<Container>> {
+        match (id, qualified_name) {
+            (Some(id), None) => load_container(ctx, id).await,
+            (None, Some(name)) => match lineage(ctx).resolve_table_in("qualifiedName", &name, datastore_id).await {
+                Ok(c) => Ok(Some(Container(c))),
+                Err(Error::NotFound(_)) => Ok(None),
+                Err(e) => Err(e.into()),
+            },
+            _ => Err(Error::BadInput("container: give exactly one of id and qualifiedName".into()).into()),
+        }
     }
 
+    /// Containers, fields and external assets (and, once they exist, jobs) whose names contain
+    /// `query`, case-insensitive: a container by its name, `database.schema.name`, datastore and
+    /// name (`warehouse:shop.raw.orders`) or OpenLineage namespace and name
+    /// (`postgres://db:5432/shop.raw.orders`); a field by `table.column`; an external asset by
+    /// its fqn. Exact qualified matches first, then prefixes, then substrings; `first` 1 to 100.
+    async fn search(
+        &self,
+        ctx: &Context<'_>,
+        query: String,
+        kinds: Option<Vec<SearchKind>>,
+        #[graphql(default_with = "Some(20)")] first: Option<i64>,
+    ) -> GqlResult<Vec<SearchHit>> {
+        let kinds: Option<Vec<service::search::SearchKind>> = kinds.map(|k| k.into_iter().map(Into::into).collect());
+        let hits = lineage(ctx).search_by_name(caller(ctx), &query, kinds.as_deref(), first.unwrap_or(20)).await?;
+        Ok(hits.into_iter().map(SearchHit::from).collect())
+    }
+
+    /// Containers by id, in a datastore, and/or whose qualified name `database.schema.name`
+    /// contains `name` (case-insensitive: `shop.raw.orders`, `raw.ord` and `orders` all find
+    /// `shop.raw.orders`).
     #[graphql(complexity = "paged(size, child_complexity)")]
     async fn containers(
         &self,

@@ -319,6 +319,13 @@ pub(super) async fn metadata_for_container(mut db: impl Run, container_id: Id) -
         .decode::<MetadataProps>("metadata")
 }
 
+pub(super) async fn container_metadata_of(mut db: impl Run, ids: &[Id]) -> StoreResult<Vec<MetadataAssertion>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    db.run(cypher!("container_metadata_of").param("ids", distinct(ids))).await?.decode::<MetadataProps>("metadata")
+}
+
 pub(super) async fn next_operation_id_in(txn: &mut Txn) -> StoreResult<Id> {
     first_id(&allocate(txn, &[(OPERATION_COUNTER, 1)]).await?, OPERATION_COUNTER)
 }

@@ -246,6 +246,21 @@ pub(super) fn metadata_for_container(c: &Connection, container_id: Id) -> rusqli
     )
 }
 
+/// The containers' own rows (`field_id` 0), one join over the ids.
+pub(super) fn container_metadata_of(c: &Connection, ids: &[Id]) -> rusqlite::Result<Vec<MetadataAssertion>> {
+    let cols = METADATA_COLS.split(", ").map(|col| format!("m.{col}")).collect::<Vec<_>>().join(", ");
+    select_rows(
+        c,
+        "container_metadata_of",
+        &format!(
+            "SELECT {cols} FROM rarray(?1) AS k CROSS JOIN metadata AS m ON m.container_id = k.value AND m.field_id = 0
+             ORDER BY m.container_id, m.attribute, m.source"
+        ),
+        params![id_array(ids)],
+        metadata_row,
+    )
+}
+
 /// `now` is the operation's start, as stored.
 pub(super) fn next_operation_id(tx: &Connection, now: &str) -> StoreResult<Id> {
     store_query(STORE, "next_operation_id");

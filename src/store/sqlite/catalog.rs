@@ -195,7 +195,11 @@ pub(super) fn list_containers(
     let mut w = Filter::default();
     w.always("deleted = 0")
         .when("datastore_id = ?", datastore_id.map(SqlValue::Integer))
-        .when("instr(unicode_lower(name), ?) > 0", name.map(SqlValue::Text));
+        // The qualified name (`database.schema.name`), of which the name is the end.
+        .when(
+            "instr(unicode_lower(coalesce(nullif(database, '') || '.', '') || coalesce(nullif(schema, '') || '.', '') || name), ?) > 0",
+            name.map(SqlValue::Text),
+        );
     select_page(c, &CONTAINERS, &w.sql(), w.params, page, container_row)
 }
 

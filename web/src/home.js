@@ -1,0 +1,244 @@
+// The home page (`/ui` without a container or job): where a person starts. The latest lineage
+// changes from the change log (kept live by reading on from its end cursor), the failed runs and
+// what they left stale (`incidents`), the datastores with their counts, and the recently active
+// jobs. Every entry is a link that opens the graph on it. Only the public GraphQL API.
+import { gql } from './api.js';
+import { CHANGES, CHANGE_CURSORS, DATASTORE_CONTAINERS, HOME, homeCounts } from './queries.js';
+
+const SHOWN_CHANGES = 15;
+const POLL_MS = 3000;
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v == null || v === false) continue;
+    if (k === 'text') node.textContent = v;
+    else node.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of children) if (c != null) node.append(c);
+  return node;
+}
+
+export const when = (t) => (t ? t.replace('T', ' ').replace(/(\.\d+)?Z$/, ' UTC') : '');
+
+function link(href, text, attrs = {}) {
+  return el('a', { href, ...attrs, text });
+}
+
+function endName(edge, side) {
+  const c = side === 'source' ? edge.sourceContainer : edge.targetContainer;
+  return c?.displayName || c?.name || (side === 'source' ? edge.sourceExternalFqn : edge.targetExternalFqn) || '?';
+}
+
+const KIND_TEXT = {
+  EDGE_ASSERTED: 'appeared',
+  EDGE_RETIRED: 'retired',
+  EDGE_REVIVED: 'revived',
+  EDGE_RELABELLED: 'relabelled',
+  EDGE_DELETED: 'deleted',
+  CONTAINER_CREATED: 'table created',
+  CONTAINER_DROPPED: 'table dropped',
+  FIELD_CREATED: 'field created',
+  FIELD_DROPPED: 'field dropped',
+};
+
+export class Home {
+  constructor(root, { onError }) {
+    this.root = root;
+    this.onError = onError;
+    this.timer = 0;
+    this.cursor = null;
+    this.changes = [];
+    this.active = false;
+  }
+
+  hide() {
+    this.active = false;
+    clearTimeout(this.timer);
+    this.root.hidden = true;
+  }
+
+  async show() {
+    this.active = true;
+    this.root.hidden = false;
+    const section = (name, title) => {
+      const s = el('section', { 'data-home': name, 'aria-labelledby': `home-${name}` }, el('h2', { id: `home-${name}`, text: title }));
+      const body = el('div', {}, el('p', { class: 'loading', text: 'Loading…' }));
+      s.append(body);
+      return { s, body };
+    };
+    const intro = el(
+      'section',
+      { class: 'intro' },
+      el('h2', { text: 'Start here' }),
+      el('p', { text: 'Type a table’s name in the search box above to draw its lineage, or open anything below: a recent change, a failed run, a datastore’s tables, a job. Ctrl+K or / focuses the search.' }),
+    );
+    this.parts = {
+      changes: section('changes', 'Latest lineage changes (live)'),
+      incidents: section('incidents', 'Failed runs and the assets they left stale'),
+      datastores: section('datastores', 'Datastores'),
+      jobs: section('jobs', 'Recently active jobs'),
+    };
+    this.root.replaceChildren(intro, ...Object.values(this.parts).map((p) => p.s));
+    this.root.dataset.loaded = 'false';
+    try {
+      const { data } = await gql(HOME);
+      this.renderIncidents(data.incidents.items);
+      const stores = data.datastores.slice(0, 25);
+      const lastPage = Math.max(1, Math.ceil(data.jobCount.total / 100));
+      const counts = (await gql(homeCounts(stores.map((d) => d.id), lastPage))).data;
+      this.renderDatastores(stores, counts, data.datastores.length);
+      this.renderJobs(counts.recent.items);
+      await this.loadChanges();
+    } catch (e) {
+      this.onError(e);
+      for (const p of Object.values(this.parts)) if (p.body.querySelector('.loading')) p.body.replaceChildren(el('p', { class: 'error', text: e.message }));
+    }
+    this.root.dataset.loaded = 'true';
+  }
+
+  /** The newest changes: the log is read oldest first, so the page walks to its end with
+   * cursors only, then reads the last page whole. */
+  async loadChanges() {
+    let after = null;
+    let tail = [];
+    for (let i = 0; i < 50; i++) {
+      const { data } = await gql(CHANGE_CURSORS, { after });
+      const page = data.changes;
+      tail = [...tail, ...page.items.map((x) => x.cursor)].slice(-(SHOWN_CHANGES + 1));
+      after = page.endCursor;
+      if (!page.hasMore) break;
+    }
+    const start = tail.length > SHOWN_CHANGES ? tail[0] : null;
+    const { data } = await gql(CHANGES, { after: start, first: SHOWN_CHANGES + 1 });
+    this.changes = data.changes.items.slice(-SHOWN_CHANGES).reverse();
+    this.cursor = data.changes.endCursor;
+    this.renderChanges();
+    this.poll();
+  }
+
+  poll() {
+    clearTimeout(this.timer);
+    if (!this.active) return;
+    this.timer = setTimeout(async () => {
+      if (!this.active) return;
+      try {
+        const { data } = await gql(CHANGES, { after: this.cursor, first: 100 });
+        if (data.changes.items.length) {
+          this.changes = [...data.changes.items.reverse(), ...this.changes].slice(0, SHOWN_CHANGES);
+          this.cursor = data.changes.endCursor;
+          this.renderChanges();
+        }
+      } catch {
+        // Try again at the next tick.
+      }
+      this.poll();
+    }, POLL_MS);
+  }
+
+  renderChanges() {
+    const body = this.parts.changes.body;
+    if (!this.changes.length) return body.replaceChildren(el('p', { text: 'No lineage recorded yet.' }));
+    const ul = el('ul');
+    for (const c of this.changes) {
+      const e = c.edge;
+      const target = e?.targetContainerId ?? c.containerIds[0];
+      const source = e?.sourceContainerId;
+      const what = e ? `${endName(e, 'source')} → ${endName(e, 'target')}` : `container ${c.containerIds.join(', ')}`;
+      const ev = e?.evidence?.[0];
+      const by = ev ? [ev.jobName ? `job ${ev.jobName}` : null, ev.provider].filter(Boolean).join(', ') : e ? e.sourceType : '';
+      const href = target != null ? `/ui?container=${target}&depth=2${source != null && source !== target ? `&sel=c${source}` : ''}` : null;
+      ul.append(
+        el(
+          'li',
+          { 'data-change': c.kind, 'data-edge-id': c.edgeId ?? null },
+          el('span', { class: `kind-${c.kind}`, text: `${KIND_TEXT[c.kind] ?? c.kind} ` }),
+          href ? link(href, what) : what,
+          e ? el('span', { class: 'tag', text: e.operation || e.sourceType }) : null,
+          el('div', { class: 'sub', text: `${when(c.at)}${by ? ` · by ${by}` : ''}` }),
+        ),
+      );
+    }
+    body.replaceChildren(ul);
+  }
+
+  renderIncidents(items) {
+    const body = this.parts.incidents.body;
+    if (!items.length) return body.replaceChildren(el('p', { text: 'No failed runs: every job’s latest run went through.' }));
+    const ul = el('ul');
+    for (const x of items) {
+      const j = x.job;
+      const name = j ? (j.restricted ? `job ${j.id} (restricted)` : `${j.namespace}/${j.name}`) : 'a job';
+      const stale = x.failedCount + x.staleCount;
+      ul.append(
+        el(
+          'li',
+          { 'data-incident': x.run.runId, 'data-job-id': j?.id ?? null },
+          el('span', { class: `state state-${x.state}`, text: x.state }),
+          j ? link(`/ui?job=${j.id}&depth=2&sel=j${j.id}`, name) : name,
+          el('div', { class: 'sub', text: `${when(x.at)} · ${x.failedCount} table${x.failedCount === 1 ? '' : 's'} not refreshed, ${x.staleCount} stale downstream${stale ? '' : ''}` }),
+          x.errorMessage ? el('div', { class: 'error', text: x.errorMessage }) : null,
+          this.outputs(j),
+        ),
+      );
+    }
+    body.replaceChildren(ul);
+  }
+
+  /** The tables a failed job writes, each a link to its graph (where its health and the stale
+   * tables downstream show). */
+  outputs(job) {
+    const tables = (job?.outputs ?? []).filter((o) => o.container);
+    if (!tables.length) return null;
+    const div = el('div', { class: 'sub', 'data-outputs': tables.length }, 'left stale: ');
+    tables.forEach((o, i) => div.append(i ? ', ' : '', link(`/ui?container=${o.container.id}&depth=2&sel=c${o.container.id}`, o.container.name)));
+    return div;
+  }
+
+  renderDatastores(stores, counts, total) {
+    const body = this.parts.datastores.body;
+    if (!stores.length) return body.replaceChildren(el('p', { text: 'No datastores yet.' }));
+    const ul = el('ul');
+    stores.forEach((d, i) => {
+      const tables = counts[`c${i}`]?.total ?? 0;
+      const jobs = counts[`j${i}`]?.total ?? 0;
+      const details = el('details', { 'data-datastore-id': d.id }, el('summary', {}, el('strong', { text: d.name }), el('span', { class: 'sub', text: ` ${d.type} · ${tables} table${tables === 1 ? '' : 's'} · ${jobs} job${jobs === 1 ? '' : 's'}` })));
+      details.addEventListener('toggle', () => this.loadTables(details, d.id), { once: true });
+      ul.append(el('li', { 'data-tables': tables, 'data-jobs': jobs }, details));
+    });
+    body.replaceChildren(ul);
+    if (total > stores.length) body.append(el('p', { class: 'sub', text: `${total - stores.length} more datastores: search for their tables.` }));
+  }
+
+  async loadTables(details, id) {
+    const box = el('ul', {}, el('li', { class: 'loading', text: 'Loading…' }));
+    details.append(box);
+    try {
+      const { data } = await gql(DATASTORE_CONTAINERS, { id });
+      box.replaceChildren(...data.containers.items.map((c) => el('li', {}, link(`/ui?container=${c.id}&depth=2`, [c.database, c.schema, c.name].filter(Boolean).join('.')))));
+      if (data.containers.total > data.containers.items.length) box.append(el('li', { class: 'sub', text: `${data.containers.total - data.containers.items.length} more: search by name.` }));
+    } catch (e) {
+      box.replaceChildren(el('li', { class: 'error', text: e.message }));
+    }
+  }
+
+  renderJobs(items) {
+    const body = this.parts.jobs.body;
+    const jobs = [...items].sort((a, b) => String(b.lastSeenAt ?? '').localeCompare(String(a.lastSeenAt ?? ''))).slice(0, 12);
+    if (!jobs.length) return body.replaceChildren(el('p', { text: 'No jobs recorded yet (they come from OpenLineage events).' }));
+    const ul = el('ul');
+    for (const j of jobs) {
+      const state = j.latestRun?.state;
+      ul.append(
+        el(
+          'li',
+          { 'data-job-id': j.id },
+          el('span', { class: `state state-${state ?? 'NONE'}`, text: state ?? 'no run' }),
+          link(`/ui?job=${j.id}&depth=2&sel=j${j.id}`, j.restricted ? `job ${j.id} (restricted)` : `${j.namespace}/${j.name}`),
+          el('div', { class: 'sub', text: `last seen ${when(j.lastSeenAt)}` }),
+        ),
+      );
+    }
+    body.replaceChildren(ul);
+  }
+}
