@@ -2,6 +2,7 @@
 //! Handlers authenticate, call the service and map results; rules live in `service`.
 
 pub mod loaders;
+pub mod marquez;
 pub mod openlineage;
 pub mod pushback;
 pub mod rest;
@@ -106,6 +107,7 @@ pub fn router(state: AppState, cors_origins: &[String]) -> Router {
         .merge(graphql)
         .merge(ingest)
         .merge(rest::routes())
+        .merge(marquez::routes())
         .layer(middleware::from_fn_with_state(state.pushback.auth.clone(), pushback::throttle_auth));
     let mut app = Router::new()
         .merge(authenticated)
