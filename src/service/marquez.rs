@@ -556,10 +556,32 @@ impl Lineage {
         Ok(out)
     }
 
+    /// What an OpenLineage identity denotes now: its container, or the external asset lineage
+    /// or a job's datasets name (an asset read and written only by jobs has no edge of its own).
+    async fn find_dataset(&self, id: &DatasetId) -> Result<Option<std::result::Result<Container, String>>> {
+        match self.dataset_node(&id.namespace, &id.name).await? {
+            Some(Ok(c)) => return Ok(Some(Ok(c))),
+            Some(Err(x)) => return Ok(Some(Err(x.fqn))),
+            None => {}
+        }
+        let folded = crate::ingest::openlineage::naming::normalize_namespace(&id.namespace);
+        let mut fqns = vec![
+            super::openlineage::external_fqn(id.namespace.trim(), id.name.trim()),
+            super::openlineage::external_fqn(&folded, id.name.trim()),
+        ];
+        fqns.dedup();
+        for fqn in fqns {
+            if !self.store.jobs_of_ends(&[End::External { fqn: fqn.clone() }]).await?.is_empty() {
+                return Ok(Some(Err(fqn)));
+            }
+        }
+        Ok(None)
+    }
+
     /// The dataset an OpenLineage identity denotes now, or NOT_FOUND.
     pub async fn marquez_dataset(&self, caller: &Caller, id: &DatasetId) -> Result<Dataset> {
         let not_found = || Error::NotFound(format!("dataset {:?} in namespace {:?} not found", id.name, id.namespace));
-        match self.dataset_node(&id.namespace, &id.name).await? {
+        match self.find_dataset(id).await? {
             Some(Ok(c)) => {
                 let datastores = self.datastore_map().await?;
                 let mut d = self.datasets_of_containers(caller, vec![c], &datastores).await?.pop().ok_or_else(not_found)?;
@@ -567,10 +589,10 @@ impl Lineage {
                 d.id = id.clone();
                 Ok(d)
             }
-            Some(Err(x)) => {
-                let rows = self.store.jobs_of_ends(&[End::External { fqn: x.fqn.clone() }]).await?;
+            Some(Err(fqn)) => {
+                let rows = self.store.jobs_of_ends(&[End::External { fqn: fqn.clone() }]).await?;
                 let rows: Vec<&IoEntry> = rows.iter().map(|(_, e)| e).collect();
-                Ok(Self::external_dataset(id.clone(), x.fqn, &rows))
+                Ok(Self::external_dataset(id.clone(), fqn, &rows))
             }
             None => Err(not_found()),
         }
@@ -794,9 +816,9 @@ impl Lineage {
         let mut start_job: Option<Id> = None;
         match node {
             NodeId::Dataset(id) => {
-                let end = match self.dataset_node(&id.namespace, &id.name).await? {
+                let end = match self.find_dataset(id).await? {
                     Some(Ok(c)) => End::Container { id: c.id },
-                    Some(Err(x)) => End::External { fqn: x.fqn },
+                    Some(Err(fqn)) => End::External { fqn },
                     None => {
                         return Err(Error::NotFound(format!(
                             "dataset {:?} in namespace {:?} not found",
@@ -909,22 +931,26 @@ impl Lineage {
         let not_found = |id: &DatasetId| {
             Error::NotFound(format!("dataset {:?} in namespace {:?} not found", id.name, id.namespace))
         };
+        // An asset outside the catalog has no fields: its column lineage is empty.
         let container_of = |id: &DatasetId| {
             let id = id.clone();
             async move {
-                match self.dataset_node(&id.namespace, &id.name).await? {
-                    Some(Ok(c)) => Ok(c),
-                    _ => Err(not_found(&id)),
+                match self.find_dataset(&id).await? {
+                    Some(Ok(c)) => Ok(Some(c)),
+                    Some(Err(_)) => Ok(None),
+                    None => Err(not_found(&id)),
                 }
             }
         };
         let start: Vec<Field> = match node {
-            NodeId::Dataset(id) => {
-                let c = container_of(id).await?;
-                self.store.fields_of_containers(&[c.id]).await?
-            }
+            NodeId::Dataset(id) => match container_of(id).await? {
+                Some(c) => self.store.fields_of_containers(&[c.id]).await?,
+                None => Vec::new(),
+            },
             NodeId::Field(id, field) => {
-                let c = container_of(id).await?;
+                let Some(c) = container_of(id).await? else {
+                    return Err(Error::NotFound(format!("field {field:?} of dataset {:?} not found", id.name)));
+                };
                 let f: Vec<Field> = self
                     .store
                     .fields_of_containers(&[c.id])
