@@ -317,7 +317,8 @@ impl Lineage {
         if caller.unrestricted_admin {
             return Ok(jobs.iter().map(|j| j.id).collect());
         }
-        let containers: Vec<Id> = io.iter().filter_map(|(_, e)| e.end.container_id()).collect::<BTreeSet<_>>().into_iter().collect();
+        let containers: Vec<Id> =
+            io.iter().filter_map(|(_, e)| e.end.container_id()).collect::<BTreeSet<_>>().into_iter().collect();
         let mut datastore_of: HashMap<Id, Id> = HashMap::new();
         for chunk in containers.chunks(MAX_PAGE_SIZE as usize) {
             datastore_of.extend(self.store.containers_by_ids(chunk).await?.into_iter().map(|c| (c.id, c.datastore_id)));
@@ -397,8 +398,10 @@ impl Lineage {
         }
         let mut out = Vec::new();
         for c in containers {
-            let (id, created_at, updated_at, last_modified_at) =
-                names.get(&c.id).cloned().unwrap_or_else(|| (DatasetId { namespace: String::new(), name: c.name.clone() }, None, None, None));
+            let (id, created_at, updated_at, last_modified_at) = names
+                .get(&c.id)
+                .cloned()
+                .unwrap_or_else(|| (DatasetId { namespace: String::new(), name: c.name.clone() }, None, None, None));
             let mut d = Dataset {
                 id,
                 fields: fields.remove(&c.id).unwrap_or_default(),
@@ -584,7 +587,8 @@ impl Lineage {
         match self.find_dataset(id).await? {
             Some(Ok(c)) => {
                 let datastores = self.datastore_map().await?;
-                let mut d = self.datasets_of_containers(caller, vec![c], &datastores).await?.pop().ok_or_else(not_found)?;
+                let mut d =
+                    self.datasets_of_containers(caller, vec![c], &datastores).await?.pop().ok_or_else(not_found)?;
                 // Asked by a name that denotes it: answer under that name, as Marquez would.
                 d.id = id.clone();
                 Ok(d)
@@ -675,7 +679,13 @@ impl Lineage {
                         outputs: ro,
                     }
                 });
-                MarquezJob { parent_name: job.parent_id.and_then(|p| parents.get(&p).cloned()), inputs, outputs, latest_run, job }
+                MarquezJob {
+                    parent_name: job.parent_id.and_then(|p| parents.get(&p).cloned()),
+                    inputs,
+                    outputs,
+                    latest_run,
+                    job,
+                }
             })
             .collect())
     }
@@ -708,11 +718,8 @@ impl Lineage {
         };
         let mut jobs: BTreeMap<Id, Job> = BTreeMap::new();
         for state in wanted {
-            let filter = JobFilter {
-                namespace: namespace.map(str::to_string),
-                last_run_state: state,
-                ..Default::default()
-            };
+            let filter =
+                JobFilter { namespace: namespace.map(str::to_string), last_run_state: state, ..Default::default() };
             let mut page = PageRequest { page: 1, size: MAX_PAGE_SIZE };
             loop {
                 let p = self.store.list_jobs(&filter, page).await?;
@@ -789,7 +796,9 @@ impl Lineage {
     pub async fn marquez_run(&self, caller: &Caller, run_id: &str) -> Result<MarquezRun> {
         let (run, restricted) = self.run(caller, run_id).await?;
         if restricted {
-            return Err(Error::Forbidden(format!("run {run_id:?} touches datastores you have no VIEWER permission on")));
+            return Err(Error::Forbidden(format!(
+                "run {run_id:?} touches datastores you have no VIEWER permission on"
+            )));
         }
         let job = self
             .store
@@ -843,8 +852,13 @@ impl Lineage {
             let new_ends: Vec<End> = frontier_ends.drain(..).filter(|e| ends_done.insert(e.clone())).collect();
             if !new_ends.is_empty() && level < depth {
                 let rows = self.store.jobs_of_ends(&new_ends).await?;
-                let ids: Vec<Id> =
-                    rows.iter().map(|(j, _)| *j).filter(|j| !jobs_done.contains(j)).collect::<BTreeSet<_>>().into_iter().collect();
+                let ids: Vec<Id> = rows
+                    .iter()
+                    .map(|(j, _)| *j)
+                    .filter(|j| !jobs_done.contains(j))
+                    .collect::<BTreeSet<_>>()
+                    .into_iter()
+                    .collect();
                 if !ids.is_empty() {
                     frontier_jobs.extend(self.store.jobs_by_ids(&ids).await?);
                 }
@@ -868,7 +882,10 @@ impl Lineage {
                 }
                 let job_node = node_id_of_job(&j.job.namespace, &j.job.name);
                 for e in rows {
-                    let id = ends.entry(e.end.clone()).or_insert_with(|| DatasetId { namespace: e.namespace.clone(), name: e.name.clone() }).clone();
+                    let id = ends
+                        .entry(e.end.clone())
+                        .or_insert_with(|| DatasetId { namespace: e.namespace.clone(), name: e.name.clone() })
+                        .clone();
                     let ds_node = node_id_of_dataset(&id);
                     match e.direction {
                         IoDirection::Read => graph.edges.insert((ds_node, job_node.clone())),
@@ -1021,7 +1038,8 @@ impl Lineage {
         for chunk in ids.chunks(MAX_PAGE_SIZE as usize) {
             fields.extend(self.store.fields_by_ids(chunk).await?.into_iter().map(|f| (f.id, f)));
         }
-        let container_ids: Vec<Id> = fields.values().map(|f| f.container_id).collect::<BTreeSet<_>>().into_iter().collect();
+        let container_ids: Vec<Id> =
+            fields.values().map(|f| f.container_id).collect::<BTreeSet<_>>().into_iter().collect();
         let mut containers = Vec::new();
         for chunk in container_ids.chunks(MAX_PAGE_SIZE as usize) {
             containers.extend(self.store.containers_by_ids(chunk).await?);
@@ -1100,7 +1118,10 @@ impl Lineage {
             let literal = q.split(['%', '_', '.', '/']).rfind(|s| !s.trim().is_empty()).unwrap_or("");
             if !literal.is_empty() {
                 let datastores = self.datastore_map().await?;
-                let p = self.store.list_containers(None, Some(literal), PageRequest { page: 1, size: MAX_PAGE_SIZE }).await?;
+                let p = self
+                    .store
+                    .list_containers(None, Some(literal), PageRequest { page: 1, size: MAX_PAGE_SIZE })
+                    .await?;
                 let unnamed: Vec<Container> = p.items.into_iter().filter(|c| !named.contains(&c.id)).collect();
                 for (id, _, updated, _) in self.container_names(&unnamed, &datastores).await?.into_values() {
                     if like(q, &id.name) {
@@ -1231,21 +1252,40 @@ mod tests {
 
     #[test]
     fn node_ids_split_uri_namespaces() {
-        assert_eq!(NodeId::parse("dataset:food_delivery:public.orders").ok(), Some(ds("food_delivery", "public.orders")));
+        assert_eq!(
+            NodeId::parse("dataset:food_delivery:public.orders").ok(),
+            Some(ds("food_delivery", "public.orders"))
+        );
         assert_eq!(
             NodeId::parse("dataset:postgres://db:5432:shop.public.orders").ok(),
             Some(ds("postgres://db:5432", "shop.public.orders"))
         );
-        assert_eq!(NodeId::parse("dataset:s3://bucket:/data/x.parquet").ok(), Some(ds("s3://bucket", "/data/x.parquet")));
+        assert_eq!(
+            NodeId::parse("dataset:s3://bucket:/data/x.parquet").ok(),
+            Some(ds("s3://bucket", "/data/x.parquet"))
+        );
         assert_eq!(
             NodeId::parse("job:grandmas.kitchen:prepare_apple_pie").ok(),
             Some(NodeId::Job { namespace: "grandmas.kitchen".into(), name: "prepare_apple_pie".into() })
         );
         assert_eq!(
             NodeId::parse("datasetField:postgres://db:5432:shop.public.orders:amount").ok(),
-            Some(NodeId::Field(DatasetId { namespace: "postgres://db:5432".into(), name: "shop.public.orders".into() }, "amount".into()))
+            Some(NodeId::Field(
+                DatasetId { namespace: "postgres://db:5432".into(), name: "shop.public.orders".into() },
+                "amount".into()
+            ))
         );
-        for bad in ["", "dataset", "dataset:", "dataset:ns", "dataset:ns:", "table:ns:x", "dataset:ns:x#v1", "datasetField:ns:x", "dataset:ns:\u{0}"] {
+        for bad in [
+            "",
+            "dataset",
+            "dataset:",
+            "dataset:ns",
+            "dataset:ns:",
+            "table:ns:x",
+            "dataset:ns:x#v1",
+            "datasetField:ns:x",
+            "dataset:ns:\u{0}",
+        ] {
             assert!(matches!(NodeId::parse(bad), Err(Error::BadInput(_))), "{bad:?}");
         }
     }
@@ -1261,7 +1301,13 @@ mod tests {
 
     #[test]
     fn run_states_map_both_ways() {
-        for (ol, mq) in [("START", "NEW"), ("RUNNING", "RUNNING"), ("COMPLETE", "COMPLETED"), ("FAIL", "FAILED"), ("ABORT", "ABORTED")] {
+        for (ol, mq) in [
+            ("START", "NEW"),
+            ("RUNNING", "RUNNING"),
+            ("COMPLETE", "COMPLETED"),
+            ("FAIL", "FAILED"),
+            ("ABORT", "ABORTED"),
+        ] {
             assert_eq!(run_state(ol), mq);
             assert!(states_of(mq).is_some_and(|s| s.contains(&ol)));
         }

@@ -111,7 +111,9 @@ impl Query {
         let Some(v) = self.one(name)? else { return Ok(default) };
         match v.trim().parse::<i64>() {
             Ok(n) if (min..=max).contains(&n) => Ok(n),
-            _ => Err(MarquezError::bad(format!("query parameter {name} must be an integer from {min} to {max}, got {v:?}"))),
+            _ => Err(MarquezError::bad(format!(
+                "query parameter {name} must be an integer from {min} to {max}, got {v:?}"
+            ))),
         }
     }
 
@@ -129,7 +131,9 @@ impl Query {
         self.one(name)?
             .map(|v| {
                 chrono::DateTime::parse_from_rfc3339(v.trim()).map(|t| t.with_timezone(&chrono::Utc)).map_err(|_| {
-                    MarquezError::bad(format!("query parameter {name} must be an RFC 3339 time (2022-09-15T07:47:19Z), got {v:?}"))
+                    MarquezError::bad(format!(
+                        "query parameter {name} must be an RFC 3339 time (2022-09-15T07:47:19Z), got {v:?}"
+                    ))
                 })
             })
             .transpose()
@@ -144,7 +148,9 @@ impl Query {
 
     fn node_id(&self) -> Result<NodeId, MarquezError> {
         let v = self.one("nodeId")?.ok_or_else(|| {
-            MarquezError::bad("query parameter nodeId is required: dataset:<namespace>:<name> or job:<namespace>:<name>")
+            MarquezError::bad(
+                "query parameter nodeId is required: dataset:<namespace>:<name> or job:<namespace>:<name>",
+            )
         })?;
         Ok(NodeId::parse(v)?)
     }
@@ -290,9 +296,15 @@ async fn job_list(
 ) -> Result<shapes::JobList, MarquezError> {
     let window = q.window(DEFAULT_LIMIT)?;
     // `lastRunStates=FAILED&lastRunStates=ABORTED`, or comma-separated.
-    let states: Vec<String> =
-        q.all("lastRunStates").iter().flat_map(|v| v.split(',')).filter(|s| !s.trim().is_empty()).map(str::to_string).collect();
-    let all = state.lineage.marquez_job_list(caller, namespace, (!states.is_empty()).then_some(states.as_slice())).await?;
+    let states: Vec<String> = q
+        .all("lastRunStates")
+        .iter()
+        .flat_map(|v| v.split(','))
+        .filter(|s| !s.trim().is_empty())
+        .map(str::to_string)
+        .collect();
+    let all =
+        state.lineage.marquez_job_list(caller, namespace, (!states.is_empty()).then_some(states.as_slice())).await?;
     let total_count = all.len();
     let jobs = state.lineage.marquez_job_page(page(all, window)).await?;
     Ok(shapes::JobList { jobs: jobs.iter().map(shapes::Job::from).collect(), total_count })
@@ -365,7 +377,8 @@ pub async fn list_runs(
     RawQuery(raw): RawQuery,
 ) -> Answer<shapes::RunList> {
     let (offset, limit) = Query::parse(raw.as_deref()).window(DEFAULT_LIMIT)?;
-    let (runs, total_count) = state.lineage.marquez_runs(&caller, &namespace, &name, offset as i64, limit as i64).await?;
+    let (runs, total_count) =
+        state.lineage.marquez_runs(&caller, &namespace, &name, offset as i64, limit as i64).await?;
     Ok(Json(shapes::RunList { runs: runs.iter().map(shapes::Run::from).collect(), total_count }))
 }
 
@@ -444,7 +457,10 @@ pub async fn search(
     RawQuery(raw): RawQuery,
 ) -> Answer<shapes::SearchResultList> {
     let q = Query::parse(raw.as_deref());
-    let text = q.one("q")?.filter(|t| !t.trim().is_empty()).ok_or_else(|| MarquezError::bad("query parameter q is required"))?;
+    let text = q
+        .one("q")?
+        .filter(|t| !t.trim().is_empty())
+        .ok_or_else(|| MarquezError::bad("query parameter q is required"))?;
     if text.len() > 1024 {
         return Err(MarquezError::bad("query parameter q is longer than 1024 characters"));
     }
@@ -471,7 +487,9 @@ async fn event_list(state: &AppState, caller: &Caller, raw: Option<&str>) -> Ans
         None => false,
         Some(s) if s == "desc" => false,
         Some(s) if s == "asc" => true,
-        Some(s) => return Err(MarquezError::bad(format!("query parameter sortDirection must be asc or desc, got {s:?}"))),
+        Some(s) => {
+            return Err(MarquezError::bad(format!("query parameter sortDirection must be asc or desc, got {s:?}")))
+        }
     };
     let (before, after) = (q.time("before")?, q.time("after")?);
     let (events, total_count) =

@@ -210,7 +210,11 @@ impl From<&MarquezRun> for Run {
         let versions = |list: &[m::DatasetId]| -> Vec<DatasetVersionRef> {
             list.iter()
                 .map(|d| DatasetVersionRef {
-                    dataset_version_id: VersionId { namespace: d.namespace.clone(), name: d.name.clone(), version: None },
+                    dataset_version_id: VersionId {
+                        namespace: d.namespace.clone(),
+                        name: d.name.clone(),
+                        version: None,
+                    },
                     facets: json!({}),
                 })
                 .collect()
@@ -365,16 +369,9 @@ pub struct LineageGraph {
 }
 
 /// The edges of each node of a graph: in and out, by node id, sorted.
-fn edges_of<'g>(
-    edges: impl Iterator<Item = &'g (String, String)> + Clone,
-    id: &str,
-) -> (Vec<Edge>, Vec<Edge>) {
+fn edges_of<'g>(edges: impl Iterator<Item = &'g (String, String)> + Clone, id: &str) -> (Vec<Edge>, Vec<Edge>) {
     let pick = |keep: &dyn Fn(&(String, String)) -> bool| -> Vec<Edge> {
-        edges
-            .clone()
-            .filter(|e| keep(e))
-            .map(|(o, d)| Edge { origin: o.clone(), destination: d.clone() })
-            .collect()
+        edges.clone().filter(|e| keep(e)).map(|(o, d)| Edge { origin: o.clone(), destination: d.clone() }).collect()
     };
     (pick(&|e| e.1 == id), pick(&|e| e.0 == id))
 }
@@ -431,10 +428,9 @@ fn transformation(e: &crate::domain::Edge) -> (Option<String>, Option<String>) {
             text(t.get("description")).or_else(|| e.description.clone()),
             text(t.get("type")).or_else(|| Some("TRANSFORMATION".into())),
         ),
-        None => (
-            e.description.clone(),
-            Some(if e.derived == Some(true) { "TRANSFORMATION" } else { "IDENTITY" }.into()),
-        ),
+        None => {
+            (e.description.clone(), Some(if e.derived == Some(true) { "TRANSFORMATION" } else { "IDENTITY" }.into()))
+        }
     }
 }
 
@@ -503,7 +499,11 @@ impl From<&m::SearchHit> for SearchResult {
             name: h.id.name.clone(),
             updated_at: time(h.updated_at),
             namespace: h.id.namespace.clone(),
-            node_id: if h.is_job { m::node_id_of_job(&h.id.namespace, &h.id.name) } else { m::node_id_of_dataset(&h.id) },
+            node_id: if h.is_job {
+                m::node_id_of_job(&h.id.namespace, &h.id.name)
+            } else {
+                m::node_id_of_dataset(&h.id)
+            },
         }
     }
 }
