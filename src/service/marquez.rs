@@ -1216,9 +1216,9 @@ fn pages_for(start: i64, count: i64) -> Vec<(PageRequest, impl Fn(usize) -> bool
         .into_iter()
         .filter(|page| (page - 1).saturating_mul(size) < end)
         .map(|page| {
-            let from = (page - 1) * size;
+            let from = (page - 1).saturating_mul(size);
             (PageRequest { page, size }, move |i: usize| {
-                let at = from + i as i64;
+                let at = from.saturating_add(i as i64);
                 at >= start && at < end
             })
         })
@@ -1287,6 +1287,24 @@ mod tests {
             "dataset:ns:\u{0}",
         ] {
             assert!(matches!(NodeId::parse(bad), Err(Error::BadInput(_))), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn any_short_text_parses_or_is_refused() {
+        // Every text up to 6 characters over the characters node ids are made of: no panic,
+        // and what parses is written back unchanged.
+        let alphabet = ['d', 'a', 't', 's', 'e', ':', '/', '1', '#', 'é', 'j', 'o', 'b'];
+        let mut texts = vec![String::new()];
+        for _ in 0..6 {
+            let next: Vec<String> =
+                texts.iter().flat_map(|t| alphabet.iter().map(move |c| format!("{t}{c}"))).collect();
+            for t in &next {
+                let _ = NodeId::parse(t);
+                let _ = NodeId::parse(&format!("dataset:{t}"));
+                let _ = NodeId::parse(&format!("datasetField:{t}"));
+            }
+            texts = next.into_iter().filter(|t| t.len() < 5).collect();
         }
     }
 
