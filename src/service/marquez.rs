@@ -153,7 +153,7 @@ pub struct Namespace {
 /// What a dataset is in Tributary.
 #[derive(Debug, Clone)]
 pub enum DatasetNode {
-    Container { container: Container, datastore: Option<Datastore> },
+    Container { container: Box<Container>, datastore: Option<Box<Datastore>> },
     External { fqn: String },
 }
 
@@ -412,7 +412,10 @@ impl Lineage {
                 created_at,
                 updated_at,
                 last_modified_at,
-                node: DatasetNode::Container { datastore: datastores.get(&c.datastore_id).cloned(), container: c },
+                node: DatasetNode::Container {
+                    datastore: datastores.get(&c.datastore_id).cloned().map(Box::new),
+                    container: Box::new(c),
+                },
             };
             self.add_metadata(caller, &mut d).await?;
             out.push(d);

@@ -419,7 +419,7 @@ async fn catalogued_tables_keep_the_names_their_events_used(app: TestApp) {
     let job = get(&app, "/api/v1/namespaces/etl/jobs/load_revenue").await;
     assert_eq!(job["inputs"], json!([{"namespace": NS, "name": "DB.PUBLIC.ORDERS"}]));
     assert_eq!(job["latestRun"]["state"], "COMPLETED");
-    assert_eq!(job["latestRun"]["startedAt"].is_string(), true, "START then COMPLETE: {job:#}");
+    assert!(job["latestRun"]["startedAt"].is_string(), "START then COMPLETE: {job:#}");
     // The lineage from a table: URI namespaces keep their colons in node ids.
     let g = get(&app, &format!("/api/v1/lineage?nodeId=dataset:{ns}:db.public.revenue")).await;
     let ids: BTreeSet<String> =
