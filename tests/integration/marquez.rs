@@ -324,6 +324,40 @@ async fn the_apples_graph_answers_as_marquez_does(app: TestApp) {
     assert_eq!(future, json!({"events": [], "totalCount": 0}));
     let past = get(&app, "/api/v1/events/lineage?before=2000-01-01T00:00:00Z").await;
     assert_eq!(past["totalCount"], 0);
+    // Every answer is what /openapi.json documents for its route (keys, required keys, lists).
+    let doc = get(&app, "/openapi.json").await;
+    let run = events[0]["run"]["runId"].as_str().unwrap();
+    for (path, documented) in [
+        ("/api/v1/namespaces".to_string(), "/api/v1/namespaces"),
+        ("/api/v1/namespaces/grandmas.kitchen".to_string(), "/api/v1/namespaces/{namespace}"),
+        ("/api/v1/namespaces/grandmas.kitchen/datasets".to_string(), "/api/v1/namespaces/{namespace}/datasets"),
+        (
+            "/api/v1/namespaces/grandmas.kitchen/datasets/apples".to_string(),
+            "/api/v1/namespaces/{namespace}/datasets/{dataset}",
+        ),
+        ("/api/v1/namespaces/grandmas.kitchen/jobs".to_string(), "/api/v1/namespaces/{namespace}/jobs"),
+        (
+            "/api/v1/namespaces/grandmas.kitchen/jobs/gather_apples".to_string(),
+            "/api/v1/namespaces/{namespace}/jobs/{job}",
+        ),
+        (
+            "/api/v1/namespaces/grandmas.kitchen/jobs/gather_apples/runs".to_string(),
+            "/api/v1/namespaces/{namespace}/jobs/{job}/runs",
+        ),
+        ("/api/v1/jobs".to_string(), "/api/v1/jobs"),
+        (format!("/api/v1/jobs/runs/{run}"), "/api/v1/jobs/runs/{id}"),
+        ("/api/v1/lineage?nodeId=dataset:grandmas.kitchen:apples".to_string(), "/api/v1/lineage"),
+        ("/api/v1/column-lineage?nodeId=dataset:grandmas.kitchen:apples".to_string(), "/api/v1/column-lineage"),
+        ("/api/v1/search?q=apple".to_string(), "/api/v1/search"),
+        ("/api/v1/events/lineage".to_string(), "/api/v1/events/lineage"),
+        ("/api/v1/events".to_string(), "/api/v1/events"),
+    ] {
+        let answer = get(&app, &path).await;
+        crate::rest::matches_schema(&doc, crate::rest::response_schema(&doc, documented, "get", "200"), &answer, &path);
+    }
+    let (_, missing) = call(&app, None, Method::GET, "/api/v1/namespaces/nowhere").await;
+    let schema = crate::rest::response_schema(&doc, "/api/v1/namespaces/{namespace}", "get", "404");
+    crate::rest::matches_schema(&doc, schema, &missing, "404");
 }
 
 fn event(state: &str, run: &str, job: &str, inputs: Vec<Value>, outputs: Vec<Value>) -> Value {

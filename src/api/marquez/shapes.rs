@@ -20,6 +20,7 @@ fn time(t: Option<Timestamp>) -> Option<String> {
 
 /// Marquez's error body: `{"code": <status>, "message": "..."}`.
 #[derive(Serialize, ToSchema)]
+#[schema(as = MarquezErrorBody)]
 pub struct ErrorBody {
     pub code: u16,
     pub message: String,
@@ -27,6 +28,7 @@ pub struct ErrorBody {
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = MarquezNamespace)]
 pub struct Namespace {
     pub name: String,
     pub created_at: Option<String>,
@@ -51,12 +53,14 @@ impl From<MNamespace> for Namespace {
 }
 
 #[derive(Serialize, ToSchema)]
+#[schema(as = MarquezNamespaceList)]
 pub struct NamespaceList {
     pub namespaces: Vec<Namespace>,
 }
 
 /// A dataset's or job's identity.
 #[derive(Serialize, ToSchema, Clone)]
+#[schema(as = MarquezId)]
 pub struct Id {
     pub namespace: String,
     pub name: String,
@@ -69,6 +73,7 @@ impl From<&m::DatasetId> for Id {
 }
 
 #[derive(Serialize, ToSchema)]
+#[schema(as = MarquezDatasetField)]
 pub struct DatasetField {
     pub name: String,
     /// The data type, `null` when unknown.
@@ -80,6 +85,7 @@ pub struct DatasetField {
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = MarquezDataset)]
 pub struct Dataset {
     pub id: Id,
     /// `DB_TABLE`.
@@ -162,6 +168,7 @@ impl From<&MDataset> for Dataset {
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = MarquezDatasetList)]
 pub struct DatasetList {
     pub datasets: Vec<Dataset>,
     pub total_count: usize,
@@ -169,6 +176,7 @@ pub struct DatasetList {
 
 /// A job version's or dataset version's id; Tributary keeps no versions (`version: null`).
 #[derive(Serialize, ToSchema)]
+#[schema(as = MarquezVersionId)]
 pub struct VersionId {
     pub namespace: String,
     pub name: String,
@@ -177,6 +185,7 @@ pub struct VersionId {
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = MarquezDatasetVersionRef)]
 pub struct DatasetVersionRef {
     pub dataset_version_id: VersionId,
     pub facets: Value,
@@ -184,6 +193,7 @@ pub struct DatasetVersionRef {
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = MarquezRun)]
 pub struct Run {
     /// The OpenLineage `runId`.
     pub id: String,
@@ -252,6 +262,7 @@ impl From<&MarquezRun> for Run {
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = MarquezRunList)]
 pub struct RunList {
     pub runs: Vec<Run>,
     pub total_count: i64,
@@ -259,6 +270,7 @@ pub struct RunList {
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = MarquezJob)]
 pub struct Job {
     pub id: Id,
     /// `BATCH`, `STREAM` or `SERVICE` (the `jobType` facet's processing type; `BATCH` when unsent).
@@ -331,12 +343,14 @@ impl From<&MarquezJob> for Job {
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = MarquezJobList)]
 pub struct JobList {
     pub jobs: Vec<Job>,
     pub total_count: usize,
 }
 
 #[derive(Serialize, ToSchema)]
+#[schema(as = MarquezEdge)]
 pub struct Edge {
     pub origin: String,
     pub destination: String,
@@ -345,6 +359,7 @@ pub struct Edge {
 /// A node's data: a dataset or a job (by `type`), or a field on column lineage.
 #[derive(Serialize, ToSchema)]
 #[serde(untagged)]
+#[schema(as = MarquezNodeData)]
 pub enum NodeData {
     Dataset(Box<Dataset>),
     Job(Box<Job>),
@@ -353,6 +368,7 @@ pub enum NodeData {
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = MarquezNode)]
 pub struct Node {
     pub id: String,
     /// `DATASET` or `JOB` (`DATASET_FIELD` on column lineage).
@@ -364,6 +380,7 @@ pub struct Node {
 }
 
 #[derive(Serialize, ToSchema)]
+#[schema(as = MarquezLineageGraph)]
 pub struct LineageGraph {
     pub graph: Vec<Node>,
 }
@@ -396,6 +413,7 @@ impl From<&Graph> for LineageGraph {
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = MarquezInputField)]
 pub struct InputField {
     pub namespace: String,
     pub dataset: String,
@@ -407,6 +425,7 @@ pub struct InputField {
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = MarquezFieldData)]
 pub struct FieldData {
     pub namespace: String,
     pub dataset: String,
@@ -482,6 +501,7 @@ impl From<&ColumnGraph> for LineageGraph {
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = MarquezSearchResult)]
 pub struct SearchResult {
     /// `DATASET` or `JOB`.
     #[serde(rename = "type")]
@@ -510,6 +530,7 @@ impl From<&m::SearchHit> for SearchResult {
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = MarquezSearchResultList)]
 pub struct SearchResultList {
     pub total_count: usize,
     pub results: Vec<SearchResult>,
@@ -518,6 +539,7 @@ pub struct SearchResultList {
 /// Stored OpenLineage events, each as it was received.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = MarquezLineageEventList)]
 pub struct LineageEventList {
     pub events: Vec<Value>,
     pub total_count: i64,
