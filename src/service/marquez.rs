@@ -468,6 +468,10 @@ impl Lineage {
     /// Every namespace, by name.
     pub async fn marquez_namespaces(&self, caller: &Caller) -> Result<Vec<Namespace>> {
         let scan = self.scan(caller).await?;
+        self.namespaces_of(&scan).await
+    }
+
+    async fn namespaces_of(&self, scan: &Scan) -> Result<Vec<Namespace>> {
         let mut out: BTreeMap<String, Namespace> = BTreeMap::new();
         let mut note = |name: &str, at: Option<(Timestamp, Timestamp)>| {
             let n = out.entry(name.to_string()).or_insert_with(|| Namespace {
@@ -507,8 +511,11 @@ impl Lineage {
 
     /// The datasets of a namespace, by name (the whole list: the caller pages it).
     pub async fn marquez_datasets(&self, caller: &Caller, namespace: &str) -> Result<Vec<Dataset>> {
-        self.marquez_namespace(caller, namespace).await?;
+        super::require_name("namespace", namespace)?;
         let scan = self.scan(caller).await?;
+        if !self.namespaces_of(&scan).await?.iter().any(|n| n.name == namespace) {
+            return Err(Error::NotFound(format!("namespace {namespace:?} not found")));
+        }
         let datastores = self.datastore_map().await?;
         let folded = crate::ingest::openlineage::naming::normalize_namespace(namespace);
         let mut containers: BTreeMap<Id, Container> = BTreeMap::new();
@@ -916,9 +923,15 @@ impl Lineage {
                 }
             }
         }
+        let externals: Vec<End> = ends.keys().filter(|e| matches!(e, End::External { .. })).cloned().collect();
+        let external_rows = if externals.is_empty() { Vec::new() } else { self.store.jobs_of_ends(&externals).await? };
         for (end, id) in &ends {
             let mut d = match end {
-                End::External { fqn } => Self::external_dataset(id.clone(), fqn.clone(), &[]),
+                End::External { fqn } => {
+                    let rows: Vec<&IoEntry> =
+                        external_rows.iter().filter(|(_, e)| &e.end == end).map(|(_, e)| e).collect();
+                    Self::external_dataset(id.clone(), fqn.clone(), &rows)
+                }
                 _ => match end.container_id().and_then(|c| by_container.get(&c)) {
                     Some(d) => d.clone(),
                     // Deleted since: its name stays, its catalog data is gone.

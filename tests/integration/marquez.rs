@@ -280,6 +280,12 @@ async fn the_apples_graph_answers_as_marquez_does(app: TestApp) {
             }
         }
     }
+    // A dataset only an older version of a job read stands alone, as Marquez's orphaned dataset.
+    let orphan = get(&app, "/api/v1/lineage?nodeId=dataset:laurents-orchard:red.delicious").await;
+    let nodes = orphan["graph"].as_array().unwrap();
+    assert_eq!(nodes.len(), 1, "{orphan:#}");
+    assert_eq!((&nodes[0]["inEdges"], &nodes[0]["outEdges"]), (&json!([]), &json!([])));
+    assert_eq!(nodes[0]["data"]["createdAt"], "2020-08-29T23:00:00.000000Z");
     // depth counts jobs: 1 keeps the dataset's own writers and readers.
     let near = get(&app, "/api/v1/lineage?nodeId=dataset:grandmas.kitchen:apple.filling&depth=1").await;
     let near: BTreeSet<String> =
