@@ -92,14 +92,13 @@ impl NodeId {
     }
 }
 
-/// Splits `<namespace>:<rest>` where the namespace may be a URI (`scheme://authority`, whose
-/// authority may carry a `:port`): the namespace ends at the first colon after its authority.
+/// Splits `<namespace>:<rest>` where the namespace may be a URI (`scheme://host[:port][/path]`,
+/// as OpenLineage names them): the namespace ends at the first colon after `scheme://`, the host
+/// and a `:port` followed by `:` or `/`. So `postgres://db:5432:shop.orders` is
+/// (`postgres://db:5432`, `shop.orders`) and `s3://bucket:/data/x` is (`s3://bucket`, `/data/x`).
+/// `postgres://db:5432` alone stays ambiguous and reads as host `db`, name `5432`.
 fn split_namespace(s: &str) -> Option<(String, &str)> {
     let start = match s.find("://") {
-        // The authority runs to the next '/' or, with a port, past one colon: take the first
-        // colon after the authority's host part that is followed by something that is not a
-        // port number ending at ':' again. Simplest sound rule: skip `scheme://`, then a
-        // `host:digits` port if present.
         Some(i) if !s[..i].contains(':') => {
             let after = i + 3;
             let host_end = s[after..].find([':', '/']).map_or(s.len(), |j| after + j);
@@ -649,8 +648,9 @@ impl Lineage {
         Ok(out)
     }
 
-    /// Visible jobs made into Marquez jobs: current inputs and outputs, parent name, latest run.
-    async fn marquez_jobs(&self, jobs: Vec<Job>) -> Result<Vec<MarquezJob>> {
+    /// Visible jobs made into Marquez jobs (a page of `marquez_job_list`): current inputs and
+    /// outputs, parent name, latest run.
+    pub async fn marquez_jobs(&self, jobs: Vec<Job>) -> Result<Vec<MarquezJob>> {
         if jobs.is_empty() {
             return Ok(Vec::new());
         }
@@ -746,11 +746,6 @@ impl Lineage {
         let mut out: Vec<Job> = views.into_iter().filter(|v| !v.restricted).map(|v| v.job).collect();
         out.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
         Ok(out)
-    }
-
-    /// Jobs made into Marquez's shape (a page of `marquez_job_list`).
-    pub async fn marquez_job_page(&self, jobs: Vec<Job>) -> Result<Vec<MarquezJob>> {
-        self.marquez_jobs(jobs).await
     }
 
     /// A visible job by name: NOT_FOUND, or FORBIDDEN when restricted.

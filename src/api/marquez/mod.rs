@@ -306,7 +306,7 @@ async fn job_list(
     let all =
         state.lineage.marquez_job_list(caller, namespace, (!states.is_empty()).then_some(states.as_slice())).await?;
     let total_count = all.len();
-    let jobs = state.lineage.marquez_job_page(page(all, window)).await?;
+    let jobs = state.lineage.marquez_jobs(page(all, window)).await?;
     Ok(shapes::JobList { jobs: jobs.iter().map(shapes::Job::from).collect(), total_count })
 }
 
