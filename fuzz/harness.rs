@@ -186,3 +186,20 @@ async fn seed(store: &Arc<dyn Store>) {
     ];
     store.create_edges(edges, true, now()).await.expect("seed edges");
 }
+
+/// `marquez_node_id`: the `nodeId` parameter of Marquez's `/api/v1/lineage` and
+/// `/api/v1/column-lineage` (`service::marquez::NodeId::parse`), on any text. An id that parses
+/// is written back in Marquez's form and must parse again to the same node (the graph's ids are
+/// made by the same functions, so a client can send any id it was given back).
+pub fn marquez_node_id(data: &[u8]) {
+    use tributary::service::marquez::{node_id_of_dataset, node_id_of_field, node_id_of_job, NodeId};
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(node) = NodeId::parse(text) else { return };
+    let written = match &node {
+        NodeId::Dataset(d) => node_id_of_dataset(d),
+        NodeId::Field(d, f) => node_id_of_field(d, f),
+        NodeId::Job { namespace, name } => node_id_of_job(namespace, name),
+    };
+    assert_eq!(written, text, "a parsed node id is written back differently");
+    assert_eq!(NodeId::parse(&written).ok().as_ref(), Some(&node), "a written node id parses differently");
+}

@@ -1245,6 +1245,8 @@ fn fuzz_regressions_replay() {
             harness::openlineage_body(&data);
         } else if name.starts_with("graphql_request") {
             graphql.request(&data);
+        } else if name.starts_with("marquez_node_id") {
+            harness::marquez_node_id(&data);
         } else {
             continue;
         }

@@ -3,6 +3,7 @@
 
 pub mod answers;
 pub mod loaders;
+pub mod marquez;
 pub mod openlineage;
 pub mod pushback;
 pub mod rest;
@@ -107,6 +108,7 @@ pub fn router(state: AppState, cors_origins: &[String]) -> Router {
         .merge(graphql)
         .merge(ingest)
         .merge(rest::routes())
+        .merge(marquez::routes())
         .layer(middleware::from_fn_with_state(state.pushback.auth.clone(), pushback::throttle_auth));
     let mut app = Router::new()
         .merge(authenticated)

@@ -13,6 +13,7 @@ mod external;
 mod graph;
 mod history;
 mod jobs;
+mod marquez;
 mod openlineage;
 mod paths;
 mod permissions;

@@ -968,9 +968,32 @@ fn resolve<'a>(doc: &'a Value, schema: &'a Value) -> &'a Value {
     schema
 }
 
+/// `resolve`, except that of several object options (an untagged `oneOf`: a Marquez graph node's
+/// data is a dataset, a job or a field) the first that documents every key answered is taken.
+fn resolve_for<'a>(doc: &'a Value, schema: &'a Value, answer: &Value) -> &'a Value {
+    let schema = if schema["$ref"].is_string() { resolve_ref(doc, schema) } else { schema };
+    if let (Some(options), Some(obj)) = (schema["oneOf"].as_array(), answer.as_object()) {
+        let fits = |o: &&Value| {
+            let o = resolve(doc, o);
+            o["properties"].as_object().is_some_and(|p| obj.keys().all(|k| p.contains_key(k)))
+        };
+        if let Some(o) = options.iter().find(fits) {
+            return resolve(doc, o);
+        }
+    }
+    resolve(doc, schema)
+}
+
+fn resolve_ref<'a>(doc: &'a Value, schema: &'a Value) -> &'a Value {
+    match schema["$ref"].as_str() {
+        Some(r) => resolve_ref(doc, &doc["components"]["schemas"][r.trim_start_matches("#/components/schemas/")]),
+        None => schema,
+    }
+}
+
 /// The answer has exactly the properties its schema lists, recursively.
-fn matches_schema(doc: &Value, schema: &Value, answer: &Value, at: &str) {
-    let schema = resolve(doc, schema);
+pub(crate) fn matches_schema(doc: &Value, schema: &Value, answer: &Value, at: &str) {
+    let schema = resolve_for(doc, schema, answer);
     if answer.is_null() {
         return;
     }
@@ -994,7 +1017,7 @@ fn matches_schema(doc: &Value, schema: &Value, answer: &Value, at: &str) {
     }
 }
 
-fn response_schema<'a>(doc: &'a Value, path: &str, method: &str, status: &str) -> &'a Value {
+pub(crate) fn response_schema<'a>(doc: &'a Value, path: &str, method: &str, status: &str) -> &'a Value {
     let s = &doc["paths"][path][method]["responses"][status]["content"]["application/json"]["schema"];
     assert!(!s.is_null(), "{method} {path} {status} is not documented");
     s

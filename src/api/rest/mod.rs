@@ -66,8 +66,10 @@ pub fn routes() -> axum::Router<AppState> {
 /// plus the routes `api::router` registers itself, the shared shapes and the bearer scheme.
 pub fn openapi() -> OpenApi {
     let (_, rest) = api().split_for_parts();
+    let (_, marquez) = super::marquez::api().split_for_parts();
     let mut doc = docs::base();
     doc.merge(rest);
+    doc.merge(marquez);
     doc
 }
 

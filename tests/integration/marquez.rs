@@ -1,0 +1,623 @@
+//! Marquez's read API (issue #30, part 1): the routes Marquez's clients call, answered in
+//! Marquez's shapes after real sequences are ingested. The apples corpus is Marquez's own
+//! lineage-graph test (MarquezProject/marquez@a89b89cad `api/src/test/resources/apples/`); its
+//! graph is compared node by node with what Marquez answers for it: each job's current inputs
+//! and outputs (those of its latest run), with Marquez's node shape (`lineage/node.json` in
+//! Marquez's tests). Also: catalogued tables keep the names their events used, column lineage,
+//! restricted jobs never named, and every refusal's status and body.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use reqwest::Method;
+use serde_json::{json, Value};
+
+use crate::both_stores;
+use crate::common::TestApp;
+
+both_stores!(
+    the_apples_graph_answers_as_marquez_does,
+    catalogued_tables_keep_the_names_their_events_used,
+    restricted_jobs_are_never_named,
+    refusals_say_what_is_wrong,
+);
+
+const NS: &str = "postgres://wh:5432";
+const PRODUCER: &str = "https://github.com/OpenLineage/OpenLineage/tree/1.19.0/integration/spark";
+
+/// The events of a shared-corpus folder, in the order of their numbers.
+fn sequence(folder: &str) -> Vec<Value> {
+    let dir = std::env::var_os("TRIBUTARY_SHARED_FIXTURES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/openlineage"))
+        .join(folder);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("the shared corpus folder {} is missing: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    let number = |p: &PathBuf| -> u64 {
+        p.file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect::<String>()
+            .parse()
+            .unwrap_or(u64::MAX)
+    };
+    files.sort_by_key(number);
+    files.iter().map(|p| serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()).collect()
+}
+
+/// (status, body) of a request with the admin's token, another token, or none.
+async fn call(app: &TestApp, token: Option<Option<&str>>, method: Method, path: &str) -> (u16, Value) {
+    let url = format!("{}{path}", app.url);
+    let req = match token {
+        None => app.client().request(method, url),
+        Some(Some(t)) => reqwest::Client::new().request(method, url).header("authorization", format!("Bearer {t}")),
+        Some(None) => reqwest::Client::new().request(method, url),
+    };
+    let r = req.send().await.expect("sent");
+    let status = r.status().as_u16();
+    let text = r.text().await.expect("body");
+    (status, if text.is_empty() { Value::Null } else { serde_json::from_str(&text).expect("a JSON body") })
+}
+
+async fn get(app: &TestApp, path: &str) -> Value {
+    let (status, body) = call(app, None, Method::GET, path).await;
+    assert_eq!(status, 200, "GET {path}: {body:#}");
+    body
+}
+
+async fn send(app: &TestApp, events: Value) {
+    let r = app.client().post(format!("{}/api/v1/lineage", app.url)).json(&events).send().await.expect("sent");
+    let status = r.status().as_u16();
+    let body: Value = r.json().await.unwrap_or(Value::Null);
+    assert_eq!(status, 201, "{body:#}");
+}
+
+fn keys(v: &Value) -> BTreeSet<String> {
+    v.as_object().unwrap().keys().cloned().collect()
+}
+
+fn strings(items: &[&str]) -> BTreeSet<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
+
+fn id(d: &Value) -> String {
+    format!("{}:{}", d["namespace"].as_str().unwrap(), d["name"].as_str().unwrap())
+}
+
+/// Marquez's keys of a DATASET node's data (`lineage/node.json`, Marquez's `Dataset`) and of a
+/// JOB node's (Marquez's `Job`).
+const DATASET_KEYS: [&str; 12] = [
+    "id",
+    "type",
+    "name",
+    "physicalName",
+    "createdAt",
+    "updatedAt",
+    "namespace",
+    "sourceName",
+    "fields",
+    "tags",
+    "lastModifiedAt",
+    "description",
+];
+const JOB_KEYS: [&str; 15] = [
+    "id",
+    "type",
+    "name",
+    "simpleName",
+    "parentJobName",
+    "createdAt",
+    "updatedAt",
+    "namespace",
+    "inputs",
+    "outputs",
+    "location",
+    "description",
+    "latestRun",
+    "facets",
+    "currentVersion",
+];
+const RUN_KEYS: [&str; 12] = [
+    "id",
+    "createdAt",
+    "updatedAt",
+    "nominalStartTime",
+    "nominalEndTime",
+    "state",
+    "startedAt",
+    "endedAt",
+    "durationMs",
+    "args",
+    "facets",
+    "jobVersion",
+];
+
+/// Marquez's graph for the apples events: each job with the inputs and outputs of its latest
+/// event (its current version), and the datasets and jobs connected to `start` through them.
+fn expected_apples_graph(events: &[Value], start: &str) -> BTreeMap<String, (BTreeSet<String>, BTreeSet<String>)> {
+    let mut current: BTreeMap<String, (String, Vec<String>, Vec<String>)> = BTreeMap::new();
+    for e in events {
+        let job = format!("job:{}", id(&e["job"]));
+        let t = e["eventTime"].as_str().unwrap().to_string();
+        let t = chrono::DateTime::parse_from_rfc3339(&t).unwrap().to_utc().to_rfc3339();
+        let list = |k: &str| e[k].as_array().unwrap().iter().map(|d| format!("dataset:{}", id(d))).collect();
+        if current.get(&job).is_none_or(|(at, _, _)| *at <= t) {
+            current.insert(job, (t, list("inputs"), list("outputs")));
+        }
+    }
+    // node -> (in, out)
+    let mut edges: BTreeMap<String, (BTreeSet<String>, BTreeSet<String>)> = BTreeMap::new();
+    for (job, (_, ins, outs)) in &current {
+        for d in ins {
+            edges.entry(d.clone()).or_default().1.insert(job.clone());
+            edges.entry(job.clone()).or_default().0.insert(d.clone());
+        }
+        for d in outs {
+            edges.entry(job.clone()).or_default().1.insert(d.clone());
+            edges.entry(d.clone()).or_default().0.insert(job.clone());
+        }
+    }
+    let mut seen = BTreeSet::from([start.to_string()]);
+    let mut todo = vec![start.to_string()];
+    while let Some(n) = todo.pop() {
+        if let Some((i, o)) = edges.get(&n) {
+            for m in i.iter().chain(o) {
+                if seen.insert(m.clone()) {
+                    todo.push(m.clone());
+                }
+            }
+        }
+    }
+    seen.into_iter().map(|n| (n.clone(), edges.get(&n).cloned().unwrap_or_default())).collect()
+}
+
+async fn the_apples_graph_answers_as_marquez_does(app: TestApp) {
+    let events = sequence("27_marquez_apples_graph");
+    for e in &events {
+        send(&app, e.clone()).await;
+    }
+    // Namespaces: the job's and every dataset's.
+    let ns = get(&app, "/api/v1/namespaces").await;
+    let names: BTreeSet<String> =
+        ns["namespaces"].as_array().unwrap().iter().map(|n| n["name"].as_str().unwrap().to_string()).collect();
+    assert!(strings(&["backyard", "cupboard", "grandmas.kitchen", "laurents-orchard"]).is_subset(&names), "{ns:#}");
+    let kitchen = get(&app, "/api/v1/namespaces/grandmas.kitchen").await;
+    assert_eq!(kitchen["name"], "grandmas.kitchen");
+    assert_eq!(kitchen["createdAt"], "2020-08-29T23:00:00.000000Z", "the first event in it: {kitchen:#}");
+    // Datasets of the kitchen, by name, in Marquez's shape; paged by limit and offset.
+    let list = get(&app, "/api/v1/namespaces/grandmas.kitchen/datasets").await;
+    let got: Vec<&str> = list["datasets"].as_array().unwrap().iter().map(|d| d["name"].as_str().unwrap()).collect();
+    assert_eq!(got, ["apple.cider", "apple.filling", "apple.pie", "apples", "cinnamon"], "{list:#}");
+    assert_eq!(list["totalCount"], 5);
+    let second = get(&app, "/api/v1/namespaces/grandmas.kitchen/datasets?limit=2&offset=1").await;
+    let got: Vec<&str> = second["datasets"].as_array().unwrap().iter().map(|d| d["name"].as_str().unwrap()).collect();
+    assert_eq!(got, ["apple.filling", "apple.pie"]);
+    let pie = get(&app, "/api/v1/namespaces/grandmas.kitchen/datasets/apple.pie").await;
+    assert!(keys(&pie).is_superset(&strings(&DATASET_KEYS)), "{pie:#}");
+    assert_eq!(
+        (&pie["id"], &pie["type"]),
+        (&json!({"namespace": "grandmas.kitchen", "name": "apple.pie"}), &json!("DB_TABLE"))
+    );
+    // Written by two complete runs; the latest ended at 9_apple_pie's time.
+    assert_eq!(pie["lastModifiedAt"], "2020-10-16T05:00:00.000000Z", "{pie:#}");
+    // Jobs: five, with the current version's inputs (gather_apples now picks crab apples).
+    let jobs = get(&app, "/api/v1/namespaces/grandmas.kitchen/jobs").await;
+    assert_eq!(jobs["totalCount"], 5, "{jobs:#}");
+    let gather = get(&app, "/api/v1/namespaces/grandmas.kitchen/jobs/gather_apples").await;
+    assert!(keys(&gather).is_superset(&strings(&JOB_KEYS)), "{gather:#}");
+    assert_eq!(gather["inputs"], json!([{"namespace": "backyard", "name": "crab.apples"}]), "{gather:#}");
+    assert_eq!(gather["outputs"], json!([{"namespace": "grandmas.kitchen", "name": "apples"}]));
+    let latest = &gather["latestRun"];
+    assert!(keys(latest).is_superset(&strings(&RUN_KEYS)), "{latest:#}");
+    assert_eq!(
+        (latest["id"].as_str(), latest["state"].as_str()),
+        (events[5]["run"]["runId"].as_str(), Some("COMPLETED"))
+    );
+    // Its runs, the latest first; one by id.
+    let runs = get(&app, "/api/v1/namespaces/grandmas.kitchen/jobs/gather_apples/runs").await;
+    let ids: Vec<&str> = runs["runs"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, [events[5]["run"]["runId"].as_str().unwrap(), events[0]["run"]["runId"].as_str().unwrap()]);
+    let page = get(&app, "/api/v1/namespaces/grandmas.kitchen/jobs/gather_apples/runs?limit=1&offset=1").await;
+    assert_eq!(page["runs"][0]["id"], events[0]["run"]["runId"], "{page:#}");
+    assert_eq!(page["totalCount"], 2);
+    let first = events[0]["run"]["runId"].as_str().unwrap();
+    let run = get(&app, &format!("/api/v1/jobs/runs/{first}")).await;
+    assert_eq!(run["state"], "COMPLETED");
+    assert_eq!(run["jobVersion"]["name"], "gather_apples");
+    assert_eq!(run["inputDatasetVersions"][0]["datasetVersionId"]["name"], "red.delicious", "{run:#}");
+    assert_eq!(run["endedAt"], "2020-08-29T23:00:00.000000Z");
+    // Every job across namespaces by its latest run's state.
+    let done = get(&app, "/api/v1/jobs?lastRunStates=COMPLETED").await;
+    assert_eq!(done["totalCount"], 5, "{done:#}");
+    let failed = get(&app, "/api/v1/jobs?lastRunStates=FAILED&lastRunStates=ABORTED").await;
+    assert_eq!(failed, json!({"jobs": [], "totalCount": 0}));
+    // The lineage graph, node by node against Marquez's answer.
+    for start in ["job:grandmas.kitchen:prepare_apple_filling", "dataset:grandmas.kitchen:apple.pie"] {
+        let g = get(&app, &format!("/api/v1/lineage?nodeId={start}&depth=10")).await;
+        let expected = expected_apples_graph(&events, start);
+        let nodes = g["graph"].as_array().unwrap();
+        let got_ids: BTreeSet<String> = nodes.iter().map(|n| n["id"].as_str().unwrap().to_string()).collect();
+        assert_eq!(got_ids, expected.keys().cloned().collect::<BTreeSet<_>>(), "{start}");
+        assert!(!got_ids.contains("dataset:laurents-orchard:red.delicious"), "not in the current versions");
+        for n in nodes {
+            let nid = n["id"].as_str().unwrap();
+            assert_eq!(keys(n), strings(&["id", "type", "data", "inEdges", "outEdges"]), "{nid}");
+            let (ins, outs) = &expected[nid];
+            let origins: BTreeSet<String> = n["inEdges"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| {
+                    assert_eq!(e["destination"], nid);
+                    e["origin"].as_str().unwrap().to_string()
+                })
+                .collect();
+            let destinations: BTreeSet<String> = n["outEdges"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| {
+                    assert_eq!(e["origin"], nid);
+                    e["destination"].as_str().unwrap().to_string()
+                })
+                .collect();
+            assert_eq!((&origins, &destinations), (ins, outs), "{nid}");
+            let data = &n["data"];
+            if nid.starts_with("dataset:") {
+                assert_eq!(n["type"], "DATASET");
+                assert!(keys(data).is_superset(&strings(&DATASET_KEYS)), "{nid}: {data:#}");
+                assert_eq!(format!("dataset:{}", id(&data["id"])), nid);
+            } else {
+                assert_eq!(n["type"], "JOB");
+                assert!(keys(data).is_superset(&strings(&JOB_KEYS)), "{nid}: {data:#}");
+                assert_eq!(format!("job:{}", id(&data["id"])), nid);
+            }
+        }
+    }
+    // A dataset only an older version of a job read stands alone, as Marquez's orphaned dataset.
+    let orphan = get(&app, "/api/v1/lineage?nodeId=dataset:laurents-orchard:red.delicious").await;
+    let nodes = orphan["graph"].as_array().unwrap();
+    assert_eq!(nodes.len(), 1, "{orphan:#}");
+    assert_eq!((&nodes[0]["inEdges"], &nodes[0]["outEdges"]), (&json!([]), &json!([])));
+    assert_eq!(nodes[0]["data"]["createdAt"], "2020-08-29T23:00:00.000000Z");
+    // depth counts jobs: 1 keeps the dataset's own writers and readers.
+    let near = get(&app, "/api/v1/lineage?nodeId=dataset:grandmas.kitchen:apple.filling&depth=1").await;
+    let near: BTreeSet<String> =
+        near["graph"].as_array().unwrap().iter().map(|n| n["id"].as_str().unwrap().to_string()).collect();
+    assert_eq!(
+        near,
+        strings(&[
+            "dataset:cupboard:sugar",
+            "dataset:grandmas.kitchen:apple.filling",
+            "dataset:grandmas.kitchen:apple.pie",
+            "dataset:grandmas.kitchen:apples",
+            "dataset:grandmas.kitchen:cinnamon",
+            "job:grandmas.kitchen:prepare_apple_filling",
+            "job:grandmas.kitchen:prepare_apple_pie",
+        ])
+    );
+    // Search: jobs and datasets by a LIKE pattern, a kind at a time.
+    let hits = get(&app, "/api/v1/search?q=apple%25pie").await;
+    let got: BTreeSet<String> =
+        hits["results"].as_array().unwrap().iter().map(|h| h["nodeId"].as_str().unwrap().to_string()).collect();
+    assert_eq!(
+        got,
+        strings(&["dataset:grandmas.kitchen:apple.pie", "job:grandmas.kitchen:prepare_apple_pie"]),
+        "{hits:#}"
+    );
+    let jobs_only = get(&app, "/api/v1/search?q=APPLE&filter=JOB&limit=2").await;
+    assert_eq!(jobs_only["totalCount"], 4, "{jobs_only:#}");
+    assert_eq!(jobs_only["results"].as_array().unwrap().len(), 2);
+    assert!(jobs_only["results"].as_array().unwrap().iter().all(|h| h["type"] == "JOB"));
+    // Stored events, newest first, at both paths; paged, windowed, and oldest first on asking.
+    let all = get(&app, "/api/v1/events/lineage").await;
+    assert_eq!(all["totalCount"], 8);
+    let newest: Vec<&Value> = all["events"].as_array().unwrap().iter().map(|e| &e["run"]["runId"]).collect();
+    let sent: Vec<&Value> = events.iter().rev().map(|e| &e["run"]["runId"]).collect();
+    assert_eq!(newest, sent, "received order, newest first");
+    assert_eq!(get(&app, "/api/v1/events").await, all, "the client's path");
+    let two = get(&app, "/api/v1/events?limit=2&offset=3").await;
+    assert_eq!(two["events"].as_array().unwrap().iter().map(|e| &e["run"]["runId"]).collect::<Vec<_>>(), sent[3..5]);
+    let oldest = get(&app, "/api/v1/events/lineage?sortDirection=asc&limit=1").await;
+    assert_eq!(oldest["events"][0], events[0]);
+    let future = get(&app, "/api/v1/events/lineage?after=2999-01-01T00:00:00Z").await;
+    assert_eq!(future, json!({"events": [], "totalCount": 0}));
+    let past = get(&app, "/api/v1/events/lineage?before=2000-01-01T00:00:00Z").await;
+    assert_eq!(past["totalCount"], 0);
+    // Every answer is what /openapi.json documents for its route (keys, required keys, lists).
+    let doc = get(&app, "/openapi.json").await;
+    let run = events[0]["run"]["runId"].as_str().unwrap();
+    for (path, documented) in [
+        ("/api/v1/namespaces".to_string(), "/api/v1/namespaces"),
+        ("/api/v1/namespaces/grandmas.kitchen".to_string(), "/api/v1/namespaces/{namespace}"),
+        ("/api/v1/namespaces/grandmas.kitchen/datasets".to_string(), "/api/v1/namespaces/{namespace}/datasets"),
+        (
+            "/api/v1/namespaces/grandmas.kitchen/datasets/apples".to_string(),
+            "/api/v1/namespaces/{namespace}/datasets/{dataset}",
+        ),
+        ("/api/v1/namespaces/grandmas.kitchen/jobs".to_string(), "/api/v1/namespaces/{namespace}/jobs"),
+        (
+            "/api/v1/namespaces/grandmas.kitchen/jobs/gather_apples".to_string(),
+            "/api/v1/namespaces/{namespace}/jobs/{job}",
+        ),
+        (
+            "/api/v1/namespaces/grandmas.kitchen/jobs/gather_apples/runs".to_string(),
+            "/api/v1/namespaces/{namespace}/jobs/{job}/runs",
+        ),
+        ("/api/v1/jobs".to_string(), "/api/v1/jobs"),
+        (format!("/api/v1/jobs/runs/{run}"), "/api/v1/jobs/runs/{id}"),
+        ("/api/v1/lineage?nodeId=dataset:grandmas.kitchen:apples".to_string(), "/api/v1/lineage"),
+        ("/api/v1/column-lineage?nodeId=dataset:grandmas.kitchen:apples".to_string(), "/api/v1/column-lineage"),
+        ("/api/v1/search?q=apple".to_string(), "/api/v1/search"),
+        ("/api/v1/events/lineage".to_string(), "/api/v1/events/lineage"),
+        ("/api/v1/events".to_string(), "/api/v1/events"),
+    ] {
+        let answer = get(&app, &path).await;
+        crate::rest::matches_schema(&doc, crate::rest::response_schema(&doc, documented, "get", "200"), &answer, &path);
+    }
+    let (_, missing) = call(&app, None, Method::GET, "/api/v1/namespaces/nowhere").await;
+    let schema = crate::rest::response_schema(&doc, "/api/v1/namespaces/{namespace}", "get", "404");
+    crate::rest::matches_schema(&doc, schema, &missing, "404");
+}
+
+fn event(state: &str, run: &str, job: &str, inputs: Vec<Value>, outputs: Vec<Value>) -> Value {
+    json!({
+        "eventType": state,
+        "eventTime": (chrono::Utc::now() - chrono::Duration::minutes(5)).to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        "producer": PRODUCER,
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+        "run": {"runId": run},
+        "job": {"namespace": "etl", "name": job},
+        "inputs": inputs,
+        "outputs": outputs,
+    })
+}
+
+fn ds(ns: &str, name: &str) -> Value {
+    json!({"namespace": ns, "name": name})
+}
+
+fn uuid(n: u32) -> String {
+    format!("00000000-0000-4000-8000-{n:012}")
+}
+
+/// Datastore `name` for `ns` with tables db.public.<t> (fields `id` and `amount`): (datastore,
+/// container ids, field ids per table).
+async fn tables(app: &TestApp, name: &str, ns: &str, names: &[&str]) -> (i64, Vec<(i64, Vec<i64>)>) {
+    let d = app
+        .ok(
+            "mutation($i: DatastoreInput!) { upsertDatastore(input: $i) { id } }",
+            json!({"i": {"name": name, "type": "postgresql", "namespaces": [ns]}}),
+        )
+        .await["upsertDatastore"]["id"]
+        .as_i64()
+        .unwrap();
+    let mut out = Vec::new();
+    for n in names {
+        let c = app
+            .ok(
+                "mutation($i: ContainerInput!) { upsertContainer(input: $i) { id fields { items { id } } } }",
+                json!({"i": {"datastoreId": d, "database": "db", "schema": "public", "name": n,
+                    "fields": [{"name": "id", "type": "bigint"}, {"name": "amount", "type": "numeric"}],
+                    "description": format!("the {n} table"), "tags": ["finance"]}}),
+            )
+            .await["upsertContainer"]
+            .clone();
+        let fields = c["fields"]["items"].as_array().unwrap().iter().map(|f| f["id"].as_i64().unwrap()).collect();
+        out.push((c["id"].as_i64().unwrap(), fields));
+    }
+    (d, out)
+}
+
+async fn catalogued_tables_keep_the_names_their_events_used(app: TestApp) {
+    let (_, t) = tables(&app, "wh", NS, &["orders", "revenue", "unsent"]).await;
+    let (orders, revenue) = (&t[0], &t[1]);
+    // The producer names the tables in its own spelling; the catalog resolves them.
+    send(
+        &app,
+        json!([
+            event("START", &uuid(1), "load_revenue", vec![ds(NS, "DB.PUBLIC.ORDERS")], vec![]),
+            event(
+                "COMPLETE",
+                &uuid(1),
+                "load_revenue",
+                vec![ds(NS, "DB.PUBLIC.ORDERS")],
+                vec![ds(NS, "db.public.revenue")]
+            ),
+        ]),
+    )
+    .await;
+    // Column lineage: revenue.amount from orders.amount (a derived value).
+    app.ok(
+        "mutation($s: Int, $t: Int) { createEdge(input: {sourceFieldId: $s, targetFieldId: $t, description: \"sum(amount)\"}) { id } }",
+        json!({"s": orders.1[1], "t": revenue.1[1]}),
+    )
+    .await;
+    let ns = urlencoding(NS);
+    let list = get(&app, &format!("/api/v1/namespaces/{ns}/datasets")).await;
+    let got: Vec<&str> = list["datasets"].as_array().unwrap().iter().map(|d| d["name"].as_str().unwrap()).collect();
+    // The names events sent; a table no event named by its key in its datastore's namespace.
+    assert_eq!(got, ["DB.PUBLIC.ORDERS", "db.public.revenue", "db.public.unsent"], "{list:#}");
+    let d = get(&app, &format!("/api/v1/namespaces/{ns}/datasets/db.public.revenue")).await;
+    assert_eq!(d["sourceName"], "wh");
+    assert_eq!(
+        d["fields"],
+        json!([
+            {"name": "id", "type": "bigint", "tags": [], "description": null},
+            {"name": "amount", "type": "numeric", "tags": [], "description": null},
+        ])
+    );
+    assert_eq!((d["description"].as_str(), &d["tags"]), (Some("the revenue table"), &json!(["finance"])), "{d:#}");
+    assert_eq!(d["facets"]["tributary"]["containerId"], revenue.0);
+    assert!(d["lastModifiedAt"].is_string(), "a complete run wrote it: {d:#}");
+    let job = get(&app, "/api/v1/namespaces/etl/jobs/load_revenue").await;
+    assert_eq!(job["inputs"], json!([{"namespace": NS, "name": "DB.PUBLIC.ORDERS"}]));
+    assert_eq!(job["latestRun"]["state"], "COMPLETED");
+    assert!(job["latestRun"]["startedAt"].is_string(), "START then COMPLETE: {job:#}");
+    // The lineage from a table: URI namespaces keep their colons in node ids.
+    let g = get(&app, &format!("/api/v1/lineage?nodeId=dataset:{ns}:db.public.revenue")).await;
+    let ids: BTreeSet<String> =
+        g["graph"].as_array().unwrap().iter().map(|n| n["id"].as_str().unwrap().to_string()).collect();
+    assert_eq!(
+        ids,
+        strings(&[
+            &format!("dataset:{NS}:DB.PUBLIC.ORDERS"),
+            &format!("dataset:{NS}:db.public.revenue"),
+            "job:etl:load_revenue"
+        ])
+    );
+    // Column lineage, with Python's spelling of booleans.
+    let path = format!("/api/v1/column-lineage?nodeId=dataset:{ns}:db.public.revenue&depth=20&withDownstream=False");
+    let cl = get(&app, &path).await;
+    let nodes = cl["graph"].as_array().unwrap();
+    assert_eq!(nodes.len(), 2, "{cl:#}");
+    let amount =
+        nodes.iter().find(|n| n["id"] == format!("datasetField:{NS}:db.public.revenue:amount")).expect("the target");
+    assert_eq!(amount["type"], "DATASET_FIELD");
+    assert_eq!(
+        amount["data"]["inputFields"],
+        json!([{"namespace": NS, "dataset": "DB.PUBLIC.ORDERS", "datasetVersion": null, "field": "amount",
+                "transformationDescription": "sum(amount)", "transformationType": "IDENTITY"}]),
+        "{amount:#}"
+    );
+    assert_eq!(
+        amount["inEdges"],
+        json!([{"origin": format!("datasetField:{NS}:DB.PUBLIC.ORDERS:amount"), "destination": amount["id"]}])
+    );
+    // From the source: nothing upstream; downstream only on asking.
+    let src = format!("/api/v1/column-lineage?nodeId=datasetField:{ns}:DB.PUBLIC.ORDERS:amount");
+    assert_eq!(get(&app, &format!("{src}&withDownstream=false")).await, json!({"graph": []}));
+    let down = get(&app, &format!("{src}&withDownstream=True")).await;
+    assert_eq!(down["graph"].as_array().unwrap().len(), 2, "{down:#}");
+}
+
+/// Percent-encodes a path segment as Marquez's Python client does (`quote(.., safe='')`).
+fn urlencoding(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+async fn restricted_jobs_are_never_named(app: TestApp) {
+    let (wh, _) = tables(&app, "wh", NS, &["a", "b"]).await;
+    tables(&app, "secret", "postgres://secret:5432", &["s"]).await;
+    let secret = ds("postgres://secret:5432", "db.public.s");
+    send(
+        &app,
+        json!([
+            event("COMPLETE", &uuid(10), "open_job", vec![ds(NS, "db.public.a")], vec![ds(NS, "db.public.b")]),
+            event("FAIL", &uuid(11), "secret_job", vec![ds(NS, "db.public.a")], vec![secret]),
+        ]),
+    )
+    .await;
+    let ann = app.token_for("ann", "MEMBER", None).await;
+    app.ok(
+        "mutation($i: TeamInput!) { upsertTeam(input: $i) { name } }",
+        json!({"i": {"name": "analysts", "members": ["ann"], "permissions": [{"datastoreId": wh, "permission": "VIEWER"}]}}),
+    )
+    .await;
+    let as_ann = |path: String| {
+        let (app, ann) = (&app, ann.clone());
+        async move { call(app, Some(Some(&ann)), Method::GET, &path).await }
+    };
+    let (s, jobs) = as_ann("/api/v1/namespaces/etl/jobs".into()).await;
+    assert_eq!(s, 200);
+    let names: Vec<&str> = jobs["jobs"].as_array().unwrap().iter().map(|j| j["name"].as_str().unwrap()).collect();
+    assert_eq!((names, &jobs["totalCount"]), (vec!["open_job"], &json!(1)), "{jobs:#}");
+    let (_, failed) = as_ann("/api/v1/jobs?lastRunStates=FAILED".into()).await;
+    assert_eq!(failed, json!({"jobs": [], "totalCount": 0}));
+    let (s, body) = as_ann("/api/v1/namespaces/etl/jobs/secret_job".into()).await;
+    assert_eq!((s, &body["code"]), (403, &json!(403)), "{body:#}");
+    let (s, _) = as_ann(format!("/api/v1/jobs/runs/{}", uuid(11))).await;
+    assert_eq!(s, 403);
+    let (s, _) = as_ann("/api/v1/namespaces/etl/jobs/secret_job/runs".into()).await;
+    assert_eq!(s, 403);
+    let (_, g) = as_ann(format!("/api/v1/lineage?nodeId=dataset:{NS}:db.public.a")).await;
+    let text = g.to_string();
+    assert!(text.contains("open_job") && !text.contains("secret_job"), "{g:#}");
+    let (_, hits) = as_ann("/api/v1/search?q=job".into()).await;
+    assert!(!hits.to_string().contains("secret_job"), "{hits:#}");
+    let (_, events) = as_ann("/api/v1/events/lineage".into()).await;
+    assert!(!events["events"].to_string().contains("secret_job"), "{events:#}");
+    // The admin sees both.
+    let all = get(&app, "/api/v1/namespaces/etl/jobs").await;
+    assert_eq!(all["totalCount"], 2);
+    assert_eq!(get(&app, "/api/v1/jobs?lastRunStates=FAILED").await["jobs"][0]["name"], "secret_job");
+}
+
+async fn refusals_say_what_is_wrong(app: TestApp) {
+    send(&app, event("COMPLETE", &uuid(20), "j", vec![ds("in", "a")], vec![ds("out", "b")])).await;
+    // No token: 401 in Marquez's body, on reads and on refused writes.
+    for (method, path) in [(Method::GET, "/api/v1/namespaces"), (Method::PUT, "/api/v1/namespaces/x")] {
+        let (s, body) = call(&app, Some(None), method, path).await;
+        assert_eq!((s, &body["code"]), (401, &json!(401)), "{path}: {body:#}");
+        assert!(body["message"].as_str().unwrap().contains("token"), "{body:#}");
+    }
+    // Unknown things: 404 naming them.
+    for (path, word) in [
+        ("/api/v1/namespaces/nowhere", "nowhere"),
+        ("/api/v1/namespaces/nowhere/datasets", "nowhere"),
+        ("/api/v1/namespaces/nowhere/jobs", "nowhere"),
+        ("/api/v1/namespaces/in/datasets/missing", "missing"),
+        ("/api/v1/namespaces/etl/jobs/missing", "missing"),
+        ("/api/v1/namespaces/etl/jobs/missing/runs", "missing"),
+        ("/api/v1/jobs/runs/00000000-0000-4000-8000-999999999999", "00000000-0000-4000-8000-999999999999"),
+        ("/api/v1/lineage?nodeId=dataset:in:missing", "missing"),
+        ("/api/v1/lineage?nodeId=job:etl:missing", "missing"),
+        ("/api/v1/column-lineage?nodeId=dataset:in:missing", "missing"),
+    ] {
+        let (s, body) = call(&app, None, Method::GET, path).await;
+        assert_eq!((s, &body["code"]), (404, &json!(404)), "{path}: {body:#}");
+        assert!(body["message"].as_str().unwrap().contains(word), "{path}: {body:#}");
+    }
+    // Bad parameters: 400 naming the parameter.
+    for (path, param) in [
+        ("/api/v1/lineage", "nodeId"),
+        ("/api/v1/lineage?nodeId=table:in:a", "nodeId"),
+        ("/api/v1/lineage?nodeId=dataset:in", "nodeId"),
+        ("/api/v1/lineage?nodeId=dataset:in:a&depth=-1", "depth"),
+        ("/api/v1/lineage?nodeId=dataset:in:a&depth=x", "depth"),
+        ("/api/v1/lineage?nodeId=datasetField:in:a:f", "nodeId"),
+        ("/api/v1/column-lineage?nodeId=dataset:in:a&withDownstream=maybe", "withDownstream"),
+        ("/api/v1/column-lineage?nodeId=dataset:in:a%23v1", "nodeId"),
+        ("/api/v1/namespaces?limit=0", "limit"),
+        ("/api/v1/namespaces?offset=-1", "offset"),
+        ("/api/v1/jobs?lastRunStates=DONE", "lastRunStates"),
+        ("/api/v1/search", "q"),
+        ("/api/v1/search?q=a&filter=TABLE", "filter"),
+        ("/api/v1/search?q=a&limit=a", "limit"),
+        ("/api/v1/events/lineage?sortDirection=sideways", "sortDirection"),
+        ("/api/v1/events/lineage?before=yesterday", "before"),
+        ("/api/v1/events?limit=1&limit=2", "limit"),
+    ] {
+        let (s, body) = call(&app, None, Method::GET, path).await;
+        assert_eq!((s, &body["code"]), (400, &json!(400)), "{path}: {body:#}");
+        assert!(body["message"].as_str().unwrap().contains(param), "{path}: {body:#}");
+    }
+    // Marquez's write routes: 405 pointing at OpenLineage ingest.
+    for (method, path) in [
+        (Method::PUT, "/api/v1/namespaces/etl"),
+        (Method::PUT, "/api/v1/namespaces/etl/datasets/a"),
+        (Method::PUT, "/api/v1/namespaces/etl/jobs/j"),
+        (Method::POST, "/api/v1/namespaces/etl/jobs/j/runs"),
+        (Method::POST, &format!("/api/v1/jobs/runs/{}/complete", uuid(20))),
+        (Method::PUT, "/api/v1/sources/s"),
+        (Method::PUT, "/api/v1/tags/t"),
+    ] {
+        let (s, body) = call(&app, None, method.clone(), path).await;
+        assert_eq!((s, &body["code"]), (405, &json!(405)), "{method} {path}: {body:#}");
+        assert!(body["message"].as_str().unwrap().contains("POST /api/v1/lineage"), "{body:#}");
+    }
+    // Ingest at Marquez's path still works beside the read of the same path.
+    send(&app, event("COMPLETE", &uuid(21), "j", vec![ds("in", "a")], vec![ds("out", "b")])).await;
+    assert_eq!(get(&app, "/api/v1/namespaces/etl/jobs/j/runs").await["totalCount"], 2);
+}

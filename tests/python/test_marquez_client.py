@@ -1,0 +1,203 @@
+"""Marquez's own Python client (marquez-python), unchanged, against Tributary's Marquez read API
+with Tributary's token as its api_key, after real events are ingested: Marquez's apples
+sequence (its lineage-graph test, from the shared corpus) and a catalogued table whose columns
+an OpenLineage columnLineage facet connects.
+
+Run by scripts/test against each store: TRIBUTARY_URL names the running service. Names are
+made unique per run (the Neo4j store is shared).
+"""
+
+import json
+import os
+import pathlib
+import urllib.request
+import uuid
+
+import pytest
+import requests
+from marquez_client import MarquezClient
+from marquez_client.errors import APIError
+
+URL = os.environ.get("TRIBUTARY_URL", "http://127.0.0.1:8080")
+TOKEN = os.environ.get("TRIBUTARY_TOKEN", "test-token")
+AUTH = {"authorization": f"Bearer {TOKEN}"}
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+CORPUS = pathlib.Path(
+    os.environ.get("TRIBUTARY_SHARED_FIXTURES", ROOT.parent / "shared" / "fixtures" / "openlineage")
+)
+PRODUCER = "https://github.com/your-org/lineage-exporter"
+
+
+def gql(query, variables=None):
+    body = json.dumps({"query": query, "variables": variables or {}}).encode()
+    req = urllib.request.Request(
+        f"{URL}/graphql", data=body, headers={"content-type": "application/json", **AUTH}
+    )
+    with urllib.request.urlopen(req) as r:
+        out = json.load(r)
+    assert not out.get("errors"), out
+    return out["data"]
+
+
+def ingest(events):
+    r = requests.post(f"{URL}/api/v1/lineage", json=events, headers=AUTH, timeout=60)
+    assert r.status_code == 201, r.text
+
+
+@pytest.fixture(scope="module")
+def marquez():
+    return MarquezClient(url=URL, api_key=TOKEN)
+
+
+@pytest.fixture(scope="module")
+def apples():
+    """Marquez's apples events, with their namespaces and run ids made unique to this run."""
+    tag = uuid.uuid4().hex[:8]
+    files = sorted((CORPUS / "27_marquez_apples_graph").glob("*.json"), key=lambda p: int(p.name.split("_")[0]))
+    assert files, f"the shared corpus is missing at {CORPUS}"
+    text = "\n".join(p.read_text() for p in files)
+    runs = {}
+    events = []
+    for p in files:
+        e = json.loads(p.read_text())
+        for d in e.get("inputs", []) + e.get("outputs", []) + [e["job"]]:
+            d["namespace"] = f"{d['namespace']}-{tag}"
+        e["run"]["runId"] = runs.setdefault(e["run"]["runId"], str(uuid.uuid4()))
+        events.append(e)
+    assert "grandmas.kitchen" in text
+    for e in events:
+        ingest(e)
+    return {"kitchen": f"grandmas.kitchen-{tag}", "backyard": f"backyard-{tag}", "events": events}
+
+
+def test_namespaces(marquez, apples):
+    names = {n["name"] for n in marquez.list_namespaces(limit=1000)["namespaces"]}
+    assert {apples["kitchen"], apples["backyard"]} <= names
+    assert marquez.get_namespace(apples["kitchen"])["name"] == apples["kitchen"]
+
+
+def test_datasets(marquez, apples):
+    listed = marquez.list_datasets(apples["kitchen"])
+    assert [d["name"] for d in listed["datasets"]] == ["apple.cider", "apple.filling", "apple.pie", "apples", "cinnamon"]
+    pie = marquez.get_dataset(apples["kitchen"], "apple.pie")
+    assert pie["id"] == {"namespace": apples["kitchen"], "name": "apple.pie"}
+    assert pie["type"] == "DB_TABLE" and pie["lastModifiedAt"] == "2020-10-16T05:00:00.000000Z"
+    with pytest.raises(APIError):
+        marquez.get_dataset(apples["kitchen"], "apple.strudel")
+
+
+def test_jobs_and_runs(marquez, apples):
+    jobs = marquez.list_jobs(apples["kitchen"])
+    assert jobs["totalCount"] == 5
+    gather = marquez.get_job(apples["kitchen"], "gather_apples")
+    # The current version picks crab apples (7_pick_different_apples), as Marquez shows it.
+    assert gather["inputs"] == [{"namespace": apples["backyard"], "name": "crab.apples"}]
+    assert gather["latestRun"]["state"] == "COMPLETED"
+    runs = marquez.list_job_runs(apples["kitchen"], "gather_apples")["runs"]
+    first, second = apples["events"][0]["run"]["runId"], apples["events"][5]["run"]["runId"]
+    assert [r["id"] for r in runs] == [second, first]
+    run = marquez.get_job_run(first)
+    assert run["state"] == "COMPLETED"
+    assert run["jobVersion"]["name"] == "gather_apples"
+    assert [d["datasetVersionId"]["name"] for d in run["inputDatasetVersions"]] == ["red.delicious"]
+
+
+def test_lineage_graph(apples):
+    """The route has no client method; Marquez's web UI asks it like this."""
+    r = requests.get(
+        f"{URL}/api/v1/lineage",
+        params={"nodeId": f"job:{apples['kitchen']}:prepare_apple_pie", "depth": 20},
+        headers=AUTH,
+        timeout=30,
+    )
+    assert r.status_code == 200, r.text
+    nodes = {n["id"]: n for n in r.json()["graph"]}
+    pie = nodes[f"job:{apples['kitchen']}:prepare_apple_pie"]
+    assert pie["type"] == "JOB"
+    assert [e["origin"] for e in pie["inEdges"]] == [f"dataset:{apples['kitchen']}:apple.filling"]
+    assert [e["destination"] for e in pie["outEdges"]] == [f"dataset:{apples['kitchen']}:apple.pie"]
+
+
+@pytest.fixture(scope="module")
+def orders():
+    """Two catalogued tables whose columns one OpenLineage event connects."""
+    tag = uuid.uuid4().hex[:8]
+    ns = f"postgres://marquez-{tag}.example.com:5432"
+    ds = gql(
+        "mutation($i: DatastoreInput!) { upsertDatastore(input: $i) { id } }",
+        {"i": {"name": f"marquez-{tag}", "type": "postgresql", "namespaces": [ns]}},
+    )["upsertDatastore"]["id"]
+    for name in ["orders", "revenue"]:
+        gql(
+            "mutation($i: ContainerInput!) { upsertContainer(input: $i) { id } }",
+            {"i": {"datastoreId": ds, "database": "shop", "schema": "public", "name": name,
+                   "fields": [{"name": "day", "type": "date"}, {"name": "amount", "type": "numeric"}]}},
+        )
+    run = str(uuid.uuid4())
+    lineage = {
+        "_producer": PRODUCER,
+        "_schemaURL": "https://openlineage.io/spec/facets/1-2-0/ColumnLineageDatasetFacet.json#/$defs/ColumnLineageDatasetFacet",
+        "fields": {
+            "amount": {"inputFields": [{"namespace": ns, "name": "shop.public.orders", "field": "amount",
+                                         "transformations": [{"type": "INDIRECT", "subtype": "AGGREGATION",
+                                                              "description": "sum(amount)"}]}]},
+        },
+    }
+    for state in ["START", "COMPLETE"]:
+        ingest({
+            "eventType": state,
+            "eventTime": "2024-05-01T10:00:00Z" if state == "START" else "2024-05-01T10:05:00Z",
+            "producer": PRODUCER,
+            "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+            "run": {"runId": run},
+            "job": {"namespace": f"etl-{tag}", "name": "daily_revenue"},
+            "inputs": [{"namespace": ns, "name": "shop.public.orders"}],
+            "outputs": [{"namespace": ns, "name": "shop.public.revenue", "facets": {"columnLineage": lineage}}],
+        })
+    return {"ns": ns, "job_ns": f"etl-{tag}", "run": run}
+
+
+def test_column_lineage(marquez, orders):
+    # The client sends withDownstream=False (Python's spelling).
+    graph = marquez.get_column_lineage_by_dataset(orders["ns"], "shop.public.revenue")["graph"]
+    by_id = {n["id"]: n for n in graph}
+    amount = by_id[f"datasetField:{orders['ns']}:shop.public.revenue:amount"]
+    assert amount["type"] == "DATASET_FIELD"
+    assert amount["data"]["inputFields"][0]["dataset"] == "shop.public.orders"
+    assert amount["data"]["inputFields"][0]["field"] == "amount"
+    assert [e["origin"] for e in amount["inEdges"]] == [f"datasetField:{orders['ns']}:shop.public.orders:amount"]
+    with_down = marquez.get_column_lineage_by_dataset(orders["ns"], "shop.public.orders", with_downstream=True)
+    assert any(n["id"].endswith("shop.public.revenue:amount") for n in with_down["graph"])
+
+
+def test_catalogued_dataset_and_run(marquez, orders):
+    d = marquez.get_dataset(orders["ns"], "shop.public.revenue")
+    assert [(f["name"], f["type"]) for f in d["fields"]] == [("day", "date"), ("amount", "numeric")]
+    assert d["lastModifiedAt"] == "2024-05-01T10:05:00.000000Z"
+    run = marquez.get_job_run(orders["run"])
+    assert (run["state"], run["durationMs"]) == ("COMPLETED", 300000)
+    assert marquez.get_job(orders["job_ns"], "daily_revenue")["outputs"] == [
+        {"namespace": orders["ns"], "name": "shop.public.revenue"}
+    ]
+
+
+def test_events(marquez, orders):
+    events = marquez.list_events(limit=5)["events"]
+    assert 1 <= len(events) <= 5
+    # Newest first: the last event this module sent is among the first.
+    assert any(e["run"]["runId"] == orders["run"] and e["eventType"] == "COMPLETE" for e in events)
+
+
+def test_writes_are_refused_with_a_pointer_to_ingest():
+    r = requests.put(f"{URL}/api/v1/namespaces/anything", json={"ownerName": "me"}, headers=AUTH, timeout=30)
+    assert r.status_code == 405
+    assert "POST /api/v1/lineage" in r.json()["message"]
+
+
+def test_a_bad_token_is_refused():
+    try:
+        with pytest.raises(APIError):
+            MarquezClient(url=URL, api_key="trb_wrong").list_namespaces()
+    finally:
+        # The client keeps its headers in a module-level dict: give the right key back.
+        MarquezClient(url=URL, api_key=TOKEN)
