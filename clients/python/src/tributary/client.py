@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import os
 import re
 import time
@@ -265,7 +266,8 @@ class Tributary:
             return table
         if isinstance(table, bool):
             raise TypeError("a table is an id, a name or a (namespace, name) pair, not a bool")
-        if isinstance(table, int):
+        if isinstance(table, numbers.Integral):  # numpy's integers too (a DataFrame's ids)
+            table = int(table)
             c = self._field("container", {"id": ("Int!", table)}, f"{{ {_CONTAINER} }}")
             if c is None:
                 raise NotFoundError(f"Container {table} not found", "NOT_FOUND")
@@ -897,8 +899,8 @@ class Tributary:
         sel = f"{{ {self._JOB} }}"
         if isinstance(job, bool):
             raise TypeError("a job is an id, a (namespace, name) pair or a name, not a bool")
-        if isinstance(job, int):
-            return self._field("job", {"id": ("Int", job)}, sel)
+        if isinstance(job, numbers.Integral):
+            return self._field("job", {"id": ("Int", int(job))}, sel)
         if isinstance(job, tuple):
             ns, name = job
             return self._field("job", {"namespace": ("String", ns), "name": ("String", name)}, sel)
