@@ -363,13 +363,15 @@ def test_forbidden_is_its_own_class(tmp_path):
         serve.stop()
 
 
-def test_the_impact_notebook_runs_without_a_cell_error(monkeypatch):
+def test_the_impact_notebook_runs_without_a_cell_error(monkeypatch, tmp_path):
     """examples/impact.ipynb, executed as Jupyter would, against this serve."""
     import nbformat
     from nbclient import NotebookClient
 
     monkeypatch.setenv("TRIBUTARY_URL", URL)
     monkeypatch.setenv("TRIBUTARY_TOKEN", TOKEN)
+    # This venv's own python3 kernel (ipykernel), not one a user's Jupyter directory may name.
+    monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path))
     monkeypatch.delenv("MPLBACKEND", raising=False)      # the kernel's inline backend draws
     path = ROOT / "examples" / "impact.ipynb"
     nb = nbformat.read(path, as_version=4)

@@ -14,7 +14,7 @@ import networkx as nx
 import pandas as pd
 import requests
 
-from .errors import AmbiguousNameError, BadInputError, NotFoundError, TributaryError, error_for
+from .errors import _BY_STATUS, AmbiguousNameError, BadInputError, NotFoundError, error_for
 
 __all__ = ["Tributary", "Node", "Change", "Explanation", "TableRef", "JobRef", "Instant"]
 
@@ -219,8 +219,6 @@ class Tributary:
                 retry_after=retry_after,
             )
         if r.status_code != 200 or not isinstance(body, dict) or "data" not in body:
-            from .errors import _BY_STATUS
-
             detail = body.get("detail") if isinstance(body, dict) else None
             message = detail if isinstance(detail, str) else (r.text.strip() or r.reason or "no answer")
             raise error_for(
@@ -229,7 +227,8 @@ class Tributary:
                 status=r.status_code,
                 retry_after=retry_after,
             )
-        return body["data"]
+        data: Dict[str, Any] = body["data"]
+        return data
 
     def _field(self, name: str, args: Dict[str, Tuple[str, Any]], selection: str) -> Any:
         """`{ name(args) selection }` with the arguments given (None ones left out, so the
@@ -657,12 +656,12 @@ class Tributary:
         labels: Dict[int, str] = {root_field["id"]: f"{node.name}.{root_field['name']}"}
         for f in a["fields"]:
             if f["field"]:
-                t = tables.get(f["field"]["containerId"])
-                labels[f["field"]["id"]] = f"{qualified_name(t) if t else '?'}.{f['field']['name']}"
+                owner = tables.get(f["field"]["containerId"])
+                labels[f["field"]["id"]] = f"{qualified_name(owner) if owner else '?'}.{f['field']['name']}"
         rows = []
         for f in a["fields"]:
             fld = f["field"] or {}
-            t = tables.get(fld.get("containerId")) or {}
+            t: Dict[str, Any] = tables.get(fld.get("containerId", -1)) or {}
             rows.append(
                 {
                     "name": qualified_name(t) if t else None,
@@ -737,7 +736,7 @@ class Tributary:
 
         def edge_row(change: str, ch: Dict[str, Any], before: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
             e = ch["edge"]
-            ev = next((x for x in e["evidence"] if x.get("jobName") or x.get("runId")), {})
+            ev: Dict[str, Any] = next((x for x in e["evidence"] if x.get("jobName") or x.get("runId")), {})
             return {
                 "change": change,
                 "at": ch["at"],
@@ -796,7 +795,7 @@ class Tributary:
         rows = []
         for k, p in enumerate(e["paths"]):
             for step, h in enumerate(p["hops"]):
-                ev = next((x for x in h["evidence"] if x.get("jobName") or x.get("runId")), {})
+                ev: Dict[str, Any] = next((x for x in h["evidence"] if x.get("jobName") or x.get("runId")), {})
                 rows.append(
                     {
                         "path": k,
@@ -900,10 +899,12 @@ class Tributary:
         if isinstance(job, bool):
             raise TypeError("a job is an id, a (namespace, name) pair or a name, not a bool")
         if isinstance(job, numbers.Integral):
-            return self._field("job", {"id": ("Int", int(job))}, sel)
+            found: Dict[str, Any] = self._field("job", {"id": ("Int", int(job))}, sel)
+            return found
         if isinstance(job, tuple):
             ns, name = job
-            return self._field("job", {"namespace": ("String", ns), "name": ("String", name)}, sel)
+            found = self._field("job", {"namespace": ("String", ns), "name": ("String", name)}, sel)
+            return found
         text = str(job).strip()
         tail = text.rsplit("/", 1)[-1] or text
         candidates: List[Dict[str, Any]] = []
@@ -1054,8 +1055,8 @@ class Tributary:
                 "{ endCursor hasMore items { cursor kind at edgeId fieldId containerIds detail } }",
             )
             for c in p["items"]:
-                at = _parse_instant(c["at"])
-                if not_before is not None and at is not None and at < not_before:
+                at = datetime.fromisoformat(c["at"].replace("Z", "+00:00"))
+                if not_before is not None and at < not_before:
                     continue
                 yield Change(c["cursor"], c["kind"], at, c["edgeId"], c["fieldId"], c["containerIds"], c["detail"])
             after = p["endCursor"]
