@@ -292,6 +292,15 @@ def test_a_failed_run_shows_in_incidents_runs_jobs_and_health(tb, shop):
         tb.runs(f"{shop.jobs}/no_such_job")
 
 
+def test_records_are_read_many_at_a_time_within_the_alias_cap(tb, shop):
+    """Names for a long impact or flow come in requests of at most 50 aliases (the cap)."""
+    ids = list(range(1, max(max(shop.ids.values()), 120) + 1)) + [999_999_999]   # unknown ids are left out
+    found = tb._containers(ids)
+    assert {shop.ids[t] for t in shop.ids} <= set(found)
+    assert 999_999_999 not in found
+    assert found[shop.ids["raw.orders"]]["name"] == "orders"
+
+
 def test_explain_names_the_path_and_who_asserted_each_hop(tb, shop):
     why = tb.explain(shop.q("raw.orders"), shop.ids["mart.revenue_daily"])
     assert why.paths == [[shop.q("raw.orders"), shop.q("staging.orders_clean"), shop.q("mart.revenue_daily")]]

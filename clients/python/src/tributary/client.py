@@ -81,8 +81,8 @@ class Explanation:
 
 # How many candidates an ambiguous name's message lists.
 _NAMED_CANDIDATES = 10
-# Page size for the client's own paging (the service allows up to 1,000).
-_PAGE = 500
+# Aliases the service allows in one document.
+_MAX_ALIASES = 50
 _CONTAINER = "id name database schema datastoreId datastoreName"
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 
@@ -378,8 +378,9 @@ class Tributary:
         wanted = sorted({i for i in ids if i is not None})
         out: Dict[int, Dict[str, Any]] = {}
         sel = _CONTAINER + (" health { state }" if health else "")
-        for start in range(0, len(wanted), 200):
-            chunk = wanted[start : start + 200]
+        # The service refuses a document of more than 50 aliases.
+        for start in range(0, len(wanted), _MAX_ALIASES):
+            chunk = wanted[start : start + _MAX_ALIASES]
             doc = "{ " + " ".join(f"c{i}: container(id: {i}) {{ {sel} }}" for i in chunk) + " }"
             for c in self.query(doc).values():
                 if c is not None:
