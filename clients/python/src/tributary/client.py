@@ -558,7 +558,9 @@ class Tributary:
         One row per table: `id`, `name` (qualified), `datastore`, `distance`, `via` (the table it
         was reached from), `via_edge`, `operation` (of that edge) and `health` (`FRESH`,
         `FAILED`, `STALE`, `UNKNOWN`). `df.attrs` holds `root` and `is_partial` (the depth or
-        `limit`, default 10,000, cut the answer).
+        `limit`, default 10,000, cut the answer). The service weighs a query by `limit` times
+        the fields it asks for: with these fields, a `limit` above 10,000 is refused as "Query is
+        too complex" (`BadInputError`).
         """
         node = self.resolve(table)
         s = _side(side, allow_both=False)
