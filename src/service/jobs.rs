@@ -311,7 +311,12 @@ impl Lineage {
         let live: HashSet<Id> = self.store.containers_by_ids(&roots).await?.into_iter().map(|c| c.id).collect();
         let roots: Vec<Id> = roots.into_iter().filter(|id| live.contains(id)).collect();
         let t = if roots.is_empty() {
-            Transitive { is_partial: false, reached: Vec::new(), externals: Vec::new(), completeness: Default::default() }
+            Transitive {
+                is_partial: false,
+                reached: Vec::new(),
+                externals: Vec::new(),
+                completeness: Default::default(),
+            }
         } else {
             self.transitive(super::Start::Nodes(roots.clone()), depth, Direction::Downstream, limit, false, |_| true)
                 .await?
