@@ -221,6 +221,14 @@ def test_as_of_and_diff_see_what_changed(tb, shop):
     node = tb.resolve((bucket, "revenue/daily.parquet"))
     assert (node.kind, node.id) == ("external", ext)
     assert set(tb.lineage(node, side="upstream").nodes) >= {ext, revenue}
+    # impact lists the asset beside the tables (health is a table's only).
+    orders_impact = tb.impact(shop.ids["raw.orders"])
+    last = orders_impact.iloc[-1]
+    assert (last["id"], last["name"], last["kind"], last["distance"], last["via"]) == (
+        ext, f"{bucket}/revenue/daily.parquet", "external", 3, shop.q("mart.revenue_daily"))
+    assert pd.isna(last["health"]) and pd.isna(last["datastore"])
+    assert list(orders_impact["kind"]) == ["container"] * 3 + ["external"]
+    assert list(tb.impact(shop.ids["raw.orders"], as_of=before)["kind"]) == ["container"] * 3
     d = tb.diff(revenue, since=before)
     assert isinstance(d, pd.DataFrame)
     appeared = d[d["change"] == "edge appeared"]
