@@ -334,6 +334,29 @@ def test_changes_iterates_the_feed_across_pages(tb, shop):
     assert e.value.code == "BAD_USER_INPUT" and "is not a change cursor" in e.value.message
 
 
+def test_changes_can_follow_the_feed_as_it_grows(tb, shop):
+    """With follow=True the iterator waits at the end of the log for the next change."""
+    import threading
+
+    orders = shop.ids["raw.orders"]
+    head = list(tb.changes(table=orders))[-1].cursor
+    got = []
+
+    def read():
+        for change in tb.changes(head, table=orders, follow=True, poll_interval=0.1):
+            got.append(change)
+            return
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    time.sleep(0.5)
+    assert got == []                                   # nothing new yet: it waits
+    shop.send("orders_to_customers", "COMPLETE", [shop.dataset("raw.orders")], [shop.dataset("mart.customers")])
+    reader.join(timeout=30)
+    assert len(got) == 1 and got[0].kind == "EDGE_ASSERTED"
+    assert got[0].container_ids == [orders, shop.ids["mart.customers"]]
+
+
 def test_errors_carry_the_services_code_and_message(tb, shop):
     with pytest.raises(BadInputError) as e:
         tb.lineage(shop.ids["raw.orders"], depth=0)
