@@ -9,7 +9,8 @@ are unique to it.
 """
 
 import os
-import tempfile
+import subprocess
+import threading
 import time
 import uuid
 from datetime import datetime, timedelta, timezone
@@ -336,8 +337,6 @@ def test_changes_iterates_the_feed_across_pages(tb, shop):
 
 def test_changes_can_follow_the_feed_as_it_grows(tb, shop):
     """With follow=True the iterator waits at the end of the log for the next change."""
-    import threading
-
     orders = shop.ids["raw.orders"]
     head = list(tb.changes(table=orders))[-1].cursor
     got = []
@@ -384,8 +383,6 @@ def test_errors_carry_the_services_code_and_message(tb, shop):
 def test_forbidden_is_its_own_class(tmp_path):
     """A MEMBER token on a serve of its own: registering a datastore needs an ADMIN."""
     from test_zero_setup import Serve, stores
-
-    import subprocess
 
     serve = Serve(stores()[0], tmp_path)
     try:
