@@ -9,7 +9,8 @@ are unique to it.
 """
 
 import os
-import tempfile
+import subprocess
+import threading
 import time
 import uuid
 from datetime import datetime, timedelta, timezone
@@ -221,6 +222,14 @@ def test_as_of_and_diff_see_what_changed(tb, shop):
     node = tb.resolve((bucket, "revenue/daily.parquet"))
     assert (node.kind, node.id) == ("external", ext)
     assert set(tb.lineage(node, side="upstream").nodes) >= {ext, revenue}
+    # impact lists the asset beside the tables (health is a table's only).
+    orders_impact = tb.impact(shop.ids["raw.orders"])
+    last = orders_impact.iloc[-1]
+    assert (last["id"], last["name"], last["kind"], last["distance"], last["via"]) == (
+        ext, f"{bucket}/revenue/daily.parquet", "external", 3, shop.q("mart.revenue_daily"))
+    assert pd.isna(last["health"]) and pd.isna(last["datastore"])
+    assert list(orders_impact["kind"]) == ["container"] * 3 + ["external"]
+    assert list(tb.impact(shop.ids["raw.orders"], as_of=before)["kind"]) == ["container"] * 3
     d = tb.diff(revenue, since=before)
     assert isinstance(d, pd.DataFrame)
     appeared = d[d["change"] == "edge appeared"]
@@ -326,6 +335,27 @@ def test_changes_iterates_the_feed_across_pages(tb, shop):
     assert e.value.code == "BAD_USER_INPUT" and "is not a change cursor" in e.value.message
 
 
+def test_changes_can_follow_the_feed_as_it_grows(tb, shop):
+    """With follow=True the iterator waits at the end of the log for the next change."""
+    orders = shop.ids["raw.orders"]
+    head = list(tb.changes(table=orders))[-1].cursor
+    got = []
+
+    def read():
+        for change in tb.changes(head, table=orders, follow=True, poll_interval=0.1):
+            got.append(change)
+            return
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    time.sleep(0.5)
+    assert got == []                                   # nothing new yet: it waits
+    shop.send("orders_to_customers", "COMPLETE", [shop.dataset("raw.orders")], [shop.dataset("mart.customers")])
+    reader.join(timeout=30)
+    assert len(got) == 1 and got[0].kind == "EDGE_ASSERTED"
+    assert got[0].container_ids == [orders, shop.ids["mart.customers"]]
+
+
 def test_errors_carry_the_services_code_and_message(tb, shop):
     with pytest.raises(BadInputError) as e:
         tb.lineage(shop.ids["raw.orders"], depth=0)
@@ -353,8 +383,6 @@ def test_errors_carry_the_services_code_and_message(tb, shop):
 def test_forbidden_is_its_own_class(tmp_path):
     """A MEMBER token on a serve of its own: registering a datastore needs an ADMIN."""
     from test_zero_setup import Serve, stores
-
-    import subprocess
 
     serve = Serve(stores()[0], tmp_path)
     try:

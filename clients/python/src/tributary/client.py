@@ -555,19 +555,20 @@ class Tributary:
         """What a table feeds (or, `side="upstream"`, comes from), transitively, nearest first
         (`impact`; `externalImpact` from an external asset).
 
-        One row per table: `id`, `name` (qualified), `datastore`, `distance`, `via` (the table it
-        was reached from), `via_edge`, `operation` (of that edge) and `health` (`FRESH`,
-        `FAILED`, `STALE`, `UNKNOWN`). `df.attrs` holds `root` and `is_partial` (the depth or
-        `limit`, default 10,000, cut the answer). The service weighs a query by `limit` times
-        the fields it asks for: with these fields, a `limit` above 10,000 is refused as "Query is
-        too complex" (`BadInputError`).
+        One row per asset: `id`, `name` (the qualified name; an external asset's fqn),
+        `datastore`, `distance`, `via` (the table it was reached from), `via_edge`, `operation`
+        (of that edge), `health` (`FRESH`, `FAILED`, `STALE`, `UNKNOWN`; None for an external
+        asset) and `kind` (`container`, or `external` for an asset outside the catalog, such as
+        an S3 file, which the walk does not go on through). Nearest first. `df.attrs` holds
+        `root` and `is_partial` (the depth or `limit`, default 10,000 tables, cut the answer).
         """
         node = self.resolve(table)
         s = _side(side, allow_both=False)
         near = "targetContainerId" if s == "UPSTREAM" else "sourceContainerId"
         sel = (
             f"{{ isPartial containers {{ distance via {{ id operation {near} }}"
-            " container { id name database schema datastoreName } health { state } } }"
+            " container { id name database schema datastoreName } health { state } }"
+            f" externals {{ distance via {{ id operation {near} }} external {{ id fqn }} }} }}"
         )
         if node.kind == "external":
             if as_of is not None:
@@ -603,9 +604,26 @@ class Tributary:
                     "via_edge": via.get("id"),
                     "operation": via.get("operation"),
                     "health": item["health"]["state"],
+                    "kind": "container",
                 }
             )
-        df = _frame(rows, ["id", "name", "datastore", "distance", "via", "via_edge", "operation", "health"])
+        for x in a.get("externals") or []:
+            near_id = x["via"].get(near)
+            rows.append(
+                {
+                    "id": x["external"]["id"],
+                    "name": x["external"]["fqn"],
+                    "datastore": None,
+                    "distance": x["distance"],
+                    "via": names.get(near_id, node.name if near_id is None else None),
+                    "via_edge": x["via"]["id"],
+                    "operation": x["via"]["operation"],
+                    "health": None,
+                    "kind": "external",
+                }
+            )
+        rows.sort(key=lambda r: r["distance"])  # stable: the service's order within a distance
+        df = _frame(rows, ["id", "name", "datastore", "distance", "via", "via_edge", "operation", "health", "kind"])
         df.attrs.update(root=str(node), is_partial=a["isPartial"])
         return df
 
