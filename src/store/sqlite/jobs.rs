@@ -164,8 +164,10 @@ fn write_job(c: &Connection, job: &Job, new: bool) -> rusqlite::Result<Id> {
     }
 }
 
-/// The job `upsert` names, created or updated; its id. Parent and root jobs come first.
-fn upsert_job(c: &Connection, upsert: &JobUpsert) -> rusqlite::Result<Job> {
+/// The job `upsert` names merged with the stored one (parent and root jobs created first when
+/// missing), and whether it is new. A new job is inserted here (its id is needed); an existing
+/// one is written once by the caller, after its latest run is noted.
+fn merged_job(c: &Connection, upsert: &JobUpsert) -> rusqlite::Result<(Job, bool)> {
     let related = |name: &Option<JobName>| -> rusqlite::Result<Option<Id>> {
         match name {
             Some(n) if *n != upsert.name => match job_by_name_tx(c, n)? {
@@ -182,8 +184,10 @@ fn upsert_job(c: &Connection, upsert: &JobUpsert) -> rusqlite::Result<Job> {
     let root = related(&upsert.root)?;
     let old = job_by_name_tx(c, &upsert.name)?;
     let mut job = merge_job(old.as_ref(), upsert, 0, parent, root);
-    job.id = write_job(c, &job, old.is_none())?;
-    Ok(job)
+    if old.is_none() {
+        job.id = write_job(c, &job, true)?;
+    }
+    Ok((job, old.is_none()))
 }
 
 fn write_run(c: &Connection, run: &Run, new: bool) -> rusqlite::Result<Id> {
@@ -225,7 +229,9 @@ fn write_run(c: &Connection, run: &Run, new: bool) -> rusqlite::Result<Id> {
     }
 }
 
-/// Upserts io rows into `table` (`run_io` or `job_io`) for `owner`.
+/// Upserts io rows into `table` (`run_io` or `job_io`) for `owner`: a row is written when new
+/// or when the event is later than the stored time (`merge_io`'s rule, in the statement, so no
+/// read comes first).
 fn write_io(c: &Connection, table: &str, owner_col: &str, owner: Id, rows: &[IoEntry]) -> rusqlite::Result<()> {
     if rows.is_empty() {
         return Ok(());
@@ -234,9 +240,10 @@ fn write_io(c: &Connection, table: &str, owner_col: &str, owner: Id, rows: &[IoE
         "INSERT INTO {table} ({owner_col}, {IO_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
          ON CONFLICT ({owner_col}, direction, end_key) DO UPDATE SET
            container_id = excluded.container_id, fqn = excluded.fqn, namespace = excluded.namespace,
-           name = excluded.name, at = excluded.at"
+           name = excluded.name, at = excluded.at
+         WHERE excluded.at > {table}.at"
     ))?;
-    for e in rows {
+    for e in merge_io(&[], rows) {
         store_query(STORE, "upsert_io");
         let (container, fqn) = end_columns(&e.end);
         stmt.execute(params![
@@ -253,21 +260,19 @@ fn write_io(c: &Connection, table: &str, owner_col: &str, owner: Id, rows: &[IoE
     Ok(())
 }
 
-fn io_of(c: &Connection, table: &str, owner_col: &str, owner: Id) -> rusqlite::Result<Vec<IoEntry>> {
-    select_rows(c, "io_of", &format!("SELECT {IO_COLS} FROM {table} WHERE {owner_col} = ?1"), params![owner], |r| {
-        io_row(r, 0)
-    })
-}
-
 pub(super) fn record_run(c: &Connection, record: RunRecord) -> StoreResult<()> {
     record_run_tx(c, &record).map_err(sql_err)
 }
 
 fn record_run_tx(c: &Connection, record: &RunRecord) -> rusqlite::Result<()> {
-    let mut job = upsert_job(c, &record.job)?;
-    let new_job_io = merge_io(&io_of(c, "job_io", "job_id", job.id)?, &record.io);
-    write_io(c, "job_io", "job_id", job.id, &new_job_io)?;
-    let Some(upsert) = &record.run else { return Ok(()) };
+    let (mut job, new_job) = merged_job(c, &record.job)?;
+    write_io(c, "job_io", "job_id", job.id, &record.io)?;
+    let Some(upsert) = &record.run else {
+        if !new_job {
+            write_job(c, &job, false)?;
+        }
+        return Ok(());
+    };
     store_query(STORE, "run_by_run_id");
     let old = c
         .prepare_cached(&format!("SELECT {RUN_COLS} FROM runs WHERE run_id = ?1"))?
@@ -275,11 +280,12 @@ fn record_run_tx(c: &Connection, record: &RunRecord) -> rusqlite::Result<()> {
         .optional()?;
     let mut run = merge_run(old.as_ref(), upsert, 0, job.id);
     run.id = write_run(c, &run, old.is_none())?;
-    let run_io = io_of(c, "run_io", "run_id", run.id)?;
-    write_io(c, "run_io", "run_id", run.id, &merge_io(&run_io, &record.io))?;
+    write_io(c, "run_io", "run_id", run.id, &record.io)?;
     let latest = (job.latest_run_id, job.latest_run_began);
     note_run(&mut job, &run);
-    if (job.latest_run_id, job.latest_run_began) != latest {
+    // One write of the job per event: its merge and its latest run together (a new job was
+    // inserted before its run, and is written again only when the run is its latest).
+    if !new_job || (job.latest_run_id, job.latest_run_began) != latest {
         write_job(c, &job, false)?;
     }
     if run.state == "COMPLETE" {
