@@ -166,10 +166,12 @@ export const HOME = `query Home {
 }`;
 
 /** The newest page of jobs (ids grow as jobs appear) and each datastore's counts. */
-export function homeCounts(datastoreIds, jobPage) {
-  const parts = datastoreIds.map((id, i) => `c${i}: containers(datastoreId: ${Number(id)}, size: 1) { total }\n  j${i}: jobs(datastoreId: ${Number(id)}, size: 1) { total }`);
+export function homeCounts(datastoreIds, jobPage, first = 0) {
+  const parts = datastoreIds.map((id, i) => `c${first + i}: containers(datastoreId: ${Number(id)}, size: 1) { total }\n  j${first + i}: jobs(datastoreId: ${Number(id)}, size: 1) { total }`);
+  // The recent jobs come with the first chunk only (a request holds at most 50 aliases).
+  const recent = jobPage ? `recent: jobs(page: ${Number(jobPage)}, size: 100) { items { ${JOB_REF} lastSeenAt } }` : '';
   return `query HomeCounts {
-  recent: jobs(page: ${Number(jobPage)}, size: 100) { items { ${JOB_REF} lastSeenAt } }
+  ${recent}
   ${parts.join('\n  ')}
 }`;
 }

@@ -8,7 +8,7 @@ use super::GqlResult;
 use crate::domain::Id;
 use crate::service::search::{self, MatchRank};
 
-/// What `search` looks for. `JOB` finds nothing until jobs exist in the store.
+/// What `search` looks for: containers, fields, external assets, jobs (by name or `namespace/name`).
 #[derive(Enum, Copy, Clone, Eq, PartialEq, Debug)]
 #[graphql(remote = "search::SearchKind")]
 pub enum SearchKind {
