@@ -17,9 +17,6 @@ use serde::{Deserialize, Serialize};
 
 use super::{End, Id, Timestamp};
 
-/// The event types a run goes through (OpenLineage's), spelled as sent.
-pub const RUN_STATES: [&str; 6] = ["START", "RUNNING", "COMPLETE", "FAIL", "ABORT", "OTHER"];
-
 /// Whether a state ends a run.
 pub fn is_terminal(state: &str) -> bool {
     matches!(state, "COMPLETE" | "FAIL" | "ABORT")
@@ -156,6 +153,10 @@ pub struct IoEntry {
 }
 
 impl IoEntry {
+    /// A dataset read or written at `at`, as an event or statement names it (not yet completed).
+    pub fn new(direction: IoDirection, end: End, namespace: &str, name: &str, at: Timestamp) -> IoEntry {
+        IoEntry { direction, end, namespace: namespace.to_string(), name: name.to_string(), at, completed: None }
+    }
     /// The key an entry is unique by within its run or job.
     pub fn key(&self) -> (IoDirection, String) {
         (self.direction, self.end.key())

@@ -472,14 +472,7 @@ impl Lineage {
                         Some(c) => End::Container { id: c.id },
                         None => End::External { fqn: format!("{}/{name}", datastore.name) },
                     };
-                    io.push(IoEntry {
-                        direction,
-                        end,
-                        namespace: namespace.clone(),
-                        name: name.clone(),
-                        at: now,
-                        completed: None,
-                    });
+                    io.push(IoEntry::new(direction, end, &namespace, name, now));
                 }
             }
         }

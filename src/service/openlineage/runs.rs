@@ -72,14 +72,7 @@ impl Lineage {
                 for d in list {
                     for (end, _) in resolver.end(d, &mut ignored).await? {
                         if matches!(end, End::Container { .. } | End::External { .. }) {
-                            io.push(IoEntry {
-                                direction,
-                                end,
-                                namespace: d.namespace.clone(),
-                                name: d.name.clone(),
-                                at: event.event_time,
-                                completed: None,
-                            });
+                            io.push(IoEntry::new(direction, end, &d.namespace, &d.name, event.event_time));
                         }
                     }
                 }
@@ -149,16 +142,9 @@ async fn existing_io(resolver: &mut Resolver<'_>, event: &Event) -> Result<Vec<I
             let containers: Vec<End> = ends.iter().filter(|(_, c)| c.is_some()).map(|(e, _)| e.clone()).collect();
             let chosen =
                 if containers.is_empty() { ends.into_iter().map(|(e, _)| e).take(1).collect() } else { containers };
-            for end in chosen {
-                io.push(IoEntry {
-                    direction,
-                    end,
-                    namespace: d.namespace.clone(),
-                    name: d.name.clone(),
-                    at: event.event_time,
-                    completed: None,
-                });
-            }
+            io.extend(
+                chosen.into_iter().map(|end| IoEntry::new(direction, end, &d.namespace, &d.name, event.event_time)),
+            );
         }
     }
     Ok(io)
