@@ -122,6 +122,9 @@ test('search suggests containers as you type; picking one draws it; direction an
   const page = await ctx.newPage();
   await page.goto(`${serve.url}/ui`);
   await page.waitForFunction(() => document.body.dataset.state === 'idle');
+  // The home page reads its lists after the page is idle; its requests must be done before
+  // the requests a pick makes are counted below.
+  await page.waitForSelector('#home[data-loaded=true]');
   // The keyboard only: type, arrow down to the match, Enter.
   await page.locator('#search').focus();
   // On a shared Neo4j, this run's suffix finds this run's tables only.
