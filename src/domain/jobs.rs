@@ -227,6 +227,16 @@ pub struct RunRecord {
     /// The OpenLineage evidence key the event's edges are asserted under, so a store can tie the
     /// evidence to the run or job.
     pub evidence_key: String,
+    /// The run as the caller read it earlier in the event's transaction, so a store that trusts
+    /// it need not read it again (`None`: not read).
+    pub known_run: Option<KnownRun>,
+}
+
+/// A run and its datasets as stored before an event (`run` is `None` when it is not stored).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct KnownRun {
+    pub run: Option<Run>,
+    pub io: Vec<IoEntry>,
 }
 
 /// The job after an event: `old` (if stored) with the event's values. A value the event sent

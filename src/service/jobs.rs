@@ -492,6 +492,7 @@ impl Lineage {
             io,
             event_id: 0,
             evidence_key: String::new(),
+            known_run: None,
         };
         self.store.record_run(record).await?;
         Ok(run_id)

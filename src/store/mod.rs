@@ -547,6 +547,15 @@ store_trait! {
         async fn runs_by_run_ids(&self, _run_ids: &[String]) -> StoreResult<Vec<crate::domain::Run>> {
             Err(not_supported(self.kind()))
         }
+        /// A run by its OpenLineage `runId` with the datasets it read and wrote, as one read
+        /// (what `record_run` would read, handed back to it in `RunRecord::known_run`).
+        async fn run_with_io(&self, run_id: &str) -> StoreResult<crate::domain::KnownRun> {
+            let Some(run) = self.runs_by_run_ids(&[run_id.to_string()]).await?.into_iter().next() else {
+                return Ok(crate::domain::KnownRun::default());
+            };
+            let io = self.run_io(&[run.id]).await?.into_iter().map(|(_, e)| e).collect();
+            Ok(crate::domain::KnownRun { run: Some(run), io })
+        }
         /// A job's runs, the latest first (by `Run::began`, then id).
         async fn runs_of_job(
             &self,

@@ -54,7 +54,7 @@ use super::{GraphAround, GraphScope, PriorEvidence, Record, RecordChunks, Store,
 use crate::domain::{
     AssertionBatch, AssertionSummary, Change, Container, ContainerInput, ContainerStats, Datastore, DatastoreInput,
     Direction, Edge, EdgeFilter, EdgePatch, End, EventFilter, EventOutcome, Evidence, Field, Id, IoEntry, Job,
-    JobFilter, NewEdge, Page, PageRequest, Run, RunFilter, RunRecord, StoredEvent, Timestamp,
+    JobFilter, KnownRun, NewEdge, Page, PageRequest, Run, RunFilter, RunRecord, StoredEvent, Timestamp,
 };
 use crate::metrics::store_query;
 
@@ -645,6 +645,11 @@ impl Store for SqliteStore {
     async fn runs_by_run_ids(&self, run_ids: &[String]) -> StoreResult<Vec<Run>> {
         let run_ids = run_ids.to_vec();
         self.read(move |c| jobs::runs_by_run_ids(c, &run_ids)).await
+    }
+
+    async fn run_with_io(&self, run_id: &str) -> StoreResult<KnownRun> {
+        let run_id = run_id.to_string();
+        self.read(move |c| jobs::run_with_io(c, &run_id)).await
     }
 
     async fn runs_of_job(&self, job_id: Id, filter: &RunFilter, page: PageRequest) -> StoreResult<Page<Run>> {

@@ -8,7 +8,7 @@ use std::collections::{BTreeSet, HashSet};
 
 use super::resolve::Resolver;
 use super::{state_name, Unresolved};
-use crate::domain::{End, Id, IoDirection, IoEntry, JobName, JobUpsert, RunRecord, RunUpsert};
+use crate::domain::{End, Id, IoDirection, IoEntry, JobName, JobUpsert, KnownRun, RunRecord, RunUpsert};
 use crate::error::Result;
 use crate::ingest::openlineage::{self as ol, Event, EventKind, RunState};
 use crate::service::Lineage;
@@ -19,6 +19,8 @@ use crate::service::Lineage;
 pub(super) struct PriorDatasets {
     pub(super) inputs: Vec<ol::Dataset>,
     pub(super) outputs: Vec<ol::Dataset>,
+    /// The run as read for them, handed on to `record_run` so it is read once per event.
+    pub(super) known: Option<KnownRun>,
 }
 
 impl Lineage {
@@ -34,16 +36,13 @@ impl Lineage {
         {
             return Ok(PriorDatasets::default());
         }
-        let Some(run) = self.store.runs_by_run_ids(std::slice::from_ref(run_id)).await?.into_iter().next() else {
-            return Ok(PriorDatasets::default());
-        };
-        let io = self.store.run_io(&[run.id]).await?;
+        let known = self.store.run_with_io(run_id).await?;
         let named = |list: &[ol::Dataset]| -> HashSet<(String, String)> {
             list.iter().map(|d| (d.namespace.clone(), d.name.clone())).collect()
         };
         let (mut seen_in, mut seen_out) = (named(&event.inputs), named(&event.outputs));
         let mut out = PriorDatasets::default();
-        for (_, e) in io {
+        for e in known.io.iter().cloned() {
             let (seen, list) = match e.direction {
                 IoDirection::Read => (&mut seen_in, &mut out.inputs),
                 IoDirection::Wrote => (&mut seen_out, &mut out.outputs),
@@ -52,6 +51,7 @@ impl Lineage {
                 list.push(ol::Dataset { namespace: e.namespace, name: e.name, ..Default::default() });
             }
         }
+        out.known = Some(known);
         Ok(out)
     }
 
@@ -63,6 +63,7 @@ impl Lineage {
         event_id: Id,
         evidence_key: &str,
         resolver: Option<&mut Resolver<'_>>,
+        known_run: Option<KnownRun>,
     ) -> Result<()> {
         let Some(job) = &event.job else { return Ok(()) };
         let mut io = Vec::new();
@@ -78,7 +79,9 @@ impl Lineage {
                 }
             }
         }
-        self.store.record_run(run_record(event, job, event_id, evidence_key, io)).await?;
+        let mut record = run_record(event, job, event_id, evidence_key, io);
+        record.known_run = known_run;
+        self.store.record_run(record).await?;
         Ok(())
     }
 }
@@ -180,5 +183,5 @@ fn run_record(event: &Event, job: &ol::JobRef, event_id: Id, evidence_key: &str,
         }),
         _ => None,
     };
-    RunRecord { job, run, io, event_id, evidence_key: evidence_key.to_string() }
+    RunRecord { job, run, io, event_id, evidence_key: evidence_key.to_string(), known_run: None }
 }

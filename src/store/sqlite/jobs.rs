@@ -14,8 +14,8 @@ use super::rows::{distinct_ids, distinct_strs, parse_ts, ts};
 use super::{select_page, select_rows, sql_err, Filter, Listing, STORE};
 use crate::domain::jobs::{merge_io, merge_job, merge_run, note_run};
 use crate::domain::{
-    End, Id, IoDirection, IoEntry, Job, JobFilter, JobName, JobUpsert, Page, PageRequest, Run, RunFilter, RunRecord,
-    RunStateChange, Timestamp,
+    End, Id, IoDirection, IoEntry, Job, JobFilter, JobName, JobUpsert, KnownRun, Page, PageRequest, Run, RunFilter,
+    RunRecord, RunStateChange, RunUpsert, Timestamp,
 };
 use crate::metrics::store_query;
 use crate::store::StoreResult;
@@ -122,7 +122,19 @@ fn job_by_name_tx(c: &Connection, name: &JobName) -> rusqlite::Result<Option<Job
         .optional()
 }
 
-fn write_job(c: &Connection, job: &Job, new: bool) -> rusqlite::Result<Id> {
+/// How a job or run row is written. An UPDATE that names an indexed column rewrites that index's
+/// entry even when the value is the same (SQLite decides by the SET list), so the usual update
+/// leaves the keys out (`jobs(namespace, name)` and `parent_id`; `runs(run_id)`, `job_id`,
+/// `began` and `parent_run_id`) and names them only when they moved. (The parameters it does
+/// not name stay unbound-equivalent: SQLite counts up to the highest one used.)
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Write {
+    Insert,
+    Update,
+    UpdateKeys,
+}
+
+fn write_job(c: &Connection, job: &Job, how: Write) -> rusqlite::Result<Id> {
     store_query(STORE, "upsert_job");
     let owners = serde_json::Value::from(job.owners.clone()).to_string();
     let p = params![
@@ -143,38 +155,46 @@ fn write_job(c: &Connection, job: &Job, new: bool) -> rusqlite::Result<Id> {
         job.latest_run_began.as_ref().map(ts),
         job.id,
     ];
-    if new {
-        c.prepare_cached(
-            "INSERT INTO jobs (namespace, name, processing_type, integration, job_type, description, owners,
-               source_code_location, sql, parent_id, root_id, first_seen_at, last_seen_at, latest_run_id,
-               latest_run_began, id)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, NULLIF(?16, 0))",
-        )?
-        .execute(p)?;
-        Ok(c.last_insert_rowid())
-    } else {
-        c.prepare_cached(
+    let sql = match how {
+        Write::Insert => {
+            c.prepare_cached(
+                "INSERT INTO jobs (namespace, name, processing_type, integration, job_type, description, owners,
+                   source_code_location, sql, parent_id, root_id, first_seen_at, last_seen_at, latest_run_id,
+                   latest_run_began, id)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, NULLIF(?16, 0))",
+            )?
+            .execute(p)?;
+            return Ok(c.last_insert_rowid());
+        }
+        Write::Update => {
+            "UPDATE jobs SET processing_type = ?3, integration = ?4, job_type = ?5, description = ?6, owners = ?7,
+               source_code_location = ?8, sql = ?9, root_id = ?11, first_seen_at = ?12, last_seen_at = ?13,
+               latest_run_id = ?14, latest_run_began = ?15
+              WHERE id = ?16"
+        }
+        Write::UpdateKeys => {
             "UPDATE jobs SET namespace = ?1, name = ?2, processing_type = ?3, integration = ?4, job_type = ?5,
                description = ?6, owners = ?7, source_code_location = ?8, sql = ?9, parent_id = ?10, root_id = ?11,
                first_seen_at = ?12, last_seen_at = ?13, latest_run_id = ?14, latest_run_began = ?15
-             WHERE id = ?16",
-        )?
-        .execute(p)?;
-        Ok(job.id)
-    }
+             WHERE id = ?16"
+        }
+    };
+    c.prepare_cached(sql)?.execute(p)?;
+    Ok(job.id)
 }
 
 /// The job `upsert` names merged with the stored one (parent and root jobs created first when
-/// missing), and whether it is new. A new job is inserted here (its id is needed); an existing
-/// one is written once by the caller, after its latest run is noted.
-fn merged_job(c: &Connection, upsert: &JobUpsert) -> rusqlite::Result<(Job, bool)> {
+/// missing), and how the caller is to write it: a new job is inserted here (its id is needed)
+/// and is then `Update`d; an existing one is written once by the caller, after its latest run
+/// is noted (`UpdateKeys` when its parent moved).
+fn merged_job(c: &Connection, upsert: &JobUpsert) -> rusqlite::Result<(Job, bool, Write)> {
     let related = |name: &Option<JobName>| -> rusqlite::Result<Option<Id>> {
         match name {
             Some(n) if *n != upsert.name => match job_by_name_tx(c, n)? {
                 Some(j) => Ok(Some(j.id)),
                 None => {
                     let job = merge_job(None, &JobUpsert::named(n.clone(), upsert.seen_at), 0, None, None);
-                    Ok(Some(write_job(c, &job, true)?))
+                    Ok(Some(write_job(c, &job, Write::Insert)?))
                 }
             },
             _ => Ok(None),
@@ -184,13 +204,18 @@ fn merged_job(c: &Connection, upsert: &JobUpsert) -> rusqlite::Result<(Job, bool
     let root = related(&upsert.root)?;
     let old = job_by_name_tx(c, &upsert.name)?;
     let mut job = merge_job(old.as_ref(), upsert, 0, parent, root);
-    if old.is_none() {
-        job.id = write_job(c, &job, true)?;
-    }
-    Ok((job, old.is_none()))
+    let how = match &old {
+        None => {
+            job.id = write_job(c, &job, Write::Insert)?;
+            Write::Update
+        }
+        Some(o) if o.parent_id != job.parent_id => Write::UpdateKeys,
+        Some(_) => Write::Update,
+    };
+    Ok((job, old.is_none(), how))
 }
 
-fn write_run(c: &Connection, run: &Run, new: bool) -> rusqlite::Result<Id> {
+fn write_run(c: &Connection, run: &Run, how: Write) -> rusqlite::Result<Id> {
     store_query(STORE, "upsert_run");
     let p = params![
         run.run_id,
@@ -209,53 +234,89 @@ fn write_run(c: &Connection, run: &Run, new: bool) -> rusqlite::Result<Id> {
         ts(&run.began()),
         run.id,
     ];
-    if new {
-        c.prepare_cached(
-            "INSERT INTO runs (run_id, job_id, state, states, started_at, ended_at, nominal_start, nominal_end,
-               error_message, error_language, parent_run_id, first_seen_at, last_seen_at, began, id)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, NULLIF(?15, 0))",
-        )?
-        .execute(p)?;
-        Ok(c.last_insert_rowid())
-    } else {
-        c.prepare_cached(
+    let sql = match how {
+        Write::Insert => {
+            c.prepare_cached(
+                "INSERT INTO runs (run_id, job_id, state, states, started_at, ended_at, nominal_start, nominal_end,
+                   error_message, error_language, parent_run_id, first_seen_at, last_seen_at, began, id)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, NULLIF(?15, 0))",
+            )?
+            .execute(p)?;
+            return Ok(c.last_insert_rowid());
+        }
+        Write::Update => {
+            "UPDATE runs SET state = ?3, states = ?4, started_at = ?5, ended_at = ?6, nominal_start = ?7,
+               nominal_end = ?8, error_message = ?9, error_language = ?10, first_seen_at = ?12, last_seen_at = ?13
+              WHERE id = ?15"
+        }
+        Write::UpdateKeys => {
             "UPDATE runs SET run_id = ?1, job_id = ?2, state = ?3, states = ?4, started_at = ?5, ended_at = ?6,
                nominal_start = ?7, nominal_end = ?8, error_message = ?9, error_language = ?10, parent_run_id = ?11,
                first_seen_at = ?12, last_seen_at = ?13, began = ?14
-             WHERE id = ?15",
-        )?
-        .execute(p)?;
-        Ok(run.id)
-    }
+             WHERE id = ?15"
+        }
+    };
+    c.prepare_cached(sql)?.execute(p)?;
+    Ok(run.id)
 }
+
+/// Rows written by one io upsert statement at most (one statement per distinct count is cached).
+const IO_ROWS_PER_STATEMENT: usize = 8;
 
 /// Upserts io rows into `table` (`run_io` or `job_io`) for `owner`: a row is written when new
 /// or when the event is later than the stored time (`merge_io`'s rule, in the statement, so no
-/// read comes first).
-fn write_io(c: &Connection, table: &str, owner_col: &str, owner: Id, rows: &[IoEntry]) -> rusqlite::Result<()> {
-    if rows.is_empty() {
-        return Ok(());
-    }
-    let mut stmt = c.prepare_cached(&format!(
-        "INSERT INTO {table} ({owner_col}, {IO_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-         ON CONFLICT ({owner_col}, direction, end_key) DO UPDATE SET
-           container_id = excluded.container_id, fqn = excluded.fqn, namespace = excluded.namespace,
-           name = excluded.name, at = excluded.at
-         WHERE excluded.at > {table}.at"
-    ))?;
-    for e in merge_io(&[], rows) {
+/// read comes first). `stored` is what the caller knows is stored already, if anything (rows
+/// as recent are not sent). One statement per event's rows: an event names a handful.
+fn write_io(
+    c: &Connection,
+    table: &str,
+    owner_col: &str,
+    owner: Id,
+    stored: &[IoEntry],
+    rows: &[IoEntry],
+) -> rusqlite::Result<()> {
+    let rows = merge_io(stored, rows);
+    for chunk in rows.chunks(IO_ROWS_PER_STATEMENT) {
         store_query(STORE, "upsert_io");
-        let (container, fqn) = end_columns(&e.end);
-        stmt.execute(params![
-            owner,
-            e.direction.as_str(),
-            e.end.key(),
-            container,
-            fqn,
-            e.namespace,
-            e.name,
-            ts(&e.at)
-        ])?;
+        let tuples: Vec<String> = (0..chunk.len())
+            .map(|i| {
+                let b = i * 8;
+                format!(
+                    "(?{}, ?{}, ?{}, ?{}, ?{}, ?{}, ?{}, ?{})",
+                    b + 1,
+                    b + 2,
+                    b + 3,
+                    b + 4,
+                    b + 5,
+                    b + 6,
+                    b + 7,
+                    b + 8
+                )
+            })
+            .collect();
+        let mut stmt = c.prepare_cached(&format!(
+            "INSERT INTO {table} ({owner_col}, {IO_COLS}) VALUES {}
+             ON CONFLICT ({owner_col}, direction, end_key) DO UPDATE SET
+               container_id = excluded.container_id, fqn = excluded.fqn, namespace = excluded.namespace,
+               name = excluded.name, at = excluded.at
+             WHERE excluded.at > {table}.at",
+            tuples.join(", ")
+        ))?;
+        let mut values: Vec<SqlValue> = Vec::with_capacity(chunk.len() * 8);
+        for e in chunk {
+            let (container, fqn) = end_columns(&e.end);
+            values.extend([
+                SqlValue::Integer(owner),
+                SqlValue::Text(e.direction.as_str().to_string()),
+                SqlValue::Text(e.end.key()),
+                container.map_or(SqlValue::Null, SqlValue::Integer),
+                fqn.map_or(SqlValue::Null, |f| SqlValue::Text(f.to_string())),
+                SqlValue::Text(e.namespace.clone()),
+                SqlValue::Text(e.name.clone()),
+                SqlValue::Text(ts(&e.at)),
+            ]);
+        }
+        stmt.execute(rusqlite::params_from_iter(values))?;
     }
     Ok(())
 }
@@ -265,28 +326,31 @@ pub(super) fn record_run(c: &Connection, record: RunRecord) -> StoreResult<()> {
 }
 
 fn record_run_tx(c: &Connection, record: &RunRecord) -> rusqlite::Result<()> {
-    let (mut job, new_job) = merged_job(c, &record.job)?;
-    write_io(c, "job_io", "job_id", job.id, &record.io)?;
+    let (mut job, new_job, how) = merged_job(c, &record.job)?;
+    write_io(c, "job_io", "job_id", job.id, &[], &record.io)?;
     let Some(upsert) = &record.run else {
         if !new_job {
-            write_job(c, &job, false)?;
+            write_job(c, &job, how)?;
         }
         return Ok(());
     };
-    store_query(STORE, "run_by_run_id");
-    let old = c
-        .prepare_cached(&format!("SELECT {RUN_COLS} FROM runs WHERE run_id = ?1"))?
-        .query_row(params![upsert.run_id], run_row)
-        .optional()?;
-    let mut run = merge_run(old.as_ref(), upsert, 0, job.id);
-    run.id = write_run(c, &run, old.is_none())?;
-    write_io(c, "run_io", "run_id", run.id, &record.io)?;
+    // The caller's read of the run in this transaction, when it made one (the service reads it
+    // for the run's earlier datasets), else our own. Should the caller's say "not stored" wrongly,
+    // the insert's uniqueness check catches it and the run is read here after all.
+    let run = match fold_run(c, record, upsert, job.id, record.known_run.as_ref()) {
+        Err(rusqlite::Error::SqliteFailure(e, _))
+            if e.code == rusqlite::ErrorCode::ConstraintViolation && record.known_run.is_some() =>
+        {
+            fold_run(c, record, upsert, job.id, None)?
+        }
+        other => other?,
+    };
     let latest = (job.latest_run_id, job.latest_run_began);
     note_run(&mut job, &run);
     // One write of the job per event: its merge and its latest run together (a new job was
     // inserted before its run, and is written again only when the run is its latest).
     if !new_job || (job.latest_run_id, job.latest_run_began) != latest {
-        write_job(c, &job, false)?;
+        write_job(c, &job, how)?;
     }
     if run.state == "COMPLETE" {
         if let Some(ended) = run.ended_at {
@@ -302,6 +366,42 @@ fn record_run_tx(c: &Connection, record: &RunRecord) -> rusqlite::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The run after the event, written with its datasets; `known` is the stored run as the caller
+/// read it, if it did.
+fn fold_run(
+    c: &Connection,
+    record: &RunRecord,
+    upsert: &RunUpsert,
+    job_id: Id,
+    known: Option<&KnownRun>,
+) -> rusqlite::Result<Run> {
+    let (old, old_io) = match known {
+        Some(known) => (known.run.clone(), known.io.as_slice()),
+        None => {
+            store_query(STORE, "run_by_run_id");
+            let old = c
+                .prepare_cached(&format!("SELECT {RUN_COLS} FROM runs WHERE run_id = ?1"))?
+                .query_row(params![upsert.run_id], run_row)
+                .optional()?;
+            (old, &[][..])
+        }
+    };
+    let mut run = merge_run(old.as_ref(), upsert, 0, job_id);
+    let how = match &old {
+        None => Write::Insert,
+        Some(o)
+            if (&o.run_id, o.job_id, o.began(), &o.parent_run_id)
+                != (&run.run_id, run.job_id, run.began(), &run.parent_run_id) =>
+        {
+            Write::UpdateKeys
+        }
+        Some(_) => Write::Update,
+    };
+    run.id = write_run(c, &run, how)?;
+    write_io(c, "run_io", "run_id", run.id, old_io, &record.io)?;
+    Ok(run)
 }
 
 pub(super) fn jobs_by_ids(c: &Connection, ids: &[Id]) -> rusqlite::Result<Vec<Job>> {
@@ -365,6 +465,30 @@ pub(super) fn runs_by_run_ids(c: &Connection, run_ids: &[String]) -> rusqlite::R
         params![distinct_strs(run_ids)],
         run_row,
     )
+}
+
+/// A run by its OpenLineage `runId` with its datasets, in one statement.
+pub(super) fn run_with_io(c: &Connection, run_id: &str) -> rusqlite::Result<KnownRun> {
+    store_query(STORE, "run_with_io");
+    let prefixed =
+        |cols: &str, alias: &str| cols.split(", ").map(|c| format!("{alias}.{c}")).collect::<Vec<_>>().join(", ");
+    let mut stmt = c.prepare_cached(&format!(
+        "SELECT {}, {} FROM runs r LEFT JOIN run_io io ON io.run_id = r.id WHERE r.run_id = ?1",
+        prefixed(RUN_COLS, "r"),
+        prefixed(IO_COLS, "io")
+    ))?;
+    let mut rows = stmt.query(params![run_id])?;
+    let mut known = KnownRun::default();
+    let width = RUN_COLS.split(", ").count();
+    while let Some(r) = rows.next()? {
+        if known.run.is_none() {
+            known.run = Some(run_row(r)?);
+        }
+        if r.get::<_, Option<String>>(width)?.is_some() {
+            known.io.push(io_row(r, width)?);
+        }
+    }
+    Ok(known)
 }
 
 pub(super) fn child_runs(c: &Connection, run_ids: &[String]) -> rusqlite::Result<Vec<Run>> {
@@ -492,16 +616,16 @@ pub(super) fn export(c: &Connection) -> rusqlite::Result<Vec<crate::store::Recor
 
 /// Imports one exported job, keeping its id.
 pub(super) fn import_job(c: &Connection, job: &Job) -> rusqlite::Result<()> {
-    write_job(c, job, true).map(drop)
+    write_job(c, job, Write::Insert).map(drop)
 }
 
 pub(super) fn import_run(c: &Connection, run: &Run) -> rusqlite::Result<()> {
-    write_run(c, run, true).map(drop)
+    write_run(c, run, Write::Insert).map(drop)
 }
 
 pub(super) fn import_io(c: &Connection, of_job: bool, owner: Id, entry: &IoEntry) -> rusqlite::Result<()> {
     if of_job {
-        write_io(c, "job_io", "job_id", owner, std::slice::from_ref(entry))?;
+        write_io(c, "job_io", "job_id", owner, &[], std::slice::from_ref(entry))?;
         if let Some((run, at)) = entry.completed {
             c.prepare_cached(
                 "UPDATE job_io SET completed_run_id = ?1, completed_at = ?2 WHERE job_id = ?3 AND direction = ?4 AND end_key = ?5",
@@ -510,6 +634,6 @@ pub(super) fn import_io(c: &Connection, of_job: bool, owner: Id, entry: &IoEntry
         }
         Ok(())
     } else {
-        write_io(c, "run_io", "run_id", owner, std::slice::from_ref(entry))
+        write_io(c, "run_io", "run_id", owner, &[], std::slice::from_ref(entry))
     }
 }
