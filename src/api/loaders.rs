@@ -87,6 +87,21 @@ pub type JobIoLoader = EveryKeyLoader<Vec<IoEntry>, (Id, Vec<IoEntry>)>;
 /// The datasets of each run (the store's run ids), empty for a run with none.
 pub type RunIoLoader = EveryKeyLoader<Vec<IoEntry>, (Id, Vec<IoEntry>)>;
 
+/// The job datasets on each container (as `Store::jobs_of_ends`, with the job's id): what
+/// `producers`, `consumers` and `lastWrite` of one container share, one read for a page of them.
+pub type ContainerJobsLoader = EveryKeyLoader<Vec<(Id, IoEntry)>, (Id, Vec<(Id, IoEntry)>)>;
+
+/// `jobs_of_ends` rows grouped by the container they are on.
+fn by_container(rows: Vec<(Id, IoEntry)>) -> Vec<(Id, Vec<(Id, IoEntry)>)> {
+    let mut out: HashMap<Id, Vec<(Id, IoEntry)>> = HashMap::new();
+    for (job, e) in rows {
+        if let Some(c) = e.end.container_id() {
+            out.entry(c).or_default().push((job, e));
+        }
+    }
+    out.into_iter().collect()
+}
+
 /// Rows keyed by owner, grouped into one list per owner.
 fn grouped(rows: Vec<(Id, IoEntry)>) -> Vec<(Id, Vec<IoEntry>)> {
     let mut out: HashMap<Id, Vec<IoEntry>> = HashMap::new();
@@ -126,6 +141,36 @@ impl Loader<Id> for MetadataLoader {
         let mut out: HashMap<Id, Vec<MetadataAssertion>> = keys.iter().map(|k| (*k, Vec::new())).collect();
         for m in self.0.container_metadata_of(keys).await? {
             out.entry(m.container_id).or_default().push(m);
+        }
+        Ok(out)
+    }
+}
+
+/// Runs by their OpenLineage `runId` (evidence names its run so): one read for a page's evidence.
+pub struct RunByRunIdLoader(pub Arc<dyn Store>);
+impl Loader<String> for RunByRunIdLoader {
+    type Value = crate::domain::Run;
+    type Error = LoadError;
+    async fn load(&self, keys: &[String]) -> Result<HashMap<String, crate::domain::Run>, LoadError> {
+        Ok(self.0.runs_by_run_ids(keys).await?.into_iter().map(|r| (r.run_id.clone(), r)).collect())
+    }
+}
+
+/// Jobs by namespace and name (evidence names its job so); the store reads one name at a time,
+/// and the cache keeps a request from asking for the same job twice.
+pub struct JobByNameLoader(pub Arc<dyn Store>);
+impl Loader<(String, String)> for JobByNameLoader {
+    type Value = crate::domain::Job;
+    type Error = LoadError;
+    async fn load(
+        &self,
+        keys: &[(String, String)],
+    ) -> Result<HashMap<(String, String), crate::domain::Job>, LoadError> {
+        let mut out = HashMap::new();
+        for (namespace, name) in keys {
+            if let Some(j) = self.0.job_by_name(namespace, name).await? {
+                out.insert((namespace.clone(), name.clone()), j);
+            }
         }
         Ok(out)
     }
@@ -210,6 +255,9 @@ pub struct Loaders {
     pub runs: Prefetching<RunLoader>,
     pub job_io: Prefetching<JobIoLoader>,
     pub run_io: Prefetching<RunIoLoader>,
+    pub container_jobs: Prefetching<ContainerJobsLoader>,
+    pub runs_by_run_id: Cached<RunByRunIdLoader>,
+    pub jobs_by_name: Cached<JobByNameLoader>,
     /// What is failing, computed once per request the first time a health is asked
     /// (`service::jobs::HealthIndex`).
     pub health_index: tokio::sync::Mutex<Option<Arc<crate::service::jobs::HealthIndex>>>,
@@ -230,6 +278,9 @@ impl Loaders {
         self.runs.clear();
         self.job_io.clear();
         self.run_io.clear();
+        self.container_jobs.clear();
+        self.runs_by_run_id.clear::<String>();
+        self.jobs_by_name.clear::<(String, String)>();
         if let Ok(mut h) = self.health_index.try_lock() {
             *h = None;
         }
@@ -270,9 +321,28 @@ impl Loaders {
                 entry: |row| row,
             }),
             run_io: Prefetching::new(EveryKeyLoader {
-                store,
+                store: store.clone(),
                 empty: |_| Vec::new(),
                 read: |store, keys| Box::pin(async move { Ok(grouped(store.run_io(keys).await?)) }),
+                entry: |row| row,
+            }),
+            runs_by_run_id: DataLoader::with_cache(
+                RunByRunIdLoader(store.clone()),
+                tokio::spawn,
+                HashMapCache::default(),
+            )
+            .max_batch_size(MAX_BATCH),
+            jobs_by_name: DataLoader::with_cache(JobByNameLoader(store.clone()), tokio::spawn, HashMapCache::default()),
+            container_jobs: Prefetching::new(EveryKeyLoader {
+                store,
+                empty: |_| Vec::new(),
+                read: |store, keys| {
+                    Box::pin(async move {
+                        let ends: Vec<crate::domain::End> =
+                            keys.iter().map(|&id| crate::domain::End::Container { id }).collect();
+                        Ok(by_container(store.jobs_of_ends(&ends).await?))
+                    })
+                },
                 entry: |row| row,
             }),
             health_index: tokio::sync::Mutex::new(None),

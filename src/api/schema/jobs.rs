@@ -465,9 +465,14 @@ pub(super) async fn healths(ctx: &Context<'_>, ids: &[Id]) -> GqlResult<std::col
     Ok(lineage(ctx).health_of(&index, ids).await?)
 }
 
+/// The job datasets on a container, through the request's loader.
+async fn container_jobs(ctx: &Context<'_>, container_id: Id) -> GqlResult<Vec<(Id, IoEntry)>> {
+    Ok(loaders(ctx).container_jobs.load_one(container_id).await.map_err(Error::from)?.unwrap_or_default())
+}
+
 /// The jobs that write (`Wrote`) or read a container, as the caller may see them.
 pub(super) async fn jobs_of(ctx: &Context<'_>, container_id: Id, direction: IoDirection) -> GqlResult<Vec<Job>> {
-    let rows = lineage(ctx).store.jobs_of_ends(&[End::Container { id: container_id }]).await.map_err(Error::from)?;
+    let rows = container_jobs(ctx, container_id).await?;
     let mut ids: Vec<Id> = rows.into_iter().filter(|(_, e)| e.direction == direction).map(|(j, _)| j).collect();
     ids.sort_unstable();
     ids.dedup();
@@ -476,7 +481,7 @@ pub(super) async fn jobs_of(ctx: &Context<'_>, container_id: Id, direction: IoDi
 
 /// A container's latest complete write by any job.
 pub(super) async fn last_write(ctx: &Context<'_>, container_id: Id) -> GqlResult<Option<LastWrite>> {
-    let rows = lineage(ctx).store.jobs_of_ends(&[End::Container { id: container_id }]).await.map_err(Error::from)?;
+    let rows = container_jobs(ctx, container_id).await?;
     Ok(rows
         .into_iter()
         .filter_map(|(_, e)| e.completed.filter(|_| e.direction == IoDirection::Wrote))

@@ -85,7 +85,8 @@ impl Evidence {
         else {
             return Ok(None);
         };
-        match super::lineage(ctx).store.job_by_name(ns, name).await.map_err(Error::from)? {
+        let key = (ns.to_string(), name.to_string());
+        match super::loaders(ctx).jobs_by_name.load_one(key).await.map_err(Error::from)? {
             Some(j) => Ok(super::jobs::load_jobs(ctx, &[j.id]).await?.into_iter().next()),
             None => Ok(None),
         }
@@ -97,8 +98,7 @@ impl Evidence {
         else {
             return Ok(None);
         };
-        let found = super::lineage(ctx).store.runs_by_run_ids(&[run_id.to_string()]).await.map_err(Error::from)?;
-        match found.into_iter().next() {
+        match super::loaders(ctx).runs_by_run_id.load_one(run_id.to_string()).await.map_err(Error::from)? {
             Some(run) => Ok(Some(super::Run::checked(ctx, run).await?)),
             None => Ok(None),
         }
