@@ -31,6 +31,7 @@ pub const AS_OF_NOT_RECONSTRUCTED: &[&str] = &[
     "catalog records (names, types, fields, metadata) are today's; a container or field deleted since has none",
     "an edge's attributes and evidence (description, operation, transformations, details) are their latest",
     "manual edges deleted since are gone (only provider edges are retired and keep their intervals)",
+    "jobs and runs (producers, consumers, lastWrite) and health are today's: health is computed from each job's latest run now",
 ];
 
 /// Edges read per page when `edges(asOf:)` filters a listing.
