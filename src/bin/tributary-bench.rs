@@ -24,6 +24,8 @@ mod harness;
 mod history;
 #[path = "tributary-bench/ingest.rs"]
 mod ingest;
+#[path = "tributary-bench/jobs.rs"]
+mod jobs;
 #[path = "tributary-bench/load.rs"]
 mod load;
 #[path = "tributary-bench/memory.rs"]
@@ -92,9 +94,12 @@ enum Scenario {
     Ingest,
     /// explainLineage, lineageSummary and lineageGraph's maxNodes against lineageGraph (issue #19).
     Paths,
+    /// lineageGraph with includeJobs, and impact with each item's health, against the same
+    /// without (issue #29); records its jobs through OpenLineage first, so it runs last.
+    Jobs,
 }
 
-const ALL: [Scenario; 8] = [
+const ALL: [Scenario; 9] = [
     Scenario::Load,
     Scenario::Statements,
     Scenario::Queries,
@@ -103,6 +108,7 @@ const ALL: [Scenario; 8] = [
     Scenario::Memory,
     Scenario::Ingest,
     Scenario::Paths,
+    Scenario::Jobs,
 ];
 
 /// Benchmarks Tributary against baselines measured in the same run.
@@ -143,7 +149,7 @@ struct Args {
     #[arg(long, value_delimiter = ',')]
     queries: Option<Vec<String>>,
     /// Comma-separated scenarios (default: all): load, statements, queries, history, concurrency, memory,
-    /// ingest, paths.
+    /// ingest, paths, jobs.
     #[arg(long, value_enum, value_delimiter = ',')]
     scenarios: Option<Vec<Scenario>>,
     /// Where to write the results as JSON.
@@ -328,6 +334,9 @@ async fn run(args: Args) -> anyhow::Result<()> {
             resolver_lookups(opened.store.as_ref(), &dir.0, &g, &mut report).await?;
         }
         ingest(&client, &plan, &args, &g, neo_base.is_some(), &mut report).await?;
+    }
+    if plan.has(Scenario::Jobs) {
+        jobs::jobs(&client, &plan, &g, &mut report).await?;
     }
     if plan.has(Scenario::Load) {
         // Reported above; nothing else to run.

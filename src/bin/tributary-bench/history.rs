@@ -37,7 +37,7 @@ fn ask(query: &str, variables: Value) -> Ask {
 
 /// Median latency of each of two request lists, asked alternately (which goes first alternates
 /// too), cycling over the lists.
-async fn paired(client: &Client, plan: &Plan, a: &[Ask], b: &[Ask]) -> anyhow::Result<(f64, f64)> {
+pub(crate) async fn paired(client: &Client, plan: &Plan, a: &[Ask], b: &[Ask]) -> anyhow::Result<(f64, f64)> {
     let (mut la, mut lb) = (Vec::new(), Vec::new());
     let (mut ta, mut tb) = (Duration::ZERO, Duration::ZERO);
     for i in 0..plan.iterations {

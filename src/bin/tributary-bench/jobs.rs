@@ -1,0 +1,145 @@
+//! The jobs scenario (issue #29): `lineageGraph` at depth 5 with `includeJobs` against the same
+//! query without it, and `Container.health` over the first hub's downstream (its `impact` with
+//! each item's health) against the same `impact` without health, asked of the service over the
+//! same requests in alternating order, in the same run.
+//!
+//! The generated graph has no jobs: the scenario first records them through OpenLineage, as a
+//! producer would. Each container edge of the centres' depth-5 graphs (up to `PER_CENTRE` each)
+//! gets a job that reads its source and writes its target (a START and a COMPLETE run), and the
+//! hub's downstream gets jobs writing its first layer, one of which then fails, so the health
+//! answer has a STALE downstream to find. It runs after the other scenarios: the events add
+//! OpenLineage edges beside the generated ones.
+
+use axum::body::Bytes;
+use chrono::{Duration, SecondsFormat, Utc};
+use serde_json::{json, Value};
+
+use crate::baseline::Ask;
+use crate::gen::{container_key, Graph};
+use crate::harness::{Client, Side};
+use crate::history::paired;
+use crate::report::{say, Report};
+use crate::Plan;
+
+/// Container edges of each centre's depth-5 graph given a job.
+const PER_CENTRE: usize = 40;
+/// Jobs writing the hub's first downstream layer.
+const HUB_JOBS: usize = 20;
+
+const LINEAGE_GRAPH_JOBS: &str =
+    "query($c: Int!, $d: Int!) { lineageGraph(containerId: $c, depth: $d, includeJobs: true) {
+  nodes { id name containerType isTarget hasUpstream hasDownstream fieldCount datastore { name } }
+  edges { id sourceContainerId targetContainerId sourceType }
+  externalNodes { id fqn }
+  externalEdges { id sourceContainerId targetContainerId sourceExternalFqn targetExternalFqn }
+  jobs { id name latestRun { state } } jobEdges { jobId kind containerId } } }";
+
+const IMPACT_HEALTH: &str =
+    "query($c: Int!, $d: Int!, $l: Int!) { impact(containerId: $c, depth: $d, side: DOWNSTREAM, limit: $l) {
+  isPartial containers { distance container { id name } via { id sourceContainerId } health { state } } } }";
+
+/// The OpenLineage dataset of generated container `id`.
+fn dataset(g: &Graph, id: i64) -> Option<Value> {
+    let i = usize::try_from(id - 1).ok().filter(|&i| i < g.containers.len())?;
+    let ds = &g.datastores[g.containers[i].ds];
+    Some(json!({"namespace": ds.namespace, "name": container_key(g, i)}))
+}
+
+/// A START and a terminal event of one run of `job`, reading `inputs` and writing `outputs`.
+fn run_events(job: &str, n: usize, inputs: Vec<Value>, outputs: Vec<Value>, end: &str) -> [Value; 2] {
+    let t0 = Utc::now() - Duration::minutes(30) + Duration::milliseconds(n as i64 * 2);
+    let event = |kind: &str, t: chrono::DateTime<Utc>| {
+        json!({
+            "eventType": kind,
+            "eventTime": t.to_rfc3339_opts(SecondsFormat::Millis, true),
+            "producer": "https://github.com/acme/tributary-bench/1.0",
+            "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+            "run": {"runId": uuid::Uuid::new_v4().to_string()},
+            "job": {"namespace": "bench-jobs", "name": job},
+            "inputs": inputs,
+            "outputs": outputs,
+        })
+    };
+    let (start, mut stop) = (event("START", t0), event(end, t0 + Duration::milliseconds(1)));
+    stop["run"] = start["run"].clone();
+    [start, stop]
+}
+
+async fn post_events(client: &Client, events: &[Value]) -> anyhow::Result<()> {
+    for chunk in events.chunks(1_000) {
+        let (_, v) =
+            client.post(format!("{}/api/v1/lineage", client.service), Bytes::from(serde_json::to_vec(chunk)?)).await?;
+        let bad = v["failed"].as_i64().unwrap_or(0) + v["rejected"].as_i64().unwrap_or(0);
+        anyhow::ensure!(bad == 0, "jobs scenario: {bad} events not applied: {v}");
+    }
+    Ok(())
+}
+
+fn ask(query: &str, variables: Value) -> Ask {
+    Ask { path: "/lineageGraph", body: json!({"query": query, "variables": variables}) }
+}
+
+pub(crate) async fn jobs(client: &Client, plan: &Plan, g: &Graph, report: &mut Report) -> anyhow::Result<()> {
+    let centres: Vec<i64> = g.centres.iter().map(|&c| Graph::container_id(c)).collect();
+    let mut events = Vec::new();
+    let mut n = 0;
+    for &c in &centres {
+        let (_, v) = client.ask(Side::Service, &Ask::lineage_graph(c, 5)).await?;
+        let edges = v["data"]["lineageGraph"]["edges"].as_array().cloned().unwrap_or_default();
+        for e in edges.iter().filter(|e| e["sourceType"] != "openlineage").take(PER_CENTRE) {
+            let (Some(s), Some(t)) = (e["sourceContainerId"].as_i64(), e["targetContainerId"].as_i64()) else {
+                continue;
+            };
+            let (Some(src), Some(tgt)) = (dataset(g, s), dataset(g, t)) else { continue };
+            events.extend(run_events(&format!("build_{t}_from_{s}"), n, vec![src], vec![tgt], "COMPLETE"));
+            n += 1;
+        }
+    }
+    // The hub's first downstream layer, written by jobs reading the hub; the first of them fails.
+    let hub = Graph::container_id(g.hubs[0]);
+    let (_, v) = client.ask(Side::Service, &Ask::impact(hub, 1, 10_000)).await?;
+    let first: Vec<i64> = v["data"]["impact"]["containers"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|c| c["container"]["id"].as_i64()).take(HUB_JOBS).collect())
+        .unwrap_or_default();
+    let hub_ds = dataset(g, hub).ok_or_else(|| anyhow::anyhow!("the hub is not a generated container"))?;
+    for (i, &t) in first.iter().enumerate() {
+        let Some(tgt) = dataset(g, t) else { continue };
+        let job = format!("load_{t}_from_hub");
+        events.extend(run_events(&job, n, vec![hub_ds.clone()], vec![tgt.clone()], "COMPLETE"));
+        n += 1;
+        if i == 0 {
+            events.extend(run_events(&job, n, vec![hub_ds.clone()], vec![tgt], "FAIL"));
+            n += 1;
+        }
+    }
+    post_events(client, &events).await?;
+    say(&format!("  (jobs: {n} runs recorded, {} around the hub)", first.len()));
+
+    let plain: Vec<Ask> = centres.iter().map(|&c| Ask::lineage_graph(c, 5)).collect();
+    let with_jobs: Vec<Ask> = centres.iter().map(|&c| ask(LINEAGE_GRAPH_JOBS, json!({"c": c, "d": 5}))).collect();
+    let mut jobs_seen = 0;
+    for a in &with_jobs {
+        let (_, v) = client.ask(Side::Service, a).await?;
+        anyhow::ensure!(v["errors"].is_null(), "lineageGraph(includeJobs) failed: {}", v["errors"]);
+        jobs_seen += v["data"]["lineageGraph"]["jobs"].as_array().map_or(0, Vec::len);
+    }
+    report.add("jobs", "lineageGraph_d5_jobs_mean", jobs_seen as f64 / with_jobs.len().max(1) as f64, None);
+    let (with, without) = paired(client, plan, &with_jobs, &plain).await?;
+    report.add("jobs", "lineageGraph_d5_include_jobs_p50_ms", with, Some(without));
+
+    let plain = vec![Ask::impact(hub, 20, 10_000)];
+    let health = vec![Ask {
+        path: "/impact",
+        body: json!({"query": IMPACT_HEALTH, "variables": {"c": hub, "d": 20, "l": 10_000}}),
+    }];
+    let (_, v) = client.ask(Side::Service, &health[0]).await?;
+    anyhow::ensure!(v["errors"].is_null(), "impact with health failed: {}", v["errors"]);
+    let items = v["data"]["impact"]["containers"].as_array().cloned().unwrap_or_default();
+    let stale = items.iter().filter(|c| c["health"]["state"] == "STALE").count();
+    report.add("jobs", "hub_downstream_containers", items.len() as f64, None);
+    report.add("jobs", "hub_downstream_stale", stale as f64, None);
+    let (with, without) = paired(client, plan, &health, &plain).await?;
+    report.add("jobs", "impact_hub_health_p50_ms", with, Some(without));
+    Ok(())
+}
