@@ -100,6 +100,14 @@ async fn graph_out(ctx: &Context<'_>, g: service::LineageGraph) -> GqlResult<Lin
 /// `graph_out` with the jobs between the graph's nodes (`includeJobs`).
 async fn graph_with_jobs(ctx: &Context<'_>, g: service::LineageGraph, keep: Option<Id>) -> GqlResult<LineageGraph> {
     let between = lineage(ctx).jobs_between(&g, keep).await?;
+    // The jobs just read and their latest runs go into the request's caches, so each job's
+    // `latestRun` (and the run's check of its job) finds them there instead of waiting out a
+    // loader's batching window per kind.
+    loaders(ctx).jobs.feed(between.jobs.iter().map(|j| (j.id, j.clone()))).await;
+    if ctx.look_ahead().field("jobs").field("latestRun").exists() {
+        let latest: Vec<Id> = between.jobs.iter().filter_map(|j| j.latest_run_id).collect();
+        loaders(ctx).runs.prefetch(latest).await.map_err(Error::from)?;
+    }
     let (jobs, job_edges) = super::jobs::jobs_out(ctx, between).await?;
     Ok(LineageGraph { jobs, job_edges, ..graph_out(ctx, g).await? })
 }
