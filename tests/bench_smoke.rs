@@ -9,7 +9,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-const SCENARIOS: [&str; 6] = ["load", "statements", "queries", "concurrency", "memory", "ingest"];
+const SCENARIOS: [&str; 7] = ["load", "statements", "queries", "concurrency", "memory", "ingest", "jobs"];
 
 fn run(args: &[&str]) -> Vec<Value> {
     let dir = std::env::temp_dir().join(format!("tributary-bench-smoke-{}-{}", std::process::id(), args.len()));
@@ -58,6 +58,12 @@ fn check(entries: &[Value], store: &str) {
         assert!(metric(m)["baseline"].as_f64().unwrap() > 0.0, "{m}");
     }
     assert!(metric("events_per_sec_vs_json_parse")["value"].as_f64().unwrap() > 0.0);
+    // The jobs scenario's graphs carry jobs, and the failed run near the hub leaves the table it
+    // should have written FAILED (its downstream, STALE, may be empty in a tiny graph).
+    assert!(metric("lineageGraph_d5_jobs_mean")["value"].as_f64().unwrap() > 0.0);
+    assert!(metric("hub_downstream_not_refreshed")["value"].as_f64().unwrap() > 0.0);
+    assert!(metric("lineageGraph_d5_include_jobs_p50_ms")["baseline"].as_f64().unwrap() > 0.0);
+    assert!(metric("impact_hub_health_p50_ms")["baseline"].as_f64().unwrap() > 0.0);
 }
 
 #[test]

@@ -137,7 +137,9 @@ pub(crate) async fn jobs(client: &Client, plan: &Plan, g: &Graph, report: &mut R
     anyhow::ensure!(v["errors"].is_null(), "impact with health failed: {}", v["errors"]);
     let items = v["data"]["impact"]["containers"].as_array().cloned().unwrap_or_default();
     let stale = items.iter().filter(|c| c["health"]["state"] == "STALE").count();
+    let failed = items.iter().filter(|c| c["health"]["state"] == "FAILED").count();
     report.add("jobs", "hub_downstream_containers", items.len() as f64, None);
+    report.add("jobs", "hub_downstream_not_refreshed", failed as f64, None);
     report.add("jobs", "hub_downstream_stale", stale as f64, None);
     let (with, without) = paired(client, plan, &health, &plain).await?;
     report.add("jobs", "impact_hub_health_p50_ms", with, Some(without));
