@@ -17,6 +17,7 @@ use crate::service::{self, jobs as svc};
 
 /// An OpenLineage run state (the event types a run reports).
 #[derive(Enum, Copy, Clone, Eq, PartialEq, Debug)]
+#[graphql(remote = "crate::ingest::openlineage::RunState")]
 pub enum RunState {
     Start,
     Running,
@@ -27,25 +28,12 @@ pub enum RunState {
 }
 
 impl RunState {
+    /// A stored state; one the ingest does not know reads as OTHER.
     pub fn parse(s: &str) -> RunState {
-        match s {
-            "START" => RunState::Start,
-            "RUNNING" => RunState::Running,
-            "COMPLETE" => RunState::Complete,
-            "FAIL" => RunState::Fail,
-            "ABORT" => RunState::Abort,
-            _ => RunState::Other,
-        }
+        crate::ingest::openlineage::RunState::parse(s).map_or(RunState::Other, RunState::from)
     }
     pub fn as_str(self) -> &'static str {
-        match self {
-            RunState::Start => "START",
-            RunState::Running => "RUNNING",
-            RunState::Complete => "COMPLETE",
-            RunState::Fail => "FAIL",
-            RunState::Abort => "ABORT",
-            RunState::Other => "OTHER",
-        }
+        crate::ingest::openlineage::RunState::from(self).as_str()
     }
 }
 
