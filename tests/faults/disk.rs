@@ -1,9 +1,35 @@
-//! Disk trouble under the embedded store, on real file systems mounted for the test (the test
-//! runs as root in CI; where `mount` is refused it is skipped with a message saying so): a
-//! tmpfs that fills during ingest, and an ext4 image that the kernel turns read-only mid-run.
+//! Disk trouble under the embedded store, on real file systems mounted for the test: a tmpfs
+//! that fills during ingest, and an ext4 image that the kernel turns read-only mid-run.
+//!
+//! They need root (`mount`, a loop device, `/sys/fs/ext4/*/trigger_fs_error`); `scripts/test`
+//! and CI run as root. Where one of those is refused the test fails, saying what was refused: a
+//! test that passes without running proves nothing. A developer without root opts out by name,
+//! `TRIBUTARY_SKIP_TESTS=<test name>[,<test name>...]`, and the test then says it was skipped.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// The variable whose comma-separated test names are skipped on purpose.
+pub const SKIP_VAR: &str = "TRIBUTARY_SKIP_TESTS";
+
+/// Whether the developer opted out of test `name` (by its full name in `TRIBUTARY_SKIP_TESTS`);
+/// says so when they did.
+pub fn opted_out(name: &str) -> bool {
+    let skip = std::env::var(SKIP_VAR).unwrap_or_default();
+    let out = skip.split(',').any(|n| n.trim() == name);
+    if out {
+        eprintln!("SKIPPED {name}: named in {SKIP_VAR}");
+    }
+    out
+}
+
+/// Fails test `name` because the machine refused what it needs (`why`), with how to opt out.
+pub fn cannot(name: &str, why: &str) -> ! {
+    panic!(
+        "{name} cannot run: {why}. It needs root (scripts/test and CI run as root); \
+         to skip it on purpose, set {SKIP_VAR}={name}"
+    )
+}
 
 /// A file system mounted on a fresh directory, unmounted when dropped.
 pub struct Mounted {

@@ -186,13 +186,11 @@ async fn post(url: &str, body: &serde_json::Value) -> (u16, Option<String>, Stri
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_disk_answers_503_and_ingest_resumes_once_space_is_freed() {
     let _one = SERIAL.lock().await;
-    let disk = match disk::Mounted::tmpfs("24m") {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("SKIPPED a_full_disk_answers_503...: cannot mount a tmpfs to fill ({e})");
-            return;
-        }
-    };
+    const NAME: &str = "a_full_disk_answers_503_and_ingest_resumes_once_space_is_freed";
+    if disk::opted_out(NAME) {
+        return;
+    }
+    let disk = disk::Mounted::tmpfs("24m").unwrap_or_else(|e| disk::cannot(NAME, &e));
     let tmp = tempfile::tempdir().unwrap();
     let log = tmp.path().join("serve.log");
     let data = disk.dir.join("data");
@@ -250,13 +248,11 @@ async fn a_full_disk_answers_503_and_ingest_resumes_once_space_is_freed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_data_dir_turned_read_only_answers_503_and_the_store_stays_whole() {
     let _one = SERIAL.lock().await;
-    let disk = match disk::Mounted::ext4(64) {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("SKIPPED a_data_dir_turned_read_only...: cannot mount an ext4 image ({e})");
-            return;
-        }
-    };
+    const NAME: &str = "a_data_dir_turned_read_only_answers_503_and_the_store_stays_whole";
+    if disk::opted_out(NAME) {
+        return;
+    }
+    let disk = disk::Mounted::ext4(64).unwrap_or_else(|e| disk::cannot(NAME, &e));
     let tmp = tempfile::tempdir().unwrap();
     let log = tmp.path().join("serve.log");
     let data = disk.dir.join("data");
@@ -273,8 +269,7 @@ async fn a_data_dir_turned_read_only_answers_503_and_the_store_stays_whole() {
     // received is lost as in an OS crash. The test is about what follows, so it syncs first.
     assert!(std::process::Command::new("sync").status().unwrap().success());
     if let Err(e) = disk.fail_read_only() {
-        eprintln!("SKIPPED a_data_dir_turned_read_only...: {e}");
-        return;
+        disk::cannot(NAME, &e);
     }
     assert!(disk.is_read_only(), "the kernel turned the mount read-only");
     let (body, _) = batch(&ns, 2 * BATCH, BATCH);
