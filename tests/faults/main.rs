@@ -95,6 +95,42 @@ async fn pending_in_store(store: &StoreAt, ns: &str) -> i64 {
     s.list_events(&filter, PageRequest { page: 1, size: 1 }).await.unwrap().total
 }
 
+/// Pending events of `ns`, read beside a paused `serve`: a plain read of the embedded file, or
+/// one Cypher count, never `open_store` (opening may write and would wait for the paused
+/// writer). `None` when the store cannot say just now.
+async fn pending_beside(store: &StoreAt, ns: &str) -> Option<i64> {
+    let query = "SELECT count(*) FROM events WHERE status = 'pending' AND job_namespace = ?1";
+    match store {
+        StoreAt::Embedded(dir) => {
+            let (path, ns) = (dir.join("tributary.db"), ns.to_string());
+            tokio::task::spawn_blocking(move || {
+                let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY;
+                let conn = rusqlite::Connection::open_with_flags(path, flags).ok()?;
+                conn.busy_timeout(Duration::from_secs(2)).ok()?;
+                conn.query_row(query, [&ns], |r| r.get(0)).ok()
+            })
+            .await
+            .unwrap()
+        }
+        StoreAt::Neo4j(uri) => {
+            let graph = neo4rs::Graph::new(
+                uri,
+                std::env::var("NEO4J_USER").unwrap_or_else(|_| "neo4j".into()),
+                std::env::var("NEO4J_PASSWORD").unwrap_or_default(),
+            )
+            .await
+            .ok()?;
+            let cypher = "MATCH (e:Event {status: 'pending', job_namespace: $ns}) RETURN count(e) AS n";
+            let mut rows = graph.execute(neo4rs::query(cypher).param("ns", ns)).await.ok()?;
+            rows.next().await.ok()??.get::<i64>("n").ok()
+        }
+    }
+}
+
+/// `kill -9` while clients send batches, at a moment when events are certainly stored but not
+/// applied: `serve` is paused (SIGSTOP) until a look at the store finds some of this test's
+/// events pending, and killed while still paused, so they stay pending. The next start must
+/// finish them (its log says so) and the graph must hold every acknowledged event.
 async fn kill9_during_batch_ingest(store: StoreAt, tag: &str) {
     let tmp = tempfile::tempdir().unwrap();
     let log = tmp.path().join("serve.log");
@@ -108,63 +144,103 @@ async fn kill9_during_batch_ingest(store: StoreAt, tag: &str) {
         assert!(started.elapsed() < Duration::from_secs(120), "too few events acknowledged:\n{}", serve.log_text());
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    // Mid-write: the clients keep sending, so requests are in flight as it dies (a moment
-    // after a round of answers, when the next round's events are stored and being applied).
-    tokio::time::sleep(Duration::from_millis(150)).await;
+    // Mid-write: the clients keep sending, so while serve is paused some batch is usually
+    // stored and not yet applied; when none is, serve goes on a moment and is looked at again.
+    let started = Instant::now();
+    let left = loop {
+        serve.pause().await;
+        // On Neo4j a commit sent just before the pause may still land: read until two reads
+        // 100 ms apart agree.
+        let first = pending_beside(&store, &ns).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let second = pending_beside(&store, &ns).await;
+        if let (Some(n @ 1..), true) = (second, first == second) {
+            break n;
+        }
+        serve.resume();
+        assert!(started.elapsed() < Duration::from_secs(120), "never caught events pending:\n{}", serve.log_text());
+        tokio::time::sleep(Duration::from_millis(7)).await;
+    };
     serve.kill9();
     stop.store(true, Ordering::Relaxed);
     for c in clients {
         tokio::time::timeout(Duration::from_secs(30), c).await.expect("clients stop").unwrap();
     }
     let acked = acked.lock().unwrap().clone();
-    let left = pending_in_store(&store, &ns).await;
+    assert_eq!(pending_in_store(&store, &ns).await, left, "what the paused serve left pending stays pending");
     eprintln!("{tag}: {} events acknowledged, {left} stored but not applied when serve was killed", acked.len());
 
     let serve = Serve::start(&store, &log, &[]).await;
     until_none_pending(&serve, &ns, Duration::from_secs(120)).await;
-    if left > 0 {
-        let text = serve.log_text();
-        assert!(text.contains("events stored but not applied before the last stop"), "{text}");
-        assert!(text.contains("pending events finished"), "{text}");
-    }
+    let text = serve.log_text();
+    assert!(text.contains("events stored but not applied before the last stop"), "{text}");
+    assert!(text.contains("pending events finished"), "{text}");
     assert_eq!(acknowledged_in_graph(&serve.url, &ns, &acked).await, acked.len());
+    // The events left pending were not acknowledged, and are applied now as well.
+    let applied = harness::stored_events(&serve.url, &ns).await.get("applied").map_or(0, Vec::len);
+    assert!(applied >= acked.len() + usize::try_from(left).unwrap(), "{applied} applied, {} acknowledged", acked.len());
 }
 
 on_both_stores!(kill9_during_batch_ingest, kill_9_during_batch_ingest_loses_nothing_acknowledged);
 
-/// SIGTERM while two big requests (1,000 events; 300 on Neo4j) run: both are answered 201 and applied, new
-/// connections are refused at once, and the process exits 0.
+/// SIGTERM while two big requests (1,000 events; 300 on Neo4j) are in flight: both are
+/// answered 201 and applied, new connections are refused at once, and the process exits 0.
+/// Each request's last byte is held back until the listener is seen closed, so both are
+/// certainly in flight when the signal comes, and still are while the closing is checked.
 async fn sigterm_drains_in_flight_ingest(store: StoreAt, tag: &str) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
     let tmp = tempfile::tempdir().unwrap();
     let log = tmp.path().join("serve.log");
     let ns = namespace(tag);
     let mut serve = Serve::start(&store, &log, &["--shutdown-grace-secs", "120"]).await;
-    // Long enough to be in flight when the signal comes (Neo4j takes longer per event).
     let n = if matches!(store, StoreAt::Embedded(_)) { 1000 } else { 300 };
-    let mut sends = Vec::new();
+    let mut held = Vec::new();
     let mut acked = HashSet::new();
     for k in 0..2 {
         let (body, runs) = batch(&ns, k * n, n);
         acked.extend(runs);
-        let url = serve.url.clone();
-        sends.push(tokio::spawn(async move {
-            let r = reqwest::Client::new().post(format!("{url}/api/v1/lineage")).json(&body).send().await.unwrap();
-            (r.status(), r.json::<serde_json::Value>().await.unwrap())
+        let body = serde_json::to_vec(&body).unwrap();
+        let mut conn = tokio::net::TcpStream::connect(serve.addr()).await.unwrap();
+        let head = format!(
+            "POST /api/v1/lineage HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            serve.addr(),
+            body.len()
+        );
+        conn.write_all(head.as_bytes()).await.unwrap();
+        conn.write_all(&body[..body.len() - 1]).await.unwrap();
+        held.push((conn, body[body.len() - 1]));
+    }
+    // Each holds an ingest slot from the moment its headers arrive.
+    let started = Instant::now();
+    while serve.metric("tributary_ingest_in_flight").await < 2.0 {
+        assert!(started.elapsed() < Duration::from_secs(30), "the two requests never reached the service");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    serve.terminate();
+    let started = Instant::now();
+    while reqwest::get(format!("{}/healthz", serve.url)).await.is_ok() {
+        assert!(started.elapsed() < Duration::from_secs(30), "new connections still accepted 30 s after SIGTERM");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mut answers = Vec::new();
+    for (mut conn, last) in held {
+        conn.write_all(&[last]).await.unwrap();
+        answers.push(tokio::spawn(async move {
+            let mut answer = Vec::new();
+            conn.read_to_end(&mut answer).await.unwrap();
+            String::from_utf8(answer).unwrap()
         }));
     }
-    tokio::time::sleep(Duration::from_millis(150)).await;
-    assert!(sends.iter().all(|s| !s.is_finished()), "the requests are still in flight when the signal comes");
-    serve.terminate();
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(reqwest::get(format!("{}/healthz", serve.url)).await.is_err(), "no new connection once stopping");
-    for s in sends {
-        let (status, report) = s.await.unwrap();
-        assert_eq!(status, 201, "{report}");
+    for a in answers {
+        let answer = a.await.unwrap();
+        assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
+        let report: serde_json::Value = serde_json::from_str(answer.split_once("\r\n\r\n").unwrap().1).unwrap();
         assert_eq!(report["applied"], n, "{report}");
     }
     let status = serve.exited_within(Duration::from_secs(60)).await.expect("serve exits after draining");
     assert!(status.success(), "{status}");
     let text = serve.log_text();
+    assert!(text.contains("shutdown signal received"), "{text}");
     assert!(text.contains("requests in flight finished"), "{text}");
 
     let serve = Serve::start(&store, &log, &[]).await;
