@@ -73,6 +73,11 @@ impl Mounted {
         run("mount", &["-o", "loop,errors=remount-ro", &image, &dir]).expect("the repaired file system mounts");
     }
 
+    /// Makes the whole mount read-only (`mount -o remount,ro`), as an operator or the kernel does.
+    pub fn remount_read_only(&self) -> Result<(), String> {
+        run("mount", &["-o", "remount,ro", &self.dir.display().to_string()])
+    }
+
     /// Fills the file system with `ballast` until the disk is full.
     pub fn fill(&self) -> PathBuf {
         use std::io::Write;
@@ -98,6 +103,14 @@ impl Mounted {
         let device = Path::new(&source).file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
         std::fs::write(format!("/sys/fs/ext4/{device}/trigger_fs_error"), "faults test\n")
             .map_err(|e| format!("cannot trigger an ext4 error on {device}: {e}"))
+    }
+
+    /// Whether 64 KiB more cannot be written (ENOSPC).
+    pub fn is_full(&self) -> bool {
+        let path = self.dir.join("probe-full");
+        let full = std::fs::write(&path, vec![0u8; 64 * 1024]).is_err_and(|e| e.raw_os_error() == Some(28));
+        let _ = std::fs::remove_file(&path);
+        full
     }
 
     /// Whether a new file cannot be written (newer kernels keep `rw` in the options and add

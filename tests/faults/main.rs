@@ -302,6 +302,9 @@ async fn a_full_disk_answers_503_and_ingest_resumes_once_space_is_freed() {
     let text = serve.log_text();
     assert!(text.contains("embedded store cannot write its data directory"), "{text}");
     assert!(text.contains("the disk is full") && text.contains(&data.display().to_string()), "{text}");
+    // Reads go on while the disk is full: the events and the graph answer, all of what was taken.
+    assert_eq!(acknowledged_in_graph(&serve.url, &ns, &acked).await, acked.len(), "reads while the disk is full");
+    assert!(disk.is_full(), "the disk is still full while it is read");
 
     std::fs::remove_file(ballast).unwrap();
     assert_eq!(post(&serve.url, &body).await.0, 201, "the refused batch is taken once space is freed");
@@ -362,6 +365,47 @@ async fn a_data_dir_turned_read_only_answers_503_and_the_store_stays_whole() {
     assert_eq!(disk::integrity(&data.join("tributary.db")), "ok");
     let serve = Serve::start(&store, &log, &[]).await;
     assert_eq!(acknowledged_in_graph(&serve.url, &ns, &acked).await, acked.len());
+}
+
+/// A data directory that is read-only at start stops `serve` with `cannot open the store`
+/// (README, "Operations"), whether it holds a store already or is still empty.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_data_dir_read_only_at_start_stops_serve() {
+    let _one = SERIAL.lock().await;
+    const NAME: &str = "a_data_dir_read_only_at_start_stops_serve";
+    if disk::opted_out(NAME) {
+        return;
+    }
+    let disk = disk::Mounted::tmpfs("16m").unwrap_or_else(|e| disk::cannot(NAME, &e));
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("serve.log");
+    let data = disk.dir.join("data");
+    let empty = disk.dir.join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let mut serve = Serve::start(&StoreAt::Embedded(data.clone()), &log, &[]).await;
+    serve.terminate();
+    assert!(serve.exited_within(Duration::from_secs(30)).await.is_some_and(|s| s.success()), "{}", serve.log_text());
+    disk.remount_read_only().unwrap_or_else(|e| disk::cannot(NAME, &e));
+    assert!(disk.is_read_only());
+    for dir in [&data, &empty] {
+        let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_tributary"))
+            .args(["serve", "--auth", "off", "--listen", "127.0.0.1:0", "--neo4j-uri", ""])
+            .arg("--data-dir")
+            .arg(dir)
+            .env("NO_COLOR", "1")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+            .await
+            .unwrap_or_else(|_| panic!("serve on the read-only {} still runs after 60 s", dir.display()))
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "serve on the read-only {} exited 0: {text}", dir.display());
+        assert!(text.contains("cannot open the store"), "{}: {text}", dir.display());
+    }
 }
 
 /// Past `--shutdown-grace-secs`, serve exits without the requests still running; their events
