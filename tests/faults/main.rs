@@ -467,3 +467,94 @@ async fn serve_gives_up_on_an_unreachable_neo4j_after_the_wait() {
     assert!(text.contains("Neo4j still not reachable; giving up"), "{text}");
     assert!(text.contains(&format!("Neo4j at {uri} could not be reached within 3 s")), "{text}");
 }
+
+/// A TCP proxy in front of the suite's Neo4j that can be shut, its port then refusing
+/// connections as when Neo4j's process is gone, and opened again on the same port.
+struct Proxy {
+    port: u16,
+    target: String,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Proxy {
+    async fn start(target: &str) -> Proxy {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let mut proxy = Proxy { port, target: target.to_string(), task: None };
+        proxy.open().await;
+        proxy
+    }
+
+    async fn open(&mut self) {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", self.port)).await.unwrap();
+        let target = self.target.clone();
+        self.task = Some(tokio::spawn(async move {
+            // Dropped with the task when the proxy is shut: every connection closes with it.
+            let mut connections = tokio::task::JoinSet::new();
+            while let Ok((mut inbound, _)) = listener.accept().await {
+                let target = target.clone();
+                connections.spawn(async move {
+                    if let Ok(mut outbound) = tokio::net::TcpStream::connect(&target).await {
+                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                    }
+                });
+            }
+        }));
+    }
+
+    /// Closes the listener and every connection through it.
+    async fn shut(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+            let _ = task.await;
+        }
+        assert!(std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err(), "the shut proxy still accepts");
+    }
+}
+
+/// Neo4j gone (its port refusing connections): every call answers at once (README,
+/// "Operations": "a refused connection answers at once"), not after the store's time limit
+/// (10 s here); readiness, a GraphQL read (an auto-commit read and one in a transaction) and an
+/// ingest each within 2 s. When Neo4j is back, serve reconnects by itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_store_connection_answers_at_once() {
+    let _one = SERIAL.lock().await;
+    let StoreAt::Neo4j(uri) = StoreAt::neo4j() else { unreachable!() };
+    let target = uri.split("://").nth(1).unwrap_or(&uri).trim_end_matches('/').to_string();
+    let mut proxy = Proxy::start(&target).await;
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("serve.log");
+    let store = StoreAt::Neo4j(format!("bolt://127.0.0.1:{}", proxy.port));
+    let serve = Serve::start(&store, &log, &[]).await;
+    let ns = namespace("refused");
+    let (body, _) = batch(&ns, 0, 1);
+    let client = reqwest::Client::builder().timeout(Duration::from_secs(60)).build().unwrap();
+    let graphql = |query: &'static str| client.post(format!("{}/graphql", serve.url)).json(&serde_json::json!({"query": query}));
+    // Warm: the pool holds connections, which the shutting breaks.
+    assert_eq!(graphql("{ datastores { id } }").send().await.unwrap().status(), 200);
+
+    proxy.shut().await;
+    let bound = Duration::from_secs(2);
+    for (what, request) in [
+        ("readiness", client.get(format!("{}/readyz", serve.url))),
+        ("an auto-commit read", graphql("{ container(id: 1) { name } }")),
+        ("a read in a transaction", graphql("{ datastores { id } }")),
+        ("an ingest", client.post(format!("{}/api/v1/lineage", serve.url)).json(&body)),
+    ] {
+        let started = Instant::now();
+        let r = request.send().await.unwrap();
+        let took = started.elapsed();
+        let status = r.status();
+        let text = r.text().await.unwrap();
+        eprintln!("{what} answered {status} in {took:?}");
+        assert!(took < bound, "{what} answered after {took:?} with Neo4j refusing connections: {status} {text}");
+        assert!(status == 503 || text.contains("UNAVAILABLE"), "{what}: {status} {text}");
+    }
+
+    proxy.open().await;
+    let started = Instant::now();
+    while client.get(format!("{}/readyz", serve.url)).send().await.unwrap().status() != 200 {
+        assert!(started.elapsed() < Duration::from_secs(60), "serve never reconnected:\n{}", serve.log_text());
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(post(&serve.url, &body).await.0, 201, "ingest once Neo4j is back");
+}
