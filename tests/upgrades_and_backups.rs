@@ -613,7 +613,7 @@ fn bulky_event(k: usize) -> Value {
 /// has had more events acknowledged.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_backup_taken_during_ingest_holds_every_event_acknowledged_before_it() {
-    use std::io::BufRead as _;
+    use tokio::io::AsyncBufReadExt as _;
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let data_str = data.to_str().unwrap().to_string();
@@ -629,7 +629,7 @@ async fn a_backup_taken_during_ingest_holds_every_event_acknowledged_before_it()
     let sender = {
         let (acked, stop, url) = (acked.clone(), stop.clone(), server.url.clone());
         tokio::spawn(async move {
-            let client = reqwest::Client::new();
+            let client = reqwest::Client::builder().timeout(Duration::from_secs(60)).build().unwrap();
             let mut i = 0;
             while !stop.load(Ordering::Relaxed) && i < 20_000 {
                 let e = event(i);
@@ -653,43 +653,49 @@ async fn a_backup_taken_during_ingest_holds_every_event_acknowledged_before_it()
     wait_for(200, "before the backup").await;
     let before: Vec<String> = acked.lock().unwrap().clone();
     let copy = dir.path().join("backup.db");
-    let mut backup = Command::new(BIN)
+    // Killed if the test fails while it is paused.
+    let mut backup = tokio::process::Command::new(BIN)
         .args(["backup", "--to", copy.to_str().unwrap(), "--data-dir", &data_str])
         .env_remove("NEO4J_URI")
         .env("RUST_LOG", "info")
         .env("NO_COLOR", "1")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
+        .kill_on_drop(true)
         .spawn()
         .unwrap();
-    let signal = |name: &str, pid: u32| {
+    let pid = backup.id().unwrap();
+    let signal = |name: &str| {
         let ok = Command::new("kill").args([name, &pid.to_string()]).status().is_ok_and(|s| s.success());
         assert!(ok, "kill {name} {pid}");
     };
-    let mut log = std::io::BufReader::new(backup.stderr.take().unwrap());
-    let mut seen = String::new();
+    let mut lines = tokio::io::BufReader::new(backup.stderr.take().unwrap()).lines();
+    let mut backup_log = String::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
     let mid = loop {
-        let mut line = String::new();
-        let read = tokio::task::block_in_place(|| log.read_line(&mut line)).unwrap();
-        assert!(read > 0, "the backup ended without a progress line: {seen}");
-        seen.push_str(&line);
+        let line = tokio::time::timeout_at(deadline, lines.next_line())
+            .await
+            .unwrap_or_else(|_| panic!("no backup progress line within 120 s: {backup_log}"))
+            .unwrap()
+            .unwrap_or_else(|| panic!("the backup ended without a progress line: {backup_log}"));
+        backup_log.push_str(&line);
+        backup_log.push('\n');
         if line.contains("backup progress") {
-            signal("-STOP", backup.id());
+            signal("-STOP");
             // Every event acknowledged from here on was sent after the snapshot was taken.
             break acked.lock().unwrap().len();
         }
     };
     wait_for(mid + 20, "while the backup held its snapshot").await;
-    signal("-CONT", backup.id());
-    let out = tokio::task::spawn_blocking(move || {
-        let out = backup.wait_with_output().unwrap();
-        let mut rest = String::new();
-        std::io::Read::read_to_string(&mut log, &mut rest).unwrap();
-        (out, seen + &rest)
-    })
-    .await
-    .unwrap();
-    let (out, backup_log) = out;
+    signal("-CONT");
+    let out = tokio::time::timeout(Duration::from_secs(120), backup.wait_with_output())
+        .await
+        .expect("the backup ends within 120 s of going on")
+        .unwrap();
+    while let Ok(Some(line)) = lines.next_line().await {
+        backup_log.push_str(&line);
+        backup_log.push('\n');
+    }
     stop.store(true, Ordering::Relaxed);
     sender.await.unwrap();
     let acked = acked.lock().unwrap().clone();
