@@ -93,11 +93,7 @@ async fn crafted_queries_are_refused_before_the_store() {
     // Any malformed query gets that code too: the message must name the depth and the cap.
     let message = v["errors"][0]["message"].as_str().unwrap_or_default();
     let cap = tributary::api::schema::MAX_QUERY_DEPTH;
-    assert_eq!(
-        message,
-        format!("the query is nested 19 levels deep, over the limit of {cap} by {}", 19 - cap),
-        "{v}"
-    );
+    assert_eq!(message, format!("the query is nested 19 levels deep, over the limit of {cap} by {}", 19 - cap), "{v}");
     let metrics = reqwest::get(format!("{url}/metrics")).await.unwrap().text().await.unwrap();
     assert!(!metrics.contains("operation=\"list_edges\""), "the refused queries reached the store");
 }

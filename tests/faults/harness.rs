@@ -126,8 +126,10 @@ impl Serve {
     }
 
     fn signal(&self, name: &str) {
-        let ok =
-            Command::new("kill").args([&format!("-{name}"), &self.pid().to_string()]).status().is_ok_and(|s| s.success());
+        let ok = Command::new("kill")
+            .args([&format!("-{name}"), &self.pid().to_string()])
+            .status()
+            .is_ok_and(|s| s.success());
         assert!(ok, "kill -{name} {} failed", self.pid());
     }
 

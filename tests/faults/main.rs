@@ -536,7 +536,8 @@ async fn a_refused_store_connection_answers_at_once() {
     let ns = namespace("refused");
     let (body, _) = batch(&ns, 0, 1);
     let client = reqwest::Client::builder().timeout(Duration::from_secs(60)).build().unwrap();
-    let graphql = |query: &'static str| client.post(format!("{}/graphql", serve.url)).json(&serde_json::json!({"query": query}));
+    let graphql =
+        |query: &'static str| client.post(format!("{}/graphql", serve.url)).json(&serde_json::json!({"query": query}));
     // Warm: the pool holds connections, which the shutting breaks.
     assert_eq!(graphql("{ datastores { id } }").send().await.unwrap().status(), 200);
 
