@@ -127,6 +127,21 @@ pub fn spawn_finish_pending(lineage: Lineage) -> tokio::task::JoinHandle<()> {
     })
 }
 
+/// What `serve` does once its store is open and its listener bound: starts finishing the events
+/// an earlier process left pending (`spawn_finish_pending`, in the background) and serves at
+/// once (`serve_until_drained`), so neither listening nor readiness waits for that replay.
+pub async fn serve_finishing_pending(
+    listener: TcpListener,
+    lineage: Lineage,
+    auth_enabled: bool,
+    cors_origins: &[String],
+    limits: crate::api::pushback::Limits,
+    grace: Duration,
+) -> std::io::Result<()> {
+    spawn_finish_pending(lineage.clone());
+    serve_until_drained(listener, lineage, auth_enabled, cors_origins, limits, grace).await
+}
+
 /// `server::run_lineage` until SIGTERM or Ctrl-C, then at most `grace` more for the requests in
 /// flight (axum stops accepting at once); past it, exits without them. Their events stay stored
 /// as pending, and the next start finishes them.

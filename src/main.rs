@@ -483,10 +483,9 @@ async fn main() -> anyhow::Result<()> {
             tributary::lifecycle::backfill_jobs_and_runs(&lineage)
                 .await
                 .map_err(|e| anyhow::anyhow!("cannot record the stored events' jobs and runs: {}", e.message()))?;
-            tributary::lifecycle::spawn_finish_pending(lineage.clone());
             let grace = std::time::Duration::from_secs(args.shutdown_grace_secs);
             let limits = args.pushback.limits();
-            tributary::lifecycle::serve_until_drained(listener, lineage, auth_on, &args.cors_origin, limits, grace)
+            tributary::lifecycle::serve_finishing_pending(listener, lineage, auth_on, &args.cors_origin, limits, grace)
                 .await?;
             tracing::info!("stopped");
         }

@@ -6,12 +6,14 @@
 //!   limit; the client gets `UNAVAILABLE` in bounded time.
 //! - `hostile_corpus_embedded` / `hostile_corpus_neo4j`: every request in
 //!   `tests/fixtures/hostile/*.json` (format in that folder's README) replayed against a running
-//!   server with auth on; each must answer what its file expects, quickly, and leave the store as
+//!   server with auth on; each must answer what its file expects within 2 s, and leave the store as
 //!   it was (compared through `Store::export`); the refused ones must send no statement to the
 //!   store beyond authenticating the caller (`tributary_store_queries_total` from `/metrics`).
 //! - `fuzz_regressions_replay`: every saved fuzz crasher in
 //!   `tests/fixtures/hostile/fuzz-regressions/`, through the fuzz targets' own code
-//!   (`fuzz/harness.rs`).
+//!   (`fuzz/harness.rs`), counted: at least one per target, and exactly as many as are kept.
+//! - `readiness_does_not_wait_for_the_replay_*`: a restart's replay of pending events held at a
+//!   known point while `/readyz` answers.
 //!
 //! Metrics are process-global, so every test here takes `SERIAL` and the statement counts of
 //! one request are exact. Without `NEO4J_URI` the Neo4j corpus fails unless
@@ -79,14 +81,27 @@ fn log_text() -> String {
 
 // ---------------------------------------------------------------- failure injection
 
-/// Which calls fail and which are slow; `"*"` means every call.
+/// Which calls fail, which are slow and which are held until released; `"*"` means every call.
 #[derive(Default)]
 struct Faults {
     failing: Mutex<HashSet<&'static str>>,
     slow: Mutex<HashMap<&'static str, Duration>>,
+    held: Mutex<HashSet<&'static str>>,
+    /// Calls waiting at a hold now.
+    waiting: std::sync::atomic::AtomicUsize,
 }
 
 impl Faults {
+    /// Calls of `op` wait (before reaching the store) until `release`.
+    fn hold(&self, op: &'static str) {
+        self.held.lock().unwrap().insert(op);
+    }
+    fn release(&self, op: &'static str) {
+        self.held.lock().unwrap().remove(op);
+    }
+    fn waiting(&self) -> usize {
+        self.waiting.load(std::sync::atomic::Ordering::SeqCst)
+    }
     fn fail(&self, op: &'static str) {
         self.failing.lock().unwrap().insert(op);
     }
@@ -94,6 +109,7 @@ impl Faults {
         self.slow.lock().unwrap().insert(op, d);
     }
     fn clear(&self) {
+        self.held.lock().unwrap().clear();
         self.failing.lock().unwrap().clear();
         self.slow.lock().unwrap().clear();
     }
@@ -108,6 +124,13 @@ struct FaultyStore {
 
 impl FaultyStore {
     async fn gate(&self, op: &'static str) -> StoreResult<()> {
+        if self.faults.held.lock().unwrap().contains(op) {
+            self.faults.waiting.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            while self.faults.held.lock().unwrap().contains(op) {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            self.faults.waiting.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        }
         let delay = {
             let slow = self.faults.slow.lock().unwrap();
             slow.get(op).or_else(|| slow.get("*")).copied()
@@ -707,6 +730,98 @@ async fn a_request_whose_commit_fails_keeps_its_events_for_replay() {
     assert_eq!(again.count("ignored"), 2, "{again:?}");
 }
 
+// ---------------------------------------------------------------- start-up
+
+/// Readiness does not wait for the replay of pending events after a restart (README,
+/// "Operations"): `lifecycle::serve_finishing_pending`, what `serve` runs once its store is
+/// open, over a store holding an event an earlier process stored and never applied. The replay
+/// is held at its first read of the events (`events_after`), so the check cannot race it:
+/// `/readyz` answers 200 while the event is still pending, and once released the replay
+/// applies it.
+async fn readiness_does_not_wait_for_the_replay(inner: Arc<dyn Store>) {
+    log();
+    let faults = Arc::new(Faults::default());
+    let store: Arc<dyn Store> = Arc::new(FaultyStore { inner, faults: faults.clone() });
+    let (raw, orders) = session_warehouse(&store).await;
+    let run = "7c1d2e6a-0000-4000-8000-0000000000a1";
+    let body = complete_event(run, "raw_orders", "orders");
+    let a_minute_ago = tributary::domain::now() - chrono::Duration::minutes(1);
+    let left = StoredEvent {
+        id: 0,
+        fingerprint: tributary::ingest::openlineage::event_fingerprint(&body),
+        kind: "run_event".into(),
+        job_namespace: Some("nightly".into()),
+        job_name: Some("load_orders".into()),
+        run_id: Some(run.into()),
+        event_type: Some("COMPLETE".into()),
+        event_time: Some(a_minute_ago),
+        received_at: a_minute_ago,
+        submitted_by: Some("admin".into()),
+        status: "pending".into(),
+        errors: json!([]),
+        summary: json!({}),
+        body,
+    };
+    store.insert_event(left).await.unwrap();
+    let pending = |store: Arc<dyn Store>| async move {
+        let filter = EventFilter { status: Some("pending".into()), ..EventFilter::default() };
+        store.list_events(&filter, PageRequest { page: 1, size: 1 }).await.unwrap().total
+    };
+    assert_eq!(pending(store.clone()).await, 1);
+
+    faults.hold("events_after");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let lineage = tributary::service::Lineage::new(store.clone());
+    let limits = tributary::api::pushback::Limits::default();
+    let serving = tokio::spawn(tributary::lifecycle::serve_finishing_pending(
+        listener,
+        lineage,
+        false,
+        &[],
+        limits,
+        Duration::from_secs(1),
+    ));
+    let started = Instant::now();
+    while faults.waiting() == 0 {
+        assert!(started.elapsed() < Duration::from_secs(30), "the replay never started:\n{}", log_text());
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let client = reqwest::Client::builder().timeout(Duration::from_secs(10)).build().unwrap();
+    let ready = client.get(format!("{url}/readyz")).send().await;
+    let ready = ready.expect("readiness answers while the replay is held");
+    assert_eq!(ready.status(), 200, "readiness waited for the replay of pending events");
+    assert_eq!(pending(store.clone()).await, 1, "the held replay finished nothing yet");
+    assert!(log_text().contains("events stored but not applied before the last stop"), "{}", log_text());
+
+    faults.release("events_after");
+    let started = Instant::now();
+    while pending(store.clone()).await > 0 {
+        assert!(started.elapsed() < Duration::from_secs(30), "the released replay never finished:\n{}", log_text());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        live_openlineage_edges(&store).await,
+        vec![(End::Container { id: raw }, End::Container { id: orders })],
+        "the replay applied the pending event"
+    );
+    serving.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readiness_does_not_wait_for_the_replay_embedded() {
+    let _serial = SERIAL.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    readiness_does_not_wait_for_the_replay(Arc::new(SqliteStore::open(dir.path()).unwrap())).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readiness_does_not_wait_for_the_replay_neo4j() {
+    let _serial = SERIAL.lock().await;
+    let Some(neo) = neo4j_or_skip().await else { return };
+    readiness_does_not_wait_for_the_replay(Arc::new(neo)).await;
+}
+
 /// A session's reads see its own writes and no one else does until it commits; a failing write
 /// inside it is undone alone; a session dropped without committing leaves nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1029,14 +1144,7 @@ impl Backend {
                 (Arc::new(store), Some(dir))
             }
             Backend::Neo4j => {
-                let uri = std::env::var("NEO4J_URI").unwrap();
-                let user = std::env::var("NEO4J_USER").unwrap_or_else(|_| "neo4j".into());
-                let password = std::env::var("NEO4J_PASSWORD").unwrap_or_default();
-                let database = std::env::var("NEO4J_DATABASE").ok().filter(|d| !d.is_empty());
-                let neo = Neo4jStore::connect(&uri, &user, &password, database.as_deref())
-                    .await
-                    .expect("connect to NEO4J_URI");
-                neo.wipe().await.expect("wipe the test Neo4j");
+                let neo = neo4j_or_skip().await.expect("the Neo4j corpus runs only with NEO4J_URI");
                 (Arc::new(TimeoutStore::new(neo, DEFAULT_LIMIT)), None)
             }
         };
@@ -1075,6 +1183,10 @@ async fn replay_corpus(backend: &Backend) -> Vec<String> {
     }
     failures
 }
+
+/// How long any hostile request may take to be answered: generous, so that only a hang or a
+/// quadratic blow-up fails it, not a loaded machine.
+const MAX_ANSWER_TIME: Duration = Duration::from_secs(2);
 
 /// Sends one fixture's request and returns what went wrong (nothing when all is as expected).
 async fn replay_one(run: &Running, kind: &str, f: &Fixture) -> Vec<String> {
@@ -1161,7 +1273,11 @@ async fn replay_one(run: &Running, kind: &str, f: &Fixture) -> Vec<String> {
         problems.push(format!("the refused request reached the store: {sent:?}"));
     }
 
-    // Never, whatever the file says: a 5xx or an error without a code.
+    // Never, whatever the file says: a slow answer (a hang or a blow-up, not a slow machine),
+    // a 5xx or an error without a code.
+    if took > MAX_ANSWER_TIME {
+        problems.push(format!("answered in {took:?}, over the bound of {MAX_ANSWER_TIME:?}"));
+    }
     if status >= 500 {
         problems.push(format!("status {status}"));
     }
@@ -1209,18 +1325,41 @@ async fn hostile_corpus_embedded() {
     assert!(failures.is_empty(), "{} hostile request(s) misbehaved:\n{}", failures.len(), failures.join("\n"));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn hostile_corpus_neo4j() {
-    let _serial = SERIAL.lock().await;
+/// Whether the Neo4j cases run: `NEO4J_URI` set, or a panic unless `TRIBUTARY_SKIP_NEO4J=1`
+/// says to skip them on purpose.
+fn neo4j_wanted() -> bool {
     if std::env::var("NEO4J_URI").is_err() {
         if std::env::var("TRIBUTARY_SKIP_NEO4J").as_deref() == Ok("1") {
-            eprintln!("NEO4J_URI is unset and TRIBUTARY_SKIP_NEO4J=1: skipping the Neo4j hostile corpus");
-            return;
+            eprintln!("NEO4J_URI is unset and TRIBUTARY_SKIP_NEO4J=1: skipping a Neo4j case");
+            return false;
         }
         panic!(
             "NEO4J_URI is not set: start a server with `eval \"$(scripts/neo4j-start)\"`, \
              or set TRIBUTARY_SKIP_NEO4J=1 to skip the Neo4j tests on purpose"
         );
+    }
+    true
+}
+
+/// The suite's Neo4j, emptied; `None` when the run opted out of Neo4j.
+async fn neo4j_or_skip() -> Option<Neo4jStore> {
+    if !neo4j_wanted() {
+        return None;
+    }
+    let uri = std::env::var("NEO4J_URI").unwrap();
+    let user = std::env::var("NEO4J_USER").unwrap_or_else(|_| "neo4j".into());
+    let password = std::env::var("NEO4J_PASSWORD").unwrap_or_default();
+    let database = std::env::var("NEO4J_DATABASE").ok().filter(|d| !d.is_empty());
+    let neo = Neo4jStore::connect(&uri, &user, &password, database.as_deref()).await.expect("connect to NEO4J_URI");
+    neo.wipe().await.expect("wipe the test Neo4j");
+    Some(neo)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_corpus_neo4j() {
+    let _serial = SERIAL.lock().await;
+    if !neo4j_wanted() {
+        return;
     }
     let failures = replay_corpus(&Backend::Neo4j).await;
     assert!(failures.is_empty(), "{} hostile request(s) misbehaved on Neo4j:\n{}", failures.len(), failures.join("\n"));
@@ -1228,8 +1367,12 @@ async fn hostile_corpus_neo4j() {
 
 // ---------------------------------------------------------------- fuzz crashers
 
+/// The regressions kept in `fuzz-regressions/`: replaying fewer means files were lost (or the
+/// folder moved), and the test would prove nothing. Raise it when you add one.
+const FUZZ_REGRESSIONS: usize = 12;
+
 /// Every saved crasher, through the code of the fuzz target that found it (the file name's
-/// prefix names the target).
+/// prefix names the target). Each replay panics when the input breaks the target's invariants.
 #[test]
 fn fuzz_regressions_replay() {
     let _serial = SERIAL.blocking_lock();
@@ -1237,20 +1380,30 @@ fn fuzz_regressions_replay() {
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
     files.sort();
     let graphql = harness::GraphqlHarness::new();
-    let mut replayed = 0;
+    let mut replayed = BTreeMap::<&str, usize>::new();
     for path in files {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        let data = std::fs::read(&path).unwrap();
-        if name.starts_with("openlineage_body") {
-            harness::openlineage_body(&data);
-        } else if name.starts_with("graphql_request") {
-            graphql.request(&data);
-        } else if name.starts_with("marquez_node_id") {
-            harness::marquez_node_id(&data);
-        } else {
+        if name == "README.md" {
             continue;
         }
-        replayed += 1;
+        let data = std::fs::read(&path).unwrap();
+        let target = if name.starts_with("openlineage_body-") {
+            harness::openlineage_body(&data);
+            "openlineage_body"
+        } else if name.starts_with("graphql_request-") {
+            graphql.request(&data);
+            "graphql_request"
+        } else if name.starts_with("marquez_node_id-") {
+            harness::marquez_node_id(&data);
+            "marquez_node_id"
+        } else {
+            panic!("{name}: a regression's name starts with its fuzz target's name and a dash");
+        };
+        *replayed.entry(target).or_default() += 1;
     }
-    eprintln!("replayed {replayed} fuzz regression input(s)");
+    eprintln!("replayed fuzz regression inputs: {replayed:?}");
+    assert_eq!(replayed.values().sum::<usize>(), FUZZ_REGRESSIONS, "{replayed:?}");
+    for target in ["openlineage_body", "graphql_request", "marquez_node_id"] {
+        assert!(replayed.contains_key(target), "no regression input for the {target} target: {replayed:?}");
+    }
 }

@@ -83,11 +83,17 @@ async fn crafted_queries_are_refused_before_the_store() {
         .unwrap();
     assert_eq!(code(&v), "BAD_USER_INPUT", "{v}");
     assert!(v["errors"][0]["message"].as_str().unwrap().contains("aliases"));
-    let nest = "container { fields { items { ".repeat(10);
-    let deep = format!("{{ edges {{ items {{ sourceField {{ {nest} id {} }} }} }} }}", "} } } ".repeat(10));
+    // Deeper than the cap (15) but within the parser's own recursion limit (32), which a deeper
+    // query meets first with a message of its own.
+    let nest = "container { fields { items { ".repeat(5);
+    let deep = format!("{{ edges {{ items {{ sourceField {{ {nest} id {} }} }} }} }}", "} } } ".repeat(5));
     let v: Value =
         c.post(format!("{url}/graphql")).json(&json!({"query": deep})).send().await.unwrap().json().await.unwrap();
     assert_eq!(code(&v), "BAD_USER_INPUT", "{v}");
+    // Any malformed query gets that code too: the message must name the depth and the cap.
+    let message = v["errors"][0]["message"].as_str().unwrap_or_default();
+    let cap = tributary::api::schema::MAX_QUERY_DEPTH;
+    assert_eq!(message, format!("the query is nested 19 levels deep, over the limit of {cap} by {}", 19 - cap), "{v}");
     let metrics = reqwest::get(format!("{url}/metrics")).await.unwrap().text().await.unwrap();
     assert!(!metrics.contains("operation=\"list_edges\""), "the refused queries reached the store");
 }

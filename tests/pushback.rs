@@ -219,6 +219,24 @@ async fn past_the_limit_ingest_is_refused_and_reads_answer(kind: StoreKind) {
     assert_eq!(v["data"]["me"]["user"], "pushback-admin");
     assert_eq!(s.metric("tributary_ingest_refused_total").await, 5.0);
     assert!(s.log().contains("ingest refused: at its concurrency limit"), "{}", s.log());
+    // Refused before its body is read: a 50 MiB ingest whose first 64 KiB only are sent gets its
+    // 503 at once, with the rest of the body never sent.
+    let mut slow = std::net::TcpStream::connect(&s.addr).unwrap();
+    let head = format!(
+        "POST /api/v1/lineage HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        s.addr,
+        50 << 20
+    );
+    slow.write_all(head.as_bytes()).unwrap();
+    slow.write_all(&[b' '; 64 * 1024]).unwrap();
+    slow.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut answer = [0u8; 512];
+    let n = slow.read(&mut answer).expect("the refusal arrives while most of the body is unsent");
+    let answer = String::from_utf8_lossy(&answer[..n]);
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    assert!(answer.to_ascii_lowercase().contains("retry-after: 1"), "{answer}");
+    drop(slow);
+    assert_eq!(s.metric("tributary_ingest_refused_total").await, 6.0);
 
     // The held request finishes and is answered; then the slot is free again.
     held.write_all(&body[10..]).unwrap();

@@ -594,19 +594,42 @@ fn stored_runs(data: &str) -> BTreeSet<String> {
         .collect()
 }
 
+/// A stored event of about 5 MiB (a long job description), so that a few make the store
+/// larger than one backup step (4,096 pages, 16 MiB) and the backup logs its progress midway.
+fn bulky_event(k: usize) -> Value {
+    let mut e = event(1_000_000 + k);
+    e["run"]["runId"] = json!(format!("00000000-0000-4000-9000-{k:012}"));
+    e["job"]["facets"] = json!({"documentation": {
+        "_producer": "https://example.com/backup-test",
+        "_schemaURL": "https://openlineage.io/spec/facets/1-0-1/DocumentationJobFacet.json",
+        "description": "x".repeat(5 << 20),
+    }});
+    e
+}
+
+/// `serve` ingests while a backup runs, and the copy holds exactly the events acknowledged
+/// before it began and none sent after its snapshot. To make "while" certain, the backup is
+/// paused (SIGSTOP) at its first progress line, holding its snapshot mid-copy, until the client
+/// has had more events acknowledged.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_backup_taken_during_ingest_holds_every_event_acknowledged_before_it() {
+    use tokio::io::AsyncBufReadExt as _;
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let data_str = data.to_str().unwrap().to_string();
     let server = Server::start(&["--data-dir", &data_str], &["--auth", "off", "--openlineage-zero-setup"]);
-    // One client sends events one by one and records which were acknowledged.
+    let client = reqwest::Client::new();
+    for k in 0..5 {
+        let r = client.post(format!("{}/api/v1/lineage", server.url)).json(&bulky_event(k)).send().await.unwrap();
+        assert!(r.status().is_success(), "bulky event {k}: {}", r.status());
+    }
+    // One client sends events one by one and records which were acknowledged, in order.
     let acked = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
     let stop = Arc::new(AtomicBool::new(false));
     let sender = {
         let (acked, stop, url) = (acked.clone(), stop.clone(), server.url.clone());
         tokio::spawn(async move {
-            let client = reqwest::Client::new();
+            let client = reqwest::Client::builder().timeout(Duration::from_secs(60)).build().unwrap();
             let mut i = 0;
             while !stop.load(Ordering::Relaxed) && i < 20_000 {
                 let e = event(i);
@@ -617,24 +640,67 @@ async fn a_backup_taken_during_ingest_holds_every_event_acknowledged_before_it()
             }
         })
     };
-    while acked.lock().unwrap().len() < 200 {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let wait_for = |n: usize, what: &'static str| {
+        let acked = acked.clone();
+        async move {
+            let started = Instant::now();
+            while acked.lock().unwrap().len() < n {
+                assert!(started.elapsed() < Duration::from_secs(120), "{what}: fewer than {n} events acknowledged");
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+    };
+    wait_for(200, "before the backup").await;
     let before: Vec<String> = acked.lock().unwrap().clone();
     let copy = dir.path().join("backup.db");
-    let copy_str = copy.to_str().unwrap().to_string();
-    let data_for_backup = data_str.clone();
-    let out = tokio::task::spawn_blocking(move || {
-        tributary(&["backup", "--to", &copy_str], &["--data-dir", &data_for_backup])
-    })
-    .await
-    .unwrap();
-    let during = acked.lock().unwrap().len();
+    // Killed if the test fails while it is paused.
+    let mut backup = tokio::process::Command::new(BIN)
+        .args(["backup", "--to", copy.to_str().unwrap(), "--data-dir", &data_str])
+        .env_remove("NEO4J_URI")
+        .env("RUST_LOG", "info")
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let pid = backup.id().unwrap();
+    let signal = |name: &str| {
+        let ok = Command::new("kill").args([name, &pid.to_string()]).status().is_ok_and(|s| s.success());
+        assert!(ok, "kill {name} {pid}");
+    };
+    let mut lines = tokio::io::BufReader::new(backup.stderr.take().unwrap()).lines();
+    let mut backup_log = String::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
+    let mid = loop {
+        let line = tokio::time::timeout_at(deadline, lines.next_line())
+            .await
+            .unwrap_or_else(|_| panic!("no backup progress line within 120 s: {backup_log}"))
+            .unwrap()
+            .unwrap_or_else(|| panic!("the backup ended without a progress line: {backup_log}"));
+        backup_log.push_str(&line);
+        backup_log.push('\n');
+        if line.contains("backup progress") {
+            signal("-STOP");
+            // Every event acknowledged from here on was sent after the snapshot was taken.
+            break acked.lock().unwrap().len();
+        }
+    };
+    wait_for(mid + 20, "while the backup held its snapshot").await;
+    signal("-CONT");
+    let out = tokio::time::timeout(Duration::from_secs(120), backup.wait_with_output())
+        .await
+        .expect("the backup ends within 120 s of going on")
+        .unwrap();
+    while let Ok(Some(line)) = lines.next_line().await {
+        backup_log.push_str(&line);
+        backup_log.push('\n');
+    }
     stop.store(true, Ordering::Relaxed);
     sender.await.unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    let acked = acked.lock().unwrap().clone();
+    assert!(out.status.success(), "{backup_log}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("backed up"), "{}", String::from_utf8_lossy(&out.stdout));
-    assert!(during > before.len(), "ingest went on while the backup ran ({during} acknowledged)");
     drop(server);
 
     let conn = rusqlite::Connection::open(&copy).unwrap();
@@ -648,10 +714,17 @@ async fn a_backup_taken_during_ingest_holds_every_event_acknowledged_before_it()
     let restored = dir.path().join("restored");
     std::fs::create_dir(&restored).unwrap();
     std::fs::copy(&copy, restored.join("tributary.db")).unwrap();
-    let runs = stored_runs(restored.to_str().unwrap());
+    let mut runs = stored_runs(restored.to_str().unwrap());
+    let bulky = runs.iter().filter(|r| r.starts_with("00000000-0000-4000-9000-")).count();
+    assert_eq!(bulky, 5, "the bulky events are in the backup");
+    runs.retain(|r| !r.starts_with("00000000-0000-4000-9000-"));
     let missing: Vec<&String> = before.iter().filter(|r| !runs.contains(*r)).collect();
     assert!(missing.is_empty(), "{} acknowledged events missing from the backup: {missing:?}", missing.len());
-    assert!(runs.len() >= before.len() && runs.len() <= during, "{} events in the backup", runs.len());
+    // Event `mid` may have been stored before the snapshot and acknowledged after the pause;
+    // every later one was sent after the pause, so after the snapshot.
+    let after: Vec<&String> = acked[mid + 1..].iter().filter(|r| runs.contains(*r)).collect();
+    assert!(after.is_empty(), "events sent after the snapshot are in the backup: {after:?}");
+    assert!(runs.len() <= mid + 1, "{} events in the backup, {mid} acknowledged before its snapshot", runs.len());
     // The restored store serves: its lineage is there too.
     let server = Server::start(&["--data-dir", restored.to_str().unwrap()], &["--auth", "off"]);
     let v = server.gql(None, "{ edges { total } }").await;

@@ -279,7 +279,7 @@ struct OwnTxn<'a>(&'a Neo4jStore);
 
 impl Run for OwnTxn<'_> {
     async fn run(&mut self, cmd: Cmd) -> StoreResult<Rows> {
-        let store = Neo4jStore { graph: self.0.graph.clone() };
+        let store = self.0.clone();
         detached(async move { write_txn!(store, |txn| exec(txn, cmd.clone())) }).await
     }
 }
@@ -295,16 +295,18 @@ async fn detached<T: Send + 'static>(work: impl Future<Output = StoreResult<T>> 
 /// Runs each read-only statement as an auto-commit query: RUN and PULL, two round trips, where
 /// `OwnTxn` adds BEGIN and COMMIT. For the graph and catalog reads a query answers, which are
 /// most of the statements a request sends. `Graph::execute` retries a *transient* server error (a
-/// leader switch, exhausted transaction memory) with backoff; an unreachable server fails at once
-/// as in `OwnTxn`, and the store's time limit (`store::timeout`) bounds the retries.
+/// leader switch, exhausted transaction memory) with backoff, and the store's time limit
+/// (`store::timeout`) bounds the retries. It retries a connection it cannot open the same way
+/// (neo4rs 0.8 takes any pool error for a transient one), so the statement also races
+/// `refused`: a server that refuses connections answers `Unavailable` at once, as in `OwnTxn`.
 #[derive(Clone, Copy)]
 struct AutoCommit<'a>(&'a Neo4jStore);
 
 impl Run for AutoCommit<'_> {
     async fn run(&mut self, cmd: Cmd) -> StoreResult<Rows> {
         let graph = self.0.graph.clone();
-        detached(async move {
-            let op = cmd.name;
+        let op = cmd.name;
+        let work = detached(async move {
             metrics::store_query(KIND, op);
             let mut stream = graph.execute(cmd.query).await.map_err(|e| db_error(op, e))?;
             let mut rows = Vec::new();
@@ -312,8 +314,38 @@ impl Run for AutoCommit<'_> {
                 rows.push(row);
             }
             Ok(Rows { op, rows })
-        })
-        .await
+        });
+        // The statement goes on alone (see `detached`); neo4rs gives up on it within a minute.
+        tokio::select! {
+            rows = work => rows,
+            e = refused(&self.0.address) => Err(db_error(op, neo4rs::Error::IOError { detail: e })),
+        }
+    }
+}
+
+/// Resolves, with the error, once a new connection to `address` is refused; never while the
+/// server accepts them. It looks only when a statement is slow (after 100 ms, then every
+/// 250 ms), so a store that answers pays nothing.
+async fn refused(address: &str) -> std::io::Error {
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    loop {
+        match tokio::net::TcpStream::connect(address).await {
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => return e,
+            _ => tokio::time::sleep(std::time::Duration::from_millis(250)).await,
+        }
+    }
+}
+
+/// `host:port` of a Bolt URI (`bolt://host:port`, `neo4j+s://host`, ...), port 7687 by default.
+fn bolt_address(uri: &str) -> String {
+    let rest = uri.split_once("://").map_or(uri, |(_, rest)| rest);
+    let host_port = rest.split(['/', '?']).next().unwrap_or(rest);
+    let host_port = host_port.rsplit_once('@').map_or(host_port, |(_, h)| h);
+    let has_port = host_port.rsplit_once(':').is_some_and(|(_, p)| p.parse::<u16>().is_ok());
+    if has_port {
+        host_port.to_string()
+    } else {
+        format!("{host_port}:7687")
     }
 }
 
@@ -356,8 +388,11 @@ fn first_id(ids: &HashMap<String, Id>, counter: &'static str) -> StoreResult<Id>
     ids.get(counter).copied().ok_or_else(|| internal("allocate_ids", format!("no id block for {counter}")))
 }
 
+#[derive(Clone)]
 pub struct Neo4jStore {
     graph: Graph,
+    /// `host:port` of the server, to tell a refused connection at once (`refused`).
+    address: std::sync::Arc<str>,
 }
 
 impl Neo4jStore {
@@ -372,7 +407,7 @@ impl Neo4jStore {
         }
         let config = builder.build().map_err(|e| db_error("connect", e))?;
         let graph = Graph::connect(config).await.map_err(|e| db_error("connect", e))?;
-        let store = Neo4jStore { graph };
+        let store = Neo4jStore { graph, address: bolt_address(uri).into() };
         migrations::open_schema(&store).await?;
         // Idempotent: creates and backfills the change log on a store made before it existed.
         schema::migrate_change_log(&store).await?;
@@ -788,6 +823,15 @@ impl Store for Neo4jStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_bolt_address_is_host_and_port() {
+        assert_eq!(bolt_address("bolt://127.0.0.1:33321"), "127.0.0.1:33321");
+        assert_eq!(bolt_address("neo4j+s://db.example.com"), "db.example.com:7687");
+        assert_eq!(bolt_address("bolt://user@neo4j:7688/?routing=x"), "neo4j:7688");
+        assert_eq!(bolt_address("bolt://[::1]"), "[::1]:7687");
+        assert_eq!(bolt_address("bolt://[::1]:7000"), "[::1]:7000");
+    }
 
     #[test]
     fn failures_reported_as_unexpected_messages_keep_their_code() {

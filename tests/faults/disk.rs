@@ -1,9 +1,35 @@
-//! Disk trouble under the embedded store, on real file systems mounted for the test (the test
-//! runs as root in CI; where `mount` is refused it is skipped with a message saying so): a
-//! tmpfs that fills during ingest, and an ext4 image that the kernel turns read-only mid-run.
+//! Disk trouble under the embedded store, on real file systems mounted for the test: a tmpfs
+//! that fills during ingest, and an ext4 image that the kernel turns read-only mid-run.
+//!
+//! They need root (`mount`, a loop device, `/sys/fs/ext4/*/trigger_fs_error`); `scripts/test`
+//! and CI run as root. Where one of those is refused the test fails, saying what was refused: a
+//! test that passes without running proves nothing. A developer without root opts out by name,
+//! `TRIBUTARY_SKIP_TESTS=<test name>[,<test name>...]`, and the test then says it was skipped.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// The variable whose comma-separated test names are skipped on purpose.
+pub const SKIP_VAR: &str = "TRIBUTARY_SKIP_TESTS";
+
+/// Whether the developer opted out of test `name` (by its full name in `TRIBUTARY_SKIP_TESTS`);
+/// says so when they did.
+pub fn opted_out(name: &str) -> bool {
+    let skip = std::env::var(SKIP_VAR).unwrap_or_default();
+    let out = skip.split(',').any(|n| n.trim() == name);
+    if out {
+        eprintln!("SKIPPED {name}: named in {SKIP_VAR}");
+    }
+    out
+}
+
+/// Fails test `name` because the machine refused what it needs (`why`), with how to opt out.
+pub fn cannot(name: &str, why: &str) -> ! {
+    panic!(
+        "{name} cannot run: {why}. It needs root (scripts/test and CI run as root); \
+         to skip it on purpose, set {SKIP_VAR}={name}"
+    )
+}
 
 /// A file system mounted on a fresh directory, unmounted when dropped.
 pub struct Mounted {
@@ -47,6 +73,11 @@ impl Mounted {
         run("mount", &["-o", "loop,errors=remount-ro", &image, &dir]).expect("the repaired file system mounts");
     }
 
+    /// Makes the whole mount read-only (`mount -o remount,ro`), as an operator or the kernel does.
+    pub fn remount_read_only(&self) -> Result<(), String> {
+        run("mount", &["-o", "remount,ro", &self.dir.display().to_string()])
+    }
+
     /// Fills the file system with `ballast` until the disk is full.
     pub fn fill(&self) -> PathBuf {
         use std::io::Write;
@@ -72,6 +103,14 @@ impl Mounted {
         let device = Path::new(&source).file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
         std::fs::write(format!("/sys/fs/ext4/{device}/trigger_fs_error"), "faults test\n")
             .map_err(|e| format!("cannot trigger an ext4 error on {device}: {e}"))
+    }
+
+    /// Whether 64 KiB more cannot be written (ENOSPC).
+    pub fn is_full(&self) -> bool {
+        let path = self.dir.join("probe-full");
+        let full = std::fs::write(&path, vec![0u8; 64 * 1024]).is_err_and(|e| e.raw_os_error() == Some(28));
+        let _ = std::fs::remove_file(&path);
+        full
     }
 
     /// Whether a new file cannot be written (newer kernels keep `rw` in the options and add

@@ -85,6 +85,54 @@ impl Serve {
         self.child.id()
     }
 
+    /// `host:port` of its listener.
+    pub fn addr(&self) -> &str {
+        self.url.trim_start_matches("http://")
+    }
+
+    /// A metric's value (the sum over its label sets) from `/metrics`.
+    pub async fn metric(&self, name: &str) -> f64 {
+        let text = reqwest::get(format!("{}/metrics", self.url)).await.expect("/metrics answers");
+        let text = text.text().await.expect("/metrics text");
+        text.lines()
+            .filter(|l| l.split(['{', ' ']).next() == Some(name))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum()
+    }
+
+    /// SIGSTOP, and waits until every thread of the process has stopped: from then on nothing
+    /// it does changes the store until `resume` or `kill9`.
+    pub async fn pause(&self) {
+        self.signal("STOP");
+        let started = Instant::now();
+        loop {
+            let tasks = std::fs::read_dir(format!("/proc/{}/task", self.pid())).expect("/proc lists its threads");
+            let stopped = tasks.flatten().all(|t| {
+                let stat = std::fs::read_to_string(t.path().join("stat")).unwrap_or_default();
+                // The state follows the command's closing parenthesis: T (stopped) or t (traced).
+                matches!(stat.rsplit_once(") ").and_then(|(_, rest)| rest.chars().next()), Some('T' | 't'))
+            });
+            if stopped {
+                return;
+            }
+            assert!(started.elapsed() < Duration::from_secs(10), "serve did not stop on SIGSTOP");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    /// SIGCONT after `pause`.
+    pub fn resume(&self) {
+        self.signal("CONT");
+    }
+
+    fn signal(&self, name: &str) {
+        let ok = Command::new("kill")
+            .args([&format!("-{name}"), &self.pid().to_string()])
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "kill -{name} {} failed", self.pid());
+    }
+
     /// `kill -9`: the process ends at once, whatever it was doing.
     pub fn kill9(&mut self) {
         self.child.kill().expect("SIGKILL is delivered");
@@ -93,8 +141,7 @@ impl Serve {
 
     /// SIGTERM, as an orchestrator stops a service.
     pub fn terminate(&self) {
-        let ok = Command::new("kill").args(["-TERM", &self.pid().to_string()]).status().is_ok_and(|s| s.success());
-        assert!(ok, "kill -TERM {} failed", self.pid());
+        self.signal("TERM");
     }
 
     /// Its exit status, waiting at most `within`.

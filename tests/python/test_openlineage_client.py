@@ -11,6 +11,7 @@ import uuid
 from datetime import datetime, timezone
 
 import pytest
+import requests
 from openlineage.client import OpenLineageClient
 from openlineage.client.event_v2 import InputDataset, Job, JobEvent, OutputDataset, Run, RunEvent, RunState
 from openlineage.client.facet_v2 import (
@@ -192,11 +193,22 @@ def test_gzip_compressed_events_are_accepted(warehouse):
 
 
 def test_a_rejected_event_raises_in_the_client(warehouse):
-    ns, _ = warehouse
+    """An event from the future is refused 422 (not a refused connection or a 401, which would
+    raise too), and nothing of it is stored: no edge, no event in the log."""
+    ns, ids = warehouse
     future = datetime(2999, 1, 1, tzinfo=timezone.utc).isoformat()
-    with pytest.raises(Exception):
+    run_id = str(uuid.uuid4())
+    with pytest.raises(requests.HTTPError) as refused:
         client().emit(RunEvent(
-            eventType=RunState.COMPLETE, eventTime=future, run=Run(runId=str(uuid.uuid4())),
+            eventType=RunState.COMPLETE, eventTime=future, run=Run(runId=run_id),
             job=Job(namespace="nightly", name="from-the-future"), producer=PRODUCER,
             inputs=[dataset(ns, "raw_orders")], outputs=[dataset(ns, "orders", OutputDataset)],
         ))
+    answer = refused.value.response
+    assert answer.status_code == 422, answer.text
+    assert "eventTime" in answer.text, answer.text
+    assert upstream_names(ids["orders"]) == ["orders"]
+    events = gql(
+        "query($r: String) { openLineageEvents(runId: $r) { items { status } } }", {"r": run_id}
+    )["openLineageEvents"]["items"]
+    assert events == [], events

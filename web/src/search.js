@@ -48,6 +48,8 @@ export class Search {
       this.items = data.search.map((hit) => hit.container).filter(Boolean);
       this.more = data.search.length >= SEARCH_FIRST;
       this.render();
+      // Which text the list answers (an earlier, shorter text's list may have shown first).
+      this.list.dataset.query = name;
     } catch (e) {
       if (seq === this.seq) this.onError(e);
     }

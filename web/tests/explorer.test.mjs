@@ -128,14 +128,18 @@ test('search suggests containers as you type; picking one draws it; direction an
   // The keyboard only: type, arrow down to the match, Enter.
   await page.locator('#search').focus();
   // On a shared Neo4j, this run's suffix finds this run's tables only.
-  await page.keyboard.type(run ? `_${run}` : 'customer');
+  const typed = run ? `_${run}` : 'customer';
+  await page.keyboard.type(typed);
+  // The list for the whole text, not the first to appear: a pause while typing lets a
+  // shorter text's suggestions show first, and the whole text's list replaces them later.
+  await page.waitForFunction((q) => document.getElementById('suggestions').dataset.query === q, typed);
   await page.waitForSelector('#suggestions li[role=option]');
   const options = await page.locator('#suggestions li[role=option] strong').allTextContents();
   assert.ok(options.includes(shop.names.customers) && options.includes(shop.names.customer_ltv), options.join());
   // The suggestions come from `search`, ranked as the API ranks them.
   const asked = graphqlRequests(record).filter((r) => r.name === 'Search');
   assert.ok(asked.length > 0 && asked.every((r) => /\bsearch\(/.test(r.query)), JSON.stringify(asked));
-  const hits = (await api('query($q: String!) { search(query: $q, kinds: [CONTAINER], first: 12) { container { name displayName } } }', { q: run ? `_${run}` : 'customer' })).search;
+  const hits = (await api('query($q: String!) { search(query: $q, kinds: [CONTAINER], first: 12) { container { name displayName } } }', { q: typed })).search;
   assert.deepEqual(options, hits.map((h) => h.container.displayName || h.container.name));
   const index = options.indexOf(shop.names.customer_ltv);
   for (let i = 0; i < index; i++) await page.keyboard.press('ArrowDown');

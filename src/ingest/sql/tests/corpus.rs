@@ -175,9 +175,11 @@ fn corpus() {
     assert!(failures.is_empty(), "{} corpus entries failed", failures.len());
 }
 
-/// Statements per second over the whole corpus (split, parse, analyse, mask). Prints the figure;
-/// asserts nothing about it. Run with `--release -- --nocapture` for a meaningful number.
+/// Statements per second over the whole corpus (split, parse, analyse, mask). A measuring tool,
+/// not a test: it prints the figure and asserts nothing about it. Run it with
+/// `cargo test --release --lib corpus_throughput -- --ignored --nocapture`.
 #[test]
+#[ignore = "a measuring tool: prints the corpus throughput; asserts nothing"]
 fn corpus_throughput() {
     let cases = load();
     let statements: usize = cases.iter().map(|c| c.statements.len()).sum();
@@ -218,9 +220,9 @@ fn corpus_throughput() {
 /// `SQL_PROBE`: a tool for writing cases (the expectation still comes from the SQL's meaning).
 /// `SQL_PROBE=/tmp/p.jsonl cargo test --lib ingest::sql::tests::corpus::probe -- --ignored --nocapture`
 #[test]
-#[ignore]
+#[ignore = "a tool for writing cases: prints what analyze says about SQL_PROBE's lines; asserts nothing"]
 fn probe() {
-    let Ok(path) = std::env::var("SQL_PROBE") else { return };
+    let path = std::env::var("SQL_PROBE").expect("SQL_PROBE: a file of {dialect, sql} lines");
     let text = std::fs::read_to_string(path).unwrap();
     for line in text.lines().filter(|l| !l.trim().is_empty() && !l.starts_with("//")) {
         let v: Value = serde_json::from_str(line).unwrap();
