@@ -83,16 +83,6 @@ async fn token(action: TokenAction) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// One row of a query log, or one view or procedure definition.
-struct LoggedQuery {
-    sql: String,
-    database: Option<String>,
-    schema: Option<String>,
-    start: String,
-    /// The procedure a body given alone belongs to.
-    procedure: Option<String>,
-}
-
 /// A parser message without its position, so that failures group by reason.
 fn failure_reason(error: &str) -> String {
     let reason = error.split(" at Line:").next().unwrap_or(error).trim();
@@ -103,52 +93,21 @@ fn failure_reason(error: &str) -> String {
     reason.get(..cut).unwrap_or(reason).to_string()
 }
 
-/// Reads the rows of a query log or a definitions file.
-fn read_log(path: &std::path::Path, kind: LogKind) -> anyhow::Result<Vec<LoggedQuery>> {
-    let mut reader = csv::Reader::from_path(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let headers = reader.headers()?.clone();
-    let col =
-        |names: &[&str]| names.iter().find_map(|name| headers.iter().position(|h| h.trim().eq_ignore_ascii_case(name)));
-    let text_names: &[&str] = match kind {
-        LogKind::Queries => &["query_text"],
-        LogKind::Views => &["view_definition", "query_text"],
-        LogKind::Procedures => &["procedure_definition", "query_text"],
-    };
-    let text =
-        col(text_names).ok_or_else(|| anyhow::anyhow!("{}: no {} column", path.display(), text_names.join(" or ")))?;
-    let db = col(&["database_name", "table_catalog", "procedure_catalog"]);
-    let schema = col(&["schema_name", "table_schema", "procedure_schema"]);
-    let start = col(&["start_time"]);
-    let name = match kind {
-        LogKind::Queries => None,
-        LogKind::Views => col(&["table_name", "view_name", "object_name"]),
-        LogKind::Procedures => col(&["procedure_name", "object_name"]),
-    };
-    let mut rows = Vec::new();
-    for (i, rec) in reader.records().enumerate() {
-        let rec = rec.with_context(|| format!("{}: row {} is not valid CSV", path.display(), i + 2))?;
-        let get =
-            |c: Option<usize>| c.and_then(|c| rec.get(c)).map(str::trim).filter(|v| !v.is_empty()).map(String::from);
-        let Some(mut sql) = get(Some(text)) else { continue };
-        let name = get(name);
-        let first_word = sql.split_whitespace().next().unwrap_or("").to_ascii_uppercase();
-        let defines = matches!(first_word.as_str(), "CREATE" | "ALTER" | "REPLACE");
-        let mut procedure = None;
-        match (kind, name) {
-            // A catalog's view text is often the query alone (Postgres `pg_views.definition`).
-            (LogKind::Views, Some(view)) if !defines => sql = format!("CREATE VIEW {view} AS {sql}"),
-            (LogKind::Procedures, Some(p)) if !defines => procedure = Some(p),
-            _ => {}
+/// Reads the rows of a query log or a definitions file, each error naming the file.
+fn read_log(
+    path: &std::path::Path,
+    kind: LogKind,
+) -> anyhow::Result<Vec<tributary::ingest::sql::query_log::LoggedQuery>> {
+    use tributary::ingest::sql::query_log::{read_query_log, QueryLogError};
+    let file = std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let log = read_query_log(file, kind.into()).map_err(|e| match e {
+        QueryLogError::Header(e) => anyhow::Error::new(e),
+        QueryLogError::Row { row, source } => {
+            anyhow::Error::new(source).context(format!("{}: row {row} is not valid CSV", path.display()))
         }
-        rows.push(LoggedQuery {
-            sql,
-            database: get(db),
-            schema: get(schema),
-            start: get(start).unwrap_or_default(),
-            procedure,
-        });
-    }
-    Ok(rows)
+        e @ QueryLogError::NoStatementColumn(_) => anyhow::anyhow!("{}: {e}", path.display()),
+    })?;
+    Ok(log.rows)
 }
 
 async fn import_query_log(
