@@ -27,7 +27,10 @@ use crate::domain::{Assertion, Datastore, End, Evidence, Id, NewEdge};
 use crate::error::{Error, Result};
 use crate::ingest::sql::{self, Dialect, Options, StatementLineage};
 
+mod query_log;
 mod record;
+
+pub use query_log::{failure_reason, ImportError, QueryLogImport};
 
 /// Statements in one call: a query log is imported in chunks of this size.
 pub const MAX_STATEMENTS: usize = 1000;
