@@ -142,7 +142,7 @@ impl Lineage {
             }
             out.failed += bad.len();
             out.parsed += range.len() - bad.len();
-            let r = self.record_sql(caller, &op, ds, &analyzed).await.map_err(stopped)?;
+            let r = self.record_sql(caller, &op, ds, &analyzed, &[]).await.map_err(stopped)?;
             out.recorded += r.recorded;
             out.edges_asserted += r.edges_asserted;
             out.edges_created += r.edges_created;
