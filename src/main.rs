@@ -164,6 +164,15 @@ async fn import_query_log(
         "  {} parsed ({} statements after splitting scripts and procedures); {} edges asserted, {} of them new; import operation {}",
         r.parsed, r.entries, r.edges_asserted, r.edges_created, r.operation_id
     )?;
+    if r.runs > 0 {
+        writeln!(
+            out,
+            "  {} runs of {} jobs recorded (a job per user, in namespace {})",
+            r.runs,
+            r.jobs.len(),
+            r.job_namespace
+        )?;
+    }
     let reasons = &r.failure_reasons;
     if !reasons.is_empty() {
         writeln!(out, "  did not parse, by reason:")?;

@@ -7,6 +7,14 @@
 //! so a query log's statements apply in `start_time` order. Within a chunk there is one analysis
 //! per default database and schema, each session's statements together and in order.
 //!
+//! **Jobs and runs.** A row that names who ran it (a user column) is a run of that user's job,
+//! recorded the way `ingestSql(job:)` records one (`SqlRun`, with the chunk's lineage): the job
+//! is named after the user in the datastore's OpenLineage namespace (`namespace_of`, as the SQL
+//! jobs it emits are), the run id is [`query_log_run_id`], and the run is COMPLETE at the row's
+//! `end_time` (else its `start_time`, else when it was imported), STARTed at `start_time` when
+//! both are known. Its id and times come from the row, so importing the log again finds the same
+//! runs. A row without a user records no job.
+//!
 //! The loop prints nothing: the caller passes a progress callback and gets a [`QueryLogImport`]
 //! to report.
 
@@ -14,10 +22,13 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::domain::{Datastore, Id};
+use sha2::{Digest, Sha256};
+
+use crate::domain::{Datastore, Id, JobName};
 use crate::error::Error;
-use crate::ingest::sql::query_log::{LogKind, QueryLog};
+use crate::ingest::sql::query_log::{LogKind, LoggedQuery, QueryLog};
 use crate::ingest::sql::{Dialect, Options, StatementLineage};
+use crate::service::jobs::SqlRun;
 use crate::service::{Caller, Lineage};
 
 /// What an import did, for its summary.
@@ -40,6 +51,11 @@ pub struct QueryLogImport {
     /// Why statements did not parse (the parser's message without its position), with how many
     /// did not for each reason, most first.
     pub failure_reasons: Vec<(String, usize)>,
+    /// Runs recorded (one per row with a user), the jobs they belong to (the users), and the
+    /// jobs' namespace.
+    pub runs: usize,
+    pub jobs: BTreeSet<String>,
+    pub job_namespace: String,
 }
 
 /// Why an import stopped. The statements recorded before stay recorded.
@@ -62,6 +78,62 @@ pub fn failure_reason(error: &str) -> String {
         cut -= 1;
     }
     reason.get(..cut).unwrap_or(reason).to_string()
+}
+
+/// The run id of a logged statement: `<datastore>:<query id>` (a query id is unique in its
+/// warehouse, not across warehouses, and run ids are unique in the store), else `<datastore>:`
+/// and 16 hex digits of the SHA-256 of what the row says (user, times, defaults, statement), so
+/// that the same row imported again is the same run.
+pub fn query_log_run_id(datastore: &str, row: &LoggedQuery) -> String {
+    if let Some(id) = &row.query_id {
+        return format!("{datastore}:{id}");
+    }
+    let mut h = Sha256::new();
+    let ended = row.ended_at.map(|t| t.to_rfc3339()).unwrap_or_default();
+    for part in [
+        row.user.as_deref().unwrap_or(""),
+        &row.start,
+        &ended,
+        row.database.as_deref().unwrap_or(""),
+        row.schema.as_deref().unwrap_or(""),
+        &row.sql,
+    ] {
+        // Each part with its length, so that no two rows' parts run together alike.
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part.as_bytes());
+    }
+    let digest: String = h.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect();
+    format!("{datastore}:{digest}")
+}
+
+/// The runs of a chunk's rows that name a user (see the module's notes); their statements are
+/// the rows' positions in the chunk.
+fn runs_of(
+    rows: &[LoggedQuery],
+    range: &Range<usize>,
+    ds: &Datastore,
+    namespace: &str,
+) -> Result<Vec<SqlRun>, ImportError> {
+    let now = crate::domain::now();
+    let mut runs = Vec::new();
+    for i in range.clone() {
+        let row = &rows[i];
+        let Some(user) = &row.user else { continue };
+        let at = i - range.start;
+        let run = SqlRun {
+            job: JobName { namespace: namespace.to_string(), name: user.clone() },
+            run_id: query_log_run_id(&ds.name, row),
+            statements: at..at + 1,
+            started_at: row.ended_at.and(row.started_at),
+            ended_at: row.ended_at.or(row.started_at).unwrap_or(now),
+        };
+        run.validate().map_err(|e| ImportError::Stopped {
+            row: i + 2,
+            error: Error::BadInput(format!("its user or query id cannot name a job or run: {}", e.message())),
+        })?;
+        runs.push(run);
+    }
+    Ok(runs)
 }
 
 impl Lineage {
@@ -116,7 +188,13 @@ impl Lineage {
         };
         let mut pending = VecDeque::new();
         let mut next = 0;
-        let mut out = QueryLogImport { operation_id: op.id, rows: rows.len(), ..QueryLogImport::default() };
+        let namespace = super::namespace_of(ds);
+        let mut out = QueryLogImport {
+            operation_id: op.id,
+            rows: rows.len(),
+            job_namespace: namespace.clone(),
+            ..QueryLogImport::default()
+        };
         let mut reasons: HashMap<String, usize> = HashMap::new();
         for range in &chunks {
             while next < chunks.len() && pending.len() < ahead {
@@ -142,7 +220,10 @@ impl Lineage {
             }
             out.failed += bad.len();
             out.parsed += range.len() - bad.len();
-            let r = self.record_sql(caller, &op, ds, &analyzed, &[]).await.map_err(stopped)?;
+            let runs = runs_of(&rows, range, ds, &namespace)?;
+            let r = self.record_sql(caller, &op, ds, &analyzed, &runs).await.map_err(stopped)?;
+            out.runs += r.runs;
+            out.jobs.extend(runs.into_iter().map(|r| r.job.name));
             out.recorded += r.recorded;
             out.edges_asserted += r.edges_asserted;
             out.edges_created += r.edges_created;
@@ -159,6 +240,63 @@ impl Lineage {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn row(user: Option<&str>, query_id: Option<&str>, sql: &str) -> LoggedQuery {
+        LoggedQuery {
+            sql: sql.into(),
+            database: Some("DB".into()),
+            schema: None,
+            start: "2026-01-01 00:00:00".into(),
+            procedure: None,
+            user: user.map(String::from),
+            query_id: query_id.map(String::from),
+            started_at: None,
+            ended_at: None,
+        }
+    }
+
+    #[test]
+    fn run_ids_are_the_query_id_in_its_datastore_else_the_rows_digest() {
+        assert_eq!(query_log_run_id("wh", &row(Some("ann"), Some("01b2-c3"), "SELECT 1")), "wh:01b2-c3");
+        let a = query_log_run_id("wh", &row(Some("ann"), None, "SELECT 1"));
+        assert_eq!(a.len(), "wh:".len() + 16);
+        assert_eq!(a, query_log_run_id("wh", &row(Some("ann"), None, "SELECT 1")), "stable");
+        assert_ne!(a, query_log_run_id("wh", &row(Some("bob"), None, "SELECT 1")));
+        assert_ne!(a, query_log_run_id("wh", &row(Some("ann"), None, "SELECT 2")));
+        assert_ne!(a, query_log_run_id("other", &row(Some("ann"), None, "SELECT 1")));
+    }
+
+    #[test]
+    fn rows_with_a_user_are_runs_with_the_logs_times() {
+        let ds = Datastore {
+            id: 1,
+            name: "wh".into(),
+            kind: "snowflake".into(),
+            store_type: None,
+            namespaces: vec![],
+            enrichment_only: false,
+        };
+        let t = |s: &str| crate::ingest::sql::query_log::parse_log_time(s);
+        let mut both = row(Some("ann"), Some("q1"), "SELECT 1");
+        (both.started_at, both.ended_at) = (t("2026-01-01 00:00:01"), t("2026-01-01 00:00:03"));
+        let mut start_only = row(Some("bob"), Some("q2"), "SELECT 2");
+        start_only.started_at = t("2026-01-01 00:00:05");
+        let rows = vec![row(None, Some("q0"), "SELECT 0"), both, start_only];
+        let runs = runs_of(&rows, &(0..3), &ds, "snowflake://wh").unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(runs.len(), 2, "no user, no run");
+        assert_eq!(
+            (runs[0].job.name.as_str(), runs[0].run_id.as_str(), &runs[0].statements),
+            ("ann", "wh:q1", &(1..2))
+        );
+        assert_eq!((runs[0].started_at, Some(runs[0].ended_at)), (t("2026-01-01 00:00:01"), t("2026-01-01 00:00:03")));
+        assert_eq!(runs[1].job.namespace, "snowflake://wh");
+        assert_eq!((runs[1].started_at, Some(runs[1].ended_at)), (None, t("2026-01-01 00:00:05")));
+        let long = vec![row(Some("ann"), Some(&"x".repeat(300)), "SELECT 1")];
+        match runs_of(&long, &(0..1), &ds, "n") {
+            Err(ImportError::Stopped { row: 2, error }) => assert!(error.message().contains("query id"), "{error:?}"),
+            other => panic!("{other:?}"),
+        }
+    }
 
     #[test]
     fn failure_reasons_drop_positions_and_stay_short() {
