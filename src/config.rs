@@ -146,6 +146,16 @@ pub enum LogKind {
     Procedures,
 }
 
+impl From<LogKind> for crate::ingest::sql::query_log::LogKind {
+    fn from(kind: LogKind) -> Self {
+        match kind {
+            LogKind::Queries => Self::Queries,
+            LogKind::Views => Self::Views,
+            LogKind::Procedures => Self::Procedures,
+        }
+    }
+}
+
 /// Whether requests must carry a token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum AuthMode {

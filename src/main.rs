@@ -83,74 +83,21 @@ async fn token(action: TokenAction) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// One row of a query log, or one view or procedure definition.
-struct LoggedQuery {
-    sql: String,
-    database: Option<String>,
-    schema: Option<String>,
-    start: String,
-    /// The procedure a body given alone belongs to.
-    procedure: Option<String>,
-}
-
-/// A parser message without its position, so that failures group by reason.
-fn failure_reason(error: &str) -> String {
-    let reason = error.split(" at Line:").next().unwrap_or(error).trim();
-    let mut cut = reason.len().min(100);
-    while !reason.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    reason.get(..cut).unwrap_or(reason).to_string()
-}
-
-/// Reads the rows of a query log or a definitions file.
-fn read_log(path: &std::path::Path, kind: LogKind) -> anyhow::Result<Vec<LoggedQuery>> {
-    let mut reader = csv::Reader::from_path(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let headers = reader.headers()?.clone();
-    let col =
-        |names: &[&str]| names.iter().find_map(|name| headers.iter().position(|h| h.trim().eq_ignore_ascii_case(name)));
-    let text_names: &[&str] = match kind {
-        LogKind::Queries => &["query_text"],
-        LogKind::Views => &["view_definition", "query_text"],
-        LogKind::Procedures => &["procedure_definition", "query_text"],
-    };
-    let text =
-        col(text_names).ok_or_else(|| anyhow::anyhow!("{}: no {} column", path.display(), text_names.join(" or ")))?;
-    let db = col(&["database_name", "table_catalog", "procedure_catalog"]);
-    let schema = col(&["schema_name", "table_schema", "procedure_schema"]);
-    let start = col(&["start_time"]);
-    let name = match kind {
-        LogKind::Queries => None,
-        LogKind::Views => col(&["table_name", "view_name", "object_name"]),
-        LogKind::Procedures => col(&["procedure_name", "object_name"]),
-    };
-    let mut rows = Vec::new();
-    for (i, rec) in reader.records().enumerate() {
-        let rec = rec.with_context(|| format!("{}: row {} is not valid CSV", path.display(), i + 2))?;
-        let get =
-            |c: Option<usize>| c.and_then(|c| rec.get(c)).map(str::trim).filter(|v| !v.is_empty()).map(String::from);
-        let Some(mut sql) = get(Some(text)) else { continue };
-        let name = get(name);
-        let first_word = sql.split_whitespace().next().unwrap_or("").to_ascii_uppercase();
-        let defines = matches!(first_word.as_str(), "CREATE" | "ALTER" | "REPLACE");
-        let mut procedure = None;
-        match (kind, name) {
-            // A catalog's view text is often the query alone (Postgres `pg_views.definition`).
-            (LogKind::Views, Some(view)) if !defines => sql = format!("CREATE VIEW {view} AS {sql}"),
-            (LogKind::Procedures, Some(p)) if !defines => procedure = Some(p),
-            _ => {}
+/// Reads the rows of a query log or a definitions file, each error naming the file.
+fn read_log(path: &std::path::Path, kind: LogKind) -> anyhow::Result<tributary::ingest::sql::query_log::QueryLog> {
+    use tributary::ingest::sql::query_log::{read_query_log, QueryLogError};
+    let file = std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    read_query_log(file, kind.into()).map_err(|e| match e {
+        QueryLogError::Header(e) => anyhow::Error::new(e),
+        QueryLogError::Row { row, source } => {
+            anyhow::Error::new(source).context(format!("{}: row {row} is not valid CSV", path.display()))
         }
-        rows.push(LoggedQuery {
-            sql,
-            database: get(db),
-            schema: get(schema),
-            start: get(start).unwrap_or_default(),
-            procedure,
-        });
-    }
-    Ok(rows)
+        e @ QueryLogError::NoStatementColumn(_) => anyhow::anyhow!("{}: {e}", path.display()),
+    })
 }
 
+/// `tributary import-query-log`: the flags resolved, the file read, `Lineage::import_query_log`
+/// with a progress bar, and its summary.
 async fn import_query_log(
     store: tributary::config::StoreArgs,
     file: std::path::PathBuf,
@@ -160,7 +107,8 @@ async fn import_query_log(
     kind: LogKind,
     emit_openlineage_url: Option<String>,
 ) -> anyhow::Result<()> {
-    use tributary::ingest::sql::{Dialect, Options, StatementLineage};
+    use tributary::ingest::sql::Dialect;
+    use tributary::service::sql::ImportError;
     let store = open_existing_store(&store.kind(), "import-query-log").await?;
     let (forwarder, forwarding) = match emit_openlineage_url.filter(|u| !u.trim().is_empty()) {
         Some(url) => {
@@ -182,14 +130,8 @@ async fn import_query_log(
         Some(d) => tributary::service::sql::parse_dialect(&d).map_err(fail)?,
         None => Dialect::for_datastore_type(&ds.kind).unwrap_or(Dialect::Ansi),
     };
-    let mut rows = read_log(&file, kind)?;
-    if kind == LogKind::Queries {
-        // Accumulation depends on order (a CTAS then INSERTs): statements apply as they ran.
-        rows.sort_by(|a, b| a.start.cmp(&b.start));
-    }
-    let chunks: Vec<std::ops::Range<usize>> =
-        (0..rows.len()).step_by(chunk.max(1)).map(|i| i..(i + chunk.max(1)).min(rows.len())).collect();
-    let bar = indicatif::ProgressBar::new(rows.len() as u64);
+    let log = read_log(&file, kind)?;
+    let bar = indicatif::ProgressBar::new(log.rows.len() as u64);
     bar.set_style(
         indicatif::ProgressStyle::with_template(
             "{elapsed_precise} {bar:40} {pos}/{len} statements  {per_sec}  ETA {eta}",
@@ -198,99 +140,41 @@ async fn import_query_log(
     );
     let started = std::time::Instant::now();
     let caller = tributary::service::Caller::system();
-    let op = lineage.begin_operation().await.map_err(fail)?;
-    // Parsing is CPU bound and independent of what earlier chunks record: chunks ahead are
-    // analysed in parallel (behind the service's parsing pool) while this task records them in
-    // order.
-    let ahead = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2) + 1;
-    let rows = std::sync::Arc::new(rows);
-    let spawn = |range: std::ops::Range<usize>| {
-        let (lineage, op, rows) = (lineage.clone(), op.clone(), rows.clone());
-        let ds_id = ds.id;
-        tokio::spawn(async move {
-            // One analysis per default database and schema in the chunk (each session's
-            // statements together, in order); the answers go back into row order.
-            let mut groups: std::collections::BTreeMap<(Option<String>, Option<String>), Vec<usize>> =
-                std::collections::BTreeMap::new();
-            for i in range.clone() {
-                groups.entry((rows[i].database.clone(), rows[i].schema.clone())).or_default().push(i);
-            }
-            let mut out: Vec<(usize, StatementLineage)> = Vec::with_capacity(range.len());
-            for ((database, schema), members) in groups {
-                let statements: Vec<String> = members.iter().map(|&i| rows[i].sql.clone()).collect();
-                let options = Options { default_database: database, default_schema: schema, ..Options::default() };
-                let analyzed = lineage.analyze_sql_in(Some(&op), statements, dialect, options, Some(ds_id)).await?;
-                for mut st in analyzed {
-                    let row = members.get(st.index).copied().unwrap_or(range.start);
-                    st.index = row - range.start;
-                    out.push((row, st));
-                }
-            }
-            // Stable: a script's several entries keep their order.
-            out.sort_by_key(|(row, _)| *row);
-            Ok::<_, tributary::error::Error>(out.into_iter().map(|(_, st)| st).collect::<Vec<_>>())
-        })
-    };
-    let mut pending = std::collections::VecDeque::new();
-    let mut next = 0;
-    let (mut recorded, mut parsed, mut failed, mut entries) = (0usize, 0usize, 0usize, 0usize);
-    let (mut edges, mut new_edges) = (0i64, 0i64);
-    let mut unresolved = std::collections::BTreeSet::new();
-    let mut reasons: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    for range in &chunks {
-        while next < chunks.len() && pending.len() < ahead {
-            pending.push_back(spawn(chunks[next].clone()));
-            next += 1;
-        }
-        let Some(task) = pending.pop_front() else { break };
-        let mut analyzed: Vec<StatementLineage> = task
-            .await
-            .context("a parsing task stopped")?
-            .map_err(|e| anyhow::anyhow!("import stopped at row {}: {}", range.start + 2, e.message()))?;
-        for st in &mut analyzed {
-            let row = &rows[range.start + st.index];
-            if st.procedure.is_none() {
-                st.procedure.clone_from(&row.procedure);
-            }
-        }
-        let mut bad = std::collections::BTreeSet::new();
-        for st in &analyzed {
-            entries += 1;
-            if let Some(e) = st.errors.first() {
-                bad.insert(st.index);
-                *reasons.entry(failure_reason(e)).or_default() += 1;
-            }
-        }
-        failed += bad.len();
-        parsed += range.len() - bad.len();
-        let r = lineage
-            .record_sql(&caller, &op, &ds, &analyzed)
-            .await
-            .map_err(|e| anyhow::anyhow!("import stopped at row {}: {}", range.start + 2, e.message()))?;
-        recorded += r.recorded;
-        edges += r.edges_asserted;
-        new_edges += r.edges_created;
-        unresolved.extend(r.unresolved);
-        bar.inc(range.len() as u64);
-    }
+    let r = lineage.import_query_log(&caller, &ds, dialect, log, chunk, |rows| bar.inc(rows as u64)).await.map_err(
+        |e| match e {
+            ImportError::Stopped { row, error } => anyhow::anyhow!("import stopped at row {row}: {}", error.message()),
+            ImportError::Task(e) => anyhow::Error::new(e).context("a parsing task stopped"),
+            ImportError::Begin(e) => fail(e),
+        },
+    )?;
     bar.finish_and_clear();
     let secs = started.elapsed().as_secs_f64();
-    let total = rows.len();
+    let total = r.rows;
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
-        "imported {total} statements in {secs:.1}s ({:.0}/s): {recorded} recorded lineage, {failed} did not parse, {} tables not in the catalog",
+        "imported {total} statements in {secs:.1}s ({:.0}/s): {} recorded lineage, {} did not parse, {} tables not in the catalog",
         total as f64 / secs.max(1e-3),
-        unresolved.len()
+        r.recorded,
+        r.failed,
+        r.unresolved.len()
     )?;
     writeln!(
         out,
-        "  {parsed} parsed ({entries} statements after splitting scripts and procedures); {edges} edges asserted, {new_edges} of them new; import operation {}",
-        op.id
+        "  {} parsed ({} statements after splitting scripts and procedures); {} edges asserted, {} of them new; import operation {}",
+        r.parsed, r.entries, r.edges_asserted, r.edges_created, r.operation_id
     )?;
+    if r.runs > 0 {
+        writeln!(
+            out,
+            "  {} runs of {} jobs recorded (a job per user, in namespace {})",
+            r.runs,
+            r.jobs.len(),
+            r.job_namespace
+        )?;
+    }
+    let reasons = &r.failure_reasons;
     if !reasons.is_empty() {
-        let mut reasons: Vec<(String, usize)> = reasons.into_iter().collect();
-        reasons.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         writeln!(out, "  did not parse, by reason:")?;
         for (reason, n) in reasons.iter().take(10) {
             writeln!(out, "  {n:>8}  {reason}")?;
@@ -299,20 +183,19 @@ async fn import_query_log(
             writeln!(out, "  {:>8}  other reasons", reasons[10..].iter().map(|r| r.1).sum::<usize>())?;
         }
     }
-    if !unresolved.is_empty() {
-        let shown: Vec<&String> = unresolved.iter().take(10).collect();
+    if !r.unresolved.is_empty() {
+        let shown: Vec<&String> = r.unresolved.iter().take(10).collect();
         writeln!(
             out,
             "  not in the catalog (external ends): {}{}",
             shown.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", "),
-            if unresolved.len() > 10 { ", ..." } else { "" }
+            if r.unresolved.len() > 10 { ", ..." } else { "" }
         )?;
     }
     drop(out);
     if let Some(task) = forwarding {
         // The forwarding task ends once the queue is drained and the last sender is gone.
         drop(lineage);
-        drop(op);
         let _ = task.await;
     }
     Ok(())

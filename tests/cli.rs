@@ -343,6 +343,83 @@ async fn import_query_log_case(dir: &tempfile::TempDir, store: &[&str]) {
     assert_eq!(table[0]["sourceContainer"]["name"], "RAW");
 }
 
+#[tokio::test]
+async fn import_query_log_records_a_job_per_user_and_a_run_per_query_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    query_log_jobs_case(&dir, &["--data-dir", data.to_str().unwrap()]).await;
+}
+
+#[tokio::test]
+async fn import_query_log_records_a_job_per_user_and_a_run_per_query_id_on_neo4j() {
+    let Ok(uri) = std::env::var("NEO4J_URI") else {
+        assert!(std::env::var("TRIBUTARY_SKIP_NEO4J").is_ok(), "NEO4J_URI is not set: run `scripts/test`");
+        return;
+    };
+    let _only = NEO4J.lock().await;
+    let store = neo4j_store(&uri).await;
+    store.wipe().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    query_log_jobs_case(&dir, &["--neo4j-uri", &uri]).await;
+    store.wipe().await.unwrap();
+}
+
+/// Imports, twice, a Snowflake QUERY_HISTORY export (its column names and time format) with
+/// two users, and checks the summary's line about jobs, the job per user, the run per query id
+/// (COMPLETE, timed by the log, reading and writing the statement's tables) and that the row
+/// without a user and the second import add no job or run.
+async fn query_log_jobs_case(dir: &tempfile::TempDir, store: &[&str]) {
+    {
+        let s = Server::start(store);
+        let ds = gql(&s.url, "mutation { upsertDatastore(input: {name: \"wh\", type: \"snowflake\", namespaces: [\"snowflake://acme\"]}) { id } }").await;
+        let ds = &ds["upsertDatastore"]["id"];
+        gql(&s.url, &format!("mutation {{ a: upsertContainer(input: {{datastoreId: {ds}, database: \"DB\", schema: \"PUBLIC\", name: \"RAW\", fields: [{{name: \"ID\"}}]}}) {{ id }}
+                             b: upsertContainer(input: {{datastoreId: {ds}, database: \"DB\", schema: \"PUBLIC\", name: \"MART\", fields: [{{name: \"ID\"}}]}}) {{ id }} }}")).await;
+    }
+    let csv_path = dir.path().join("query_history.csv");
+    std::fs::write(
+        &csv_path,
+        "QUERY_ID,QUERY_TEXT,DATABASE_NAME,SCHEMA_NAME,USER_NAME,START_TIME,END_TIME\n\
+         01b1-0002,\"INSERT INTO mart SELECT id FROM raw\",DB,PUBLIC,ETL,2026-01-01 00:00:05.000 -0800,2026-01-01 00:00:06.500 -0800\n\
+         01b1-0001,\"CREATE TABLE mart AS SELECT id FROM raw\",DB,PUBLIC,ETL,2026-01-01 00:00:01.000 -0800,2026-01-01 00:00:03.000 -0800\n\
+         01b1-0003,\"SELECT id FROM mart\",DB,PUBLIC,ANN,2026-01-01 00:00:08.000 -0800,2026-01-01 00:00:09.000 -0800\n\
+         01b1-0004,\"SELECT id FROM raw\",DB,PUBLIC,,2026-01-01 00:00:10.000 -0800,2026-01-01 00:00:11.000 -0800\n",
+    )
+    .unwrap();
+    let import = [&["import-query-log", csv_path.to_str().unwrap(), "--datastore", "wh"], store].concat();
+    for _ in 0..2 {
+        let summary = String::from_utf8_lossy(&run(&import, &[]).stdout).to_string();
+        assert!(summary.contains("imported 4 statements") && summary.contains("2 recorded lineage"), "{summary}");
+        assert!(
+            summary.contains("\n  3 runs of 2 jobs recorded (a job per user, in namespace snowflake://acme)\n"),
+            "{summary}"
+        );
+    }
+    let s = Server::start(store);
+    let v = gql(&s.url, "{ jobs { total items { namespace name runs { total items { runId state } } } } }").await;
+    assert_eq!(v["jobs"]["total"], 2, "{v}");
+    let job = |name: &str| v["jobs"]["items"].as_array().unwrap().iter().find(|j| j["name"] == name).unwrap().clone();
+    let etl = job("ETL");
+    assert_eq!(etl["namespace"], "snowflake://acme");
+    assert_eq!(
+        etl["runs"],
+        json!({"total": 2, "items": [{"runId": "wh:01b1-0002", "state": "COMPLETE"}, {"runId": "wh:01b1-0001", "state": "COMPLETE"}]}),
+        "a run per query id, the latest first, each once"
+    );
+    assert_eq!(job("ANN")["runs"]["items"], json!([{"runId": "wh:01b1-0003", "state": "COMPLETE"}]));
+    let r = gql(&s.url, "{ run(runId: \"wh:01b1-0001\") { state startedAt durationMs states { state } inputs { container { name } } outputs { container { name } } } }").await;
+    let r = &r["run"];
+    assert_eq!(r["state"], "COMPLETE");
+    assert_eq!(
+        chrono::DateTime::parse_from_rfc3339(r["startedAt"].as_str().unwrap()).unwrap().to_utc().to_rfc3339(),
+        "2026-01-01T08:00:01+00:00"
+    );
+    assert_eq!(r["durationMs"], 2000);
+    assert_eq!(r["states"], json!([{"state": "START"}, {"state": "COMPLETE"}]), "the second import added no state");
+    assert_eq!(r["inputs"], json!([{"container": {"name": "RAW"}}]));
+    assert_eq!(r["outputs"], json!([{"container": {"name": "MART"}}]));
+}
+
 /// `analyze-sql` answers each JSON line with one JSON array: the entries of GraphQL `analyzeSql`
 /// (field names included), with the line's defaults applied; the analysis rate goes to stderr.
 #[test]
@@ -516,6 +593,8 @@ async fn import_query_log_reads_view_and_procedure_definitions() {
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("1 recorded"), "{}", String::from_utf8_lossy(&out.stdout));
     let s = Server::start(&["--data-dir", data]);
+    let jobs = gql(&s.url, "{ jobs { total } }").await;
+    assert_eq!(jobs["jobs"]["total"], 0, "definitions without a user column record no job");
     let v = gql(&s.url, "{ edges { items { operation sourceField { name } sourceContainer { name } targetContainer { name } evidence { evidenceType details } } } }").await;
     let table = |target: &str| {
         v["edges"]["items"]

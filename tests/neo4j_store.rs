@@ -2109,6 +2109,7 @@ fn run_event(job: &str, run_id: &str, state: &str, at: i64, io: Vec<IoEntry>) ->
             run_id: run_id.to_string(),
             state: state.to_string(),
             at: t(at),
+            start: None,
             nominal_start: None,
             nominal_end: None,
             error_message: None,

@@ -207,6 +207,9 @@ pub struct RunUpsert {
     /// The event type (`OTHER` when the event had none).
     pub state: String,
     pub at: Timestamp,
+    /// A START this report stands for too, when it tells a whole run at once (a query log's row
+    /// with its start and end time); OpenLineage events report each state on its own.
+    pub start: Option<Timestamp>,
     pub nominal_start: Option<Timestamp>,
     pub nominal_end: Option<Timestamp>,
     pub error_message: Option<String>,
@@ -311,11 +314,13 @@ pub fn current_state(states: &[RunStateChange]) -> Option<&RunStateChange> {
 /// The run after an event: `old` (if stored) with the event's state and facets.
 pub fn merge_run(old: Option<&Run>, new: &RunUpsert, id: Id, job_id: Id) -> Run {
     let mut states = old.map(|o| o.states.clone()).unwrap_or_default();
-    let change = RunStateChange { at: new.at, state: new.state.clone() };
-    if !states.contains(&change) {
-        states.push(change);
-        states.sort();
+    let start = new.start.map(|at| RunStateChange { at, state: "START".into() });
+    for change in [Some(RunStateChange { at: new.at, state: new.state.clone() }), start].into_iter().flatten() {
+        if !states.contains(&change) {
+            states.push(change);
+        }
     }
+    states.sort();
     let current = current_state(&states).cloned().unwrap_or(RunStateChange { at: new.at, state: new.state.clone() });
     let started_at = states
         .iter()
@@ -394,6 +399,7 @@ mod tests {
             run_id: "r".into(),
             state: state.into(),
             at: t(at),
+            start: None,
             nominal_start: None,
             nominal_end: None,
             error_message: None,
@@ -430,6 +436,18 @@ mod tests {
         assert_eq!(fold(&[event("RUNNING", 5), event("START", 0)]).state, "RUNNING");
         // The same event twice is one state change.
         assert_eq!(fold(&[event("START", 0), event("START", 0)]).states.len(), 1);
+    }
+
+    #[test]
+    fn a_whole_run_reported_at_once_has_its_start_and_end() {
+        let mut whole = event("COMPLETE", 10);
+        whole.start = Some(t(4));
+        let run = fold(&[whole.clone()]);
+        assert_eq!((run.state.as_str(), run.started_at, run.ended_at), ("COMPLETE", Some(t(4)), Some(t(10))));
+        assert_eq!(run.duration_ms(), Some(6_000));
+        // Reported again (a log imported twice): the same two states.
+        assert_eq!(fold(&[whole.clone(), whole]).states, run.states);
+        assert_eq!(run.states.len(), 2);
     }
 
     #[test]

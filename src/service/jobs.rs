@@ -97,14 +97,37 @@ pub struct JobLink {
     pub direction: IoDirection,
 }
 
-/// The job (and run) a batch of SQL statements belongs to, when the caller names one (the
-/// query log's user and query id, an `ingestSql` call's `job`).
+/// The job (and run) an `ingestSql` call's statements belong to, when the caller names one.
 #[derive(Debug, Clone)]
 pub struct SqlJob {
     pub namespace: String,
     pub name: String,
     /// The run's id; a new UUID when not given.
     pub run_id: Option<String>,
+}
+
+/// One run of a SQL job among a batch of analysed statements (`record_sql`): the statements it
+/// ran (those whose `index`, the input statement they came from, is in `statements`) and when.
+/// An `ingestSql(job:)` call is one run of all its statements, ended when it was recorded; a
+/// query log's row with a user is one run of its statement, with the log's times.
+#[derive(Debug, Clone)]
+pub struct SqlRun {
+    pub job: crate::domain::JobName,
+    pub run_id: String,
+    pub statements: std::ops::Range<usize>,
+    /// The run's START, when known together with its end.
+    pub started_at: Option<Timestamp>,
+    /// Its COMPLETE, and when its datasets were read and written.
+    pub ended_at: Timestamp,
+}
+
+impl SqlRun {
+    /// `BAD_USER_INPUT` for a job name or run id an OpenLineage event could not carry either.
+    pub fn validate(&self) -> Result<()> {
+        super::require_name("job namespace", &self.job.namespace)?;
+        super::require_name("job name", &self.job.name)?;
+        validate_run_id(&self.run_id)
+    }
 }
 
 /// Whether the caller may see what touches these datastores.
@@ -444,45 +467,38 @@ impl Lineage {
         Ok((graph, jobs))
     }
 
-    /// Records `job` and a COMPLETE run of it that read the statements' sources and wrote their
-    /// targets (each resolved in `datastore` by name, else an external asset named
-    /// `<datastore>/<table>`), as an OpenLineage run would be. Returns the run's id.
-    pub async fn record_sql_job(
+    /// The job and COMPLETE run `run` records (`record_sql` writes it with the statements'
+    /// lineage): the run read the sources and wrote the targets of its statements that parsed,
+    /// each resolved in `datastore` by name, else an external asset named `<datastore>/<table>`,
+    /// as an OpenLineage run would be. Names resolve through the operation's cache.
+    pub(crate) async fn sql_run_record(
         &self,
-        job: &SqlJob,
+        op: &super::external::Operation,
         datastore: &crate::domain::Datastore,
+        run: &SqlRun,
         statements: &[crate::ingest::sql::StatementLineage],
-    ) -> Result<String> {
-        super::require_name("job namespace", &job.namespace)?;
-        super::require_name("job name", &job.name)?;
-        let run_id = match &job.run_id {
-            Some(r) => {
-                validate_run_id(r)?;
-                r.clone()
-            }
-            None => uuid::Uuid::new_v4().to_string(),
-        };
-        let now = crate::domain::now();
+    ) -> Result<crate::domain::RunRecord> {
+        let at = run.ended_at;
         let namespace = datastore.namespaces.first().cloned().unwrap_or_else(|| format!("sql://{}", datastore.name));
         let mut io = Vec::new();
-        for st in statements.iter().filter(|s| s.errors.is_empty()) {
+        for st in statements.iter().filter(|s| s.errors.is_empty() && run.statements.contains(&s.index)) {
             for (direction, names) in [(IoDirection::Read, &st.sources), (IoDirection::Wrote, &st.targets)] {
                 for name in names {
-                    let end = match self.match_container(&[Some(datastore.id)], name).await? {
+                    let end = match self.resolve_cached(op, Some(datastore.id), name).await? {
                         Some(c) => End::Container { id: c.id },
                         None => End::External { fqn: format!("{}/{name}", datastore.name) },
                     };
-                    io.push(IoEntry::new(direction, end, &namespace, name, now));
+                    io.push(IoEntry::new(direction, end, &namespace, name, at));
                 }
             }
         }
-        let name = crate::domain::JobName { namespace: job.namespace.clone(), name: job.name.clone() };
-        let record = crate::domain::RunRecord {
-            job: crate::domain::JobUpsert::named(name, now),
+        Ok(crate::domain::RunRecord {
+            job: crate::domain::JobUpsert::named(run.job.clone(), at),
             run: Some(crate::domain::RunUpsert {
-                run_id: run_id.clone(),
+                run_id: run.run_id.clone(),
                 state: "COMPLETE".into(),
-                at: now,
+                at,
+                start: run.started_at,
                 nominal_start: None,
                 nominal_end: None,
                 error_message: None,
@@ -493,9 +509,7 @@ impl Lineage {
             event_id: 0,
             evidence_key: String::new(),
             known_run: None,
-        };
-        self.store.record_run(record).await?;
-        Ok(run_id)
+        })
     }
 
     /// What is failing now: see the module's notes.

@@ -21,13 +21,17 @@ use sha2::{Digest, Sha256};
 use tokio::sync::Semaphore;
 
 use super::external::{Operation, Plan};
+use super::jobs::SqlRun;
 use super::{Caller, Lineage};
 use crate::auth::Permission;
-use crate::domain::{Assertion, Datastore, End, Evidence, Id, NewEdge};
+use crate::domain::{Assertion, Datastore, End, Evidence, Id, JobName, NewEdge};
 use crate::error::{Error, Result};
 use crate::ingest::sql::{self, Dialect, Options, StatementLineage};
 
+mod query_log;
 mod record;
+
+pub use query_log::{failure_reason, ImportError, QueryLogImport};
 
 /// Statements in one call: a query log is imported in chunks of this size.
 pub const MAX_STATEMENTS: usize = 1000;
@@ -70,6 +74,8 @@ pub struct Recording {
     pub edges_created: i64,
     /// Table names that matched no catalog container and became external ends.
     pub unresolved: BTreeSet<String>,
+    /// Runs of SQL jobs recorded (`SqlRun`).
+    pub runs: usize,
 }
 
 /// The answer of `ingestSql`.
@@ -214,6 +220,49 @@ impl Lineage {
         default_database: Option<String>,
         default_schema: Option<String>,
     ) -> Result<SqlIngest> {
+        self.ingest_sql_in(caller, statements, dialect, datastore, (default_database, default_schema), None).await
+    }
+
+    /// `ingest_sql`, and with `job` the job and a COMPLETE run of it that read and wrote what
+    /// the statements did (a `SqlRun` of them all, recorded with them); without one no job is
+    /// invented.
+    pub async fn ingest_sql_as_job(
+        &self,
+        caller: &Caller,
+        statements: Vec<String>,
+        dialect: &str,
+        datastore: Id,
+        job: Option<super::jobs::SqlJob>,
+    ) -> Result<SqlIngest> {
+        let run = match job {
+            None => None,
+            Some(j) => {
+                super::require_name("job namespace", &j.namespace)?;
+                super::require_name("job name", &j.name)?;
+                if let Some(r) = &j.run_id {
+                    super::jobs::validate_run_id(r)?;
+                }
+                Some(SqlRun {
+                    job: JobName { namespace: j.namespace, name: j.name },
+                    run_id: j.run_id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string()),
+                    statements: 0..statements.len(),
+                    started_at: None,
+                    ended_at: crate::domain::now(),
+                })
+            }
+        };
+        self.ingest_sql_in(caller, statements, dialect, datastore, (None, None), run).await
+    }
+
+    async fn ingest_sql_in(
+        &self,
+        caller: &Caller,
+        statements: Vec<String>,
+        dialect: &str,
+        datastore: Id,
+        (default_database, default_schema): (Option<String>, Option<String>),
+        run: Option<SqlRun>,
+    ) -> Result<SqlIngest> {
         let dialect = parse_dialect(dialect)?;
         let Some(ds) = self.store.datastores_by_ids(&[datastore]).await?.pop() else {
             return Err(Error::NotFound(format!("Datastore {datastore} not found")));
@@ -228,38 +277,10 @@ impl Lineage {
         let op = self.begin_operation().await?;
         let options = Options { default_database, default_schema, ..Options::default() };
         let analyzed = self.analyze_sql_in(Some(&op), statements, dialect, options, Some(ds.id)).await?;
-        let recording = self.record_sql(caller, &op, &ds, &analyzed).await?;
-        Ok(SqlIngest { operation_id: op.id, statements: analyzed, recording, run_id: None })
-    }
-
-    /// `ingest_sql`, and with `job` the job and a COMPLETE run of it that read and wrote what
-    /// the statements did (`record_sql_job`); without one no job is invented.
-    pub async fn ingest_sql_as_job(
-        &self,
-        caller: &Caller,
-        statements: Vec<String>,
-        dialect: &str,
-        datastore: Id,
-        job: Option<super::jobs::SqlJob>,
-    ) -> Result<SqlIngest> {
-        if let Some(j) = &job {
-            super::require_name("job namespace", &j.namespace)?;
-            super::require_name("job name", &j.name)?;
-            if let Some(r) = &j.run_id {
-                super::jobs::validate_run_id(r)?;
-            }
-        }
-        let mut out = self.ingest_sql(caller, statements, dialect, datastore).await?;
-        if let Some(job) = job {
-            let ds = self
-                .store
-                .datastores_by_ids(&[datastore])
-                .await?
-                .pop()
-                .ok_or_else(|| Error::NotFound(format!("Datastore {datastore} not found")))?;
-            out.run_id = Some(self.record_sql_job(&job, &ds, &out.statements).await?);
-        }
-        Ok(out)
+        let runs: Vec<SqlRun> = run.into_iter().collect();
+        let recording = self.record_sql(caller, &op, &ds, &analyzed, &runs).await?;
+        let run_id = runs.into_iter().next().map(|r| r.run_id);
+        Ok(SqlIngest { operation_id: op.id, statements: analyzed, recording, run_id })
     }
 
     /// Adds to `plan` the column edges of one statement's target: for each column it writes, the

@@ -21,6 +21,7 @@ both_stores!(
     graphs_carry_the_jobs_between_their_tables,
     a_short_name_resolves_to_the_full_one_first_seen_in_the_same_event,
     sql_names_its_job_when_asked,
+    query_log_rows_with_a_user_are_runs_of_their_job,
 );
 
 const NS: &str = "postgres://wh:5432";
@@ -658,4 +659,107 @@ async fn sql_names_its_job_when_asked(app: TestApp) {
     assert_eq!(names(&r["outputs"]), set(&["db.public.b"]));
     let (code, _) = app.err(q, json!({"s": ["SELECT 1"], "d": ds, "j": {"namespace": "", "name": "x"}})).await;
     assert_eq!(code, "BAD_USER_INPUT");
+}
+
+/// Imports a query log through the library's reader and import loop, as `import-query-log`
+/// does (tests/cli.rs drives the command itself): the rows of the datastore `wh`.
+async fn import_log(app: &TestApp, csv: &str) -> tributary::service::sql::QueryLogImport {
+    use tributary::ingest::sql::query_log::{read_query_log, LogKind};
+    let ds = app.store.list_datastores().await.unwrap().into_iter().find(|d| d.name == "wh").unwrap();
+    let log = read_query_log(csv.as_bytes(), LogKind::Queries).unwrap();
+    let dialect = tributary::ingest::sql::Dialect::Postgres;
+    tributary::service::Lineage::new(app.store.clone())
+        .import_query_log(&tributary::service::Caller::system(), &ds, dialect, log, 2, |_| {})
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"))
+}
+
+/// A query log's rows with a user are runs of the user's job, one per query id, COMPLETE at
+/// the row's end time, reading and writing the statement's tables; a row without a user, and a
+/// log without a user column, record no job; importing the log again changes no run.
+async fn query_log_rows_with_a_user_are_runs_of_their_job(app: TestApp) {
+    let ids = app.tables("wh", NS, &["a", "b", "c"]).await;
+    // Out of start order, in chunks of two: the CTAS applies first.
+    let log = "QUERY_ID,QUERY_TEXT,DATABASE_NAME,SCHEMA_NAME,USER_NAME,START_TIME,END_TIME\n\
+        q-2,\"INSERT INTO c SELECT id FROM b\",db,public,etl,2026-01-01 00:00:10.000,2026-01-01 00:00:12.500\n\
+        q-1,\"CREATE TABLE b AS SELECT id FROM a\",db,public,etl,2026-01-01 00:00:01.000,2026-01-01 00:00:04.000\n\
+        q-3,\"SELECT id FROM c\",db,public,ann@example.com,2026-01-01 00:00:20.000,2026-01-01 00:00:21.000\n\
+        q-4,\"INSERT INTO c SELECT id FROM a\",db,public,,2026-01-01 00:00:30.000,2026-01-01 00:00:31.000\n";
+    let r = import_log(&app, log).await;
+    assert_eq!((r.rows, r.recorded, r.failed), (4, 3, 0), "{r:?}");
+    assert_eq!((r.runs, r.jobs.len(), r.job_namespace.as_str()), (3, 2, NS));
+    let jobs = "{ jobs { total items { namespace name runs { total items { runId state } } } } }";
+    let listed = app.ok(jobs, json!({})).await;
+    let mut found: Vec<(String, String, Vec<String>)> = listed["jobs"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            let runs = j["runs"]["items"].as_array().unwrap();
+            assert!(runs.iter().all(|r| r["state"] == "COMPLETE"), "{j}");
+            let mut run_ids: Vec<String> = runs.iter().map(|r| r["runId"].as_str().unwrap().to_string()).collect();
+            run_ids.sort();
+            (j["namespace"].as_str().unwrap().to_string(), j["name"].as_str().unwrap().to_string(), run_ids)
+        })
+        .collect();
+    found.sort();
+    assert_eq!(
+        found,
+        vec![
+            (NS.to_string(), "ann@example.com".to_string(), vec!["wh:q-3".to_string()]),
+            (NS.to_string(), "etl".to_string(), vec!["wh:q-1".to_string(), "wh:q-2".to_string()]),
+        ],
+        "a job per user, a run per query id, none for the row without a user"
+    );
+    let etl = app
+        .ok(
+            "query($n: String!, $ns: String!) { job(namespace: $ns, name: $n) { latestRun { runId } inputs { name } outputs { name } } }",
+            json!({"ns": NS, "n": "etl"}),
+        )
+        .await;
+    assert_eq!(etl["job"]["latestRun"]["runId"], "wh:q-2", "the latest run by start time");
+    assert_eq!(names(&etl["job"]["inputs"]), set(&["db.public.a", "db.public.b"]));
+    assert_eq!(names(&etl["job"]["outputs"]), set(&["db.public.b", "db.public.c"]));
+    let ctas = app.ok(RUN, json!({"r": "wh:q-1"})).await["run"].clone();
+    assert_eq!((ctas["state"].as_str(), &ctas["job"]), (Some("COMPLETE"), &json!({"namespace": NS, "name": "etl"})));
+    let time = |v: &Value| chrono::DateTime::parse_from_rfc3339(v.as_str().unwrap()).unwrap().to_utc().to_rfc3339();
+    assert_eq!(time(&ctas["startedAt"]), "2026-01-01T00:00:01+00:00");
+    assert_eq!(time(&ctas["endedAt"]), "2026-01-01T00:00:04+00:00");
+    assert_eq!(ctas["durationMs"], 3000);
+    let states: Vec<&str> = ctas["states"].as_array().unwrap().iter().map(|s| s["state"].as_str().unwrap()).collect();
+    assert_eq!(states, ["START", "COMPLETE"]);
+    assert_eq!(ctas["inputs"].as_array().unwrap().len(), 1);
+    assert_eq!(ctas["inputs"][0]["container"]["id"], ids[0]);
+    assert_eq!(names(&ctas["outputs"]), set(&["db.public.b"]));
+    let insert = app.ok(RUN, json!({"r": "wh:q-2"})).await["run"].clone();
+    assert_eq!(insert["inputs"][0]["container"]["id"], ids[1]);
+    assert_eq!(names(&insert["outputs"]), set(&["db.public.c"]));
+    assert_eq!(insert["durationMs"], 2500);
+    let select = app.ok(RUN, json!({"r": "wh:q-3"})).await["run"].clone();
+    assert_eq!(select["inputs"][0]["container"]["id"], ids[2], "a SELECT's run read its table");
+    assert_eq!(select["outputs"], json!([]));
+    let (code, _) = app.err(RUN, json!({"r": "wh:q-4"})).await;
+    assert_eq!(code, "NOT_FOUND", "the row without a user is no run");
+
+    // Again: the same jobs, runs and states.
+    let again = import_log(&app, log).await;
+    assert_eq!(again.runs, 3);
+    assert_eq!(app.ok(jobs, json!({})).await, listed, "a second import adds no job or run");
+    assert_eq!(app.ok(RUN, json!({"r": "wh:q-1"})).await["run"], ctas, "nor any state");
+
+    // A log without a user column records lineage and no job.
+    let plain =
+        import_log(&app, "query_id,query_text\nq-9,\"INSERT INTO db.public.a SELECT id FROM db.public.c\"\n").await;
+    assert_eq!((plain.recorded, plain.runs), (1, 0));
+    let edges = app
+        .ok(
+            "query($c: Int) { edges(containerId: $c) { items { sourceContainerId targetContainerId } } }",
+            json!({"c": ids[0]}),
+        )
+        .await;
+    let c_to_a = json!({"sourceContainerId": ids[2], "targetContainerId": ids[0]});
+    assert!(edges["edges"]["items"].as_array().unwrap().contains(&c_to_a), "the statement was recorded: {edges}");
+    assert_eq!(app.ok("{ jobs { total } }", json!({})).await["jobs"]["total"], 2, "no job invented");
+    let (code, _) = app.err(RUN, json!({"r": "wh:q-9"})).await;
+    assert_eq!(code, "NOT_FOUND");
 }

@@ -103,10 +103,14 @@
 //!   through. `dual` is no table.
 //! - **Every input index has at least one entry**, in input order; a script in one string, or a
 //!   procedure, may give several entries with the same index.
+//!
+//! [`query_log`] reads the CSV files `import-query-log` takes (query logs, view and procedure
+//! definitions) into the statements, defaults, users and query ids their rows hold.
 
 mod lexer;
 mod lineage;
 mod mask;
+pub mod query_log;
 mod split;
 
 #[cfg(test)]

@@ -10,8 +10,12 @@
 //! transactions as before sessions: the statements before the failing one are kept, and the
 //! failing one's error is the answer, so no statement is lost or counted silently. Where the
 //! store has no session (Neo4j), statements are recorded that way from the start.
+//!
+//! The runs of SQL jobs among the statements (`SqlRun`: an `ingestSql(job:)` call, a query
+//! log's rows with a user) are recorded after the statements, in the same session: a chunk's
+//! lineage and its runs commit together.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 
 use serde_json::{json, Value};
 
@@ -21,6 +25,7 @@ use crate::domain::Datastore;
 use crate::error::Result;
 use crate::ingest::sql::StatementLineage;
 use crate::service::external::{Operation, Plan, TableLineage};
+use crate::service::jobs::SqlRun;
 use crate::service::{Caller, Lineage};
 
 /// A statement that records lineage: parsed, with a target that is not an intermediate table.
@@ -30,24 +35,34 @@ fn recordable(st: &StatementLineage) -> bool {
 
 impl Lineage {
     /// Records analysed statements in order (each one's table edges, then its column edges) as
-    /// part of the operation `op`; and, with a forwarder, sends each on as an OpenLineage event
-    /// once it is committed. See the module comment for the transactions.
+    /// part of the operation `op`, then the `runs` of SQL jobs among them (validated by the
+    /// caller); and, with a forwarder, sends each statement on as an OpenLineage event once it
+    /// is committed. See the module comment for the transactions.
     pub async fn record_sql(
         &self,
         caller: &Caller,
         op: &Operation,
         ds: &Datastore,
         analyzed: &[StatementLineage],
+        runs: &[SqlRun],
     ) -> Result<Recording> {
         caller.require([ds.id], Permission::Editor, "ingestSql")?;
-        self.prefetch_catalog(op, ds, analyzed).await?;
+        self.prefetch_catalog(op, ds, analyzed, runs).await?;
         let (session, in_session) = self.session().await;
         let Some(session) = session else {
-            return self.record_each(caller, op, ds, analyzed, None).await;
+            let mut recording = self.record_each(caller, op, ds, analyzed, None).await?;
+            recording.runs = self.record_runs(op, ds, analyzed, runs).await?;
+            return Ok(recording);
         };
         let mut events = Vec::new();
         let attempt = match in_session.record_each(caller, op, ds, analyzed, Some(&mut events)).await {
-            Ok(recording) => session.commit_session().await.map(|()| recording).map_err(Into::into),
+            Ok(mut recording) => match in_session.record_runs(op, ds, analyzed, runs).await {
+                Ok(n) => {
+                    recording.runs = n;
+                    session.commit_session().await.map(|()| recording).map_err(Into::into)
+                }
+                Err(e) => Err(e),
+            },
             Err(e) => Err(e),
         };
         // The last handles on the session: uncommitted, dropping them rolls it back.
@@ -67,16 +82,49 @@ impl Lineage {
                     statements = analyzed.len(),
                     "recording a chunk of SQL in one transaction failed; recording it statement by statement"
                 );
-                self.record_each(caller, op, ds, analyzed, None).await
+                let mut recording = self.record_each(caller, op, ds, analyzed, None).await?;
+                recording.runs = self.record_runs(op, ds, analyzed, runs).await?;
+                Ok(recording)
             }
         }
+    }
+
+    /// Records each run's job and run (`sql_run_record`), one `record_run` each; how many.
+    async fn record_runs(
+        &self,
+        op: &Operation,
+        ds: &Datastore,
+        analyzed: &[StatementLineage],
+        runs: &[SqlRun],
+    ) -> Result<usize> {
+        for run in runs {
+            let record = self.sql_run_record(op, ds, run, analyzed).await?;
+            self.store.record_run(record).await?;
+        }
+        Ok(runs.len())
     }
 
     /// Reads what the statements' recording will look up, in a few batched reads: every table
     /// name they write or read (targets, sources, the external location, the tables of column
     /// sources) and the fields of the containers found. The operation's cache then answers
-    /// `container_named` and `fields_cached` for all of them.
-    async fn prefetch_catalog(&self, op: &Operation, ds: &Datastore, analyzed: &[StatementLineage]) -> Result<()> {
+    /// `container_named` and `fields_cached` for all of them. The names the runs read and wrote
+    /// are read in the datastore, where `sql_run_record` looks them up.
+    async fn prefetch_catalog(
+        &self,
+        op: &Operation,
+        ds: &Datastore,
+        analyzed: &[StatementLineage],
+        runs: &[SqlRun],
+    ) -> Result<()> {
+        if !runs.is_empty() {
+            let ran: HashSet<usize> = runs.iter().flat_map(|r| r.statements.clone()).collect();
+            let names: BTreeSet<&str> = analyzed
+                .iter()
+                .filter(|st| st.errors.is_empty() && ran.contains(&st.index))
+                .flat_map(|st| st.sources.iter().chain(&st.targets).map(String::as_str))
+                .collect();
+            self.resolve_many(op, Some(ds.id), names).await?;
+        }
         let mut names: BTreeSet<&str> = BTreeSet::new();
         for st in analyzed.iter().filter(|st| recordable(st)) {
             names.extend(st.targets.iter().chain(&st.sources).chain(&st.external_location).map(String::as_str));
