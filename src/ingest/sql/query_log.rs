@@ -19,7 +19,7 @@
 //!
 //! A row whose statement is empty is skipped; every other value is trimmed, and empty is absent.
 
-use chrono::{DateTime, NaiveDateTime, Utc};
+use chrono::{DateTime, Datelike, NaiveDateTime, Utc};
 
 /// What the rows of a file hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -150,9 +150,13 @@ pub fn read_query_log(input: impl std::io::Read, kind: LogKind) -> Result<QueryL
 /// A log's time: RFC 3339 (`2026-01-02T03:04:05.678Z`), or `YYYY-MM-DD HH:MM:SS[.fff]` with `T` or
 /// a space between date and time, followed by an offset (`+01:00`, `-0800`, with or without a
 /// space before it), ` UTC` or nothing (read as UTC), as Snowflake, BigQuery, Redshift and
-/// Postgres write them. Anything else is no time.
+/// Postgres write them. Anything else is no time, and so is a time outside the years 1 to 9999
+/// in UTC (RFC 3339 could not write it back).
 pub fn parse_log_time(text: &str) -> Option<DateTime<Utc>> {
-    let text = text.trim();
+    parse_any_time(text.trim()).filter(|t| (1..=9999).contains(&t.year()))
+}
+
+fn parse_any_time(text: &str) -> Option<DateTime<Utc>> {
     if let Ok(t) = DateTime::parse_from_rfc3339(text) {
         return Some(t.to_utc());
     }
@@ -282,7 +286,16 @@ mod tests {
         ] {
             assert_eq!(parse_log_time(text), Some(want), "{text}");
         }
-        for text in ["", "yesterday", "2026-01-02", "03:04:05", "2026-13-02 03:04:05", "2026-01-02 03:04:05 +9999"] {
+        for text in [
+            "",
+            "yesterday",
+            "2026-01-02",
+            "03:04:05",
+            "2026-13-02 03:04:05",
+            "2026-01-02 03:04:05 +9999",
+            "+12026-01-02 03:04:05",
+            "9999-12-31 23:59:59 -0100",
+        ] {
             assert_eq!(parse_log_time(text), None, "{text}");
         }
     }
