@@ -103,16 +103,25 @@ macro_rules! cypher {
 /// `$body` may run more than once, each time on a fresh transaction, and must not consume what
 /// it captures. A macro rather than a function taking an async closure: the futures such a
 /// closure returns borrow it, and `async_trait` cannot prove those `Send` for every lifetime.
+///
+/// The transaction runs to its end in its own task (see [`detached`]) even when the caller stops
+/// waiting, so `$body` takes what it captures by value (`'static`): a write dropped mid-exchange
+/// returned its connection to the pool one reply behind, and the next statement on it read an
+/// empty answer as its own (issue #33).
 macro_rules! write_txn {
-    ($store:expr, |$txn:ident| $body:expr) => {
-        $crate::store::neo4j::retry::transient(|| async {
-            let mut txn = $store.begin().await?;
-            let $txn = &mut txn;
-            let result = $body.await;
-            $crate::store::neo4j::finish(txn, result).await
+    ($store:expr, |$txn:ident| $body:expr) => {{
+        let store = $store.clone();
+        $crate::store::neo4j::detached(async move {
+            $crate::store::neo4j::retry::transient(|| async {
+                let mut txn = store.begin().await?;
+                let $txn = &mut txn;
+                let result = $body.await;
+                $crate::store::neo4j::finish(txn, result).await
+            })
+            .await
         })
         .await
-    };
+    }};
 }
 
 // Declared after `cypher!`, which they use (a `macro_rules!` macro is visible below its
@@ -279,15 +288,16 @@ struct OwnTxn<'a>(&'a Neo4jStore);
 
 impl Run for OwnTxn<'_> {
     async fn run(&mut self, cmd: Cmd) -> StoreResult<Rows> {
-        let store = self.0.clone();
-        detached(async move { write_txn!(store, |txn| exec(txn, cmd.clone())) }).await
+        write_txn!(self.0, |txn| exec(txn, cmd.clone()))
     }
 }
 
-/// Runs one statement's exchange to its end even when the caller stops waiting (a client gone,
-/// the store's time limit): neo4rs 0.8 hands a connection dropped mid-exchange back to its pool
-/// with the answer's records unread, and the next transaction on it reads them as its own
-/// (seen as "unexpected response for COMMIT: Record(...)").
+/// Runs one statement's or transaction's exchange to its end even when the caller stops waiting
+/// (a client gone, the store's time limit): neo4rs 0.8 hands a connection dropped mid-exchange
+/// back to its pool with the reply unread. Its recycling sends RESET and takes the first message
+/// back for RESET's answer: with records pending that fails and the connection is dropped, but
+/// with a lone SUCCESS pending (a RUN, a COMMIT, an empty PULL) it passes, and every later
+/// exchange on the connection reads the reply before its own, so a read answers no rows.
 async fn detached<T: Send + 'static>(work: impl Future<Output = StoreResult<T>> + Send + 'static) -> StoreResult<T> {
     tokio::spawn(work).await.map_err(|e| StoreError::Internal(format!("a neo4j statement's task stopped: {e}")))?
 }
@@ -561,14 +571,16 @@ impl Store for Neo4jStore {
         if ids.is_empty() {
             return Ok(());
         }
-        write_txn!(self, |txn| edges::retire_edges_in(txn, distinct(ids), micros(now)))
+        let ids = distinct(ids);
+        write_txn!(self, |txn| edges::retire_edges_in(txn, ids.clone(), micros(now)))
     }
 
     async fn delete_edges(&self, ids: &[Id]) -> StoreResult<()> {
         if ids.is_empty() {
             return Ok(());
         }
-        write_txn!(self, |txn| edges::delete_edges_in(txn, distinct(ids)))
+        let ids = distinct(ids);
+        write_txn!(self, |txn| edges::delete_edges_in(txn, ids.clone()))
     }
 
     async fn edges_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Edge>> {

@@ -14,10 +14,11 @@
 //!   writes queue behind it and may time out in turn). Embedded reads and a session's calls run
 //!   right on the calling task's thread, so the limit cannot cut them short at all: they
 //!   are single indexed statements, and SQLite's own busy timeout (10 s) bounds their waiting.
-//!   A client that got `UNAVAILABLE` for a write must therefore read before retrying, or rely
-//!   on the write being idempotent (upserts, OpenLineage events deduplicated by fingerprint). A
-//!   Neo4j call is a future: dropping it drops the Bolt request, and the server rolls the
-//!   transaction back when the connection is reset.
+//!   A Neo4j statement or transaction likewise runs to its end in its own task (see
+//!   `store::neo4j::detached`: a Bolt exchange cut short corrupted the pooled connection), so a
+//!   timed-out Neo4j write may commit too. A client that got `UNAVAILABLE` for a write must
+//!   therefore read before retrying, or rely on the write being idempotent (upserts,
+//!   OpenLineage events deduplicated by fingerprint).
 //! - `export` and `import` are not limited: they move the whole store at once, only the CLI
 //!   (`tributary export` / `import`) calls them, and a big store legitimately takes minutes.
 //! - `kind()` is the inner store's, so metrics keep their `store` label.

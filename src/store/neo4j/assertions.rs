@@ -122,10 +122,12 @@ pub(super) async fn apply_assertions(
     // Two batches creating the same new edge cannot lock a relationship that does not exist
     // yet: the second hits the uniqueness constraint and rolls back. Run again, it finds the
     // edge and asserts it, as the embedded store's single writer would have.
+    let batch = std::sync::Arc::new(batch);
     let mut attempt = 0;
     loop {
         attempt += 1;
-        match write_txn!(store, |txn| apply_assertions_in(txn, &batch, now)) {
+        let this = batch.clone();
+        match write_txn!(store, |txn| apply_assertions_in(txn, &this, now)) {
             Err(StoreError::Conflict(m)) if attempt < 5 => {
                 tracing::debug!(attempt, error = %m, "concurrent assertion of a new edge; retrying the batch");
                 tokio::time::sleep(std::time::Duration::from_millis(10 * attempt)).await;

@@ -27,12 +27,14 @@ pub(super) async fn insert_events(
     store: &Neo4jStore,
     events: Vec<StoredEvent>,
 ) -> StoreResult<Vec<(StoredEvent, bool)>> {
-    match write_txn!(store, |txn| insert_events_in(txn, events.clone())) {
+    let events = std::sync::Arc::new(events);
+    let all = events.clone();
+    match write_txn!(store, |txn| insert_events_in(txn, all.to_vec())) {
         // A concurrent request created one of these meanwhile: one event at a time instead.
         Err(StoreError::Conflict(_)) => {
             let mut out = Vec::with_capacity(events.len());
-            for e in events {
-                out.push(insert_event(store, e).await?);
+            for e in events.iter() {
+                out.push(insert_event(store, e.clone()).await?);
             }
             Ok(out)
         }

@@ -264,7 +264,9 @@ fn upsert_row(new: bool, key: &str, row: BoltType) -> BoltType {
 /// One transaction (see the module); when a concurrent event of the same job or run created it
 /// first (the uniqueness constraint refuses our CREATE), once more, now finding it.
 pub(super) async fn record_run(store: &Neo4jStore, record: RunRecord) -> StoreResult<()> {
-    match write_txn!(store, |txn| record_run_in(txn, &record)) {
+    let record = std::sync::Arc::new(record);
+    let first = record.clone();
+    match write_txn!(store, |txn| record_run_in(txn, &first)) {
         Err(StoreError::Conflict(_)) => write_txn!(store, |txn| record_run_in(txn, &record)),
         other => other,
     }
