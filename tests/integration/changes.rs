@@ -343,6 +343,238 @@ async fn a_reader_following_concurrent_writers_misses_nothing(app: TestApp) {
     assert_eq!(seen, all, "the reader saw every change, once, in order");
 }
 
+/// The change feed's two readers agree while writers commit (issue #33): OpenLineage runs of
+/// four jobs, each switching its input between two tables feeding one hub, assert, retire and
+/// revive edges into the hub concurrently; a websocket subscriber on the hub and a
+/// `changes(containerId:)` reader follow them, each over its own connections. Every change the
+/// subscriber is pushed is the next hub change after the previous one in a `changes` page read
+/// right then, and both end with the same positions, in order, as the log itself.
+async fn a_subscriber_and_a_filtered_reader_see_every_change_under_concurrent_writers(app: TestApp) {
+    const WRITERS: usize = 4;
+    const RUNS: usize = 12;
+    let ns = "postgres://hammer.example.com:5432";
+    let ds = app
+        .ok(
+            "mutation($i: DatastoreInput!) { upsertDatastore(input: $i) { id } }",
+            json!({"i": {"name": "hammer", "type": "postgresql", "namespaces": [ns]}}),
+        )
+        .await["upsertDatastore"]["id"]
+        .as_i64()
+        .unwrap();
+    let mut ids = Vec::new();
+    for i in 0..=2 * WRITERS {
+        let name = if i == 2 * WRITERS { "hub".to_string() } else { format!("t{i}") };
+        let d = app
+            .ok(
+                "mutation($i: ContainerInput!) { upsertContainer(input: $i) { id } }",
+                json!({"i": {"datastoreId": ds, "database": "db", "schema": "public", "name": name}}),
+            )
+            .await;
+        ids.push(d["upsertContainer"]["id"].as_i64().unwrap());
+    }
+    let hub = ids[2 * WRITERS];
+    let (_, head) = read_all(&app, None, 1000, None).await;
+
+    let mut subscriber = Subscriber::start(&app, hub, &head).await;
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reader = {
+        let (url, client, cursor, done) = (app.url.clone(), app.client().clone(), head.clone(), done.clone());
+        tokio::spawn(async move { FilteredReader { url, client, hub, cursor, done, seen: Vec::new() }.run().await })
+    };
+    let writers: Vec<_> = (0..WRITERS)
+        .map(|w| {
+            let (url, client) = (app.url.clone(), app.client().clone());
+            tokio::spawn(async move {
+                for run in 0..RUNS {
+                    let input = format!("db.public.t{}", 2 * w + run % 2);
+                    let event = json!({
+                        "eventType": "COMPLETE",
+                        "eventTime": tributary::domain::now().to_rfc3339(),
+                        "run": {"runId": uuid::Uuid::new_v4().to_string()},
+                        "job": {"namespace": "hammer", "name": format!("job_{w}")},
+                        "producer": "https://example.com/hammer",
+                        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/definitions/RunEvent",
+                        "inputs": [{"namespace": ns, "name": input}],
+                        "outputs": [{"namespace": ns, "name": "db.public.hub"}],
+                    });
+                    let r = client.post(format!("{url}/api/v1/lineage")).json(&event).send().await.expect("sent");
+                    assert!(r.status().is_success(), "{}: {}", r.status(), r.text().await.unwrap_or_default());
+                }
+            })
+        })
+        .collect();
+
+    // Each push is checked against a `changes` page read at once, while the writers go on.
+    let mut pushed = Vec::new();
+    let mut previous = head.clone();
+    let mut log: Option<Vec<Value>> = None;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(180);
+    loop {
+        if log.is_none() && writers.iter().all(|w| w.is_finished()) {
+            done.store(true, std::sync::atomic::Ordering::SeqCst);
+            log = Some(read_all(&app, Some(head.clone()), 1000, None).await.0);
+        }
+        if log.as_ref().is_some_and(|l| pushed.len() >= l.len()) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "3 minutes and the subscriber was pushed only {pushed:?}");
+        let Some(change) = subscriber.next(1).await else { continue };
+        let cursor = change["cursor"].as_str().unwrap().to_string();
+        let page = app.ok(PAGE, json!({"after": previous, "first": 1, "c": hub})).await;
+        assert_eq!(
+            page["changes"]["items"][0]["cursor"].as_str(),
+            Some(cursor.as_str()),
+            "pushed {change}; the hub's next change after {previous} read right after: {page}"
+        );
+        pushed.push(cursor.clone());
+        previous = cursor;
+    }
+    assert!(subscriber.next(1).await.is_none(), "nothing is pushed twice");
+    for w in writers {
+        w.await.unwrap();
+    }
+    let read = reader.await.unwrap();
+
+    let all = log.unwrap_or_default();
+    let log: Vec<String> = all.iter().map(|i| i["cursor"].as_str().unwrap().to_string()).collect();
+    let kinds: BTreeSet<&str> = all.iter().map(|i| i["kind"].as_str().unwrap()).collect();
+    // Every run asserts or revives its input's edge; from the third on it also retires the other.
+    assert!(log.len() >= WRITERS * RUNS, "{} changes: {kinds:?}", log.len());
+    assert!(kinds.contains("EDGE_RETIRED") && kinds.contains("EDGE_ASSERTED"), "{kinds:?}");
+    assert!(all.iter().all(|i| i["containerIds"].as_array().unwrap().contains(&json!(hub))));
+    assert_eq!(pushed, log, "the subscriber was pushed every change, once, in order");
+    assert_eq!(read, log, "the filtered reader read every change, once, in order");
+}
+
+/// A `lineageChanged` subscription over the real websocket (`graphql-transport-ws`).
+struct Subscriber {
+    ws: tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>,
+}
+
+impl Subscriber {
+    async fn start(app: &TestApp, container: i64, after: &str) -> Self {
+        use futures_util::SinkExt;
+        use tokio_tungstenite::tungstenite::{client::IntoClientRequest, Message};
+        let mut request = format!("{}/graphql", app.url.replacen("http://", "ws://", 1)).into_client_request().unwrap();
+        request.headers_mut().insert("sec-websocket-protocol", "graphql-transport-ws".parse().unwrap());
+        let (mut ws, _) = tokio_tungstenite::connect_async(request).await.expect("websocket");
+        let init = json!({"type": "connection_init", "payload": {"Authorization": format!("Bearer {}", app.token)}});
+        ws.send(Message::text(init.to_string())).await.unwrap();
+        let mut this = Subscriber { ws };
+        assert_eq!(this.message(30).await.expect("connection_ack")["type"], "connection_ack");
+        let query = "subscription($c: Int!, $after: String) {
+          lineageChanged(containerId: $c, depth: 1, after: $after) { cursor kind containerIds }
+        }";
+        let subscribe = json!({"id": "1", "type": "subscribe",
+            "payload": {"query": query, "variables": {"c": container, "after": after}}});
+        this.ws.send(Message::text(subscribe.to_string())).await.unwrap();
+        this
+    }
+
+    /// The next message, or none within `secs`.
+    async fn message(&mut self, secs: u64) -> Option<Value> {
+        use futures_util::StreamExt;
+        use tokio_tungstenite::tungstenite::Message;
+        loop {
+            let next = tokio::time::timeout(std::time::Duration::from_secs(secs), self.ws.next()).await.ok()?;
+            match next.expect("the websocket stays open").expect("a websocket message") {
+                Message::Text(text) => return Some(serde_json::from_str(&text).unwrap()),
+                Message::Ping(_) | Message::Pong(_) => {}
+                other => panic!("unexpected websocket message {other:?}"),
+            }
+        }
+    }
+
+    /// The next change pushed, or none within `secs`.
+    async fn next(&mut self, secs: u64) -> Option<Value> {
+        loop {
+            let m = self.message(secs).await?;
+            match m["type"].as_str() {
+                Some("next") => {
+                    assert!(m["payload"]["errors"].is_null(), "{m}");
+                    return Some(m["payload"]["data"]["lineageChanged"].clone());
+                }
+                Some("ping") | Some("pong") => {}
+                _ => panic!("unexpected subscription message {m}"),
+            }
+        }
+    }
+}
+
+/// Follows the hub's changes with `changes(after:, containerId:)` in small pages until it finds
+/// nothing new in a read begun after the writers were done; returns the cursors read, in order.
+struct FilteredReader {
+    url: String,
+    client: reqwest::Client,
+    hub: i64,
+    cursor: String,
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    seen: Vec<String>,
+}
+
+impl FilteredReader {
+    async fn run(mut self) -> Vec<String> {
+        loop {
+            let done = self.done.load(std::sync::atomic::Ordering::SeqCst);
+            let body = json!({"query": PAGE, "variables": {"after": self.cursor, "first": 3, "c": self.hub}});
+            let r = self.client.post(format!("{}/graphql", self.url)).json(&body).send().await.unwrap();
+            let r: Value = r.json().await.unwrap();
+            assert!(r["errors"].is_null(), "{r}");
+            let page = &r["data"]["changes"];
+            let items = page["items"].as_array().unwrap();
+            self.seen.extend(items.iter().map(|i| i["cursor"].as_str().unwrap().to_string()));
+            self.cursor = page["endCursor"].as_str().unwrap().to_string();
+            if items.is_empty() {
+                if done {
+                    return self.seen;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+        }
+    }
+}
+
+/// A caller that stops waiting mid-statement (a client gone, the store's time limit) leaves
+/// nothing behind for the next: after writes and reads dropped at every point of their exchange,
+/// each later read answers whole, the change log's included. On Neo4j a connection dropped
+/// mid-exchange went back to the pool one reply behind, and the next read on it answered no
+/// rows: a `changes` page read right after a subscriber went away came back empty (issue #33).
+async fn calls_dropped_mid_statement_leave_later_reads_whole(app: TestApp) {
+    use tributary::domain::{ContainerInput, FieldInput};
+    let store = app.store.clone();
+    let ds = app.datastore("warehouse", "postgresql").await;
+    let (known, fields) = app.container(ds, "known", &["a", "b"]).await;
+    let created = store.changes_after(0, 10, Some(known)).await.unwrap();
+    assert_eq!(created.len(), 3, "the container and its two fields were created: {created:?}");
+    let mut wrong = Vec::new();
+    for round in 0..150u64 {
+        // From 0.2 ms to 20 ms: somewhere inside the exchange of a write or a read.
+        let within = std::time::Duration::from_micros(200 + (round * 137) % 20_000);
+        if round % 3 == 2 {
+            let read = store.changes_after(0, 1000, None);
+            let _ = tokio::time::timeout(within, read).await;
+        } else {
+            let fields = (0..20).map(|i| FieldInput { name: format!("f{i}"), ..Default::default() }).collect();
+            let write = store.upsert_container(ContainerInput {
+                datastore_id: ds,
+                name: format!("t{round}"),
+                fields,
+                ..Default::default()
+            });
+            let _ = tokio::time::timeout(within, write).await;
+        }
+        for _ in 0..3 {
+            let containers = store.containers_by_ids(&[known]).await.unwrap();
+            let changes = store.changes_after(0, 10, Some(known)).await.unwrap();
+            let listed = store.fields_of_containers(&[known]).await.unwrap();
+            if containers.len() != 1 || changes.len() != 3 || listed.len() != fields.len() {
+                wrong.push((round, containers.len(), changes.len(), listed.len()));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "reads after a dropped call answered (round, containers, changes, fields): {wrong:?}");
+}
+
 crate::both_stores!(
     a_thousand_changes_page_through_a_restart_with_no_gap_or_repeat,
     changes_filter_by_container_and_refuse_bad_arguments,
@@ -350,4 +582,6 @@ crate::both_stores!(
     a_store_made_before_the_change_log_is_backfilled_from_edge_history,
     a_follower_too_far_behind_is_told_where_to_resume,
     a_reader_following_concurrent_writers_misses_nothing,
+    a_subscriber_and_a_filtered_reader_see_every_change_under_concurrent_writers,
+    calls_dropped_mid_statement_leave_later_reads_whole,
 );

@@ -19,6 +19,8 @@ static NEO4J_LOCK: Mutex<()> = Mutex::const_new(());
 
 pub struct TestApp {
     pub url: String,
+    /// The unrestricted admin's API token the suite acts with.
+    pub token: String,
     pub store: Arc<dyn Store>,
     client: reqwest::Client,
     shutdown: Option<oneshot::Sender<()>>,
@@ -91,7 +93,7 @@ impl TestApp {
             })
             .await;
         });
-        TestApp { url, store, client, shutdown: Some(tx), _dir: dir, _guard: guard }
+        TestApp { url, token: admin, store, client, shutdown: Some(tx), _dir: dir, _guard: guard }
     }
 
     pub async fn embedded() -> Self {
