@@ -8,6 +8,11 @@
 //! event is stored, applied and in the graph. It prints per operation throughput, p50, p99,
 //! errors and push-back refusals, and the service's RSS at start and end (`--pid`), and exits
 //! non-zero when a request failed or an acknowledged event is missing.
+//!
+//! With `--soak` it starts and owns a `serve` itself and runs the load for `--duration-secs`
+//! (30 minutes unless given) while `kill -9`ing and restarting it every `--chaos-every-secs`
+//! (and restarting Neo4j with `--neo4j-restart-cmd`), the clients retrying as
+//! openlineage-python does; see `soak.rs` for what it checks at the end.
 
 #[path = "tributary-load/api.rs"]
 mod api;
@@ -15,6 +20,8 @@ mod api;
 mod report;
 #[path = "tributary-load/seed.rs"]
 mod seed;
+#[path = "tributary-load/soak.rs"]
+mod soak;
 #[path = "tributary-load/work.rs"]
 mod work;
 
@@ -40,9 +47,9 @@ struct Args {
     /// An admin's API token (the load creates a datastore and tables); none with auth off.
     #[arg(long, env = "TRIBUTARY_TOKEN", hide_env_values = true)]
     token: Option<String>,
-    /// Seconds of mixed load.
-    #[arg(long, default_value_t = 60)]
-    duration_secs: u64,
+    /// Seconds of mixed load (default 60; 1,800 with `--soak`).
+    #[arg(long)]
+    duration_secs: Option<u64>,
     /// Seconds of reads only before it, as the baseline of read latency (0: none).
     #[arg(long, default_value_t = 0)]
     baseline_secs: u64,
@@ -67,6 +74,31 @@ struct Args {
     /// Also write the figures to this file as JSON.
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Run a soak with faults: start `serve` (`--serve-bin`) on `--data-dir` (and
+    /// `--neo4j-uri`), load it, and `kill -9` and restart it every `--chaos-every-secs`.
+    #[arg(long)]
+    soak: bool,
+    /// With `--soak`: the `tributary` binary to serve with (default: the one beside this one).
+    #[arg(long)]
+    serve_bin: Option<PathBuf>,
+    /// With `--soak`: serve's data directory (default: a new temporary one).
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+    /// With `--soak`: serve on this Neo4j instead of the embedded store (the `NEO4J_USER` and
+    /// `NEO4J_PASSWORD` of the environment reach serve).
+    #[arg(long)]
+    neo4j_uri: Option<String>,
+    /// With `--soak` on Neo4j: a shell command that stops and starts that Neo4j again and returns
+    /// once it is back; run every other chaos round, while serve keeps running.
+    #[arg(long)]
+    neo4j_restart_cmd: Option<String>,
+    /// With `--soak`: seconds between faults (each jittered by up to a quarter either way).
+    #[arg(long, default_value_t = 180, value_parser = clap::value_parser!(u64).range(1..))]
+    chaos_every_secs: u64,
+    /// With `--soak`: attempts per request, as openlineage-python's `retry.total` + 1 (its
+    /// backoff factor 0.3 s, each wait at most 10 s).
+    #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u32).range(1..=100))]
+    attempts: u32,
 }
 
 /// Runs `readers` readers and `writers` writers until `secs` have passed; their merged figures.
@@ -97,6 +129,10 @@ async fn phase(
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
+    if args.soak {
+        return soak_main(args).await;
+    }
+    let duration_secs = args.duration_secs.unwrap_or(60);
     let writers = args.writers.min(args.clients) as usize;
     let readers = args.clients as usize - writers;
     let batch = args.batch as usize;
@@ -125,7 +161,7 @@ async fn main() -> anyhow::Result<()> {
         let (mut stats, secs) = phase(&apis, &seeded, readers.max(1), 0, batch, args.baseline_secs).await?;
         rows.extend(report::rows("baseline", &mut stats, secs));
     }
-    let (mut stats, secs) = phase(&apis, &seeded, readers, writers, batch, args.duration_secs).await?;
+    let (mut stats, secs) = phase(&apis, &seeded, readers, writers, batch, duration_secs).await?;
     rows.extend(report::rows("mixed", &mut stats, secs));
     let rss_end = report::rss_kib(args.pid);
     pairs.extend(stats.pairs.iter().copied());
@@ -162,7 +198,7 @@ async fn main() -> anyhow::Result<()> {
             "writers": writers,
             "batch": batch,
             "tables": args.tables,
-            "duration_secs": args.duration_secs,
+            "duration_secs": duration_secs,
             "baseline_secs": args.baseline_secs,
             "operations": rows,
             "errors": errors,
@@ -183,4 +219,46 @@ async fn main() -> anyhow::Result<()> {
         std::process::exit(1);
     }
     Ok(())
+}
+
+/// `--soak`: see `soak.rs`. Exits non-zero when a check failed.
+async fn soak_main(args: Args) -> anyhow::Result<()> {
+    let serve_bin = match args.serve_bin {
+        Some(p) => p,
+        None => std::env::current_exe()?.with_file_name("tributary"),
+    };
+    let temp = tempfile_dir()?;
+    let data_dir = args.data_dir.unwrap_or_else(|| temp.clone());
+    let ok = soak::run(soak::SoakArgs {
+        serve_bin,
+        data_dir,
+        neo4j_uri: args.neo4j_uri.filter(|u| !u.is_empty()),
+        neo4j_restart_cmd: args.neo4j_restart_cmd,
+        chaos_every_secs: args.chaos_every_secs,
+        duration_secs: args.duration_secs.unwrap_or(1800),
+        clients: args.clients as usize,
+        writers: args.writers as usize,
+        batch: args.batch as usize,
+        tables: args.tables as usize,
+        retry: api::Retry {
+            attempts: args.attempts,
+            backoff: Duration::from_millis(300),
+            max_wait: Duration::from_secs(10),
+        },
+        timeout: Duration::from_secs(args.timeout_secs),
+        json: args.json,
+    })
+    .await?;
+    let _ = std::fs::remove_dir_all(&temp);
+    if !ok {
+        std::process::exit(1);
+    }
+    Ok(())
+}
+
+/// A fresh directory under the system's temporary one.
+fn tempfile_dir() -> anyhow::Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("tributary-soak-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    Ok(dir)
 }

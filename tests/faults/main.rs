@@ -18,6 +18,7 @@
 
 mod disk;
 mod harness;
+mod soak;
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

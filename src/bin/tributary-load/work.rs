@@ -13,7 +13,7 @@ use crate::seed::Seeded;
 
 /// The operations the report has a row for, in its order.
 pub(crate) const OPERATIONS: [&str; 4] = ["lineageGraph", "impact", "piiFlow", "ingest batch"];
-const INGEST: usize = 3;
+pub(crate) const INGEST: usize = 3;
 
 const LINEAGE_GRAPH: &str = "query($c: Int!) { lineageGraph(containerId: $c, depth: 2) { nodes { id } edges { id } } }";
 const IMPACT: &str =
@@ -56,7 +56,7 @@ impl ClientStats {
         }
     }
 
-    fn note(&mut self, op: usize, outcome: Outcome, took: Duration, error: impl FnOnce() -> String) {
+    pub(crate) fn note(&mut self, op: usize, outcome: Outcome, took: Duration, error: impl FnOnce() -> String) {
         let s = &mut self.ops[op];
         match outcome {
             Outcome::Ok => s.latencies_us.push(took.as_micros() as u64),
