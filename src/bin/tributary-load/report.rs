@@ -89,6 +89,17 @@ pub(crate) fn rss_kib(pid: Option<u32>) -> Option<(u64, u64)> {
     Some((field("VmRSS:")?, field("VmHWM:")?))
 }
 
+/// The service's resident memory split by kind, from `/proc/<pid>/status`: (RssAnon, RssFile)
+/// in KiB. The heap is anonymous; the embedded store's memory-mapped database file is not, and
+/// its resident pages grow with the file, not with time.
+pub(crate) fn rss_parts_kib(pid: u32) -> Option<(u64, u64)> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let field = |name: &str| {
+        status.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.split_whitespace().next()?.parse().ok())
+    };
+    Some((field("RssAnon:")?, field("RssFile:")?))
+}
+
 /// One line on stdout (the crate denies `print_stdout`; a load report's output is its point).
 pub(crate) fn say(line: &str) {
     let mut out = std::io::stdout().lock();
