@@ -114,7 +114,7 @@ async fn phase(
     let until = start + Duration::from_secs(secs);
     let mut tasks = tokio::task::JoinSet::new();
     for c in 0..writers {
-        tasks.spawn(work::writer(apis[c % apis.len()].clone(), seeded.clone(), c, batch, until));
+        tasks.spawn(work::writer(apis[c % apis.len()].clone(), seeded.clone(), c, batch, false, until));
     }
     for c in 0..readers {
         tasks.spawn(work::reader(apis[c % apis.len()].clone(), seeded.clone(), c, until));
@@ -227,8 +227,12 @@ async fn soak_main(args: Args) -> anyhow::Result<()> {
         Some(p) => p,
         None => std::env::current_exe()?.with_file_name("tributary"),
     };
-    let temp = tempfile_dir()?;
-    let data_dir = args.data_dir.unwrap_or_else(|| temp.clone());
+    // A temporary data directory only when none is given, removed after the run.
+    let temp = match args.data_dir {
+        Some(_) => None,
+        None => Some(tempfile_dir()?),
+    };
+    let data_dir = args.data_dir.or_else(|| temp.clone()).unwrap_or_default();
     let ok = soak::run(soak::SoakArgs {
         serve_bin,
         data_dir,
@@ -249,7 +253,9 @@ async fn soak_main(args: Args) -> anyhow::Result<()> {
         json: args.json,
     })
     .await?;
-    let _ = std::fs::remove_dir_all(&temp);
+    if let Some(temp) = temp {
+        let _ = std::fs::remove_dir_all(&temp);
+    }
     if !ok {
         std::process::exit(1);
     }

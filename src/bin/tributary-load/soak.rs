@@ -15,12 +15,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context as _};
 use base64::Engine as _;
-use serde_json::{json, Value};
+use serde_json::json;
 
-use crate::api::{Api, Outcome, Retry};
+use crate::api::{Api, Retry};
 use crate::report::{rss_parts_kib, say};
 use crate::seed::{self, Seeded};
-use crate::work::{ClientStats, INGEST};
+use crate::work::ClientStats;
 
 /// What `--soak` needs beyond the load's own arguments.
 pub(crate) struct SoakArgs {
@@ -177,49 +177,6 @@ async fn follow(api: Api, mut cursor: Option<String>, stop: Arc<AtomicBool>) -> 
     }
 }
 
-/// A soak writer: one-event and batched requests in turn, each sent again as it was until it is
-/// answered (see `Api`'s retry); an event is acknowledged when its answer says `applied`, or
-/// `ignored` as a duplicate of one applied (a retry of a request whose answer was lost).
-async fn writer(api: Api, seeded: Arc<Seeded>, client: usize, batch: usize, until: Instant) -> ClientStats {
-    let mut stats = ClientStats::default();
-    let n_tables = seeded.tables.len();
-    let mut n = 0usize;
-    while Instant::now() < until {
-        let size = if n.is_multiple_of(2) { 1 } else { batch };
-        let pairs: Vec<(usize, usize)> = (0..size)
-            .map(|j| {
-                let k = (client * 7_919 + (n * batch + j) * 104_729) % (3 * (n_tables - 1));
-                let from = k % (n_tables - 1);
-                (from, (from + 1 + k / (n_tables - 1)).min(n_tables - 1))
-            })
-            .collect();
-        let events: Vec<Value> = pairs.iter().map(|(a, b)| seeded.event(*a, *b)).collect();
-        let start = Instant::now();
-        let (outcome, body, err) = api.ingest_body(&events).await;
-        let took = start.elapsed();
-        if outcome == Outcome::Ok {
-            let reports = body["events"].as_array().cloned().unwrap_or_default();
-            let mut bad = reports.len() != events.len();
-            for (pair, r) in pairs.iter().zip(&reports) {
-                let duplicate_of_applied = r["status"] == "ignored" && r["summary"]["original_status"] == "applied";
-                if r["status"] == "applied" || duplicate_of_applied {
-                    stats.acknowledged += 1;
-                    stats.pairs.insert(*pair);
-                } else {
-                    stats.not_applied += 1;
-                    bad = true;
-                }
-            }
-            let outcome = if bad { Outcome::Failed } else { Outcome::Ok };
-            stats.note(INGEST, outcome, took, || format!("event reports {reports:?}"));
-        } else {
-            stats.note(INGEST, outcome, took, || err);
-        }
-        n += 1;
-    }
-    stats
-}
-
 /// Edges between the seeded tables with two evidence rows of one job (and provider).
 async fn duplicate_evidence(api: &Api, seeded: &Seeded) -> anyhow::Result<(usize, usize)> {
     let mut seen_edges = BTreeSet::new();
@@ -273,14 +230,11 @@ pub(crate) async fn run(args: SoakArgs) -> anyhow::Result<bool> {
     let run = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
     let (seeded, mut pairs) = seed::seed(&api, &run, args.tables, args.batch).await?;
     let seeded = Arc::new(seeded);
-    let head = api.gql(CHANGES, json!({ "a": null })).await?;
-    let mut start_cursor = head["changes"]["endCursor"].as_str().map(str::to_string);
-    // Page to the log's end: the soak's changes are those after it.
-    if head["changes"]["hasMore"] == true {
-        let all = log_after(&api, None).await?;
-        start_cursor =
-            all.last().map(|p| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("change:{p}")));
-    }
+    // The soak's changes are those after the log's end now.
+    let start_cursor = log_after(&api, None)
+        .await?
+        .last()
+        .map(|p| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("change:{p}")));
     say(&format!(
         "soak on the {store} store: run {run}, {} tables, {} clients ({} writers, batches of {} and single events), {} s, chaos every ~{} s{}",
         args.tables,
@@ -299,7 +253,7 @@ pub(crate) async fn run(args: SoakArgs) -> anyhow::Result<bool> {
     let mut tasks = tokio::task::JoinSet::new();
     let writers = args.writers.min(args.clients);
     for c in 0..writers {
-        tasks.spawn(writer(api.clone(), seeded.clone(), c, args.batch, until));
+        tasks.spawn(crate::work::writer(api.clone(), seeded.clone(), c, args.batch, true, until));
     }
     for c in 0..args.clients - writers {
         tasks.spawn(crate::work::reader(api.clone(), seeded.clone(), c, until));

@@ -13,7 +13,7 @@ use crate::seed::Seeded;
 
 /// The operations the report has a row for, in its order.
 pub(crate) const OPERATIONS: [&str; 4] = ["lineageGraph", "impact", "piiFlow", "ingest batch"];
-pub(crate) const INGEST: usize = 3;
+const INGEST: usize = 3;
 
 const LINEAGE_GRAPH: &str = "query($c: Int!) { lineageGraph(containerId: $c, depth: 2) { nodes { id } edges { id } } }";
 const IMPACT: &str =
@@ -56,7 +56,7 @@ impl ClientStats {
         }
     }
 
-    pub(crate) fn note(&mut self, op: usize, outcome: Outcome, took: Duration, error: impl FnOnce() -> String) {
+    fn note(&mut self, op: usize, outcome: Outcome, took: Duration, error: impl FnOnce() -> String) {
         let s = &mut self.ops[op];
         match outcome {
             Outcome::Ok => s.latencies_us.push(took.as_micros() as u64),
@@ -92,19 +92,24 @@ pub(crate) async fn reader(api: Api, seeded: std::sync::Arc<Seeded>, client: usi
     stats
 }
 
-/// A writer until `until`: batches of `batch` events.
+/// A writer until `until`: batches of `batch` events, or, with `alternate`, one-event and
+/// batched requests in turn (the soak). An event in a 2xx answer is acknowledged; it counts as
+/// applied when its answer says `applied`, or `ignored` as a duplicate of one applied (a retry
+/// of a request whose answer was lost, see `Api`'s retry).
 pub(crate) async fn writer(
     api: Api,
     seeded: std::sync::Arc<Seeded>,
     client: usize,
     batch: usize,
+    alternate: bool,
     until: Instant,
 ) -> ClientStats {
     let mut stats = ClientStats::default();
     let n_tables = seeded.tables.len();
     let mut n = 0usize;
     while Instant::now() < until {
-        let pairs: Vec<(usize, usize)> = (0..batch)
+        let size = if alternate && n.is_multiple_of(2) { 1 } else { batch };
+        let pairs: Vec<(usize, usize)> = (0..size)
             .map(|j| {
                 // Spread over the chain: a large odd step visits every place before repeating.
                 let k = (client * 7_919 + (n * batch + j) * 104_729) % (3 * (n_tables - 1));
@@ -114,13 +119,15 @@ pub(crate) async fn writer(
             .collect();
         let events: Vec<_> = pairs.iter().map(|(a, b)| seeded.event(*a, *b)).collect();
         let start = Instant::now();
-        let (outcome, statuses, err) = api.ingest(&events).await;
+        let (outcome, body, err) = api.ingest_body(&events).await;
         let took = start.elapsed();
         if outcome == Outcome::Ok {
-            stats.acknowledged += statuses.len() as u64;
-            let mut bad = statuses.len() != events.len();
-            for (pair, status) in pairs.iter().zip(&statuses) {
-                if status == "applied" {
+            let reports = body["events"].as_array().cloned().unwrap_or_default();
+            stats.acknowledged += reports.len() as u64;
+            let mut bad = reports.len() != events.len();
+            for (pair, r) in pairs.iter().zip(&reports) {
+                let duplicate_of_applied = r["status"] == "ignored" && r["summary"]["original_status"] == "applied";
+                if r["status"] == "applied" || duplicate_of_applied {
                     stats.pairs.insert(*pair);
                 } else {
                     stats.not_applied += 1;
@@ -128,7 +135,7 @@ pub(crate) async fn writer(
                 }
             }
             let outcome = if bad { Outcome::Failed } else { Outcome::Ok };
-            stats.note(INGEST, outcome, took, || format!("event statuses {statuses:?}"));
+            stats.note(INGEST, outcome, took, || format!("event reports {reports:?}"));
         } else {
             stats.note(INGEST, outcome, took, || err);
         }
