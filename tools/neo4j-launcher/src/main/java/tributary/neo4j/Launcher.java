@@ -151,8 +151,11 @@ public final class Launcher {
                 // Never phone home (no network here besides loopback anyway).
                 .setConfig(GraphDatabaseSettings.udc_enabled, false)
                 .setConfig(GraphDatabaseInternalSettings.udc_network_enabled, false)
-                // Small memory footprint: fits a JVM with -Xmx512m..1g.
-                .setConfig(GraphDatabaseSettings.pagecache_memory, ByteUnit.mebiBytes(128))
+                // Small memory footprint by default (fits a JVM with -Xmx512m..1g); the
+                // benchmarks size the page cache to the graph (scripts/neo4j-start's
+                // TRIBUTARY_NEO4J_PAGECACHE sets this property).
+                .setConfig(GraphDatabaseSettings.pagecache_memory,
+                        ByteUnit.parse(System.getProperty("tributary.pagecache", "128m")))
                 .setConfig(GraphDatabaseSettings.tx_state_max_off_heap_memory, ByteUnit.mebiBytes(64))
                 .setConfig(GraphDatabaseSettings.memory_transaction_global_max_size, ByteUnit.mebiBytes(256))
                 .setConfig(GraphDatabaseSettings.preallocate_logical_logs, false)
