@@ -222,6 +222,9 @@ fn scan(bytes: &[u8], max_nesting: usize) -> Result<Option<usize>, BodyError> {
     let top_is_list = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[');
     let mut level_one_commas = 0usize;
     let mut level_one_empty = true;
+    // Inside a string only quotes, escapes, line ends and NUL matter: the scan skips to the next
+    // of them (most of an event's bytes are names), and never past the first NUL.
+    let first_nul = memchr::memchr(0, bytes).unwrap_or(bytes.len());
     let mut i = 0usize;
     while let Some(&b) = bytes.get(i) {
         if b == 0 {
@@ -247,7 +250,13 @@ fn scan(bytes: &[u8], max_nesting: usize) -> Result<Option<usize>, BodyError> {
                     i += 2;
                     continue;
                 }
-                _ => {}
+                _ => {
+                    // Nothing else in a string changes the scan's state (its opening quote already
+                    // counted for `level_one_empty`).
+                    let end = first_nul.max(i + 1);
+                    i = memchr::memchr3(b'"', b'\\', b'\n', &bytes[i + 1..end]).map_or(end, |k| i + 1 + k);
+                    continue;
+                }
             }
         } else {
             match b {

@@ -17,23 +17,25 @@ pub fn event_fingerprint(event: &Value) -> String {
         Key(&'a str),
         Text(&'static str),
     }
-    let mut hasher = Sha256::new();
+    // The canonical text is built whole and hashed once: hashing it piece by piece cost more
+    // than the hash itself (an event is a few hundred pieces).
+    let mut text: Vec<u8> = Vec::with_capacity(4096);
     let mut stack = vec![Step::Value(event)];
     while let Some(step) = stack.pop() {
         match step {
-            Step::Text(t) => hasher.update(t.as_bytes()),
+            Step::Text(t) => text.extend_from_slice(t.as_bytes()),
             Step::Key(k) => {
-                write_string(&mut hasher, k);
-                hasher.update(b":");
+                write_string(&mut text, k);
+                text.push(b':');
             }
             Step::Value(v) => match v {
-                Value::Null => hasher.update(b"null"),
-                Value::Bool(true) => hasher.update(b"true"),
-                Value::Bool(false) => hasher.update(b"false"),
-                Value::Number(n) => hasher.update(n.to_string().as_bytes()),
-                Value::String(s) => write_string(&mut hasher, s),
+                Value::Null => text.extend_from_slice(b"null"),
+                Value::Bool(true) => text.extend_from_slice(b"true"),
+                Value::Bool(false) => text.extend_from_slice(b"false"),
+                Value::Number(n) => text.extend_from_slice(n.to_string().as_bytes()),
+                Value::String(s) => write_string(&mut text, s),
                 Value::Array(items) => {
-                    hasher.update(b"[");
+                    text.push(b'[');
                     stack.push(Step::Text("]"));
                     for (i, item) in items.iter().enumerate().rev() {
                         stack.push(Step::Value(item));
@@ -43,7 +45,7 @@ pub fn event_fingerprint(event: &Value) -> String {
                     }
                 }
                 Value::Object(map) => {
-                    hasher.update(b"{");
+                    text.push(b'{');
                     stack.push(Step::Text("}"));
                     let mut entries: Vec<(&String, &Value)> = map.iter().collect();
                     entries.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
@@ -58,7 +60,7 @@ pub fn event_fingerprint(event: &Value) -> String {
             },
         }
     }
-    let digest = hasher.finalize();
+    let digest = Sha256::digest(&text);
     let mut hex = String::with_capacity(64);
     for byte in digest {
         hex.push(char::from(HEX[usize::from(byte >> 4)]));
@@ -69,28 +71,29 @@ pub fn event_fingerprint(event: &Value) -> String {
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
-/// A JSON string literal: `"` and `\` escaped, control characters as `\u00XX`, the rest as UTF-8.
-fn write_string(hasher: &mut Sha256, s: &str) {
-    hasher.update(b"\"");
+/// A JSON string literal: `"` and `\` escaped, control characters as `\u00XX`, the rest as UTF-8
+/// (scanned by byte: no byte of a multi-byte UTF-8 character is below 0x80).
+fn write_string(out: &mut Vec<u8>, s: &str) {
+    out.push(b'"');
+    let bytes = s.as_bytes();
     let mut start = 0;
-    for (i, c) in s.char_indices() {
-        let escaped: Option<[u8; 6]> = match c {
-            '"' | '\\' => None,
-            c if u32::from(c) < 0x20 => {
-                let n = u32::from(c) as u8;
-                Some([b'\\', b'u', b'0', b'0', HEX[usize::from(n >> 4)], HEX[usize::from(n & 0x0f)]])
+    for (i, &b) in bytes.iter().enumerate() {
+        let escaped: [u8; 6];
+        let seq: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b if b < 0x20 => {
+                escaped = [b'\\', b'u', b'0', b'0', HEX[usize::from(b >> 4)], HEX[usize::from(b & 0x0f)]];
+                &escaped
             }
             _ => continue,
         };
-        hasher.update(&s.as_bytes()[start..i]);
-        match escaped {
-            Some(seq) => hasher.update(seq),
-            None => hasher.update([b'\\', c as u8]),
-        }
-        start = i + c.len_utf8();
+        out.extend_from_slice(&bytes[start..i]);
+        out.extend_from_slice(seq);
+        start = i + 1;
     }
-    hasher.update(&s.as_bytes()[start..]);
-    hasher.update(b"\"");
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
 }
 
 #[cfg(test)]
@@ -133,6 +136,12 @@ mod tests {
             h.update(br#"{"a":"\"q\u000a","b":[true,null,1.5]}"#);
             h.finalize().iter().map(|b| format!("{b:02x}")).collect::<String>()
         };
+        assert_eq!(event_fingerprint(&v), expected);
+        // A backslash, a multi-byte character and the last control character.
+        let v = json!({"k": "\\é\u{1f}x"});
+        let mut h = Sha256::new();
+        h.update("{\"k\":\"\\\\é\\u001fx\"}".as_bytes());
+        let expected = h.finalize().iter().map(|b| format!("{b:02x}")).collect::<String>();
         assert_eq!(event_fingerprint(&v), expected);
     }
 

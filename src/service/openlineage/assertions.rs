@@ -19,7 +19,8 @@ use crate::store::PriorEvidence;
 /// The evidence key an OpenLineage job's edges are asserted under (one per job and kind).
 pub(crate) fn job_key(kind: EventKind, namespace: &str, name: &str) -> String {
     let k = if kind == EventKind::Job { "job" } else { "run" };
-    json!(["openlineage", k, namespace, name]).to_string()
+    // A tuple serializes as the JSON array it always was; strings cannot fail to.
+    serde_json::to_string(&("openlineage", k, namespace, name)).unwrap_or_default()
 }
 
 /// What applying a resolved event did.
@@ -333,7 +334,7 @@ impl Lineage {
             provider: event.producer.clone(),
             evidence_type: operation.to_string(),
             authorship: "asserted".to_string(),
-            source_relation: Some(json!([job.namespace, job.name]).to_string()),
+            source_relation: serde_json::to_string(&(&job.namespace, &job.name)).ok(),
             observed_at: Some(event.event_time),
             first_observed_operation_id: None,
             last_observed_operation_id: None,
@@ -491,5 +492,7 @@ mod tests {
     fn job_keys_are_unambiguous() {
         assert_ne!(job_key(EventKind::Run, "a|b", "c"), job_key(EventKind::Run, "a", "b|c"));
         assert_ne!(job_key(EventKind::Run, "a", "b"), job_key(EventKind::Job, "a", "b"));
+        // Stored in every store's evidence: the text must never change.
+        assert_eq!(job_key(EventKind::Run, "ns", "j\"1"), r#"["openlineage","run","ns","j\"1"]"#);
     }
 }

@@ -12,10 +12,10 @@ use super::edges::{
     close_edges, edges_by_ids_tx, insert_evidence_tx, insert_new_edge, query_edges, update_evidence_tx,
 };
 use super::rows::{
-    distinct_strs, edge_row, edge_ukey, end_from, evidence_row, id_array, metadata_row, str_array, ts, EDGE_COLS,
-    EVIDENCE_COLS, METADATA_COLS,
+    distinct_strs, edge_row, edge_ukey, end_from, evidence_row, id_array, intervals_text, json_text, metadata_row,
+    str_array, ts, EDGE_COLS, EVIDENCE_COLS, METADATA_COLS,
 };
-use super::{internal, select_rows, sql_err, STORE};
+use super::{select_rows, sql_err, STORE};
 use crate::domain::{
     Assertion, AssertionBatch, AssertionSummary, ChangeKind, Edge, End, Evidence, Id, Interval, MetadataAssertion,
     NewChange, Timestamp,
@@ -114,7 +114,7 @@ pub(super) fn apply_assertions(
                     v
                 });
                 let (last_at, transformations) =
-                    (last.as_ref().map(ts), a.edge.transformations.as_ref().map(|t| t.to_string()));
+                    (last.as_ref().map(ts), a.edge.transformations.as_ref().map(json_text));
                 if let Some(intervals) = &intervals {
                     store_query(STORE, "revive_edge");
                     tx.prepare_cached(
@@ -129,7 +129,7 @@ pub(super) fn apply_assertions(
                         a.edge.operation,
                         a.edge.derived,
                         transformations,
-                        serde_json::to_string(intervals).map_err(internal)?
+                        intervals_text(intervals)
                     ])
                     .map_err(sql_err)?;
                     sum.edges_revived += 1;
@@ -227,10 +227,10 @@ pub(super) fn put_metadata_tx(tx: &Connection, rows: &[MetadataAssertion]) -> ru
             m.attribute,
             m.source,
             m.provider,
-            m.value.to_string(),
+            json_text(&m.value),
             ts(&m.asserted_at),
             ts(&m.observed_at),
-            m.details.as_ref().map(|d| d.to_string())
+            m.details.as_ref().map(json_text)
         ])?;
     }
     Ok(())

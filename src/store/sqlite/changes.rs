@@ -9,7 +9,7 @@
 use rusqlite::{params, Connection, Row};
 
 use super::edges::query_edges;
-use super::rows::{parse_ts, ts};
+use super::rows::{json_text, parse_ts, ts};
 use super::{internal, select_rows, sql_err, STORE};
 use crate::domain::{changes::edge_history, Change, ChangeKind, Id, NewChange, Timestamp};
 use crate::metrics::store_query;
@@ -37,7 +37,7 @@ pub(super) fn record(tx: &Connection, changes: &[NewChange]) -> StoreResult<()> 
             c.field_id,
             c.container_a(),
             c.container_b(),
-            c.detail.as_ref().map(|d| d.to_string())
+            c.detail.as_ref().map(json_text)
         ])
         .map_err(sql_err)?;
     }

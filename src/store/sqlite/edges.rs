@@ -6,8 +6,11 @@ use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, Connection, OptionalExtension, Statement};
 
 use super::changes::record;
-use super::rows::{distinct_ids, edge_row, edge_ukey, end_cols, evidence_row, id_array, ts, EDGE_COLS, EVIDENCE_COLS};
-use super::{internal, select_page, select_rows, sql_err, Filter, Listing, STORE};
+use super::rows::{
+    distinct_ids, edge_row, edge_ukey, end_cols, evidence_row, id_array, intervals_text, json_text, ts, EDGE_COLS,
+    EVIDENCE_COLS,
+};
+use super::{select_page, select_rows, sql_err, Filter, Listing, STORE};
 use crate::domain::changes::relabel;
 use crate::domain::{
     ChangeKind, Edge, EdgeFilter, EdgePatch, Evidence, Id, Interval, NewChange, NewEdge, Page, PageRequest, Timestamp,
@@ -94,9 +97,9 @@ pub(super) fn insert_new_edge(tx: &Connection, e: &NewEdge, now: &Timestamp, uke
             e.source_type,
             e.operation,
             e.derived,
-            e.transformations.as_ref().map(|t| t.to_string()),
+            e.transformations.as_ref().map(json_text),
             e.last_asserted_at.as_ref().map(ts),
-            serde_json::to_string(&intervals).unwrap_or_else(|_| "[]".into()),
+            intervals_text(&intervals),
         ])
         .map_err(sql_err)?;
     let id = tx.last_insert_rowid();
@@ -178,8 +181,7 @@ pub(super) fn close_edges(tx: &Connection, edges: impl IntoIterator<Item = Edge>
             }
         }
         store_query(STORE, "retire_edge");
-        stmt.execute(params![e.id, ts(&now), serde_json::to_string(&e.intervals).map_err(internal)?])
-            .map_err(sql_err)?;
+        stmt.execute(params![e.id, ts(&now), intervals_text(&e.intervals)]).map_err(sql_err)?;
         closed += 1;
     }
     record(tx, &retired)?;
@@ -288,7 +290,7 @@ pub(super) fn execute_evidence(stmt: &mut Statement, e: &Evidence) -> rusqlite::
         e.observed_at.as_ref().map(ts),
         e.first_observed_operation_id,
         e.last_observed_operation_id,
-        e.details.as_ref().map(|d| d.to_string()),
+        e.details.as_ref().map(json_text),
         e.retired_at.as_ref().map(ts)
     ])
 }

@@ -5,7 +5,7 @@
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::rows::{event_row, ts, EVENT_COLS};
+use super::rows::{event_row, json_text, ts, EVENT_COLS};
 use super::{select_page, select_rows, sql_err, Filter, Listing, STORE};
 use crate::domain::{EventFilter, EventOutcome, Id, Page, PageRequest, StoredEvent, Timestamp};
 use crate::metrics::store_query;
@@ -28,9 +28,9 @@ pub(super) fn insert_event_row(tx: &Connection, e: &StoredEvent, keep_id: bool) 
         ts(&e.received_at),
         e.submitted_by,
         e.status,
-        e.errors.to_string(),
-        e.summary.to_string(),
-        e.body.to_string()
+        json_text(&e.errors),
+        json_text(&e.summary),
+        json_text(&e.body)
     ])?;
     Ok(tx.last_insert_rowid())
 }
@@ -57,7 +57,7 @@ pub(super) fn finish_events(tx: &Connection, outcomes: Vec<EventOutcome>) -> Sto
         tx.prepare_cached("UPDATE events SET status = ?2, errors = ?3, summary = ?4 WHERE id = ?1").map_err(sql_err)?;
     for o in outcomes {
         store_query(STORE, "finish_event");
-        stmt.execute(params![o.id, o.status, o.errors.to_string(), o.summary.to_string()]).map_err(sql_err)?;
+        stmt.execute(params![o.id, o.status, json_text(&o.errors), json_text(&o.summary)]).map_err(sql_err)?;
     }
     Ok(())
 }

@@ -7,10 +7,12 @@
 //! reports a handful. A job keeps its latest run's id and start, so "the latest run of each
 //! job" and `jobs(lastRunState:)` are a join on a key instead of a search per job.
 
+use std::sync::LazyLock;
+
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
-use super::rows::{distinct_ids, distinct_strs, parse_ts, ts};
+use super::rows::{distinct_ids, distinct_strs, json_text, parse_ts, ts};
 use super::{select_page, select_rows, sql_err, Filter, Listing, STORE};
 use crate::domain::jobs::{merge_io, merge_job, merge_run, note_run};
 use crate::domain::{
@@ -58,7 +60,7 @@ fn job_row(r: &Row) -> rusqlite::Result<Job> {
 
 /// States as stored: `[[state, at], ...]`.
 fn states_text(states: &[RunStateChange]) -> String {
-    serde_json::Value::Array(states.iter().map(|s| serde_json::json!([s.state, ts(&s.at)])).collect()).to_string()
+    json_text(&serde_json::Value::Array(states.iter().map(|s| serde_json::json!([s.state, ts(&s.at)])).collect()))
 }
 
 fn parse_states(text: &str) -> rusqlite::Result<Vec<RunStateChange>> {
@@ -136,7 +138,7 @@ enum Write {
 
 fn write_job(c: &Connection, job: &Job, how: Write) -> rusqlite::Result<Id> {
     store_query(STORE, "upsert_job");
-    let owners = serde_json::Value::from(job.owners.clone()).to_string();
+    let owners = json_text(&serde_json::Value::from(job.owners.clone()));
     let p = params![
         job.namespace,
         job.name,
@@ -263,45 +265,56 @@ fn write_run(c: &Connection, run: &Run, how: Write) -> rusqlite::Result<Id> {
 /// Rows written by one io upsert statement at most (one statement per distinct count is cached).
 const IO_ROWS_PER_STATEMENT: usize = 8;
 
-/// Upserts io rows into `table` (`run_io` or `job_io`) for `owner`: a row is written when new
-/// or when the event is later than the stored time (`merge_io`'s rule, in the statement, so no
-/// read comes first). `stored` is what the caller knows is stored already, if anything (rows
-/// as recent are not sent). One statement per event's rows: an event names a handful.
-fn write_io(
-    c: &Connection,
-    table: &str,
-    owner_col: &str,
-    owner: Id,
-    stored: &[IoEntry],
-    rows: &[IoEntry],
-) -> rusqlite::Result<()> {
+/// Which io table a row goes to.
+#[derive(Clone, Copy)]
+enum IoTable {
+    Job,
+    Run,
+}
+
+impl IoTable {
+    /// The upsert of `rows` rows (1 to `IO_ROWS_PER_STATEMENT`), built once per process: building
+    /// it per call was a tenth of recording a run.
+    fn upsert_sql(self, rows: usize) -> &'static str {
+        fn build(table: &str, owner_col: &str) -> Vec<String> {
+            (1..=IO_ROWS_PER_STATEMENT)
+                .map(|n| {
+                    let tuples: Vec<String> = (0..n)
+                        .map(|i| {
+                            let params: Vec<String> = (1..=8).map(|k| format!("?{}", i * 8 + k)).collect();
+                            format!("({})", params.join(", "))
+                        })
+                        .collect();
+                    format!(
+                        "INSERT INTO {table} ({owner_col}, {IO_COLS}) VALUES {}
+                         ON CONFLICT ({owner_col}, direction, end_key) DO UPDATE SET
+                           container_id = excluded.container_id, fqn = excluded.fqn, namespace = excluded.namespace,
+                           name = excluded.name, at = excluded.at
+                         WHERE excluded.at > {table}.at",
+                        tuples.join(", ")
+                    )
+                })
+                .collect()
+        }
+        static JOB: LazyLock<Vec<String>> = LazyLock::new(|| build("job_io", "job_id"));
+        static RUN: LazyLock<Vec<String>> = LazyLock::new(|| build("run_io", "run_id"));
+        let all = match self {
+            IoTable::Job => &*JOB,
+            IoTable::Run => &*RUN,
+        };
+        &all[rows - 1]
+    }
+}
+
+/// Upserts io rows into `table` for `owner`: a row is written when new or when the event is
+/// later than the stored time (`merge_io`'s rule, in the statement, so no read comes first).
+/// `stored` is what the caller knows is stored already, if anything (rows as recent are not
+/// sent). One statement per event's rows: an event names a handful.
+fn write_io(c: &Connection, table: IoTable, owner: Id, stored: &[IoEntry], rows: &[IoEntry]) -> rusqlite::Result<()> {
     let rows = merge_io(stored, rows);
     for chunk in rows.chunks(IO_ROWS_PER_STATEMENT) {
         store_query(STORE, "upsert_io");
-        let tuples: Vec<String> = (0..chunk.len())
-            .map(|i| {
-                let b = i * 8;
-                format!(
-                    "(?{}, ?{}, ?{}, ?{}, ?{}, ?{}, ?{}, ?{})",
-                    b + 1,
-                    b + 2,
-                    b + 3,
-                    b + 4,
-                    b + 5,
-                    b + 6,
-                    b + 7,
-                    b + 8
-                )
-            })
-            .collect();
-        let mut stmt = c.prepare_cached(&format!(
-            "INSERT INTO {table} ({owner_col}, {IO_COLS}) VALUES {}
-             ON CONFLICT ({owner_col}, direction, end_key) DO UPDATE SET
-               container_id = excluded.container_id, fqn = excluded.fqn, namespace = excluded.namespace,
-               name = excluded.name, at = excluded.at
-             WHERE excluded.at > {table}.at",
-            tuples.join(", ")
-        ))?;
+        let mut stmt = c.prepare_cached(table.upsert_sql(chunk.len()))?;
         let mut values: Vec<SqlValue> = Vec::with_capacity(chunk.len() * 8);
         for e in chunk {
             let (container, fqn) = end_columns(&e.end);
@@ -327,7 +340,7 @@ pub(super) fn record_run(c: &Connection, record: RunRecord) -> StoreResult<()> {
 
 fn record_run_tx(c: &Connection, record: &RunRecord) -> rusqlite::Result<()> {
     let (mut job, new_job, how) = merged_job(c, &record.job)?;
-    write_io(c, "job_io", "job_id", job.id, &[], &record.io)?;
+    write_io(c, IoTable::Job, job.id, &[], &record.io)?;
     let Some(upsert) = &record.run else {
         if !new_job {
             write_job(c, &job, how)?;
@@ -337,13 +350,13 @@ fn record_run_tx(c: &Connection, record: &RunRecord) -> rusqlite::Result<()> {
     // The caller's read of the run in this transaction, when it made one (the service reads it
     // for the run's earlier datasets), else our own. Should the caller's say "not stored" wrongly,
     // the insert's uniqueness check catches it and the run is read here after all.
-    let run = match fold_run(c, record, upsert, job.id, record.known_run.as_ref()) {
+    let (run, known) = match fold_run(c, record, upsert, job.id, record.known_run.as_ref()) {
         Err(rusqlite::Error::SqliteFailure(e, _))
             if e.code == rusqlite::ErrorCode::ConstraintViolation && record.known_run.is_some() =>
         {
-            fold_run(c, record, upsert, job.id, None)?
+            (fold_run(c, record, upsert, job.id, None)?, None)
         }
-        other => other?,
+        other => (other?, record.known_run.as_ref()),
     };
     let latest = (job.latest_run_id, job.latest_run_began);
     note_run(&mut job, &run);
@@ -354,16 +367,44 @@ fn record_run_tx(c: &Connection, record: &RunRecord) -> rusqlite::Result<()> {
     }
     if run.state == "COMPLETE" {
         if let Some(ended) = run.ended_at {
-            // What the run wrote, in this event or an earlier one, was last written completely now.
-            store_query(STORE, "mark_completed_writes");
-            c.prepare_cached(
-                "UPDATE job_io SET completed_run_id = ?2, completed_at = ?3
-                 WHERE job_id = ?1 AND direction = 'wrote'
-                   AND end_key IN (SELECT end_key FROM run_io WHERE run_id = ?4 AND direction = 'wrote')
-                   AND (completed_at IS NULL OR completed_at <= ?3)",
-            )?
-            .execute(params![job.id, run.id, ts(&ended), run.id])?;
+            mark_completed_writes(c, &job, &run, &ended, known.map(|k| (k, record.io.as_slice())))?;
         }
+    }
+    Ok(())
+}
+
+/// What the run wrote, in this event or an earlier one, was last written completely at `ended`.
+/// With the run's stored datasets as read in this transaction and the event's own (`known`), the
+/// rows are updated by key; without, the run's rows are looked up in the statement.
+fn mark_completed_writes(
+    c: &Connection,
+    job: &Job,
+    run: &Run,
+    ended: &Timestamp,
+    known: Option<(&KnownRun, &[IoEntry])>,
+) -> rusqlite::Result<()> {
+    let ended = ts(ended);
+    let Some((stored, event)) = known else {
+        store_query(STORE, "mark_completed_writes");
+        c.prepare_cached(
+            "UPDATE job_io SET completed_run_id = ?2, completed_at = ?3
+             WHERE job_id = ?1 AND direction = 'wrote'
+               AND end_key IN (SELECT end_key FROM run_io WHERE run_id = ?4 AND direction = 'wrote')
+               AND (completed_at IS NULL OR completed_at <= ?3)",
+        )?
+        .execute(params![job.id, run.id, ended, run.id])?;
+        return Ok(());
+    };
+    let keys: std::collections::BTreeSet<String> =
+        stored.io.iter().chain(event).filter(|e| e.direction == IoDirection::Wrote).map(|e| e.end.key()).collect();
+    for key in keys {
+        store_query(STORE, "mark_completed_write");
+        c.prepare_cached(
+            "UPDATE job_io SET completed_run_id = ?2, completed_at = ?3
+             WHERE job_id = ?1 AND direction = 'wrote' AND end_key = ?4
+               AND (completed_at IS NULL OR completed_at <= ?3)",
+        )?
+        .execute(params![job.id, run.id, ended, key])?;
     }
     Ok(())
 }
@@ -400,7 +441,7 @@ fn fold_run(
         Some(_) => Write::Update,
     };
     run.id = write_run(c, &run, how)?;
-    write_io(c, "run_io", "run_id", run.id, old_io, &record.io)?;
+    write_io(c, IoTable::Run, run.id, old_io, &record.io)?;
     Ok(run)
 }
 
@@ -470,13 +511,17 @@ pub(super) fn runs_by_run_ids(c: &Connection, run_ids: &[String]) -> rusqlite::R
 /// A run by its OpenLineage `runId` with its datasets, in one statement.
 pub(super) fn run_with_io(c: &Connection, run_id: &str) -> rusqlite::Result<KnownRun> {
     store_query(STORE, "run_with_io");
-    let prefixed =
-        |cols: &str, alias: &str| cols.split(", ").map(|c| format!("{alias}.{c}")).collect::<Vec<_>>().join(", ");
-    let mut stmt = c.prepare_cached(&format!(
-        "SELECT {}, {} FROM runs r LEFT JOIN run_io io ON io.run_id = r.id WHERE r.run_id = ?1",
-        prefixed(RUN_COLS, "r"),
-        prefixed(IO_COLS, "io")
-    ))?;
+    // Built once: every ingested run event asks it.
+    static SQL: LazyLock<String> = LazyLock::new(|| {
+        let prefixed =
+            |cols: &str, alias: &str| cols.split(", ").map(|c| format!("{alias}.{c}")).collect::<Vec<_>>().join(", ");
+        format!(
+            "SELECT {}, {} FROM runs r LEFT JOIN run_io io ON io.run_id = r.id WHERE r.run_id = ?1",
+            prefixed(RUN_COLS, "r"),
+            prefixed(IO_COLS, "io")
+        )
+    });
+    let mut stmt = c.prepare_cached(&SQL)?;
     let mut rows = stmt.query(params![run_id])?;
     let mut known = KnownRun::default();
     let width = RUN_COLS.split(", ").count();
@@ -625,7 +670,7 @@ pub(super) fn import_run(c: &Connection, run: &Run) -> rusqlite::Result<()> {
 
 pub(super) fn import_io(c: &Connection, of_job: bool, owner: Id, entry: &IoEntry) -> rusqlite::Result<()> {
     if of_job {
-        write_io(c, "job_io", "job_id", owner, &[], std::slice::from_ref(entry))?;
+        write_io(c, IoTable::Job, owner, &[], std::slice::from_ref(entry))?;
         if let Some((run, at)) = entry.completed {
             c.prepare_cached(
                 "UPDATE job_io SET completed_run_id = ?1, completed_at = ?2 WHERE job_id = ?3 AND direction = ?4 AND end_key = ?5",
@@ -634,6 +679,6 @@ pub(super) fn import_io(c: &Connection, of_job: bool, owner: Id, entry: &IoEntry
         }
         Ok(())
     } else {
-        write_io(c, "run_io", "run_id", owner, &[], std::slice::from_ref(entry))
+        write_io(c, IoTable::Run, owner, &[], std::slice::from_ref(entry))
     }
 }

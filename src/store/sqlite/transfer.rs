@@ -8,8 +8,9 @@ use super::assertions::put_metadata_tx;
 use super::edges::execute_evidence;
 use super::events::insert_event_row;
 use super::rows::{
-    container_row, datastore_row, edge_row, edge_ukey, end_cols, event_row, evidence_row, field_row, json_col,
-    metadata_row, ts, CONTAINER_COLS, DATASTORE_COLS, EDGE_COLS, EVENT_COLS, EVIDENCE_COLS, FIELD_COLS, METADATA_COLS,
+    container_row, datastore_row, edge_row, edge_ukey, end_cols, event_row, evidence_row, field_row, intervals_text,
+    json_col, metadata_row, ts, CONTAINER_COLS, DATASTORE_COLS, EDGE_COLS, EVENT_COLS, EVIDENCE_COLS, FIELD_COLS,
+    METADATA_COLS,
 };
 use super::{internal, sql_err, STORE};
 use crate::domain::container_key;
@@ -176,7 +177,7 @@ fn import_records(tx: &Connection, records: &[Record], statements: &mut ImportSt
                     e.transformations.as_ref().map(|t| t.to_string()),
                     e.last_asserted_at.as_ref().map(ts),
                     e.retired_at.as_ref().map(ts),
-                    serde_json::to_string(&e.intervals).map_err(internal)?,
+                    intervals_text(&e.intervals),
                     edge_ukey(&e.source, &e.target, &e.source_type)
                 ])
             }

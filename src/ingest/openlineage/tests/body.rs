@@ -181,6 +181,11 @@ fn nul_characters_are_refused() {
         "the body contains a NUL byte at line 1 column 9"
     );
     assert!(bad_request(parse_body(b"{}\0", &Limits::default())).starts_with("the body contains a NUL byte"));
+    // The scan skips through strings to the next quote, escape or line end, never past a NUL.
+    assert_eq!(
+        bad_request(parse_body(b"[\"a\nbcdef\", \"ghijk\0\"]", &Limits::default())),
+        "the body contains a NUL byte at line 2 column 15"
+    );
     // An escaped backslash followed by the text u0000 is not a NUL.
     let ok = parse(r#"["\\u0000", "\\\\", "\"\\"]"#).unwrap();
     assert_eq!(ok.events[0], json!("\\u0000"));
