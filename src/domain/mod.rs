@@ -6,6 +6,7 @@
 pub mod changes;
 pub mod jobs;
 pub mod rules;
+pub mod time;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};

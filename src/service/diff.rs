@@ -164,8 +164,8 @@ impl Lineage {
         if from >= to {
             return Err(Error::BadInput(format!(
                 "from must be before to, got from {} and to {}",
-                from.to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
-                to.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
+                domain::time::rfc3339_micros(&from),
+                domain::time::rfc3339_micros(&to)
             )));
         }
         Ok((from, to))

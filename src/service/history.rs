@@ -15,6 +15,7 @@
 use std::borrow::Cow;
 
 use super::Lineage;
+use crate::domain::time::rfc3339_micros;
 use crate::domain::{self, Direction, Edge, EdgeFilter, Id, Page, PageRequest, Timestamp};
 use crate::error::{Error, Result};
 use crate::store::{GraphAround, GraphScope};
@@ -59,8 +60,8 @@ impl Lineage {
         if at > now {
             return Err(Error::BadInput(format!(
                 "{argument} {} is in the future (now is {})",
-                rfc3339(at),
-                rfc3339(now)
+                rfc3339_micros(&at),
+                rfc3339_micros(&now)
             )));
         }
         // Read once: the earliest edge only changes when a store is imported, before `serve`
@@ -72,12 +73,12 @@ impl Lineage {
         match first {
             None => Err(Error::BadInput(format!(
                 "{argument} {}: nothing has been recorded yet, so there is no lineage to show as of a time",
-                rfc3339(at)
+                rfc3339_micros(&at)
             ))),
             Some(first) if at < first => Err(Error::BadInput(format!(
                 "{argument} {} is before anything was recorded (the first edge was recorded at {})",
-                rfc3339(at),
-                rfc3339(first)
+                rfc3339_micros(&at),
+                rfc3339_micros(&first)
             ))),
             Some(_) => Ok(()),
         }
@@ -141,8 +142,4 @@ impl Lineage {
         let items = live.into_iter().skip(start).take(page.size as usize).collect();
         Ok(Page { items, total, page })
     }
-}
-
-fn rfc3339(t: Timestamp) -> String {
-    t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
 }

@@ -15,7 +15,7 @@ use crate::service::marquez::{
 };
 
 fn time(t: Option<Timestamp>) -> Option<String> {
-    t.map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true))
+    t.map(|t| crate::domain::time::rfc3339_micros(&t))
 }
 
 /// Marquez's error body: `{"code": <status>, "message": "..."}`.

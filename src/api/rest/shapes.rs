@@ -6,7 +6,6 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-use chrono::SecondsFormat;
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -19,7 +18,7 @@ use crate::store::Store;
 
 /// Timestamps as GraphQL's `DateTime` writes them: RFC 3339, UTC, microseconds, `Z`.
 pub fn ts(t: Timestamp) -> String {
-    t.to_rfc3339_opts(SecondsFormat::Micros, true)
+    crate::domain::time::rfc3339_micros(&t)
 }
 
 fn ots(t: Option<Timestamp>) -> Option<String> {

@@ -15,7 +15,7 @@ impl async_graphql::ScalarType for DateTime {
         }
     }
     fn to_value(&self) -> async_graphql::Value {
-        async_graphql::Value::String(self.0.to_rfc3339_opts(chrono::SecondsFormat::Micros, true))
+        async_graphql::Value::String(crate::domain::time::rfc3339_micros(&self.0))
     }
 }
 

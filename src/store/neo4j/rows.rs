@@ -10,7 +10,7 @@
 //!   property cannot hold a map or a list containing null;
 //! - an absent optional value is an absent property (Neo4j stores no nulls).
 
-use chrono::{DateTime, SecondsFormat, SubsecRound, Utc};
+use chrono::SubsecRound;
 use neo4rs::{BoltMap, BoltString, BoltType};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -45,7 +45,7 @@ pub(super) fn micros(t: Timestamp) -> Timestamp {
 /// RFC 3339 in UTC with exactly six fractional digits (finer precision is truncated, as by
 /// `micros`).
 pub(super) fn ts(t: &Timestamp) -> String {
-    t.to_rfc3339_opts(SecondsFormat::Micros, true)
+    crate::domain::time::rfc3339_micros(t)
 }
 
 pub(super) fn opt_ts(t: Option<&Timestamp>) -> BoltType {
@@ -53,8 +53,7 @@ pub(super) fn opt_ts(t: Option<&Timestamp>) -> BoltType {
 }
 
 fn parse_ts(text: &str) -> StoreResult<Timestamp> {
-    DateTime::parse_from_rfc3339(text)
-        .map(|t| t.with_timezone(&Utc))
+    crate::domain::time::parse_rfc3339(text)
         .map_err(|e| StoreError::Internal(format!("bad timestamp {text:?} in neo4j: {e}")))
 }
 
@@ -556,7 +555,7 @@ impl Decode for EventProps {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::TimeZone;
+    use chrono::{TimeZone, Utc};
 
     #[test]
     fn timestamps_keep_microseconds() {
