@@ -22,6 +22,7 @@ both_stores!(
     a_short_name_resolves_to_the_full_one_first_seen_in_the_same_event,
     sql_names_its_job_when_asked,
     query_log_rows_with_a_user_are_runs_of_their_job,
+    one_request_records_what_one_event_per_request_does,
 );
 
 const NS: &str = "postgres://wh:5432";
@@ -762,4 +763,79 @@ async fn query_log_rows_with_a_user_are_runs_of_their_job(app: TestApp) {
     assert_eq!(app.ok("{ jobs { total } }", json!({})).await["jobs"]["total"], 2, "no job invented");
     let (code, _) = app.err(RUN, json!({"r": "wh:q-9"})).await;
     assert_eq!(code, "NOT_FOUND");
+}
+
+/// The embedded store keeps a request's job and run updates until its commit (a run's START
+/// and COMPLETE in one request write its rows once): the same events sent all in one request
+/// and one per request give the same jobs, runs, datasets, times and last writes.
+async fn one_request_records_what_one_event_per_request_does(app: TestApp) {
+    let ids = app.tables("wh", NS, &["p1_a", "p1_b", "p1_c", "p2_a", "p2_b", "p2_c"]).await;
+    let events = |p: &str, base: u32| -> Vec<Value> {
+        let d = |n: &str| ds(&format!("{p}_{n}"));
+        let (r1, r2, r3) = (uuid(base + 1), uuid(base + 2), uuid(base + 3));
+        let job = format!("{p}_job");
+        vec![
+            // DataSourceV2: inputs on START, outputs on COMPLETE.
+            event("START", &at(0), &r1, &job, vec![d("a")], vec![]),
+            event("COMPLETE", &at(30), &r1, &job, vec![], vec![d("b")]),
+            // Every event names its datasets; a RUNNING between; a late START after its COMPLETE.
+            event("COMPLETE", &at(100), &r2, &job, vec![d("a")], vec![d("b"), d("c")]),
+            event("START", &at(40), &r2, &job, vec![d("a")], vec![d("b")]),
+            event("RUNNING", &at(70), &r2, &job, vec![d("a")], vec![d("b")]),
+            // The latest run fails: b and c were last completely written by r2.
+            event("START", &at(200), &r3, &job, vec![d("a")], vec![d("b")]),
+            event("FAIL", &at(260), &r3, &job, vec![], vec![]),
+        ]
+    };
+    for e in events("p1", 100) {
+        app.ingest(e).await;
+    }
+    app.ingest(Value::Array(events("p2", 200))).await;
+
+    const JOB: &str = "query($n: String!) { job(namespace: \"etl\", name: $n) {
+        inputs { name at } outputs { name at } firstSeenAt lastSeenAt latestRun { runId state }
+        runs { total items { runId state states { state at } startedAt endedAt durationMs
+          inputs { name at } outputs { name at } } } } }";
+    // The second producer's answer with its names and run ids made the first's.
+    let answer = |p: &str| {
+        let app = &app;
+        let p = p.to_string();
+        async move {
+            let j = app.ok(JOB, json!({"n": format!("{p}_job")})).await;
+            let text = j.to_string().replace(&format!("{p}_"), "P_");
+            let text = if p == "p2" {
+                text.replace("000000000201", "000000000101")
+                    .replace("000000000202", "000000000102")
+                    .replace("000000000203", "000000000103")
+            } else {
+                text
+            };
+            serde_json::from_str::<Value>(&text).unwrap()
+        }
+    };
+    let (one_by_one, batched) = (answer("p1").await, answer("p2").await);
+    assert_eq!(batched, one_by_one, "batched:\n{batched:#}\none by one:\n{one_by_one:#}");
+    assert_eq!(one_by_one["job"]["runs"]["total"], 3);
+    assert_eq!(one_by_one["job"]["latestRun"]["state"], "FAIL");
+    let outs = &one_by_one["job"]["outputs"];
+    assert_eq!(names(outs), set(&["db.public.P_b", "db.public.P_c"]));
+
+    for (b, c, r2) in [(ids[1], ids[2], uuid(102)), (ids[4], ids[5], uuid(202))] {
+        let w = app
+            .ok(
+                "query($b: Int!, $c: Int!) { b: container(id: $b) { lastWrite { at run { runId } } health { state } }
+                   c: container(id: $c) { lastWrite { at run { runId } } } }",
+                json!({"b": b, "c": c}),
+            )
+            .await;
+        for x in ["b", "c"] {
+            assert_eq!(w[x]["lastWrite"]["run"]["runId"], json!(r2), "{w:#}");
+            assert_eq!(
+                chrono::DateTime::parse_from_rfc3339(w[x]["lastWrite"]["at"].as_str().unwrap()).unwrap(),
+                chrono::DateTime::parse_from_rfc3339(&at(100)).unwrap(),
+                "{w:#}"
+            );
+        }
+        assert_eq!(w["b"]["health"]["state"], "FAILED", "{w:#}");
+    }
 }

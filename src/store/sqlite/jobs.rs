@@ -7,6 +7,7 @@
 //! reports a handful. A job keeps its latest run's id and start, so "the latest run of each
 //! job" and `jobs(lastRunState:)` are a join on a key instead of a search per job.
 
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::LazyLock;
 
 use rusqlite::types::Value as SqlValue;
@@ -189,14 +190,14 @@ fn write_job(c: &Connection, job: &Job, how: Write) -> rusqlite::Result<Id> {
 /// missing), and how the caller is to write it: a new job is inserted here (its id is needed)
 /// and is then `Update`d; an existing one is written once by the caller, after its latest run
 /// is noted (`UpdateKeys` when its parent moved).
-fn merged_job(c: &Connection, upsert: &JobUpsert) -> rusqlite::Result<(Job, bool, Write)> {
-    let related = |name: &Option<JobName>| -> rusqlite::Result<Option<Id>> {
+fn merged_job(c: &Connection, buffer: &mut JobsBuffer, upsert: &JobUpsert) -> rusqlite::Result<(Job, bool, Write)> {
+    let mut related = |name: &Option<JobName>| -> rusqlite::Result<Option<Id>> {
         match name {
-            Some(n) if *n != upsert.name => match job_by_name_tx(c, n)? {
+            Some(n) if *n != upsert.name => match buffer.job_by_name(c, n)? {
                 Some(j) => Ok(Some(j.id)),
                 None => {
                     let job = merge_job(None, &JobUpsert::named(n.clone(), upsert.seen_at), 0, None, None);
-                    Ok(Some(write_job(c, &job, Write::Insert)?))
+                    Ok(Some(buffer.insert_job(c, job)?.id))
                 }
             },
             _ => Ok(None),
@@ -204,15 +205,12 @@ fn merged_job(c: &Connection, upsert: &JobUpsert) -> rusqlite::Result<(Job, bool
     };
     let parent = related(&upsert.parent)?;
     let root = related(&upsert.root)?;
-    let old = job_by_name_tx(c, &upsert.name)?;
-    let mut job = merge_job(old.as_ref(), upsert, 0, parent, root);
-    let how = match &old {
-        None => {
-            job.id = write_job(c, &job, Write::Insert)?;
-            Write::Update
-        }
-        Some(o) if o.parent_id != job.parent_id => Write::UpdateKeys,
-        Some(_) => Write::Update,
+    let old = buffer.job_by_name(c, &upsert.name)?;
+    let job = merge_job(old.as_ref(), upsert, 0, parent, root);
+    let (job, how) = match &old {
+        None => (buffer.insert_job(c, job)?, Write::Update),
+        Some(o) if o.parent_id != job.parent_id => (job, Write::UpdateKeys),
+        Some(_) => (job, Write::Update),
     };
     Ok((job, old.is_none(), how))
 }
@@ -266,7 +264,7 @@ fn write_run(c: &Connection, run: &Run, how: Write) -> rusqlite::Result<Id> {
 const IO_ROWS_PER_STATEMENT: usize = 8;
 
 /// Which io table a row goes to.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum IoTable {
     Job,
     Run,
@@ -306,12 +304,10 @@ impl IoTable {
     }
 }
 
-/// Upserts io rows into `table` for `owner`: a row is written when new or when the event is
-/// later than the stored time (`merge_io`'s rule, in the statement, so no read comes first).
-/// `stored` is what the caller knows is stored already, if anything (rows as recent are not
-/// sent). One statement per event's rows: an event names a handful.
-fn write_io(c: &Connection, table: IoTable, owner: Id, stored: &[IoEntry], rows: &[IoEntry]) -> rusqlite::Result<()> {
-    let rows = merge_io(stored, rows);
+/// Upserts io rows into `table` for `owner`: a row is written when new or when it is later than
+/// the stored one (`merge_io`'s rule, in the statement, so no read comes first). One statement
+/// per `IO_ROWS_PER_STATEMENT` rows.
+fn upsert_io(c: &Connection, table: IoTable, owner: Id, rows: &[IoEntry]) -> rusqlite::Result<()> {
     for chunk in rows.chunks(IO_ROWS_PER_STATEMENT) {
         store_query(STORE, "upsert_io");
         let mut stmt = c.prepare_cached(table.upsert_sql(chunk.len()))?;
@@ -334,48 +330,166 @@ fn write_io(c: &Connection, table: IoTable, owner: Id, stored: &[IoEntry], rows:
     Ok(())
 }
 
-pub(super) fn record_run(c: &Connection, record: RunRecord) -> StoreResult<()> {
-    record_run_tx(c, &record).map_err(sql_err)
+/// Job and run updates of a store session, written once when it commits (or before a read of
+/// their tables): a run's START and COMPLETE in one request write its row, its datasets and its
+/// job once instead of twice, and the second event reads them from here. A new job or run is
+/// inserted at once (its id is needed). Outside a session a call gets its own, flushed at its end.
+/// Everything here is the stored row with the session's events merged in, and `write` says
+/// whether that is still to be written.
+#[derive(Default)]
+pub(super) struct JobsBuffer {
+    // Boxed: a table of wide entries grown a few times per request cost a third of recording
+    // its runs in fresh pages (rehashing moves pointers instead).
+    jobs: HashMap<JobName, Box<(Job, Option<Write>)>>,
+    runs: HashMap<String, Box<BufferedRun>>,
+    /// Runs read and not stored, until they are inserted: their second event reads nothing.
+    absent: HashSet<String>,
+    /// Dataset rows to upsert, the latest of each key.
+    io: BTreeMap<(IoTable, Id, IoDirection, String), IoEntry>,
+    /// Completed writes to mark after the rows exist: (job, run, ended, keys written).
+    marks: Vec<(Id, Id, Timestamp, BTreeSet<String>)>,
 }
 
-fn record_run_tx(c: &Connection, record: &RunRecord) -> rusqlite::Result<()> {
-    let (mut job, new_job, how) = merged_job(c, &record.job)?;
-    write_io(c, IoTable::Job, job.id, &[], &record.io)?;
+struct BufferedRun {
+    run: Run,
+    io: Vec<IoEntry>,
+    write: Option<Write>,
+}
+
+/// Two pending writes of one row as one: the keys are named when either moved them.
+fn combined(pending: Option<Write>, how: Write) -> Option<Write> {
+    match (pending, how) {
+        (_, Write::Insert) => pending,
+        (Some(Write::UpdateKeys), _) | (_, Write::UpdateKeys) => Some(Write::UpdateKeys),
+        _ => Some(Write::Update),
+    }
+}
+
+impl JobsBuffer {
+    fn job_by_name(&mut self, c: &Connection, name: &JobName) -> rusqlite::Result<Option<Job>> {
+        if let Some(entry) = self.jobs.get(name) {
+            return Ok(Some(entry.0.clone()));
+        }
+        let job = job_by_name_tx(c, name)?;
+        if let Some(j) = &job {
+            self.jobs.insert(name.clone(), Box::new((j.clone(), None)));
+        }
+        Ok(job)
+    }
+
+    /// Inserts a new job now (its id is needed) and keeps it.
+    fn insert_job(&mut self, c: &Connection, mut job: Job) -> rusqlite::Result<Job> {
+        job.id = write_job(c, &job, Write::Insert)?;
+        self.jobs.insert(
+            JobName { namespace: job.namespace.clone(), name: job.name.clone() },
+            Box::new((job.clone(), None)),
+        );
+        Ok(job)
+    }
+
+    fn put_job(&mut self, job: Job, how: Write) {
+        let name = JobName { namespace: job.namespace.clone(), name: job.name.clone() };
+        let pending = self.jobs.get(&name).and_then(|j| j.1);
+        self.jobs.insert(name, Box::new((job, combined(pending, how))));
+    }
+
+    /// A run by its OpenLineage id with its datasets, from here or (then kept) from the store.
+    pub(super) fn known_run(&mut self, c: &Connection, run_id: &str) -> rusqlite::Result<KnownRun> {
+        if let Some(r) = self.runs.get(run_id) {
+            return Ok(KnownRun { run: Some(r.run.clone()), io: r.io.clone() });
+        }
+        if self.absent.contains(run_id) {
+            return Ok(KnownRun::default());
+        }
+        let known = run_with_io(c, run_id)?;
+        match &known.run {
+            Some(run) => {
+                let entry = BufferedRun { run: run.clone(), io: known.io.clone(), write: None };
+                self.runs.insert(run_id.to_string(), Box::new(entry));
+            }
+            None => {
+                self.absent.insert(run_id.to_string());
+            }
+        }
+        Ok(known)
+    }
+
+    /// Dataset rows to upsert for `owner`, each kept when later than what is queued for its key.
+    fn queue_io(&mut self, table: IoTable, owner: Id, rows: &[IoEntry]) {
+        for e in rows {
+            match self.io.entry((table, owner, e.direction, e.end.key())) {
+                std::collections::btree_map::Entry::Occupied(mut o) => {
+                    if e.at > o.get().at {
+                        o.insert(e.clone());
+                    }
+                }
+                std::collections::btree_map::Entry::Vacant(v) => {
+                    v.insert(e.clone());
+                }
+            }
+        }
+    }
+
+    /// Writes what is pending: each job and run row once, the dataset rows, then the marks.
+    pub(super) fn flush(&mut self, c: &Connection) -> rusqlite::Result<()> {
+        for entry in self.jobs.values_mut() {
+            if let Some(how) = entry.1.take() {
+                write_job(c, &entry.0, how)?;
+            }
+        }
+        for r in self.runs.values_mut() {
+            if let Some(how) = r.write.take() {
+                write_run(c, &r.run, how)?;
+            }
+        }
+        let io = std::mem::take(&mut self.io);
+        let mut rows: Vec<IoEntry> = Vec::new();
+        let mut owner: Option<(IoTable, Id)> = None;
+        for ((table, id, _, _), e) in io {
+            if owner.is_some_and(|o| o != (table, id)) {
+                if let Some((t, o)) = owner {
+                    upsert_io(c, t, o, &rows)?;
+                }
+                rows.clear();
+            }
+            owner = Some((table, id));
+            rows.push(e);
+        }
+        if let Some((t, o)) = owner {
+            upsert_io(c, t, o, &rows)?;
+        }
+        for (job, run, ended, keys) in std::mem::take(&mut self.marks) {
+            mark_completed_writes(c, job, run, &ended, Some(keys))?;
+        }
+        Ok(())
+    }
+}
+
+pub(super) fn record_run(c: &Connection, buffer: &mut JobsBuffer, record: &RunRecord) -> StoreResult<()> {
+    record_run_tx(c, buffer, record).map_err(sql_err)
+}
+
+fn record_run_tx(c: &Connection, buffer: &mut JobsBuffer, record: &RunRecord) -> rusqlite::Result<()> {
+    let (mut job, new_job, how) = merged_job(c, buffer, &record.job)?;
+    buffer.queue_io(IoTable::Job, job.id, &record.io);
     let Some(upsert) = &record.run else {
         if !new_job {
-            write_job(c, &job, how)?;
+            buffer.put_job(job, how);
         }
         return Ok(());
     };
-    // The caller's read of the run in this transaction, when it made one (the service reads it
-    // for the run's earlier datasets), else our own. Should the caller's say "not stored" wrongly,
-    // the insert's uniqueness check catches it and the run is read here after all.
-    let (run, known) = match fold_run(c, record, upsert, job.id, record.known_run.as_ref()) {
-        Err(rusqlite::Error::SqliteFailure(e, _))
-            if e.code == rusqlite::ErrorCode::ConstraintViolation && record.known_run.is_some() =>
-        {
-            (fold_run(c, record, upsert, job.id, None)?, None)
-        }
-        other => (other?, record.known_run.as_ref()),
-    };
+    let run = fold_run(c, buffer, record, upsert, job.id)?;
     let latest = (job.latest_run_id, job.latest_run_began);
-    note_run(&mut job, &run);
+    note_run(&mut job, &run.run);
     // One write of the job per event: its merge and its latest run together (a new job was
     // inserted before its run, and is written again only when the run is its latest).
     if !new_job || (job.latest_run_id, job.latest_run_began) != latest {
-        write_job(c, &job, how)?;
+        buffer.put_job(job.clone(), how);
     }
-    if run.state == "COMPLETE" {
-        if let Some(ended) = run.ended_at {
-            // The run's datasets as read in this transaction and the event's own, when read.
-            let written = known.map(|k| {
-                k.io.iter()
-                    .chain(&record.io)
-                    .filter(|e| e.direction == IoDirection::Wrote)
-                    .map(|e| e.end.key())
-                    .collect()
-            });
-            mark_completed_writes(c, &job, &run, &ended, written)?;
+    if run.run.state == "COMPLETE" {
+        if let Some(ended) = run.run.ended_at {
+            let written = run.io.iter().filter(|e| e.direction == IoDirection::Wrote).map(|e| e.end.key()).collect();
+            buffer.marks.push((job.id, run.run.id, ended, written));
         }
     }
     Ok(())
@@ -386,10 +500,10 @@ fn record_run_tx(c: &Connection, record: &RunRecord) -> rusqlite::Result<()> {
 /// run's rows are looked up in the statement.
 fn mark_completed_writes(
     c: &Connection,
-    job: &Job,
-    run: &Run,
+    job_id: Id,
+    run_id: Id,
     ended: &Timestamp,
-    written: Option<std::collections::BTreeSet<String>>,
+    written: Option<BTreeSet<String>>,
 ) -> rusqlite::Result<()> {
     let ended = ts(ended);
     let Some(keys) = written else {
@@ -400,7 +514,7 @@ fn mark_completed_writes(
                AND end_key IN (SELECT end_key FROM run_io WHERE run_id = ?4 AND direction = 'wrote')
                AND (completed_at IS NULL OR completed_at <= ?3)",
         )?
-        .execute(params![job.id, run.id, ended, run.id])?;
+        .execute(params![job_id, run_id, ended, run_id])?;
         return Ok(());
     };
     for key in keys {
@@ -410,31 +524,22 @@ fn mark_completed_writes(
              WHERE job_id = ?1 AND direction = 'wrote' AND end_key = ?4
                AND (completed_at IS NULL OR completed_at <= ?3)",
         )?
-        .execute(params![job.id, run.id, ended, key])?;
+        .execute(params![job_id, run_id, ended, key])?;
     }
     Ok(())
 }
 
-/// The run after the event, written with its datasets; `known` is the stored run as the caller
-/// read it, if it did.
+/// The run after the event with all its datasets, kept in `buffer` (a new run inserted now).
 fn fold_run(
     c: &Connection,
+    buffer: &mut JobsBuffer,
     record: &RunRecord,
     upsert: &RunUpsert,
     job_id: Id,
-    known: Option<&KnownRun>,
-) -> rusqlite::Result<Run> {
-    let (old, old_io) = match known {
-        Some(known) => (known.run.clone(), known.io.as_slice()),
-        None => {
-            store_query(STORE, "run_by_run_id");
-            let old = c
-                .prepare_cached(&format!("SELECT {RUN_COLS} FROM runs WHERE run_id = ?1"))?
-                .query_row(params![upsert.run_id], run_row)
-                .optional()?;
-            (old, &[][..])
-        }
-    };
+) -> rusqlite::Result<BufferedRun> {
+    let known = buffer.known_run(c, &upsert.run_id)?;
+    let pending = buffer.runs.get(&upsert.run_id).and_then(|r| r.write);
+    let old = known.run;
     let mut run = merge_run(old.as_ref(), upsert, 0, job_id);
     let how = match &old {
         None => Write::Insert,
@@ -446,9 +551,22 @@ fn fold_run(
         }
         Some(_) => Write::Update,
     };
-    run.id = write_run(c, &run, how)?;
-    write_io(c, IoTable::Run, run.id, old_io, &record.io)?;
-    Ok(run)
+    if how == Write::Insert {
+        run.id = write_run(c, &run, how)?;
+        buffer.absent.remove(&upsert.run_id);
+    }
+    let changed = merge_io(&known.io, &record.io);
+    buffer.queue_io(IoTable::Run, run.id, &changed);
+    let mut io = known.io;
+    for e in changed {
+        match io.iter_mut().find(|k| k.direction == e.direction && k.end == e.end) {
+            Some(k) => *k = e,
+            None => io.push(e),
+        }
+    }
+    let entry = BufferedRun { run: run.clone(), io: io.clone(), write: combined(pending, how) };
+    buffer.runs.insert(upsert.run_id.clone(), Box::new(entry));
+    Ok(BufferedRun { run, io, write: None })
 }
 
 pub(super) fn jobs_by_ids(c: &Connection, ids: &[Id]) -> rusqlite::Result<Vec<Job>> {
@@ -676,7 +794,7 @@ pub(super) fn import_run(c: &Connection, run: &Run) -> rusqlite::Result<()> {
 
 pub(super) fn import_io(c: &Connection, of_job: bool, owner: Id, entry: &IoEntry) -> rusqlite::Result<()> {
     if of_job {
-        write_io(c, IoTable::Job, owner, &[], std::slice::from_ref(entry))?;
+        upsert_io(c, IoTable::Job, owner, std::slice::from_ref(entry))?;
         if let Some((run, at)) = entry.completed {
             c.prepare_cached(
                 "UPDATE job_io SET completed_run_id = ?1, completed_at = ?2 WHERE job_id = ?3 AND direction = ?4 AND end_key = ?5",
@@ -685,6 +803,6 @@ pub(super) fn import_io(c: &Connection, of_job: bool, owner: Id, entry: &IoEntry
         }
         Ok(())
     } else {
-        write_io(c, IoTable::Run, owner, &[], std::slice::from_ref(entry))
+        upsert_io(c, IoTable::Run, owner, std::slice::from_ref(entry))
     }
 }

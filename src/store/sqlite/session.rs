@@ -104,6 +104,8 @@ pub(super) struct Session {
     /// calls refused after it are `Unavailable` too, and the request is worth sending again;
     /// otherwise (a bug) they are `Internal`, as the first failure was.
     pub(super) poisoned_by_store: std::sync::atomic::AtomicBool,
+    /// Its job and run updates not written yet; written before the commit.
+    jobs: Mutex<super::jobs::JobsBuffer>,
 }
 
 fn session_ended() -> StoreError {
@@ -121,6 +123,7 @@ impl Session {
             gate: Mutex::new(Some(gate)),
             poisoned: Default::default(),
             poisoned_by_store: Default::default(),
+            jobs: Default::default(),
         };
         session.run(|c| {
             store_query(STORE, "begin");
@@ -153,8 +156,20 @@ impl Session {
         self.poisoned.store(true, Ordering::Relaxed);
     }
 
+    /// `f` on the session's buffered job and run updates.
+    pub(super) fn with_jobs<T>(
+        &self,
+        f: impl FnOnce(&mut super::jobs::JobsBuffer) -> StoreResult<T>,
+    ) -> StoreResult<T> {
+        f(&mut self.jobs.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
     pub(super) fn commit(&self) -> StoreResult<()> {
         self.run(|c| {
+            if let Err(e) = self.with_jobs(|buffer| buffer.flush(c).map_err(super::sql_err)) {
+                self.poison(&e);
+                return Err(e);
+            }
             store_query(STORE, "commit");
             c.execute_batch("COMMIT").map_err(internal)
         })?;
