@@ -2119,7 +2119,6 @@ fn run_event(job: &str, run_id: &str, state: &str, at: i64, io: Vec<IoEntry>) ->
         io,
         event_id: 1,
         evidence_key: run_key(job),
-        known_run: None,
     }
 }
 

@@ -230,9 +230,6 @@ pub struct RunRecord {
     /// The OpenLineage evidence key the event's edges are asserted under, so a store can tie the
     /// evidence to the run or job.
     pub evidence_key: String,
-    /// The run as the caller read it earlier in the event's transaction, so a store that trusts
-    /// it need not read it again (`None`: not read).
-    pub known_run: Option<KnownRun>,
 }
 
 /// A run and its datasets as stored before an event (`run` is `None` when it is not stored).

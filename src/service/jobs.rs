@@ -508,7 +508,6 @@ impl Lineage {
             io,
             event_id: 0,
             evidence_key: String::new(),
-            known_run: None,
         })
     }
 

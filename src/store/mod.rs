@@ -548,7 +548,7 @@ store_trait! {
             Err(not_supported(self.kind()))
         }
         /// A run by its OpenLineage `runId` with the datasets it read and wrote, as one read
-        /// (what `record_run` would read, handed back to it in `RunRecord::known_run`).
+        /// (in the embedded store's session, as the session's own updates left it).
         async fn run_with_io(&self, run_id: &str) -> StoreResult<crate::domain::KnownRun> {
             let Some(run) = self.runs_by_run_ids(&[run_id.to_string()]).await?.into_iter().next() else {
                 return Ok(crate::domain::KnownRun::default());

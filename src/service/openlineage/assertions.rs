@@ -81,8 +81,7 @@ impl Lineage {
             self.prior_datasets(event),
         );
         prefetched?;
-        let (states, prior, mut prior_datasets) = (states?, prior?, prior_datasets?);
-        let known_run = prior_datasets.known.take();
+        let (states, prior, prior_datasets) = (states?, prior?, prior_datasets?);
         let mut unresolved = BTreeSet::new();
         let mut batch = AssertionBatch::default();
 
@@ -199,7 +198,7 @@ impl Lineage {
                 });
             if failed {
                 if let Some(key) = &key {
-                    self.record_job_and_run(event, event_id, key, None, known_run).await?;
+                    self.record_job_and_run(event, event_id, key, None).await?;
                 }
                 return Ok(Applied::new(AssertionSummary::default(), 0, unresolved, resolver).late_start());
             }
@@ -275,7 +274,7 @@ impl Lineage {
         let metadata = batch.metadata.len() as i64;
         let sum = self.store.apply_assertions(batch, crate::domain::now()).await?;
         if let Some(key) = &key {
-            self.record_job_and_run(event, event_id, key, Some(resolver), known_run).await?;
+            self.record_job_and_run(event, event_id, key, Some(resolver)).await?;
         }
         self.register_tags(new_tags).await?;
         Ok(Applied::new(sum, metadata, unresolved, resolver))

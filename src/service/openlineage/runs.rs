@@ -8,7 +8,7 @@ use std::collections::{BTreeSet, HashSet};
 
 use super::resolve::Resolver;
 use super::{state_name, Unresolved};
-use crate::domain::{End, Id, IoDirection, IoEntry, JobName, JobUpsert, KnownRun, RunRecord, RunUpsert};
+use crate::domain::{End, Id, IoDirection, IoEntry, JobName, JobUpsert, RunRecord, RunUpsert};
 use crate::error::Result;
 use crate::ingest::openlineage::{self as ol, Event, EventKind, RunState};
 use crate::service::Lineage;
@@ -19,8 +19,6 @@ use crate::service::Lineage;
 pub(super) struct PriorDatasets {
     pub(super) inputs: Vec<ol::Dataset>,
     pub(super) outputs: Vec<ol::Dataset>,
-    /// The run as read for them, handed on to `record_run` so it is read once per event.
-    pub(super) known: Option<KnownRun>,
 }
 
 impl Lineage {
@@ -42,7 +40,7 @@ impl Lineage {
         };
         let (mut seen_in, mut seen_out) = (named(&event.inputs), named(&event.outputs));
         let mut out = PriorDatasets::default();
-        for e in known.io.iter().cloned() {
+        for e in known.io {
             let (seen, list) = match e.direction {
                 IoDirection::Read => (&mut seen_in, &mut out.inputs),
                 IoDirection::Wrote => (&mut seen_out, &mut out.outputs),
@@ -51,7 +49,6 @@ impl Lineage {
                 list.push(ol::Dataset { namespace: e.namespace, name: e.name, ..Default::default() });
             }
         }
-        out.known = Some(known);
         Ok(out)
     }
 
@@ -63,7 +60,6 @@ impl Lineage {
         event_id: Id,
         evidence_key: &str,
         resolver: Option<&mut Resolver<'_>>,
-        known_run: Option<KnownRun>,
     ) -> Result<()> {
         let Some(job) = &event.job else { return Ok(()) };
         let mut io = Vec::new();
@@ -79,9 +75,7 @@ impl Lineage {
                 }
             }
         }
-        let mut record = run_record(event, job, event_id, evidence_key, io);
-        record.known_run = known_run;
-        self.store.record_run(record).await?;
+        self.store.record_run(run_record(event, job, event_id, evidence_key, io)).await?;
         Ok(())
     }
 }
@@ -184,5 +178,5 @@ fn run_record(event: &Event, job: &ol::JobRef, event_id: Id, evidence_key: &str,
         }),
         _ => None,
     };
-    RunRecord { job, run, io, event_id, evidence_key: evidence_key.to_string(), known_run: None }
+    RunRecord { job, run, io, event_id, evidence_key: evidence_key.to_string() }
 }
