@@ -140,6 +140,16 @@ impl SqliteStore {
         disk::remember_data_dir(dir);
         let path = dir.join("tributary.db");
         let mut writer = open_connection(&path)?;
+        // Files that cannot be written can still open (SQLite falls back to reading them, and a
+        // WAL left by a process that ended without closing it reads through its `-shm`), and
+        // every write would fail later: refuse such a store here, as an unwritable directory is.
+        if writer.is_readonly(rusqlite::MAIN_DB).map_err(internal)? {
+            tracing::error!(store = STORE, data_dir = %dir.display(), "the embedded store's file cannot be written");
+            return Err(StoreError::Unavailable(format!(
+                "the store file {} can only be read (a read-only file system or file); make it writable",
+                path.display()
+            )));
+        }
         // Only the writer keeps a large page cache: its own commits do not empty it, whereas a
         // reader's is dropped after every write, and dropping a large cache costs in proportion.
         writer.pragma_update(None, "cache_size", -32_768).map_err(internal)?;

@@ -389,7 +389,8 @@ async fn a_data_dir_turned_read_only_answers_503_and_the_store_stays_whole() {
 }
 
 /// A data directory that is read-only at start stops `serve` with `cannot open the store`
-/// (README, "Operations"), whether it holds a store already or is still empty.
+/// (README, "Operations"), whether it holds a store already (closed, or left with its WAL by a
+/// `kill -9`: SQLite would read that one through its `-shm` and serve it) or is still empty.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_data_dir_read_only_at_start_stops_serve() {
     let _one = SERIAL.lock().await;
@@ -406,9 +407,13 @@ async fn a_data_dir_read_only_at_start_stops_serve() {
     let mut serve = Serve::start(&StoreAt::Embedded(data.clone()), &log, &[]).await;
     serve.terminate();
     assert!(serve.exited_within(Duration::from_secs(30)).await.is_some_and(|s| s.success()), "{}", serve.log_text());
+    let killed = disk.dir.join("killed");
+    let mut serve = Serve::start(&StoreAt::Embedded(killed.clone()), &log, &[]).await;
+    serve.kill9();
+    assert!(killed.join("tributary.db-wal").exists(), "a killed serve leaves its WAL");
     disk.remount_read_only().unwrap_or_else(|e| disk::cannot(NAME, &e));
     assert!(disk.is_read_only());
-    for dir in [&data, &empty] {
+    for dir in [&data, &killed, &empty] {
         let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_tributary"))
             .args(["serve", "--auth", "off", "--listen", "127.0.0.1:0", "--neo4j-uri", ""])
             .arg("--data-dir")
