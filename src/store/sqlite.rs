@@ -259,13 +259,7 @@ impl SqliteStore {
         F: FnOnce(&Connection) -> StoreResult<T> + Send + 'static,
     {
         match &self.session {
-            Some(s) => s.run(move |c| {
-                let out = f(c);
-                if let Err(e) = &out {
-                    s.poison(e);
-                }
-                out
-            }),
+            Some(s) => s.run_unguarded(f),
             None => self.write(f).await,
         }
     }
@@ -640,13 +634,7 @@ impl Store for SqliteStore {
             // Unguarded, as `write_unguarded`: a run's record fails only on the store's own
             // errors, and a savepoint cost a tenth of recording it. Its writes wait in the
             // session's buffer (see `jobs::JobsBuffer`).
-            Some(s) => s.run(|c| {
-                let out = s.with_jobs(|buffer| jobs::record_run(c, buffer, &record));
-                if let Err(e) = &out {
-                    s.poison(e);
-                }
-                out
-            }),
+            Some(s) => s.run_unguarded(|c| s.with_jobs(|buffer| jobs::record_run(c, buffer, &record))),
             None => {
                 self.write(move |tx| {
                     let mut buffer = jobs::JobsBuffer::default();

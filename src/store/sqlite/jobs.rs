@@ -459,7 +459,7 @@ impl JobsBuffer {
             upsert_io(c, t, o, &rows)?;
         }
         for (job, run, ended, keys) in std::mem::take(&mut self.marks) {
-            mark_completed_writes(c, job, run, &ended, Some(keys))?;
+            mark_completed_writes(c, job, run, &ended, &keys)?;
         }
         Ok(())
     }
@@ -495,28 +495,16 @@ fn record_run_tx(c: &Connection, buffer: &mut JobsBuffer, record: &RunRecord) ->
     Ok(())
 }
 
-/// What the run wrote, in this event or an earlier one, was last written completely at `ended`.
-/// Given the keys it wrote, the rows are updated by key (an eighth of the cost); without, the
-/// run's rows are looked up in the statement.
+/// What the run wrote, in this event or an earlier one (`keys`), was last written completely at
+/// `ended`: the rows are updated by key.
 fn mark_completed_writes(
     c: &Connection,
     job_id: Id,
     run_id: Id,
     ended: &Timestamp,
-    written: Option<BTreeSet<String>>,
+    keys: &BTreeSet<String>,
 ) -> rusqlite::Result<()> {
     let ended = ts(ended);
-    let Some(keys) = written else {
-        store_query(STORE, "mark_completed_writes");
-        c.prepare_cached(
-            "UPDATE job_io SET completed_run_id = ?2, completed_at = ?3
-             WHERE job_id = ?1 AND direction = 'wrote'
-               AND end_key IN (SELECT end_key FROM run_io WHERE run_id = ?4 AND direction = 'wrote')
-               AND (completed_at IS NULL OR completed_at <= ?3)",
-        )?
-        .execute(params![job_id, run_id, ended, run_id])?;
-        return Ok(());
-    };
     for key in keys {
         store_query(STORE, "mark_completed_write");
         c.prepare_cached(

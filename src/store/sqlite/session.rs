@@ -150,8 +150,20 @@ impl Session {
         f(&conn)
     }
 
+    /// `run`, marking the session failed part-way when `f` fails (see `poisoned`): for calls run
+    /// without a savepoint.
+    pub(super) fn run_unguarded<T>(&self, f: impl FnOnce(&Connection) -> StoreResult<T>) -> StoreResult<T> {
+        self.run(|c| {
+            let out = f(c);
+            if let Err(e) = &out {
+                self.poison(e);
+            }
+            out
+        })
+    }
+
     /// Marks it failed part-way by `error` (see `poisoned`).
-    pub(super) fn poison(&self, error: &StoreError) {
+    fn poison(&self, error: &StoreError) {
         self.poisoned_by_store.store(matches!(error, StoreError::Unavailable(_)), Ordering::Relaxed);
         self.poisoned.store(true, Ordering::Relaxed);
     }
