@@ -89,6 +89,8 @@ struct Faults {
     held: Mutex<HashSet<&'static str>>,
     /// Calls waiting at a hold now.
     waiting: std::sync::atomic::AtomicUsize,
+    /// Whether the store says a concurrent writer can fail its sessions (as Neo4j's).
+    conflicts: std::sync::atomic::AtomicBool,
 }
 
 impl Faults {
@@ -163,6 +165,9 @@ macro_rules! delegate {
 impl Store for FaultyStore {
     fn kind(&self) -> &'static str {
         self.inner.kind()
+    }
+    fn session_conflicts(&self) -> bool {
+        self.faults.conflicts.load(std::sync::atomic::Ordering::SeqCst) || self.inner.session_conflicts()
     }
     async fn ping(&self) -> StoreResult<()> {
         delegate!(self, ping())
@@ -728,6 +733,66 @@ async fn a_request_whose_commit_fails_keeps_its_events_for_replay() {
     // Sent again, they are duplicates of applied events: nothing new, nothing failed.
     let again = lineage.ingest_openlineage(&caller, events).await.unwrap();
     assert_eq!(again.count("ignored"), 2, "{again:?}");
+}
+
+/// Where a concurrent writer can fail a store's session (Neo4j breaks a deadlock by failing one
+/// of the two transactions, and has no savepoints), a request whose session fails is applied
+/// again event by event: every event ends `applied`, the lineage and the runs are there once,
+/// and the client gets a 200, not a retry. Here the session's commit fails, on each store (the
+/// embedded one made to say its sessions can conflict).
+async fn a_request_whose_session_a_writer_fails_is_applied_event_by_event(inner: Arc<dyn Store>) {
+    let faults = Arc::new(Faults::default());
+    let store: Arc<dyn Store> = Arc::new(FaultyStore { inner, faults: faults.clone() });
+    let (raw, orders) = session_warehouse(&store).await;
+    let lineage = tributary::service::Lineage::new(store.clone());
+    let caller = tributary::service::Caller::system();
+    let run = "7c1d2e6a-0000-4000-8000-0000000000b1";
+    let start = {
+        let mut e = complete_event(run, "raw_orders", "orders");
+        e["eventType"] = json!("START");
+        e
+    };
+    let events = vec![start, complete_event(run, "raw_orders", "orders")];
+
+    faults.conflicts.store(true, std::sync::atomic::Ordering::SeqCst);
+    faults.fail("commit_session");
+    let report = lineage.ingest_openlineage(&caller, events.clone()).await.expect("a 200, not a retry");
+    let statuses: Vec<&str> = report.events.iter().map(|e| e.status).collect();
+    assert_eq!(statuses, ["applied", "applied"], "{report:?}");
+    assert_eq!(report.events.iter().map(|e| e.index).collect::<Vec<_>>(), [0, 1], "one report per event, in order");
+    assert!(log_text().contains("applying them one by one"), "the fallback is logged");
+    assert_eq!(
+        live_openlineage_edges(&store).await,
+        vec![(End::Container { id: raw }, End::Container { id: orders })],
+        "the lineage, once"
+    );
+    let job = store.job_by_name("nightly", "load_orders").await.unwrap().expect("the job is recorded");
+    let runs = store.runs_of_job(job.id, &Default::default(), PageRequest { page: 1, size: 10 }).await.unwrap();
+    assert_eq!(runs.total, 1, "one run, recorded once");
+    assert_eq!(runs.items[0].state, "COMPLETE");
+    let stored = store.list_events(&EventFilter::default(), PageRequest { page: 1, size: 10 }).await.unwrap();
+    assert!(stored.items.iter().all(|e| e.status == "applied"), "{:?}", stored.items);
+
+    faults.clear();
+    let again = lineage.ingest_openlineage(&caller, events).await.unwrap();
+    assert_eq!(again.count("ignored"), 2, "sent again, duplicates: {again:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_whose_session_a_writer_fails_is_applied_event_by_event_embedded() {
+    let _serial = SERIAL.lock().await;
+    log();
+    let dir = tempfile::tempdir().unwrap();
+    a_request_whose_session_a_writer_fails_is_applied_event_by_event(Arc::new(SqliteStore::open(dir.path()).unwrap()))
+        .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_whose_session_a_writer_fails_is_applied_event_by_event_neo4j() {
+    let _serial = SERIAL.lock().await;
+    log();
+    let Some(neo) = neo4j_or_skip().await else { return };
+    a_request_whose_session_a_writer_fails_is_applied_event_by_event(Arc::new(neo)).await;
 }
 
 // ---------------------------------------------------------------- start-up

@@ -2631,3 +2631,57 @@ async fn concurrent_events_of_one_new_job_and_run_record_them_once() {
     assert_eq!((r1.state.as_str(), r1.states.len()), ("COMPLETE", 3));
     assert_eq!(neo.run_io(&[r1.id]).await.expect("io").len(), 2);
 }
+
+/// A session (one transaction across many calls): its reads see its own writes and no one
+/// else does until it commits; a write that fails fails the whole session (Neo4j has no
+/// savepoints): nothing of it commits and later calls are refused; a session dropped without
+/// committing leaves nothing, and the store takes writes again at once.
+#[tokio::test]
+async fn a_session_commits_together_and_a_failed_write_fails_it_whole() {
+    let _serial = SERIAL.lock().await;
+    let Some(store) = store().await else { return };
+    let ds = store.upsert_datastore(datastore_input("wh")).await.expect("datastore");
+    let a = store.upsert_container(container_input(ds.id, "a", &[])).await.expect("a").0.id;
+    let b = store.upsert_container(container_input(ds.id, "b", &[])).await.expect("b").0.id;
+    let edge = |source: Id, target: Id| NewEdge {
+        source: c(source),
+        target: c(target),
+        description: None,
+        source_type: "user".into(),
+        operation: None,
+        derived: None,
+        transformations: None,
+        last_asserted_at: None,
+    };
+
+    let session = store.session().await.expect("session").expect("the Neo4j store has sessions");
+    assert!(store.session_conflicts(), "a concurrent writer can fail a Neo4j session");
+    assert!(session.session().await.expect("nested").is_none(), "a session does not nest");
+    session.put_doc("note", "a", serde_json::json!(1)).await.expect("put in session");
+    let created = session.create_edges(vec![edge(a, b)], false, t(0)).await.expect("edge in session");
+    assert_eq!(session.get_doc("note", "a").await.expect("read"), Some(serde_json::json!(1)), "it reads its writes");
+    assert_eq!(session.edges_by_ids(&[created[0].id]).await.expect("read").len(), 1, "its batched reads too");
+    assert_eq!(store.get_doc("note", "a").await.expect("read"), None, "others do not see them before the commit");
+    session.commit_session().await.expect("commit");
+    assert_eq!(store.get_doc("note", "a").await.expect("read"), Some(serde_json::json!(1)));
+    assert_eq!(store.edges_by_ids(&[created[0].id]).await.expect("read").len(), 1);
+    assert!(
+        session.put_doc("note", "late", serde_json::json!(2)).await.is_err(),
+        "a committed session takes no more calls"
+    );
+
+    let failing = store.session().await.expect("session").expect("a session");
+    failing.put_doc("note", "b", serde_json::json!(2)).await.expect("put in session");
+    // The same edge again: the uniqueness constraint fails the statement, and with it the session.
+    assert!(failing.create_edges(vec![edge(a, b)], false, t(1)).await.is_err());
+    assert!(failing.put_doc("note", "c", serde_json::json!(3)).await.is_err(), "a failed session takes no more calls");
+    assert!(failing.commit_session().await.is_err(), "a failed session does not commit");
+    assert_eq!(store.get_doc("note", "b").await.expect("read"), None, "nothing of a failed session stays");
+
+    let dropped = store.session().await.expect("session").expect("a session");
+    dropped.put_doc("note", "d", serde_json::json!(4)).await.expect("put in session");
+    drop(dropped);
+    // Written at once, not after the dropped session's locks time out.
+    store.put_doc("note", "d", serde_json::json!(5)).await.expect("put after a dropped session");
+    assert_eq!(store.get_doc("note", "d").await.expect("read"), Some(serde_json::json!(5)));
+}

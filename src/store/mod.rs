@@ -217,12 +217,23 @@ store_trait! {
         /// `embedded` or `neo4j`; the `store` label of `tributary_store_queries_total`.
         fn kind(&self) -> &'static str;
 
-        /// A view of the store whose calls all run in one transaction (reads see its writes; each
-        /// write is undone alone when it fails), made durable by `commit_session` on the view and
+        /// A view of the store whose calls all run in one transaction (reads see its writes; a
+        /// write that fails is undone alone where the store can, else it fails the session and
+        /// nothing of it commits), made durable by `commit_session` on the view and
         /// rolled back when the view is dropped uncommitted. `None` where the store offers none (or
         /// this already is a session): then each call commits on its own.
         async fn session(&self) -> StoreResult<Option<std::sync::Arc<dyn Store>>> {
             Ok(None)
+        }
+
+        /// Whether a concurrent writer can fail a session of this store as a whole (Neo4j breaks
+        /// a deadlock between two transactions by failing one; it has no savepoints, so any
+        /// failed call fails the session): then a caller keeps what it needs to run the work
+        /// again without a session, where each write is retried alone, and keeps sessions short,
+        /// as they hold their locks until the commit. The embedded store's session holds the
+        /// only writer, so nothing else can fail it.
+        fn session_conflicts(&self) -> bool {
+            false
         }
 
         // ---- whole store ----

@@ -27,13 +27,15 @@
 //! statement per batch (`UNWIND $rows`). Each write runs in one explicit transaction
 //! (`Graph::start_txn`), committed at the end and rolled back on any error; the batched reads a
 //! query makes (traversal, catalog by ids, stats) are auto-commit queries, two round trips fewer.
-//! `import` is the exception: it commits every `IMPORT_TX_ROWS` rows (see `transfer`).
+//! `import` is the exception: it commits every `IMPORT_TX_ROWS` rows (see `transfer`). On a
+//! session view (`Store::session`, see `session`) every call, reads included, runs in the
+//! session's one transaction instead.
 //!
 //! Layout, one file per concern, as in the embedded store's folder: this file holds the store,
 //! the statement plumbing (`Cmd`, `Rows`, the three ways a statement runs: see [`Run`]), the id
 //! counters and the one `impl Store`, whose methods only say how they run and call the concern
 //! file that holds their Cypher and row handling: `schema`, `rows`, `catalog`, `edges`, `graph`,
-//! `assertions`, `events`, `changes`, `identity`, `jobs`, `transfer`; `migrations` checks and moves
+//! `assertions`, `events`, `changes`, `identity`, `jobs`, `transfer`, `session`; `migrations` checks and moves
 //! forward the schema version at connect.
 
 use std::collections::{BTreeSet, HashMap};
@@ -108,10 +110,21 @@ macro_rules! cypher {
 /// waiting, so `$body` takes what it captures by value (`'static`): a write dropped mid-exchange
 /// returned its connection to the pool one reply behind, and the next statement on it read an
 /// empty answer as its own (issue #33).
+///
+/// On a session view (see [`session`]) `$body` runs once in the session's transaction instead,
+/// and its failure fails the session.
 macro_rules! write_txn {
     ($store:expr, |$txn:ident| $body:expr) => {{
         let store = $store.clone();
         $crate::store::neo4j::detached(async move {
+            if let Some(session) = store.session.clone() {
+                let mut inner = session.lock().await;
+                let result = match $crate::store::neo4j::session::open(&mut inner) {
+                    Ok($txn) => $body.await,
+                    Err(e) => Err(e),
+                };
+                return $crate::store::neo4j::session::settle(&mut inner, result);
+            }
             $crate::store::neo4j::retry::transient(|| async {
                 let mut txn = store.begin().await?;
                 let $txn = &mut txn;
@@ -140,6 +153,7 @@ mod retry;
 mod rows;
 mod schema;
 mod search;
+mod session;
 mod transfer;
 
 /// The Neo4j status code of a server failure (`Neo.ClientError.Schema...`). neo4rs 0.8 returns a
@@ -314,6 +328,9 @@ struct AutoCommit<'a>(&'a Neo4jStore);
 
 impl Run for AutoCommit<'_> {
     async fn run(&mut self, cmd: Cmd) -> StoreResult<Rows> {
+        if let Some(session) = &self.0.session {
+            return session.clone().exec(cmd).await;
+        }
         let graph = self.0.graph.clone();
         let op = cmd.name;
         let work = detached(async move {
@@ -403,6 +420,8 @@ pub struct Neo4jStore {
     graph: Graph,
     /// `host:port` of the server, to tell a refused connection at once (`refused`).
     address: std::sync::Arc<str>,
+    /// Set on the view `Store::session` returns: every call runs in its transaction.
+    session: Option<std::sync::Arc<session::Session>>,
 }
 
 impl Neo4jStore {
@@ -417,7 +436,7 @@ impl Neo4jStore {
         }
         let config = builder.build().map_err(|e| db_error("connect", e))?;
         let graph = Graph::connect(config).await.map_err(|e| db_error("connect", e))?;
-        let store = Neo4jStore { graph, address: bolt_address(uri).into() };
+        let store = Neo4jStore { graph, address: bolt_address(uri).into(), session: None };
         migrations::open_schema(&store).await?;
         // Idempotent: creates and backfills the change log on a store made before it existed.
         schema::migrate_change_log(&store).await?;
@@ -452,8 +471,28 @@ impl Store for Neo4jStore {
         KIND
     }
 
+    async fn session(&self) -> StoreResult<Option<std::sync::Arc<dyn Store>>> {
+        if self.session.is_some() {
+            return Ok(None);
+        }
+        let txn = self.begin().await?;
+        let view = Neo4jStore { session: Some(std::sync::Arc::new(session::Session::new(txn))), ..self.clone() };
+        Ok(Some(std::sync::Arc::new(view)))
+    }
+
+    fn session_conflicts(&self) -> bool {
+        true
+    }
+
     async fn ping(&self) -> StoreResult<()> {
         OwnTxn(self).run(cypher!("ping")).await.map(|_| ())
+    }
+
+    async fn commit_session(&self) -> StoreResult<()> {
+        match &self.session {
+            Some(session) => session.clone().commit().await,
+            None => Ok(()),
+        }
     }
 
     // ---- catalog ----
@@ -699,52 +738,77 @@ impl Store for Neo4jStore {
     // ---- jobs and runs (see `jobs`) ----
 
     /// One transaction of at most eight statements (see `jobs`), run once more when a
-    /// concurrent event created the job or run first.
+    /// concurrent event created the job or run first; in a session, into its buffer.
     async fn record_run(&self, record: RunRecord) -> StoreResult<()> {
         jobs::record_run(self, record).await
     }
 
+    /// In a session, from the session's buffer when it met the run (no statement).
+    async fn run_with_io(&self, run_id: &str) -> StoreResult<crate::domain::KnownRun> {
+        if let Some(known) = jobs::known_run(self, run_id).await {
+            return Ok(known);
+        }
+        // Not met: nothing of it waits in the buffer, so Neo4j's rows are current (no flush).
+        let runs = jobs::runs_by_run_ids(AutoCommit(self), &[run_id.to_string()]).await?;
+        let Some(run) = runs.into_iter().next() else {
+            return Ok(crate::domain::KnownRun::default());
+        };
+        let io = jobs::run_io(AutoCommit(self), &[run.id]).await?.into_iter().map(|(_, e)| e).collect();
+        Ok(crate::domain::KnownRun { run: Some(run), io })
+    }
+
     async fn jobs_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Job>> {
+        jobs::flush_session(self).await?;
         jobs::jobs_by_ids(AutoCommit(self), ids).await
     }
 
     async fn job_by_name(&self, namespace: &str, name: &str) -> StoreResult<Option<Job>> {
+        jobs::flush_session(self).await?;
         jobs::job_by_name(AutoCommit(self), namespace, name).await
     }
 
     async fn list_jobs(&self, filter: &JobFilter, page: PageRequest) -> StoreResult<Page<Job>> {
+        jobs::flush_session(self).await?;
         jobs::list_jobs(OwnTxn(self), filter, page).await
     }
 
     async fn child_jobs(&self, ids: &[Id]) -> StoreResult<Vec<Job>> {
+        jobs::flush_session(self).await?;
         jobs::child_jobs(AutoCommit(self), ids).await
     }
 
     async fn runs_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<JobRun>> {
+        jobs::flush_session(self).await?;
         jobs::runs_by_ids(AutoCommit(self), ids).await
     }
 
     async fn runs_by_run_ids(&self, run_ids: &[String]) -> StoreResult<Vec<JobRun>> {
+        jobs::flush_session(self).await?;
         jobs::runs_by_run_ids(AutoCommit(self), run_ids).await
     }
 
     async fn runs_of_job(&self, job_id: Id, filter: &RunFilter, page: PageRequest) -> StoreResult<Page<JobRun>> {
+        jobs::flush_session(self).await?;
         jobs::runs_of_job(OwnTxn(self), job_id, filter, page).await
     }
 
     async fn child_runs(&self, run_ids: &[String]) -> StoreResult<Vec<JobRun>> {
+        jobs::flush_session(self).await?;
         jobs::child_runs(AutoCommit(self), run_ids).await
     }
 
     async fn job_io(&self, job_ids: &[Id]) -> StoreResult<Vec<(Id, IoEntry)>> {
+        jobs::flush_session(self).await?;
         jobs::job_io(AutoCommit(self), job_ids).await
     }
 
     async fn run_io(&self, run_ids: &[Id]) -> StoreResult<Vec<(Id, IoEntry)>> {
+        jobs::flush_session(self).await?;
         jobs::run_io(AutoCommit(self), run_ids).await
     }
 
     async fn jobs_of_ends(&self, ends: &[End]) -> StoreResult<Vec<(Id, IoEntry)>> {
+        jobs::flush_session(self).await?;
         jobs::jobs_of_ends(AutoCommit(self), ends).await
     }
 
@@ -754,6 +818,7 @@ impl Store for Neo4jStore {
         until: Option<Timestamp>,
         limit: i64,
     ) -> StoreResult<Vec<JobRun>> {
+        jobs::flush_session(self).await?;
         jobs::failed_latest_runs(AutoCommit(self), since, until, limit).await
     }
 
@@ -818,6 +883,7 @@ impl Store for Neo4jStore {
 
     /// One transaction (see `transfer`).
     async fn export(&self) -> StoreResult<Vec<Record>> {
+        jobs::flush_session(self).await?;
         write_txn!(self, |txn| transfer::export_in(txn))
     }
 

@@ -119,6 +119,9 @@ macro_rules! limit_store_methods {
             fn kind(&self) -> &'static str {
                 self.inner.kind()
             }
+            fn session_conflicts(&self) -> bool {
+                self.inner.session_conflicts()
+            }
             async fn session(&self) -> $crate::store::StoreResult<Option<std::sync::Arc<dyn $crate::store::Store>>> {
                 // Waiting for the writer counts against the limit; the session's calls are
                 // limited too.

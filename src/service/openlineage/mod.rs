@@ -49,6 +49,15 @@ pub const SOURCE_TYPE: &str = "openlineage";
 /// fifth (0.045 -> 0.035 ms; BENCHMARKS, issue #22, third stop).
 const SESSION_EVENTS: usize = 1_000;
 
+/// Events applied in one session at most where a concurrent writer can fail a session (Neo4j):
+/// it holds its locks until its commit (about a second at this size on the test server), and a
+/// failed one is applied again event by event.
+const CONFLICTING_SESSION_EVENTS: usize = 200;
+
+/// An event of a request as `ingest_one` takes it: its validation, and its stored row with
+/// whether it duplicates an earlier one.
+type ChunkItem = (std::result::Result<Event, Vec<ol::ValidationIssue>>, (StoredEvent, bool));
+
 /// The event as the store keeps it, before it is applied.
 fn stored_event(
     caller: &Caller,
@@ -154,49 +163,26 @@ impl Lineage {
         })?;
         // Where an event of this request went in `report`, for duplicates within the request.
         let mut seen: HashMap<Id, usize> = HashMap::new();
+        // A session a concurrent writer can fail (Neo4j's) is kept short, and its chunk kept
+        // to run again without it.
+        let conflicts = self.store.session_conflicts();
+        let session_events = if conflicts { CONFLICTING_SESSION_EVENTS } else { SESSION_EVENTS };
         let mut items = validated.into_iter().zip(inserted).enumerate().peekable();
         while items.peek().is_some() {
-            let chunk: Vec<_> = items.by_ref().take(SESSION_EVENTS).collect();
-            let (session, lineage) = self.session().await;
+            let chunk: Vec<_> = items.by_ref().take(session_events).collect();
+            let again = conflicts.then(|| chunk.clone());
             let first = report.events.len();
-            let mut pending = Pending::default();
-            let mut forward = Vec::new();
-            for (index, (v, (stored, duplicate))) in chunk {
-                let earlier = seen.get(&stored.id).map(|&i| &report.events[i]);
-                let rep =
-                    lineage.ingest_one(caller, index, v, stored, duplicate, earlier, &mut pending, &mut forward).await;
-                if let Some(id) = rep.id {
-                    seen.entry(id).or_insert(index);
-                }
-                report.events.push(rep);
-                // The embedded store's calls run on this worker without yielding: let the
-                // worker's other tasks in between events.
-                tokio::task::yield_now().await;
-            }
-            // Outcomes not recorded or not committed because the store is down: those events
-            // are not done (they stay `pending`), and the client must send them again.
-            let mut store_down =
-                lineage.flush(&mut pending).await.is_some_and(|e| matches!(e, StoreError::Unavailable(_)));
-            if let Some(s) = session {
-                if let Err(e) = s.commit_session().await {
-                    tracing::error!(error = %e, events = report.events.len() - first, "committing OpenLineage events failed");
-                    store_down |= matches!(e, StoreError::Unavailable(_));
-                    forward.clear();
-                    for rep in report.events[first..].iter_mut().filter(|r| matches!(r.status, "applied" | "ignored")) {
-                        rep.status = "failed";
-                        rep.unavailable = store_down;
-                        rep.errors.push((String::new(), "the store could not commit the event; retry".into()));
-                    }
-                }
-            }
-            if store_down {
-                report.events[first..]
-                    .iter_mut()
-                    .filter(|r| matches!(r.status, "applied" | "ignored"))
-                    .for_each(|r| r.unavailable = true);
-            }
-            if let Some(f) = &self.forwarder {
-                forward.iter().for_each(|raw| f.forward(raw));
+            let session_failed = self.ingest_chunk(caller, chunk, true, &mut report, &mut seen).await;
+            if let (true, Some(again)) = (session_failed, again) {
+                // Each write alone is retried on a conflict, and what one event's failure
+                // leaves is that event's alone.
+                tracing::warn!(
+                    events = again.len(),
+                    "applying OpenLineage events in one transaction failed; applying them one by one"
+                );
+                report.events.truncate(first);
+                seen.retain(|_, i| *i < first);
+                self.ingest_chunk(caller, again, false, &mut report, &mut seen).await;
             }
         }
         let failed = report.events.iter().filter(|e| e.unavailable).count();
@@ -209,6 +195,65 @@ impl Lineage {
             )));
         }
         Ok(report)
+    }
+
+    /// Applies a chunk of a request's events (in one store session when `in_session` and the
+    /// store offers one) and records their outcomes; their reports go to `report`. Whether a
+    /// session failed part-way (an event failed on the store's error, or the outcomes or the
+    /// commit could not be written): then none of the chunk is committed.
+    async fn ingest_chunk(
+        &self,
+        caller: &Caller,
+        chunk: Vec<(usize, ChunkItem)>,
+        in_session: bool,
+        report: &mut IngestReport,
+        seen: &mut HashMap<Id, usize>,
+    ) -> bool {
+        let (session, lineage) = if in_session { self.session().await } else { (None, self.clone()) };
+        let first = report.events.len();
+        let mut pending = Pending::default();
+        let mut forward = Vec::new();
+        for (index, (v, (stored, duplicate))) in chunk {
+            let earlier = seen.get(&stored.id).map(|&i| &report.events[i]);
+            let rep =
+                lineage.ingest_one(caller, index, v, stored, duplicate, earlier, &mut pending, &mut forward).await;
+            if let Some(id) = rep.id {
+                seen.entry(id).or_insert(index);
+            }
+            report.events.push(rep);
+            // The embedded store's calls run on this worker without yielding: let the
+            // worker's other tasks in between events.
+            tokio::task::yield_now().await;
+        }
+        // Outcomes not recorded or not committed because the store is down: those events
+        // are not done (they stay `pending`), and the client must send them again.
+        let flush_error = lineage.flush(&mut pending).await;
+        let mut store_down = flush_error.as_ref().is_some_and(|e| matches!(e, StoreError::Unavailable(_)));
+        let mut session_failed = false;
+        if let Some(s) = session {
+            session_failed = flush_error.is_some() || report.events[first..].iter().any(|r| r.status == "failed");
+            if let Err(e) = s.commit_session().await {
+                tracing::error!(error = %e, events = report.events.len() - first, "committing OpenLineage events failed");
+                session_failed = true;
+                store_down |= matches!(e, StoreError::Unavailable(_));
+                forward.clear();
+                for rep in report.events[first..].iter_mut().filter(|r| matches!(r.status, "applied" | "ignored")) {
+                    rep.status = "failed";
+                    rep.unavailable = store_down;
+                    rep.errors.push((String::new(), "the store could not commit the event; retry".into()));
+                }
+            }
+        }
+        if store_down {
+            report.events[first..]
+                .iter_mut()
+                .filter(|r| matches!(r.status, "applied" | "ignored"))
+                .for_each(|r| r.unavailable = true);
+        }
+        if let Some(f) = &self.forwarder {
+            forward.iter().for_each(|raw| f.forward(raw));
+        }
+        session_failed
     }
 
     /// A store session for a run of writes (their reads and writes in one transaction, one

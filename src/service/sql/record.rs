@@ -8,8 +8,9 @@
 //! When anything in the session fails (a statement's recording, or the commit), the whole
 //! chunk is rolled back and recorded again statement by statement, each in its own
 //! transactions as before sessions: the statements before the failing one are kept, and the
-//! failing one's error is the answer, so no statement is lost or counted silently. Where the
-//! store has no session (Neo4j), statements are recorded that way from the start.
+//! failing one's error is the answer, so no statement is lost or counted silently (on Neo4j a
+//! concurrent writer can fail a session: see `Store::session_conflicts`). Where the store has
+//! no session, statements are recorded that way from the start.
 //!
 //! The runs of SQL jobs among the statements (`SqlRun`: an `ingestSql(job:)` call, a query
 //! log's rows with a user) are recorded after the statements, in the same session: a chunk's

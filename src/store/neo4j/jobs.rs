@@ -18,7 +18,9 @@
 //! `record_run` costs at most eight statements whatever the event: the lookup (which locks the
 //! job's and the run's keys), an id block when something is new, the jobs, the run, the job's
 //! and the run's datasets (`UNWIND`), the completed writes of a COMPLETE run, and the evidence
-//! tie.
+//! tie. In a session (see `session`) the writes wait in the session's `JobsBuffer` and go out
+//! once for all its events, the same six `UNWIND` statements; an event of a job and run the
+//! session already met costs its id block at most.
 
 use std::collections::HashMap;
 
@@ -29,8 +31,8 @@ use super::rows::{list, map, parse_opt_ts, ts, Decode};
 use super::{allocate, decode_by_ids, exec, first_id, Cmd, Neo4jStore, Run as Runner};
 use crate::domain::jobs::{merge_io, merge_job, merge_run, note_run};
 use crate::domain::{
-    End, Id, IoDirection, IoEntry, Job, JobFilter, JobName, JobUpsert, Page, PageRequest, Run, RunFilter, RunRecord,
-    RunStateChange, Timestamp,
+    End, Id, IoDirection, IoEntry, Job, JobFilter, JobName, JobUpsert, KnownRun, Page, PageRequest, Run, RunFilter,
+    RunRecord, RunStateChange, Timestamp,
 };
 use crate::store::{StoreError, StoreResult};
 
@@ -262,8 +264,17 @@ fn upsert_row(new: bool, key: &str, row: BoltType) -> BoltType {
 // ---- record_run ----
 
 /// One transaction (see the module); when a concurrent event of the same job or run created it
-/// first (the uniqueness constraint refuses our CREATE), once more, now finding it.
+/// first (the uniqueness constraint refuses our CREATE), once more, now finding it. In a session
+/// the event goes to the session's buffer instead (see [`JobsBuffer`]).
 pub(super) async fn record_run(store: &Neo4jStore, record: RunRecord) -> StoreResult<()> {
+    if let Some(session) = &store.session {
+        let mut inner = session.lock().await;
+        let result = match super::session::open_with_jobs(&mut inner) {
+            Ok((txn, jobs)) => jobs.record(txn, &record).await,
+            Err(e) => Err(e),
+        };
+        return super::session::settle(&mut inner, result);
+    }
     let record = std::sync::Arc::new(record);
     let first = record.clone();
     match write_txn!(store, |txn| record_run_in(txn, &first)) {
@@ -272,110 +283,308 @@ pub(super) async fn record_run(store: &Neo4jStore, record: RunRecord) -> StoreRe
     }
 }
 
+/// Outside a session: the event through a buffer of its own, written at once; so both paths
+/// run the same code.
+async fn record_run_in(txn: &mut Txn, record: &RunRecord) -> StoreResult<()> {
+    let mut buffer = JobsBuffer::default();
+    buffer.record(txn, record).await?;
+    buffer.flush(txn).await
+}
+
 fn name_row(n: &JobName) -> BoltType {
     map([("namespace", n.namespace.clone().into()), ("name", n.name.clone().into())])
 }
 
-async fn record_run_in(txn: &mut Txn, record: &RunRecord) -> StoreResult<()> {
-    let upsert: &JobUpsert = &record.job;
-    // Parent and root first, then the job: the order the embedded store creates them in, so new
-    // jobs get their ids in the same order. A job naming itself as parent or root has none.
-    let mut names: Vec<&JobName> = Vec::new();
-    for n in [upsert.parent.as_ref(), upsert.root.as_ref()].into_iter().flatten() {
-        if *n != upsert.name && !names.contains(&n) {
-            names.push(n);
+/// A job as the session left it; `io`, its datasets, once read (the event's own job only).
+#[derive(Clone)]
+struct BufferedJob {
+    job: Job,
+    io: Option<Vec<IoEntry>>,
+}
+
+/// A run as the session left it, with its datasets.
+#[derive(Clone)]
+struct BufferedRun {
+    run: Run,
+    io: Vec<IoEntry>,
+}
+
+/// An evidence tie waiting (see `run_tie_evidence`, `job_tie_evidence`).
+enum Tie {
+    Run { id: Id, key: String, needle: String },
+    Job { id: Id, key: String },
+}
+
+/// A session's job and run updates (`record_run`): the jobs and runs it touched as it left
+/// them, so a run's later event in the session reads its job and run here, and the writes
+/// waiting, each job, run and dataset row once however many events changed it, written in one
+/// `UNWIND` statement per kind before the commit or before any read of jobs in the session
+/// (`Neo4jStore::flush_jobs`). The locking lookup (`job_record_lookup`) still runs the first
+/// time the session meets a job or run, so concurrent writers serialize on them as before.
+#[derive(Default)]
+pub(super) struct JobsBuffer {
+    jobs: HashMap<JobName, BufferedJob>,
+    job_names: HashMap<Id, JobName>,
+    /// By runId; `None` when looked up and not stored.
+    runs: HashMap<String, Option<BufferedRun>>,
+    run_ids: HashMap<Id, String>,
+    /// Jobs and runs to write, in the order first changed, and whether each is new.
+    job_writes: Vec<(Id, bool)>,
+    run_writes: Vec<(Id, bool)>,
+    /// Dataset rows to write, the latest per (owner, direction, end).
+    job_io: std::collections::BTreeMap<(Id, IoDirection, String), IoEntry>,
+    run_io: std::collections::BTreeMap<(Id, IoDirection, String), IoEntry>,
+    /// COMPLETE runs' completed writes: (job, run, end).
+    marks: Vec<(Id, Id, Timestamp)>,
+    ties: Vec<Tie>,
+}
+
+/// `old` with `changed` (from `merge_io`) in place.
+fn with_changes(old: &[IoEntry], changed: &[IoEntry]) -> Vec<IoEntry> {
+    let mut out = old.to_vec();
+    for e in changed {
+        match out.iter_mut().find(|o| o.key() == e.key()) {
+            Some(o) => *o = e.clone(),
+            None => out.push(e.clone()),
         }
     }
-    names.push(&upsert.name);
-    let found = exec(
-        txn,
-        cypher!("job_record_lookup")
-            .param("names", list(names.iter().map(|n| name_row(n)).collect()))
-            .param("namespace", upsert.name.namespace.clone())
-            .param("name", upsert.name.name.clone())
-            .param("run_id", record.run.as_ref().map(|r| r.run_id.clone())),
-    )
-    .await?;
-    let stored: Vec<Job> =
-        found.value::<Vec<JobProps>>("jobs")?.into_iter().map(Decode::decode).collect::<StoreResult<_>>()?;
-    let old_run = found.value::<Option<RunProps>>("run")?.map(Decode::decode).transpose()?;
-    let io_of = |column: &str| -> StoreResult<Vec<IoEntry>> {
-        let rows: Vec<IoProps> = found.value(column)?;
-        rows.into_iter().map(|p| p.decode().map(|(_, e)| e)).collect()
-    };
-    let (old_job_io, old_run_io) = (io_of("job_io")?, io_of("run_io")?);
-    let stored: HashMap<JobName, Job> =
-        stored.into_iter().map(|j| (JobName { namespace: j.namespace.clone(), name: j.name.clone() }, j)).collect();
+    out
+}
 
-    let missing = names.iter().filter(|n| !stored.contains_key(**n)).count();
-    let new_run = record.run.is_some() && old_run.is_none();
-    let ids = allocate(txn, &[(JOB_COUNTER, missing), (RUN_COUNTER, usize::from(new_run))]).await?;
-    let mut next_job = if missing > 0 { first_id(&ids, JOB_COUNTER)? } else { 0 };
+fn queue(writes: &mut Vec<(Id, bool)>, id: Id, new: bool) {
+    if !writes.iter().any(|(w, _)| *w == id) {
+        writes.push((id, new));
+    }
+}
 
-    // The parent and root jobs: their ids, creating the ones not stored (a job known only by name).
-    let mut rows = Vec::new();
-    let mut related: HashMap<&JobName, Id> = HashMap::new();
-    for n in &names[..names.len() - 1] {
-        let id = match stored.get(*n) {
-            Some(j) => j.id,
-            None => {
-                let job = merge_job(None, &JobUpsert::named((*n).clone(), upsert.seen_at), next_job, None, None);
-                next_job += 1;
-                rows.push(upsert_row(true, "job", job_row(&job)));
-                job.id
-            }
+impl JobsBuffer {
+    fn put_job(&mut self, job: Job, io: Option<Vec<IoEntry>>, new: bool) {
+        let name = JobName { namespace: job.namespace.clone(), name: job.name.clone() };
+        queue(&mut self.job_writes, job.id, new);
+        self.job_names.insert(job.id, name.clone());
+        self.jobs.insert(name, BufferedJob { job, io });
+    }
+
+    /// Reads (and locks) what the session has not met yet of the event's jobs and run.
+    async fn look_up(&mut self, txn: &mut Txn, record: &RunRecord, names: &[&JobName]) -> StoreResult<()> {
+        let upsert = &record.job;
+        let run_key = record.run.as_ref().map(|r| r.run_id.clone());
+        let known = names.iter().all(|n| self.jobs.contains_key(*n))
+            && self.jobs.get(&upsert.name).is_some_and(|j| j.io.is_some())
+            && run_key.as_ref().is_none_or(|k| self.runs.contains_key(k));
+        if known {
+            return Ok(());
+        }
+        let found = exec(
+            txn,
+            cypher!("job_record_lookup")
+                .param("names", list(names.iter().map(|n| name_row(n)).collect()))
+                .param("namespace", upsert.name.namespace.clone())
+                .param("name", upsert.name.name.clone())
+                .param("run_id", run_key.clone()),
+        )
+        .await?;
+        let io_of = |column: &str| -> StoreResult<Vec<IoEntry>> {
+            let rows: Vec<IoProps> = found.value(column)?;
+            rows.into_iter().map(|p| p.decode().map(|(_, e)| e)).collect()
         };
-        related.insert(*n, id);
-    }
-    let id_of = |n: &Option<JobName>| n.as_ref().and_then(|n| related.get(n).copied());
-    let old_job = stored.get(&upsert.name);
-    let mut job = merge_job(old_job, upsert, next_job, id_of(&upsert.parent), id_of(&upsert.root));
-
-    let new_job_io = merge_io(&old_job_io, &record.io);
-    let mut run_rows = Vec::new();
-    let mut run_io = Vec::new();
-    let mut run = None;
-    if let Some(run_upsert) = &record.run {
-        let id = if new_run { first_id(&ids, RUN_COUNTER)? } else { 0 };
-        let merged = merge_run(old_run.as_ref(), run_upsert, id, job.id);
-        note_run(&mut job, &merged);
-        run_rows.push(upsert_row(old_run.is_none(), "run", run_row(&merged)));
-        run_io = merge_io(&old_run_io, &record.io);
-        run = Some(merged);
-    }
-    rows.push(upsert_row(old_job.is_none(), "job", job_row(&job)));
-
-    exec(txn, cypher!("job_upsert").param("rows", list(rows))).await?;
-    if !run_rows.is_empty() {
-        exec(txn, cypher!("run_upsert").param("rows", list(run_rows))).await?;
-    }
-    if !new_job_io.is_empty() {
-        let rows = new_job_io.iter().map(|e| io_row(job.id, e)).collect();
-        exec(txn, cypher!("job_io_upsert").param("rows", list(rows))).await?;
-    }
-    let Some(run) = run else {
-        exec(txn, cypher!("job_tie_evidence").param("id", job.id).param("key", record.evidence_key.clone())).await?;
-        return Ok(());
-    };
-    if !run_io.is_empty() {
-        let rows = run_io.iter().map(|e| io_row(run.id, e)).collect();
-        exec(txn, cypher!("run_io_upsert").param("rows", list(rows))).await?;
-    }
-    if run.state == "COMPLETE" {
-        if let Some(ended) = run.ended_at {
-            // What the run wrote, in this event or an earlier one, was last written completely now.
-            let cmd =
-                cypher!("job_mark_completed").param("job_id", job.id).param("run_id", run.id).param("at", ts(&ended));
-            exec(txn, cmd).await?;
+        // What the session wrote is newer than what Neo4j holds: kept.
+        for job in found.value::<Vec<JobProps>>("jobs")? {
+            let job = job.decode()?;
+            let name = JobName { namespace: job.namespace.clone(), name: job.name.clone() };
+            self.job_names.insert(job.id, name.clone());
+            self.jobs.entry(name).or_insert(BufferedJob { job, io: None });
         }
+        if let Some(own) = self.jobs.get_mut(&upsert.name) {
+            // No dataset of it was written in the session before it was read: Neo4j's are current.
+            own.io.get_or_insert(io_of("job_io")?);
+        }
+        if let Some(key) = run_key {
+            if !self.runs.contains_key(&key) {
+                let run = found.value::<Option<RunProps>>("run")?.map(Decode::decode).transpose()?;
+                let run = match run {
+                    Some(run) => Some(BufferedRun { io: io_of("run_io")?, run }),
+                    None => None,
+                };
+                if let Some(r) = &run {
+                    self.run_ids.insert(r.run.id, key.clone());
+                }
+                self.runs.insert(key, run);
+            }
+        }
+        Ok(())
     }
-    let needle = format!("\"runId\":{}", serde_json::Value::from(run.run_id.clone()));
-    let cmd = cypher!("run_tie_evidence")
-        .param("id", run.id)
-        .param("key", record.evidence_key.clone())
-        .param("needle", needle);
-    exec(txn, cmd).await?;
-    Ok(())
+
+    /// Folds an event's job, run and datasets into the buffer (new jobs and runs get their ids
+    /// now, in the order the embedded store gives them).
+    pub(super) async fn record(&mut self, txn: &mut Txn, record: &RunRecord) -> StoreResult<()> {
+        let upsert: &JobUpsert = &record.job;
+        // Parent and root first, then the job: the order the embedded store creates them in, so
+        // new jobs get their ids in the same order. A job naming itself as parent or root has none.
+        let mut names: Vec<&JobName> = Vec::new();
+        for n in [upsert.parent.as_ref(), upsert.root.as_ref()].into_iter().flatten() {
+            if *n != upsert.name && !names.contains(&n) {
+                names.push(n);
+            }
+        }
+        names.push(&upsert.name);
+        self.look_up(txn, record, &names).await?;
+
+        let missing = names.iter().filter(|n| !self.jobs.contains_key(**n)).count();
+        let old_run = record.run.as_ref().and_then(|r| self.runs.get(&r.run_id)).and_then(Option::as_ref).cloned();
+        let new_run = record.run.is_some() && old_run.is_none();
+        let ids = allocate(txn, &[(JOB_COUNTER, missing), (RUN_COUNTER, usize::from(new_run))]).await?;
+        let mut next_job = if missing > 0 { first_id(&ids, JOB_COUNTER)? } else { 0 };
+
+        // The parent and root jobs: their ids, creating the ones not stored (a job known only by name).
+        let mut related: HashMap<&JobName, Id> = HashMap::new();
+        for n in &names[..names.len() - 1] {
+            let id = match self.jobs.get(*n) {
+                Some(j) => j.job.id,
+                None => {
+                    let job = merge_job(None, &JobUpsert::named((*n).clone(), upsert.seen_at), next_job, None, None);
+                    next_job += 1;
+                    let id = job.id;
+                    self.put_job(job, Some(Vec::new()), true);
+                    id
+                }
+            };
+            related.insert(*n, id);
+        }
+        let id_of = |n: &Option<JobName>| n.as_ref().and_then(|n| related.get(n).copied());
+        let old_job = self.jobs.get(&upsert.name);
+        let mut job = merge_job(old_job.map(|b| &b.job), upsert, next_job, id_of(&upsert.parent), id_of(&upsert.root));
+        let new_job = old_job.is_none();
+        let old_job_io = old_job.and_then(|b| b.io.clone()).unwrap_or_default();
+        let job_changes = merge_io(&old_job_io, &record.io);
+
+        let run = match &record.run {
+            Some(run_upsert) => {
+                let id = if new_run { first_id(&ids, RUN_COUNTER)? } else { 0 };
+                let merged = merge_run(old_run.as_ref().map(|b| &b.run), run_upsert, id, job.id);
+                note_run(&mut job, &merged);
+                let old_io = old_run.map(|b| b.io).unwrap_or_default();
+                let changes = merge_io(&old_io, &record.io);
+                Some((merged, with_changes(&old_io, &changes), changes))
+            }
+            None => None,
+        };
+
+        let job_id = job.id;
+        for e in &job_changes {
+            self.job_io.insert((job_id, e.direction, e.end.key()), e.clone());
+        }
+        self.put_job(job, Some(with_changes(&old_job_io, &job_changes)), new_job);
+        let Some((run, io, changes)) = run else {
+            self.ties.push(Tie::Job { id: job_id, key: record.evidence_key.clone() });
+            return Ok(());
+        };
+        for e in &changes {
+            self.run_io.insert((run.id, e.direction, e.end.key()), e.clone());
+        }
+        if run.state == "COMPLETE" {
+            if let Some(ended) = run.ended_at {
+                // What the run wrote, in this event or an earlier one, was last written completely now.
+                self.marks.push((job_id, run.id, ended));
+            }
+        }
+        let needle = format!("\"runId\":{}", serde_json::Value::from(run.run_id.clone()));
+        self.ties.push(Tie::Run { id: run.id, key: record.evidence_key.clone(), needle });
+        queue(&mut self.run_writes, run.id, new_run);
+        self.run_ids.insert(run.id, run.run_id.clone());
+        self.runs.insert(run.run_id.clone(), Some(BufferedRun { run, io }));
+        Ok(())
+    }
+
+    /// The run by runId as the session left it, when the session wrote or read it.
+    pub(super) fn known_run(&self, run_id: &str) -> Option<KnownRun> {
+        let run = self.runs.get(run_id)?;
+        Some(match run {
+            Some(b) => KnownRun { run: Some(b.run.clone()), io: b.io.clone() },
+            None => KnownRun::default(),
+        })
+    }
+
+    /// Writes what waits, one statement per kind, in the order the statements depend on: jobs,
+    /// runs (linked to their jobs), datasets, completed writes (which read the runs' datasets),
+    /// evidence ties. What the session read stays known.
+    pub(super) async fn flush(&mut self, txn: &mut Txn) -> StoreResult<()> {
+        let jobs: Vec<BoltType> = std::mem::take(&mut self.job_writes)
+            .into_iter()
+            .filter_map(|(id, new)| {
+                let job = &self.jobs.get(self.job_names.get(&id)?)?.job;
+                Some(upsert_row(new, "job", job_row(job)))
+            })
+            .collect();
+        if !jobs.is_empty() {
+            exec(txn, cypher!("job_upsert").param("rows", list(jobs))).await?;
+        }
+        let runs: Vec<BoltType> = std::mem::take(&mut self.run_writes)
+            .into_iter()
+            .filter_map(|(id, new)| {
+                let run = &self.runs.get(self.run_ids.get(&id)?)?.as_ref()?.run;
+                Some(upsert_row(new, "run", run_row(run)))
+            })
+            .collect();
+        if !runs.is_empty() {
+            exec(txn, cypher!("run_upsert").param("rows", list(runs))).await?;
+        }
+        let job_io: Vec<BoltType> =
+            std::mem::take(&mut self.job_io).into_iter().map(|((owner, _, _), e)| io_row(owner, &e)).collect();
+        if !job_io.is_empty() {
+            exec(txn, cypher!("job_io_upsert").param("rows", list(job_io))).await?;
+        }
+        let run_io: Vec<BoltType> =
+            std::mem::take(&mut self.run_io).into_iter().map(|((owner, _, _), e)| io_row(owner, &e)).collect();
+        if !run_io.is_empty() {
+            exec(txn, cypher!("run_io_upsert").param("rows", list(run_io))).await?;
+        }
+        let mut marks = std::mem::take(&mut self.marks);
+        // By end, the events' order kept among equal ends (see the statement).
+        marks.sort_by_key(|(_, _, at)| *at);
+        if !marks.is_empty() {
+            let rows = marks
+                .iter()
+                .map(|(job, run, at)| {
+                    map([("job_id", (*job).into()), ("run_id", (*run).into()), ("at", ts(at).into())])
+                })
+                .collect();
+            exec(txn, cypher!("job_mark_completed").param("rows", list(rows))).await?;
+        }
+        let (mut run_ties, mut job_ties) = (Vec::new(), Vec::new());
+        for tie in std::mem::take(&mut self.ties) {
+            match tie {
+                Tie::Run { id, key, needle } => {
+                    run_ties.push(map([("id", id.into()), ("key", key.into()), ("needle", needle.into())]))
+                }
+                Tie::Job { id, key } => job_ties.push(map([("id", id.into()), ("key", key.into())])),
+            }
+        }
+        if !run_ties.is_empty() {
+            exec(txn, cypher!("run_tie_evidence").param("rows", list(run_ties))).await?;
+        }
+        if !job_ties.is_empty() {
+            exec(txn, cypher!("job_tie_evidence").param("rows", list(job_ties))).await?;
+        }
+        Ok(())
+    }
+}
+
+/// Writes a session's buffered job and run updates, so a read of jobs in it sees them.
+pub(super) async fn flush_session(store: &Neo4jStore) -> StoreResult<()> {
+    let Some(session) = &store.session else { return Ok(()) };
+    let mut inner = session.lock().await;
+    let result = match super::session::open_with_jobs(&mut inner) {
+        Ok((txn, jobs)) => jobs.flush(txn).await,
+        Err(e) => Err(e),
+    };
+    super::session::settle(&mut inner, result)
+}
+
+/// `run_with_io` in a session: from the session's buffer when it met the run.
+pub(super) async fn known_run(store: &Neo4jStore, run_id: &str) -> Option<KnownRun> {
+    let session = store.session.as_ref()?;
+    session.lock().await.jobs.known_run(run_id)
 }
 
 // ---- reads ----

@@ -1,0 +1,144 @@
+//! The Neo4j store's session (`Store::session`): one explicit transaction held open across the
+//! calls of a run of writes (a chunk of an OpenLineage request's events, a chunk of SQL), so
+//! its statements pay neither a BEGIN and COMMIT each nor a commit's log flush each, and its
+//! reads see its own writes. Every call of the session view runs in it, reads included
+//! (`write_txn!` and `AutoCommit` look for it), one at a time.
+//!
+//! Neo4j has no savepoints, and a failed statement fails the whole transaction on the server:
+//! so any failed call fails the session (it is rolled back, later calls and the commit are
+//! refused), as an unguarded call does in the embedded store. A concurrent writer can fail it
+//! too (a deadlock Neo4j breaks, a uniqueness race): `Store::session_conflicts` says so, and
+//! the callers then run the work again without a session, where each write is retried alone.
+//!
+//! The session also keeps its job and run updates (`jobs::JobsBuffer`): written at the commit,
+//! or before any read of jobs in the session, one `UNWIND` statement per kind.
+
+use neo4rs::Txn;
+use tokio::sync::{Mutex, MutexGuard};
+
+use super::jobs::JobsBuffer;
+use super::{db_error, detached, exec, Cmd, Rows};
+use crate::store::{StoreError, StoreResult};
+
+pub(super) enum State {
+    /// Boxed: a `Txn` is over a kilobyte.
+    Open(Box<Txn>),
+    /// A call failed: rolled back; whether by the store's own trouble (then the calls refused
+    /// after it are `Unavailable`, worth sending again), else `Internal`.
+    Failed {
+        unavailable: bool,
+    },
+    Committed,
+}
+
+/// The session's transaction and its job and run updates not written yet (`jobs::JobsBuffer`),
+/// behind one lock: a call has both to itself.
+pub(super) struct Inner {
+    pub(super) state: State,
+    pub(super) jobs: JobsBuffer,
+}
+
+pub(super) struct Session {
+    inner: Mutex<Inner>,
+}
+
+impl Session {
+    pub(super) fn new(txn: Txn) -> Session {
+        Session { inner: Mutex::new(Inner { state: State::Open(Box::new(txn)), jobs: JobsBuffer::default() }) }
+    }
+
+    /// Waits for the session's transaction (one call at a time).
+    pub(super) async fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().await
+    }
+
+    /// Runs one statement in the session's transaction, failing the session when it fails.
+    pub(super) async fn exec(self: std::sync::Arc<Self>, cmd: Cmd) -> StoreResult<Rows> {
+        // Run to its end even when the caller stops waiting (see `detached`).
+        detached(async move {
+            let mut inner = self.lock().await;
+            let result = match open(&mut inner) {
+                Ok(txn) => exec(txn, cmd).await,
+                Err(e) => return Err(e),
+            };
+            settle(&mut inner, result)
+        })
+        .await
+    }
+
+    pub(super) async fn commit(self: std::sync::Arc<Self>) -> StoreResult<()> {
+        detached(async move {
+            let mut inner = self.lock().await;
+            // The buffered job and run updates first.
+            let flushed = match open_with_jobs(&mut inner) {
+                Ok((txn, jobs)) => jobs.flush(txn).await,
+                Err(e) => return Err(e),
+            };
+            settle(&mut inner, flushed)?;
+            let State::Open(txn) = std::mem::replace(&mut inner.state, State::Committed) else {
+                return Err(StoreError::Internal("the session's transaction vanished".into()));
+            };
+            (*txn).commit().await.map_err(|e| db_error("commit", e)).inspect_err(|e| {
+                inner.state = State::Failed { unavailable: matches!(e, StoreError::Unavailable(_)) };
+            })
+        })
+        .await
+    }
+}
+
+/// The open transaction, or why there is none.
+pub(super) fn open(inner: &mut Inner) -> StoreResult<&mut Txn> {
+    open_with_jobs(inner).map(|(txn, _)| txn)
+}
+
+/// The open transaction and the session's job and run updates, or why there is none.
+pub(super) fn open_with_jobs(inner: &mut Inner) -> StoreResult<(&mut Txn, &mut JobsBuffer)> {
+    match &mut inner.state {
+        State::Open(txn) => Ok((&mut **txn, &mut inner.jobs)),
+        State::Failed { unavailable: true } => {
+            Err(StoreError::Unavailable("an earlier write of this request failed; nothing of it is committed".into()))
+        }
+        State::Failed { unavailable: false } => {
+            Err(StoreError::Internal("an earlier write of this request failed; nothing of it is committed".into()))
+        }
+        State::Committed => {
+            Err(StoreError::Unavailable("the store's transaction for this request already ended; retry".into()))
+        }
+    }
+}
+
+/// A call's result; a failure fails the session (its writes so far cannot be undone alone) and
+/// rolls its transaction back.
+pub(super) fn settle<T>(inner: &mut Inner, result: StoreResult<T>) -> StoreResult<T> {
+    if let Err(e) = &result {
+        let failed = State::Failed { unavailable: matches!(e, StoreError::Unavailable(_)) };
+        if let State::Open(txn) = std::mem::replace(&mut inner.state, failed) {
+            rollback(txn);
+        }
+    }
+    result
+}
+
+/// Rolls back in the background (the server has usually failed the transaction already; the
+/// pool resets a connection whose rollback fails).
+fn rollback(txn: Box<Txn>) {
+    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        runtime.spawn(async move {
+            if let Err(e) = (*txn).rollback().await {
+                tracing::debug!(error = %e, "rolling back a neo4j session failed");
+            }
+        });
+    }
+}
+
+impl Drop for Session {
+    /// Dropped uncommitted: rolled back.
+    fn drop(&mut self) {
+        let state = &mut self.inner.get_mut().state;
+        if let State::Open(_) = state {
+            if let State::Open(txn) = std::mem::replace(state, State::Committed) {
+                rollback(txn);
+            }
+        }
+    }
+}
