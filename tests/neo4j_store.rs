@@ -2662,6 +2662,15 @@ async fn a_session_commits_together_and_a_failed_write_fails_it_whole() {
     assert_eq!(session.get_doc("note", "a").await.expect("read"), Some(serde_json::json!(1)), "it reads its writes");
     assert_eq!(session.edges_by_ids(&[created[0].id]).await.expect("read").len(), 1, "its batched reads too");
     assert_eq!(store.get_doc("note", "a").await.expect("read"), None, "others do not see them before the commit");
+    // Catalog reads run beside the session until it writes the catalog; then they see its writes.
+    let names = ["c".to_string()];
+    assert!(session.containers_by_names(&names, None).await.expect("read").is_empty());
+    let made = session.upsert_container(container_input(ds.id, "c", &["x"])).await.expect("container in session");
+    let found = session.containers_by_names(&names, None).await.expect("read");
+    assert_eq!(found.iter().map(|c| c.id).collect::<Vec<_>>(), [made.0.id], "it reads the container it created");
+    let fields = session.fields_of_containers(&[made.0.id]).await.expect("read");
+    assert_eq!(fields.len(), 1, "and its fields");
+    assert!(store.containers_by_names(&names, None).await.expect("read").is_empty(), "others do not");
     session.commit_session().await.expect("commit");
     assert_eq!(store.get_doc("note", "a").await.expect("read"), Some(serde_json::json!(1)));
     assert_eq!(store.edges_by_ids(&[created[0].id]).await.expect("read").len(), 1);

@@ -331,6 +331,16 @@ impl Run for AutoCommit<'_> {
         if let Some(session) = &self.0.session {
             return session.clone().exec(cmd).await;
         }
+        Pool(self.0).run(cmd).await
+    }
+}
+
+/// `AutoCommit` on the pool even on a session view: for the reads a session may make beside
+/// its transaction (see `Neo4jStore::beside`).
+struct Pool<'a>(&'a Neo4jStore);
+
+impl Run for Pool<'_> {
+    async fn run(&mut self, cmd: Cmd) -> StoreResult<Rows> {
         let graph = self.0.graph.clone();
         let op = cmd.name;
         let work = detached(async move {
@@ -458,6 +468,19 @@ impl Neo4jStore {
         finish(txn, result).await
     }
 
+    /// Whether a read of `kind` runs beside the session's transaction (on the pool, side by
+    /// side with the session's own statements): on a session view that has written none of it.
+    fn beside(&self, kind: session::Beside) -> bool {
+        self.session.as_ref().is_some_and(|s| s.untouched(kind))
+    }
+
+    /// Notes, on a session view, that a write of `kind` is about to run in it.
+    fn writes(&self, kind: session::Beside) {
+        if let Some(s) = &self.session {
+            s.writes(kind);
+        }
+    }
+
     async fn begin(&self) -> StoreResult<Txn> {
         self.graph.start_txn().await.map_err(|e| db_error("begin", e))
     }
@@ -498,6 +521,7 @@ impl Store for Neo4jStore {
     // ---- catalog ----
 
     async fn upsert_datastore(&self, input: DatastoreInput) -> StoreResult<Datastore> {
+        self.writes(session::Beside::Catalog);
         write_txn!(self, |txn| catalog::upsert_datastore_in(txn, input.clone()))
     }
 
@@ -510,10 +534,12 @@ impl Store for Neo4jStore {
     }
 
     async fn delete_datastore(&self, id: Id) -> StoreResult<bool> {
+        self.writes(session::Beside::Catalog);
         write_txn!(self, |txn| catalog::delete_datastore_in(txn, id))
     }
 
     async fn upsert_container(&self, input: ContainerInput) -> StoreResult<(Container, Vec<Field>)> {
+        self.writes(session::Beside::Catalog);
         write_txn!(self, |txn| catalog::upsert_container_in(txn, input.clone()))
     }
 
@@ -531,6 +557,9 @@ impl Store for Neo4jStore {
     }
 
     async fn containers_by_names(&self, names: &[String], datastores: Option<&[Id]>) -> StoreResult<Vec<Container>> {
+        if self.beside(session::Beside::Catalog) {
+            return catalog::containers_by_names(Pool(self), names, datastores).await;
+        }
         catalog::containers_by_names(AutoCommit(self), names, datastores).await
     }
 
@@ -552,6 +581,7 @@ impl Store for Neo4jStore {
     }
 
     async fn delete_container(&self, id: Id) -> StoreResult<bool> {
+        self.writes(session::Beside::Catalog);
         write_txn!(self, |txn| catalog::delete_container_in(txn, id))
     }
 
@@ -560,6 +590,9 @@ impl Store for Neo4jStore {
     }
 
     async fn fields_of_containers(&self, ids: &[Id]) -> StoreResult<Vec<Field>> {
+        if self.beside(session::Beside::Catalog) {
+            return catalog::fields_of_containers(Pool(self), ids).await;
+        }
         catalog::fields_of_containers(AutoCommit(self), ids).await
     }
 
@@ -573,6 +606,7 @@ impl Store for Neo4jStore {
     }
 
     async fn delete_field(&self, id: Id) -> StoreResult<bool> {
+        self.writes(session::Beside::Catalog);
         write_txn!(self, |txn| catalog::delete_field_in(txn, id))
     }
 
@@ -827,15 +861,18 @@ impl Store for Neo4jStore {
     /// One transaction; should a concurrent insert of the same fingerprint win, a second one
     /// reads the winner (see `events`).
     async fn insert_event(&self, event: StoredEvent) -> StoreResult<(StoredEvent, bool)> {
+        self.writes(session::Beside::Events);
         events::insert_event(self, event).await
     }
 
     /// One transaction; on a conflict, one event at a time instead (see `events`).
     async fn insert_events(&self, events: Vec<StoredEvent>) -> StoreResult<Vec<(StoredEvent, bool)>> {
+        self.writes(session::Beside::Events);
         events::insert_events(self, events).await
     }
 
     async fn finish_events(&self, outcomes: Vec<EventOutcome>) -> StoreResult<()> {
+        self.writes(session::Beside::Events);
         events::finish_events(OwnTxn(self), outcomes).await
     }
 
@@ -846,10 +883,14 @@ impl Store for Neo4jStore {
         errors: serde_json::Value,
         summary: serde_json::Value,
     ) -> StoreResult<()> {
+        self.writes(session::Beside::Events);
         events::finish_event(OwnTxn(self), id, status, errors, summary).await
     }
 
     async fn run_event_states(&self, run_id: &str) -> StoreResult<Vec<(Id, String, Option<String>)>> {
+        if self.beside(session::Beside::Events) {
+            return events::run_event_states(Pool(self), run_id).await;
+        }
         events::run_event_states(AutoCommit(self), run_id).await
     }
 

@@ -400,7 +400,10 @@ impl Lineage {
             let batch = self.store.events_after(cursor, 500).await?;
             let Some(last) = batch.last() else { break };
             cursor = last.id;
-            let (session, lineage) = self.session().await;
+            // A session a concurrent writer can fail (Neo4j's: a replay runs beside new requests)
+            // would fail the replay; there each event commits alone, retried on a conflict.
+            let (session, lineage) =
+                if self.store.session_conflicts() { (None, self.clone()) } else { self.session().await };
             for stored in batch.into_iter().take_while(|e| e.id <= until) {
                 if !statuses.is_empty() && !statuses.iter().any(|s| s == &stored.status) {
                     continue;

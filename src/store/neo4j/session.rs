@@ -10,8 +10,14 @@
 //! too (a deadlock Neo4j breaks, a uniqueness race): `Store::session_conflicts` says so, and
 //! the callers then run the work again without a session, where each write is retried alone.
 //!
+//! Reads of what the session has not written (the catalog while it creates no container, the
+//! events' outcomes, written at its end) run beside it on the pool instead, side by side with
+//! its own statements as before sessions (`Neo4jStore::beside`).
+//!
 //! The session also keeps its job and run updates (`jobs::JobsBuffer`): written at the commit,
 //! or before any read of jobs in the session, one `UNWIND` statement per kind.
+
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use neo4rs::Txn;
 use tokio::sync::{Mutex, MutexGuard};
@@ -40,11 +46,44 @@ pub(super) struct Inner {
 
 pub(super) struct Session {
     inner: Mutex<Inner>,
+    /// What the session wrote of what is read beside it (see `Neo4jStore::beside`): the
+    /// catalog (datastores, containers, fields) and the events' outcomes.
+    wrote_catalog: AtomicBool,
+    wrote_events: AtomicBool,
+}
+
+/// A kind of row the session may read beside its transaction while it has not written any.
+#[derive(Clone, Copy)]
+pub(super) enum Beside {
+    Catalog,
+    Events,
 }
 
 impl Session {
     pub(super) fn new(txn: Txn) -> Session {
-        Session { inner: Mutex::new(Inner { state: State::Open(Box::new(txn)), jobs: JobsBuffer::default() }) }
+        Session {
+            inner: Mutex::new(Inner { state: State::Open(Box::new(txn)), jobs: JobsBuffer::default() }),
+            wrote_catalog: AtomicBool::new(false),
+            wrote_events: AtomicBool::new(false),
+        }
+    }
+
+    fn flag(&self, kind: Beside) -> &AtomicBool {
+        match kind {
+            Beside::Catalog => &self.wrote_catalog,
+            Beside::Events => &self.wrote_events,
+        }
+    }
+
+    /// Notes a write of `kind` (before it runs: from then on its reads stay in the transaction).
+    pub(super) fn writes(&self, kind: Beside) {
+        self.flag(kind).store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the session wrote none of `kind`, so a read of it outside the transaction
+    /// answers what one inside would.
+    pub(super) fn untouched(&self, kind: Beside) -> bool {
+        !self.flag(kind).load(Ordering::SeqCst)
     }
 
     /// Waits for the session's transaction (one call at a time).
