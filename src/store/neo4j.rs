@@ -432,6 +432,8 @@ pub struct Neo4jStore {
     address: std::sync::Arc<str>,
     /// Set on the view `Store::session` returns: every call runs in its transaction.
     session: Option<std::sync::Arc<session::Session>>,
+    /// Held by a session for its life: this process's sessions run one at a time.
+    gate: std::sync::Arc<tokio::sync::Mutex<()>>,
 }
 
 impl Neo4jStore {
@@ -446,7 +448,7 @@ impl Neo4jStore {
         }
         let config = builder.build().map_err(|e| db_error("connect", e))?;
         let graph = Graph::connect(config).await.map_err(|e| db_error("connect", e))?;
-        let store = Neo4jStore { graph, address: bolt_address(uri).into(), session: None };
+        let store = Neo4jStore { graph, address: bolt_address(uri).into(), session: None, gate: Default::default() };
         migrations::open_schema(&store).await?;
         // Idempotent: creates and backfills the change log on a store made before it existed.
         schema::migrate_change_log(&store).await?;
@@ -498,8 +500,10 @@ impl Store for Neo4jStore {
         if self.session.is_some() {
             return Ok(None);
         }
+        // One session at a time in this process (see `session::Session::gate`).
+        let gate = self.gate.clone().lock_owned().await;
         let txn = self.begin().await?;
-        let view = Neo4jStore { session: Some(std::sync::Arc::new(session::Session::new(txn))), ..self.clone() };
+        let view = Neo4jStore { session: Some(std::sync::Arc::new(session::Session::new(txn, gate))), ..self.clone() };
         Ok(Some(std::sync::Arc::new(view)))
     }
 

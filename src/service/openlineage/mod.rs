@@ -22,7 +22,7 @@ mod report;
 mod resolve;
 mod runs;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use serde_json::{json, Value};
@@ -49,10 +49,14 @@ pub const SOURCE_TYPE: &str = "openlineage";
 /// fifth (0.045 -> 0.035 ms; BENCHMARKS, issue #22, third stop).
 const SESSION_EVENTS: usize = 1_000;
 
-/// Events applied in one session at most where a concurrent writer can fail a session (Neo4j):
-/// it holds its locks until its commit (about a second at this size on the test server), and a
-/// failed one is applied again event by event.
+/// Events applied in one session at most where a concurrent writer can fail a session (Neo4j),
+/// and the time after which it takes no more: it holds its locks (the id and change-log
+/// counters among them) until its commit, so every other writer waits for it, and their calls
+/// have the store's time limit (30 s by default, 10 s in the fault tests, where two requests
+/// of 300 events each on a loaded debug build timed out behind sessions of 200 events); a failed
+/// one is applied again event by event.
 const CONFLICTING_SESSION_EVENTS: usize = 200;
+const CONFLICTING_SESSION_TIME: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// An event of a request as `ingest_one` takes it: its validation, and its stored row with
 /// whether it duplicates an earlier one.
@@ -166,23 +170,29 @@ impl Lineage {
         // A session a concurrent writer can fail (Neo4j's) is kept short, and its chunk kept
         // to run again without it.
         let conflicts = self.store.session_conflicts();
-        let session_events = if conflicts { CONFLICTING_SESSION_EVENTS } else { SESSION_EVENTS };
-        let mut items = validated.into_iter().zip(inserted).enumerate().peekable();
-        while items.peek().is_some() {
-            let chunk: Vec<_> = items.by_ref().take(session_events).collect();
-            let again = conflicts.then(|| chunk.clone());
+        let (session_events, budget) = match conflicts {
+            true => (CONFLICTING_SESSION_EVENTS, Some(CONFLICTING_SESSION_TIME)),
+            false => (SESSION_EVENTS, None),
+        };
+        let mut items: VecDeque<(usize, ChunkItem)> = validated.into_iter().zip(inserted).enumerate().collect();
+        while !items.is_empty() {
+            let take = items.len().min(session_events);
+            let again: Option<Vec<_>> = conflicts.then(|| items.iter().take(take).cloned().collect());
             let first = report.events.len();
-            let session_failed = self.ingest_chunk(caller, chunk, true, &mut report, &mut seen).await;
-            if let (true, Some(again)) = (session_failed, again) {
+            let (session_failed, done) =
+                self.ingest_chunk(caller, &mut items, take, budget, true, &mut report, &mut seen).await;
+            if let (true, Some(mut again)) = (session_failed, again) {
                 // Each write alone is retried on a conflict, and what one event's failure
                 // leaves is that event's alone.
                 tracing::warn!(
-                    events = again.len(),
+                    events = done,
                     "applying OpenLineage events in one transaction failed; applying them one by one"
                 );
+                again.truncate(done);
                 report.events.truncate(first);
                 seen.retain(|_, i| *i < first);
-                self.ingest_chunk(caller, again, false, &mut report, &mut seen).await;
+                let mut again = VecDeque::from(again);
+                self.ingest_chunk(caller, &mut again, done, None, false, &mut report, &mut seen).await;
             }
         }
         let failed = report.events.iter().filter(|e| e.unavailable).count();
@@ -197,23 +207,32 @@ impl Lineage {
         Ok(report)
     }
 
-    /// Applies a chunk of a request's events (in one store session when `in_session` and the
-    /// store offers one) and records their outcomes; their reports go to `report`. Whether a
-    /// session failed part-way (an event failed on the store's error, or the outcomes or the
-    /// commit could not be written): then none of the chunk is committed.
+    /// Applies up to `max` events from the front of `items` (in one store session when
+    /// `in_session` and the store offers one; no more once `budget` has passed) and records
+    /// their outcomes; their reports go to `report`. Whether a session failed part-way (an event
+    /// failed on the store's error, or the outcomes or the commit could not be written: then
+    /// none of them is committed), and how many events it took.
+    #[allow(clippy::too_many_arguments)]
     async fn ingest_chunk(
         &self,
         caller: &Caller,
-        chunk: Vec<(usize, ChunkItem)>,
+        items: &mut VecDeque<(usize, ChunkItem)>,
+        max: usize,
+        budget: Option<std::time::Duration>,
         in_session: bool,
         report: &mut IngestReport,
         seen: &mut HashMap<Id, usize>,
-    ) -> bool {
+    ) -> (bool, usize) {
+        let started = std::time::Instant::now();
         let (session, lineage) = if in_session { self.session().await } else { (None, self.clone()) };
         let first = report.events.len();
         let mut pending = Pending::default();
         let mut forward = Vec::new();
-        for (index, (v, (stored, duplicate))) in chunk {
+        for _ in 0..max {
+            if budget.is_some_and(|b| started.elapsed() >= b) {
+                break;
+            }
+            let Some((index, (v, (stored, duplicate)))) = items.pop_front() else { break };
             let earlier = seen.get(&stored.id).map(|&i| &report.events[i]);
             let rep =
                 lineage.ingest_one(caller, index, v, stored, duplicate, earlier, &mut pending, &mut forward).await;
@@ -253,7 +272,7 @@ impl Lineage {
         if let Some(f) = &self.forwarder {
             forward.iter().for_each(|raw| f.forward(raw));
         }
-        session_failed
+        (session_failed, report.events.len() - first)
     }
 
     /// A store session for a run of writes (their reads and writes in one transaction, one

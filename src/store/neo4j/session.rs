@@ -42,10 +42,15 @@ pub(super) enum State {
 pub(super) struct Inner {
     pub(super) state: State,
     pub(super) jobs: JobsBuffer,
+    /// The store's session gate, held while the transaction is open: this process's sessions
+    /// run one at a time, as the embedded store's do, so two never deadlock on each other's
+    /// locks (the id and change-log counters every write takes among them).
+    gate: Option<tokio::sync::OwnedMutexGuard<()>>,
 }
 
 pub(super) struct Session {
     inner: Mutex<Inner>,
+
     /// What the session wrote of what is read beside it (see `Neo4jStore::beside`): the
     /// catalog (datastores, containers, fields) and the events' outcomes.
     wrote_catalog: AtomicBool,
@@ -60,9 +65,13 @@ pub(super) enum Beside {
 }
 
 impl Session {
-    pub(super) fn new(txn: Txn) -> Session {
+    pub(super) fn new(txn: Txn, gate: tokio::sync::OwnedMutexGuard<()>) -> Session {
         Session {
-            inner: Mutex::new(Inner { state: State::Open(Box::new(txn)), jobs: JobsBuffer::default() }),
+            inner: Mutex::new(Inner {
+                state: State::Open(Box::new(txn)),
+                jobs: JobsBuffer::default(),
+                gate: Some(gate),
+            }),
             wrote_catalog: AtomicBool::new(false),
             wrote_events: AtomicBool::new(false),
         }
@@ -117,9 +126,12 @@ impl Session {
             let State::Open(txn) = std::mem::replace(&mut inner.state, State::Committed) else {
                 return Err(StoreError::Internal("the session's transaction vanished".into()));
             };
-            (*txn).commit().await.map_err(|e| db_error("commit", e)).inspect_err(|e| {
+            let committed = (*txn).commit().await.map_err(|e| db_error("commit", e)).inspect_err(|e| {
                 inner.state = State::Failed { unavailable: matches!(e, StoreError::Unavailable(_)) };
-            })
+            });
+            // Ended: the next session may begin while this view lingers.
+            inner.gate.take();
+            committed
         })
         .await
     }
@@ -151,6 +163,7 @@ pub(super) fn open_with_jobs(inner: &mut Inner) -> StoreResult<(&mut Txn, &mut J
 pub(super) fn settle<T>(inner: &mut Inner, result: StoreResult<T>) -> StoreResult<T> {
     if let Err(e) = &result {
         let failed = State::Failed { unavailable: matches!(e, StoreError::Unavailable(_)) };
+        inner.gate.take();
         if let State::Open(txn) = std::mem::replace(&mut inner.state, failed) {
             rollback(txn);
         }
