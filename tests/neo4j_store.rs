@@ -2643,16 +2643,7 @@ async fn a_session_commits_together_and_a_failed_write_fails_it_whole() {
     let ds = store.upsert_datastore(datastore_input("wh")).await.expect("datastore");
     let a = store.upsert_container(container_input(ds.id, "a", &[])).await.expect("a").0.id;
     let b = store.upsert_container(container_input(ds.id, "b", &[])).await.expect("b").0.id;
-    let edge = |source: Id, target: Id| NewEdge {
-        source: c(source),
-        target: c(target),
-        description: None,
-        source_type: "user".into(),
-        operation: None,
-        derived: None,
-        transformations: None,
-        last_asserted_at: None,
-    };
+    let edge = |source: Id, target: Id| new_edge(c(source), c(target), "user");
 
     let session = store.session().await.expect("session").expect("the Neo4j store has sessions");
     assert!(store.session_conflicts(), "a concurrent writer can fail a Neo4j session");

@@ -500,7 +500,7 @@ impl Store for Neo4jStore {
         if self.session.is_some() {
             return Ok(None);
         }
-        // One session at a time in this process (see `session::Session::gate`).
+        // One session at a time in this process (see `session::Inner::gate`).
         let gate = self.gate.clone().lock_owned().await;
         let txn = self.begin().await?;
         let view = Neo4jStore { session: Some(std::sync::Arc::new(session::Session::new(txn, gate))), ..self.clone() };
