@@ -1,5 +1,5 @@
 //! `apply_assertions` on Neo4j: a provider batch in one transaction and a bounded number of
-//! statements (at most nine), whatever the size of the batch.
+//! statements (at most seven), whatever the size of the batch.
 //!
 //! The batch's metadata values are upserted first (one `put_metadata` statement, none when it
 //! has none), so a failure later in the batch rolls them back with the rest.
@@ -8,16 +8,17 @@
 //! over them in memory with the embedded store's rules, in order (so an edge asserted twice is
 //! created by the first assertion and asserted again by the second); then each kind of change is
 //! one `UNWIND $rows` statement: create the new edges with ids taken from the edge counter in the
-//! same statement (`assert_edges_create`, a round trip fewer than allocating them first), update
-//! the asserted ones, create the evidence of the new edges (CREATE: it cannot exist yet, and a
-//! MERGE that creates costs about twice as much), upsert the other evidence, retire the listed
-//! evidence, retire the candidates left without live evidence and close their last interval. A
-//! missing end is looked up (to name it) only when `assert_edges_create` comes up short.
+//! same statement, and their evidence (`assert_edges_create`; CREATE: it cannot exist yet, and a
+//! MERGE that creates costs about twice as much), update the asserted ones and upsert their
+//! evidence (`assert_edges_update`), retire the listed evidence, retire the candidates left
+//! without live evidence and close their last interval; the change log last (in a session, at
+//! its end). A missing end is looked up (to name it) only when `assert_edges_create` comes up
+//! short.
 //!
 //! Also here, the other reads and writes the providers make around their batches: metadata
 //! values, operation ids, evidence by key, a job's prior lineage, the live edges on some ends.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
 
 use neo4rs::{BoltType, Txn};
 
@@ -25,7 +26,7 @@ use super::changes::record_in;
 use super::edges::ensure_ends_exist;
 use super::rows::{
     edge_row, edge_ukey, evidence_row, intervals_text, json_text, list, map, metadata_row, micros, opt_ts,
-    parse_intervals, ts, Decode, EdgeProps, EvidenceProps, MetadataProps,
+    parse_intervals, ts, EdgeProps, EvidenceProps, MetadataProps, PriorProps,
 };
 use super::{allocate, count, distinct, exec, first_id, internal, Cmd, Neo4jStore, Run, OPERATION_COUNTER};
 use crate::domain::{
@@ -193,10 +194,44 @@ async fn apply_assertions_in(txn: &mut Txn, batch: &AssertionBatch, now: Timesta
         slot_of_assertion.push(slot);
     }
 
+    // ---- 2. evidence of the assertions, live; one row per (edge, key), the last one wins ----
+    // Written with the edges it backs: an edge created now gets its evidence in the statement
+    // that creates it (CREATE: none can exist yet), an edge asserted again gets its evidence
+    // upserted in the statement that updates it; a round trip each instead of two.
+    let mut new_evidence: Vec<Vec<Evidence>> = vec![Vec::new(); created.len()];
+    let mut stored_evidence: Vec<Evidence> = Vec::new();
+    let mut position: HashMap<(usize, &str), usize> = HashMap::new();
+    for (assertion, slot) in batch.assert.iter().zip(&slot_of_assertion) {
+        let row = Evidence { retired_at: None, ..assertion.evidence.clone() };
+        let key = assertion.evidence.key.as_str();
+        match *slot {
+            Slot::New(i) => match new_evidence[i].iter_mut().find(|e| e.key == row.key) {
+                Some(e) => *e = row,
+                None => new_evidence[i].push(row),
+            },
+            Slot::Stored(i) => {
+                let row = Evidence { edge_id: asserted[i].id, ..row };
+                match position.get(&(i, key)) {
+                    Some(&at) => stored_evidence[at] = row,
+                    None => {
+                        position.insert((i, key), stored_evidence.len());
+                        stored_evidence.push(row);
+                    }
+                }
+            }
+        }
+    }
+
     if !created.is_empty() {
-        // One statement takes the ids from the edge counter and creates the edges with them.
+        // One statement takes the ids from the edge counter and creates the edges with them
+        // and their evidence.
         let rows = created.iter().map(edge_row).collect::<StoreResult<Vec<_>>>()?;
-        let out = exec(txn, cypher!("assert_edges_create").param("rows", list(rows))).await?;
+        let evidence = new_evidence
+            .iter()
+            .map(|rows| rows.iter().map(evidence_row).collect::<StoreResult<Vec<_>>>().map(list))
+            .collect::<StoreResult<Vec<_>>>()?;
+        let out = exec(txn, cypher!("assert_edges_create").param("rows", list(rows)).param("evidence", list(evidence)))
+            .await?;
         let ids: Vec<Id> = out.column("id")?;
         if ids.len() != created.len() {
             // An end is missing (deleted meanwhile): name it. The transaction fails either way,
@@ -207,6 +242,7 @@ async fn apply_assertions_in(txn: &mut Txn, batch: &AssertionBatch, now: Timesta
                 format!("created {} of {} edges: an end node is missing", ids.len(), created.len()),
             ));
         }
+        summary.evidence_created += out.column::<i64>("evidence")?.into_iter().sum::<i64>();
         for (edge, id) in created.iter_mut().zip(&ids) {
             edge.id = *id;
         }
@@ -218,38 +254,11 @@ async fn apply_assertions_in(txn: &mut Txn, batch: &AssertionBatch, now: Timesta
     }
     if !asserted.is_empty() {
         let rows = asserted.iter().map(asserted_row).collect::<StoreResult<Vec<_>>>()?;
-        exec(txn, cypher!("assert_edges_update").param("rows", list(rows))).await?;
-    }
-
-    // ---- 2. evidence of the assertions, live; one row per (edge, key), the last one wins ----
-    let mut evidence: Vec<Evidence> = Vec::new();
-    let mut position: HashMap<(Id, String), usize> = HashMap::new();
-    for (assertion, slot) in batch.assert.iter().zip(&slot_of_assertion) {
-        let edge_id = match *slot {
-            Slot::New(i) => created[i].id,
-            Slot::Stored(i) => asserted[i].id,
-        };
-        let row = Evidence { edge_id, retired_at: None, ..assertion.evidence.clone() };
-        match position.get(&(edge_id, row.key.clone())) {
-            Some(&i) => evidence[i] = row,
-            None => {
-                position.insert((edge_id, row.key.clone()), evidence.len());
-                evidence.push(row);
-            }
-        }
-    }
-    // Evidence of an edge created just now is new for sure: CREATE it; MERGE the rest.
-    let fresh: HashSet<Id> = created.iter().map(|e| e.id).collect();
-    let (new_rows, other_rows): (Vec<&Evidence>, Vec<&Evidence>) =
-        evidence.iter().partition(|e| fresh.contains(&e.edge_id));
-    if !new_rows.is_empty() {
-        let rows = new_rows.into_iter().map(evidence_row).collect::<StoreResult<Vec<_>>>()?;
-        let made: i64 = exec(txn, cypher!("create_evidence").param("rows", list(rows))).await?.value("created")?;
-        summary.evidence_created += made;
-    }
-    if !other_rows.is_empty() {
-        let rows = other_rows.into_iter().map(evidence_row).collect::<StoreResult<Vec<_>>>()?;
-        let made: i64 = exec(txn, cypher!("assert_evidence").param("rows", list(rows))).await?.value("created")?;
+        let evidence = stored_evidence.iter().map(evidence_row).collect::<StoreResult<Vec<_>>>()?;
+        let made: i64 =
+            exec(txn, cypher!("assert_edges_update").param("rows", list(rows)).param("evidence", list(evidence)))
+                .await?
+                .value("created")?;
         summary.evidence_created += made;
     }
 
@@ -341,17 +350,7 @@ pub(super) async fn evidence_by_keys(mut db: impl Run, keys: &[String]) -> Store
 }
 
 pub(super) async fn live_evidence_of_key(mut db: impl Run, key: &str) -> StoreResult<Vec<PriorEvidence>> {
-    let rows = db.run(cypher!("live_evidence_of_key").param("key", key.to_string())).await?;
-    let evidence = rows.decode::<EvidenceProps>("evidence")?;
-    let edges = rows.column::<Vec<EdgeProps>>("edge")?;
-    evidence
-        .iter()
-        .zip(edges)
-        .map(|(e, edge)| {
-            let edge = edge.into_iter().next().map(Decode::decode).transpose()?;
-            Ok(PriorEvidence::of(e, edge.as_ref()))
-        })
-        .collect()
+    db.run(cypher!("live_evidence_of_key").param("key", key.to_string())).await?.decode::<PriorProps>("prior")
 }
 
 pub(super) async fn live_edges_touching_ends(
