@@ -120,7 +120,11 @@ macro_rules! write_txn {
             if let Some(session) = store.session.clone() {
                 let mut inner = session.lock().await;
                 let result = match $crate::store::neo4j::session::open(&mut inner) {
-                    Ok($txn) => $body.await,
+                    Ok($txn) => {
+                        let (result, changes) = $crate::store::neo4j::session::deferring_changes($body).await;
+                        inner.changes.extend(changes);
+                        result
+                    }
                     Err(e) => Err(e),
                 };
                 return $crate::store::neo4j::session::settle(&mut inner, result);
@@ -913,10 +917,12 @@ impl Store for Neo4jStore {
     // ---- the change log ----
 
     async fn changes_after(&self, after: Id, first: i64, container_id: Option<Id>) -> StoreResult<Vec<Change>> {
+        changes::flush_session(self).await?;
         changes::changes_after(AutoCommit(self), after, first, container_id).await
     }
 
     async fn latest_change_position(&self) -> StoreResult<Id> {
+        changes::flush_session(self).await?;
         changes::latest_position(AutoCommit(self)).await
     }
 
@@ -929,6 +935,7 @@ impl Store for Neo4jStore {
     /// One transaction (see `transfer`).
     async fn export(&self) -> StoreResult<Vec<Record>> {
         jobs::flush_session(self).await?;
+        changes::flush_session(self).await?;
         write_txn!(self, |txn| transfer::export_in(txn))
     }
 

@@ -23,6 +23,7 @@ both_stores!(
     sql_names_its_job_when_asked,
     query_log_rows_with_a_user_are_runs_of_their_job,
     one_request_records_what_one_event_per_request_does,
+    one_request_logs_the_changes_one_event_per_request_does,
 );
 
 const NS: &str = "postgres://wh:5432";
@@ -838,4 +839,72 @@ async fn one_request_records_what_one_event_per_request_does(app: TestApp) {
         }
         assert_eq!(w["b"]["health"]["state"], "FAILED", "{w:#}");
     }
+}
+
+/// A request's events are applied in one store session, whose change-log entries (Neo4j keeps
+/// them for the session's end) must come out as the same events sent one per request log them:
+/// the same kinds, on the same edges, in the same order.
+async fn one_request_logs_the_changes_one_event_per_request_does(app: TestApp) {
+    let ids = app.tables("wh", NS, &["q1_a", "q1_b", "q1_c", "q2_a", "q2_b", "q2_c"]).await;
+    let events = |p: &str, base: u32| -> Vec<Value> {
+        let d = |n: &str| ds(&format!("{p}_{n}"));
+        let job = format!("{p}_job");
+        vec![
+            // a -> b asserted, then replaced by c -> b (a -> b retires), then a -> b again
+            // (revived; c -> b retires), then both.
+            event("COMPLETE", &at(10), &uuid(base + 1), &job, vec![d("a")], vec![d("b")]),
+            event("COMPLETE", &at(20), &uuid(base + 2), &job, vec![d("c")], vec![d("b")]),
+            event("COMPLETE", &at(30), &uuid(base + 3), &job, vec![d("a")], vec![d("b")]),
+            event("COMPLETE", &at(40), &uuid(base + 4), &job, vec![d("a"), d("c")], vec![d("b")]),
+        ]
+    };
+    for e in events("q1", 300) {
+        app.ingest(e).await;
+    }
+    app.ingest(Value::Array(events("q2", 400))).await;
+
+    // Each producer's log on its `b`, with its tables named by position (a, b, c).
+    let log = |b: i64, tables: [i64; 3]| {
+        let app = &app;
+        async move {
+            let page = app
+                .ok(
+                    "query($c: Int) { changes(first: 100, containerId: $c) { items { kind containerIds } } }",
+                    json!({"c": b}),
+                )
+                .await;
+            page["changes"]["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|i| {
+                    let ends: Vec<usize> = i["containerIds"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|c| tables.iter().position(|t| Some(*t) == c.as_i64()).expect("a table of this producer"))
+                        .collect();
+                    format!("{} {ends:?}", i["kind"].as_str().unwrap())
+                })
+                .collect::<Vec<_>>()
+        }
+    };
+    let one_by_one = log(ids[1], [ids[0], ids[1], ids[2]]).await;
+    let batched = log(ids[4], [ids[3], ids[4], ids[5]]).await;
+    assert_eq!(batched, one_by_one);
+    let kinds: Vec<&str> = one_by_one.iter().map(|k| k.split(' ').next().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "CONTAINER_CREATED",
+            "FIELD_CREATED",
+            "EDGE_ASSERTED",
+            "EDGE_ASSERTED",
+            "EDGE_RETIRED",
+            "EDGE_REVIVED",
+            "EDGE_RETIRED",
+            "EDGE_REVIVED"
+        ],
+        "{one_by_one:?}"
+    );
 }

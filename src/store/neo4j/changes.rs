@@ -29,13 +29,21 @@ fn change_row(c: &NewChange) -> BoltType {
 }
 
 /// Appends the changes in the caller's transaction. Must be the transaction's last statement
-/// (see the module's note on order); nothing is sent for no changes.
+/// (see the module's note on order); nothing is sent for no changes. In a session call they
+/// wait for the session's end (`session::defer_changes`), which appends them last.
 pub(super) async fn record_in(txn: &mut Txn, changes: &[NewChange]) -> StoreResult<()> {
-    if changes.is_empty() {
+    if changes.is_empty() || super::session::defer_changes(changes) {
         return Ok(());
     }
     let rows = changes.iter().map(change_row).collect();
     exec(txn, cypher!("record_changes").param("rows", list(rows))).await.map(|_| ())
+}
+
+/// Appends a session's pending change-log entries (see `session::flush_changes`), so a read of
+/// the log in it sees them.
+pub(super) async fn flush_session(store: &super::Neo4jStore) -> StoreResult<()> {
+    let Some(session) = &store.session else { return Ok(()) };
+    super::session::flush_changes(&mut *session.lock().await).await
 }
 
 #[derive(Deserialize)]

@@ -15,16 +15,47 @@
 //! its own statements as before sessions (`Neo4jStore::beside`).
 //!
 //! The session also keeps its job and run updates (`jobs::JobsBuffer`): written at the commit,
-//! or before any read of jobs in the session, one `UNWIND` statement per kind.
+//! or before any read of jobs in the session, one `UNWIND` statement per kind. And its change-log
+//! entries (`defer_changes`): appended at the commit, in the order its calls made them, one
+//! statement for the session instead of one per write; the `change` counter's lock is then taken
+//! at the session's end instead of at its first write.
 
+use std::cell::RefCell;
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use neo4rs::Txn;
 use tokio::sync::{Mutex, MutexGuard};
 
+use super::changes::record_in;
 use super::jobs::JobsBuffer;
 use super::{db_error, detached, exec, Cmd, Rows};
+use crate::domain::NewChange;
 use crate::store::{StoreError, StoreResult};
+
+tokio::task_local! {
+    /// The change-log entries of the session call running on this task (see `deferring_changes`).
+    static PENDING_CHANGES: RefCell<Vec<NewChange>>;
+}
+
+/// Runs a session call's work, keeping the change-log entries it records (`record_in` defers
+/// them here) for the session's end instead of appending them in a statement of their own.
+pub(super) async fn deferring_changes<T>(
+    work: impl Future<Output = StoreResult<T>>,
+) -> (StoreResult<T>, Vec<NewChange>) {
+    PENDING_CHANGES
+        .scope(RefCell::new(Vec::new()), async move {
+            let result = work.await;
+            (result, PENDING_CHANGES.with(RefCell::take))
+        })
+        .await
+}
+
+/// Keeps `changes` for the session's end when a session call is running on this task (then
+/// `true`); `false` outside one, where the caller appends them at once.
+pub(super) fn defer_changes(changes: &[NewChange]) -> bool {
+    PENDING_CHANGES.try_with(|pending| pending.borrow_mut().extend_from_slice(changes)).is_ok()
+}
 
 pub(super) enum State {
     /// Boxed: a `Txn` is over a kilobyte.
@@ -42,6 +73,8 @@ pub(super) enum State {
 pub(super) struct Inner {
     pub(super) state: State,
     pub(super) jobs: JobsBuffer,
+    /// Change-log entries of the session's calls, in order, not appended yet.
+    pub(super) changes: Vec<NewChange>,
     /// The store's session gate, held while the transaction is open: this process's sessions
     /// run one at a time, as the embedded store's do, so two never deadlock on each other's
     /// locks (the id and change-log counters every write takes among them).
@@ -70,6 +103,7 @@ impl Session {
             inner: Mutex::new(Inner {
                 state: State::Open(Box::new(txn)),
                 jobs: JobsBuffer::default(),
+                changes: Vec::new(),
                 gate: Some(gate),
             }),
             wrote_catalog: AtomicBool::new(false),
@@ -117,12 +151,13 @@ impl Session {
     pub(super) async fn commit(self: std::sync::Arc<Self>) -> StoreResult<()> {
         detached(async move {
             let mut inner = self.lock().await;
-            // The buffered job and run updates first.
+            // The buffered job and run updates first, the change log last (see `record_changes`).
             let flushed = match open_with_jobs(&mut inner) {
                 Ok((txn, jobs)) => jobs.flush(txn).await,
                 Err(e) => return Err(e),
             };
             settle(&mut inner, flushed)?;
+            flush_changes(&mut inner).await?;
             let State::Open(txn) = std::mem::replace(&mut inner.state, State::Committed) else {
                 return Err(StoreError::Internal("the session's transaction vanished".into()));
             };
@@ -135,6 +170,19 @@ impl Session {
         })
         .await
     }
+}
+
+/// Appends the session's pending change-log entries, so a read of the log in it sees them.
+pub(super) async fn flush_changes(inner: &mut Inner) -> StoreResult<()> {
+    if inner.changes.is_empty() {
+        return Ok(());
+    }
+    let changes = std::mem::take(&mut inner.changes);
+    let result = match open(inner) {
+        Ok(txn) => record_in(txn, &changes).await,
+        Err(e) => Err(e),
+    };
+    settle(inner, result)
 }
 
 /// The open transaction, or why there is none.
