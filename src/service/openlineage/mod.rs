@@ -50,13 +50,17 @@ pub const SOURCE_TYPE: &str = "openlineage";
 const SESSION_EVENTS: usize = 1_000;
 
 /// Events applied in one session at most where a concurrent writer can fail a session (Neo4j),
-/// and the time after which it takes no more: it holds its locks (the id and change-log
-/// counters among them) until its commit, so every other writer waits for it, and their calls
-/// have the store's time limit (30 s by default, 10 s in the fault tests, where two requests
-/// of 300 events each on a loaded debug build timed out behind sessions of 200 events); a failed
-/// one is applied again event by event.
+/// and the time after which it takes no more: it holds its locks (the id counters among them)
+/// until its commit, so every other writer waits for it, and their calls have the store's time
+/// limit (30 s by default, 10 s in the fault tests). Sessions run one at a time in a process
+/// (two requests' sessions once deadlocked on the counters, and the loser's event-by-event
+/// fallback on the winner's next sessions, until a loaded debug build answered 503), so a
+/// writer waits for at most one. 2 s instead of 500 ms: a session's commit and job writes cost
+/// about 150 ms whatever its length, and at 500 ms that was a quarter of the bench's ingest
+/// time on Neo4j (BENCHMARKS, the Neo4j ingest section). A failed one is applied again event by
+/// event.
 const CONFLICTING_SESSION_EVENTS: usize = 200;
-const CONFLICTING_SESSION_TIME: std::time::Duration = std::time::Duration::from_millis(500);
+const CONFLICTING_SESSION_TIME: std::time::Duration = std::time::Duration::from_millis(2_000);
 
 /// An event of a request as `ingest_one` takes it: its validation, and its stored row with
 /// whether it duplicates an earlier one.
