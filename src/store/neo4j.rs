@@ -121,8 +121,8 @@ macro_rules! write_txn {
                 let mut inner = session.lock().await;
                 let result = match $crate::store::neo4j::session::open(&mut inner) {
                     Ok($txn) => {
-                        let (result, changes) = $crate::store::neo4j::session::deferring_changes($body).await;
-                        inner.changes.extend(changes);
+                        let (result, deferred) = $crate::store::neo4j::session::deferring($body).await;
+                        inner.deferred.append(deferred);
                         result
                     }
                     Err(e) => Err(e),
@@ -754,10 +754,12 @@ impl Store for Neo4jStore {
     }
 
     async fn metadata_for_container(&self, container_id: Id) -> StoreResult<Vec<MetadataAssertion>> {
+        session::flush_deferred(self).await?;
         assertions::metadata_for_container(OwnTxn(self), container_id).await
     }
 
     async fn container_metadata_of(&self, ids: &[Id]) -> StoreResult<Vec<MetadataAssertion>> {
+        session::flush_deferred(self).await?;
         assertions::container_metadata_of(AutoCommit(self), ids).await
     }
 
@@ -917,12 +919,12 @@ impl Store for Neo4jStore {
     // ---- the change log ----
 
     async fn changes_after(&self, after: Id, first: i64, container_id: Option<Id>) -> StoreResult<Vec<Change>> {
-        changes::flush_session(self).await?;
+        session::flush_deferred(self).await?;
         changes::changes_after(AutoCommit(self), after, first, container_id).await
     }
 
     async fn latest_change_position(&self) -> StoreResult<Id> {
-        changes::flush_session(self).await?;
+        session::flush_deferred(self).await?;
         changes::latest_position(AutoCommit(self)).await
     }
 
@@ -935,7 +937,7 @@ impl Store for Neo4jStore {
     /// One transaction (see `transfer`).
     async fn export(&self) -> StoreResult<Vec<Record>> {
         jobs::flush_session(self).await?;
-        changes::flush_session(self).await?;
+        session::flush_deferred(self).await?;
         write_txn!(self, |txn| transfer::export_in(txn))
     }
 

@@ -24,6 +24,7 @@ both_stores!(
     query_log_rows_with_a_user_are_runs_of_their_job,
     one_request_records_what_one_event_per_request_does,
     one_request_logs_the_changes_one_event_per_request_does,
+    one_request_leaves_the_metadata_one_event_per_request_does,
 );
 
 const NS: &str = "postgres://wh:5432";
@@ -907,4 +908,81 @@ async fn one_request_logs_the_changes_one_event_per_request_does(app: TestApp) {
         ],
         "{one_by_one:?}"
     );
+}
+
+/// Neo4j keeps a session's metadata values for its end too: a request's descriptions of one
+/// dataset, changed and repeated, must leave the value and the time it was first asserted that
+/// the same events sent one per request leave.
+async fn one_request_leaves_the_metadata_one_event_per_request_does(app: TestApp) {
+    let ids = app.tables("wh", NS, &["m1_a", "m1_b", "m2_a", "m2_b"]).await;
+    let events = |p: &str, base: u32| -> Vec<Value> {
+        let job = format!("{p}_job");
+        let described = |text: &str| {
+            let mut b = ds(&format!("{p}_b"));
+            b["facets"] = json!({"documentation": {"_producer": PRODUCER,
+                "_schemaURL": "https://openlineage.io/spec/facets/1-0-1/DocumentationDatasetFacet.json",
+                "description": text}});
+            b
+        };
+        let a = ds(&format!("{p}_a"));
+        vec![
+            event("COMPLETE", &at(10), &uuid(base + 1), &job, vec![a.clone()], vec![described("first")]),
+            event("COMPLETE", &at(20), &uuid(base + 2), &job, vec![a.clone()], vec![described("second")]),
+            // The same value again: its assertion time stays the second event's.
+            event("COMPLETE", &at(30), &uuid(base + 3), &job, vec![a], vec![described("second")]),
+        ]
+    };
+    for e in events("m1", 500) {
+        app.ingest(e).await;
+    }
+    app.ingest(Value::Array(events("m2", 600))).await;
+
+    let read = |c: i64| {
+        let app = &app;
+        async move {
+            let d = app
+                .ok(
+                    "query($c: Int!) { container(id: $c) { description }
+                       metadataAssertions(containerId: $c) { attribute source value assertedAt } }",
+                    json!({"c": c}),
+                )
+                .await;
+            let asserted: Vec<(String, String, Value)> = d["metadataAssertions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| {
+                    (
+                        m["attribute"].as_str().unwrap().to_string(),
+                        m["source"].as_str().unwrap().to_string(),
+                        m["value"].clone(),
+                    )
+                })
+                .collect();
+            let times: Vec<String> =
+                d["metadataAssertions"].as_array().unwrap().iter().map(|m| m["assertedAt"].to_string()).collect();
+            (d["container"]["description"].clone(), asserted, times)
+        }
+    };
+    let (one_by_one, batched) = (read(ids[1]).await, read(ids[3]).await);
+    assert_eq!(one_by_one.0, json!("second"), "{one_by_one:?}");
+    assert_eq!(batched.0, one_by_one.0);
+    assert_eq!(batched.1, one_by_one.1, "the same values from the same sources");
+    assert_eq!(one_by_one.2.len(), batched.2.len());
+    // Each producer's value was asserted by its own second event: the times differ between the
+    // producers by the same offset as everything else, so compare each with its own log.
+    for (c, times) in [(ids[1], &one_by_one.2), (ids[3], &batched.2)] {
+        let changed = app
+            .ok(
+                "query($c: Int!) { metadataAssertions(containerId: $c) { attribute assertedAt observedAt } }",
+                json!({"c": c}),
+            )
+            .await;
+        let rows = changed["metadataAssertions"].as_array().unwrap();
+        let description = rows.iter().find(|m| m["attribute"] == "description").expect("a description");
+        assert_ne!(
+            description["assertedAt"], description["observedAt"],
+            "the repeated value keeps the time it changed, not the last observation: {times:?}"
+        );
+    }
 }

@@ -304,9 +304,10 @@ async fn apply_assertions_in(txn: &mut Txn, batch: &AssertionBatch, now: Timesta
 
 /// Upserts metadata rows in one statement (none for no rows), in the caller's transaction. The
 /// rows are sorted by key first, stably (a later row for the same key still applies last), so
-/// concurrent writers lock the keys they share in the same order.
+/// concurrent writers lock the keys they share in the same order. In a session call they wait
+/// for the session's end (`session::defer_metadata`), which upserts all of its rows at once.
 pub(super) async fn put_metadata_in(txn: &mut Txn, rows: &[MetadataAssertion]) -> StoreResult<()> {
-    if rows.is_empty() {
+    if rows.is_empty() || super::session::defer_metadata(rows) {
         return Ok(());
     }
     let mut sorted: Vec<&MetadataAssertion> = rows.iter().collect();

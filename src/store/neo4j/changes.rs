@@ -39,13 +39,6 @@ pub(super) async fn record_in(txn: &mut Txn, changes: &[NewChange]) -> StoreResu
     exec(txn, cypher!("record_changes").param("rows", list(rows))).await.map(|_| ())
 }
 
-/// Appends a session's pending change-log entries (see `session::flush_changes`), so a read of
-/// the log in it sees them.
-pub(super) async fn flush_session(store: &super::Neo4jStore) -> StoreResult<()> {
-    let Some(session) = &store.session else { return Ok(()) };
-    super::session::flush_changes(&mut *session.lock().await).await
-}
-
 #[derive(Deserialize)]
 pub(super) struct ChangeProps {
     position: Id,

@@ -15,10 +15,11 @@
 //! its own statements as before sessions (`Neo4jStore::beside`).
 //!
 //! The session also keeps its job and run updates (`jobs::JobsBuffer`): written at the commit,
-//! or before any read of jobs in the session, one `UNWIND` statement per kind. And its change-log
-//! entries (`defer_changes`): appended at the commit, in the order its calls made them, one
-//! statement for the session instead of one per write; the `change` counter's lock is then taken
-//! at the session's end instead of at its first write.
+//! or before any read of jobs in the session, one `UNWIND` statement per kind. And its metadata
+//! values and change-log entries (`Deferred`): written at the commit, in the order its calls made
+//! them, one statement each for the session instead of one per write (and the `change` counter's
+//! lock taken at the session's end instead of at its first write), or before a read of them in
+//! the session (`flush_deferred`).
 
 use std::cell::RefCell;
 use std::future::Future;
@@ -27,26 +28,40 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use neo4rs::Txn;
 use tokio::sync::{Mutex, MutexGuard};
 
+use super::assertions::put_metadata_in;
 use super::changes::record_in;
 use super::jobs::JobsBuffer;
 use super::{db_error, detached, exec, Cmd, Rows};
-use crate::domain::NewChange;
+use crate::domain::{MetadataAssertion, NewChange};
 use crate::store::{StoreError, StoreResult};
 
-tokio::task_local! {
-    /// The change-log entries of the session call running on this task (see `deferring_changes`).
-    static PENDING_CHANGES: RefCell<Vec<NewChange>>;
+/// Writes a session's calls made that wait for its end (see the module's note).
+#[derive(Default)]
+pub(super) struct Deferred {
+    metadata: Vec<MetadataAssertion>,
+    changes: Vec<NewChange>,
 }
 
-/// Runs a session call's work, keeping the change-log entries it records (`record_in` defers
-/// them here) for the session's end instead of appending them in a statement of their own.
-pub(super) async fn deferring_changes<T>(
-    work: impl Future<Output = StoreResult<T>>,
-) -> (StoreResult<T>, Vec<NewChange>) {
-    PENDING_CHANGES
-        .scope(RefCell::new(Vec::new()), async move {
+impl Deferred {
+    pub(super) fn append(&mut self, other: Deferred) {
+        self.metadata.extend(other.metadata);
+        self.changes.extend(other.changes);
+    }
+}
+
+tokio::task_local! {
+    /// What the session call running on this task deferred (see `deferring`).
+    static DEFERRED: RefCell<Deferred>;
+}
+
+/// Runs a session call's work, keeping the metadata values and change-log entries it writes
+/// (`put_metadata_in` and `record_in` defer them here) for the session's end instead of writing
+/// each in a statement of its own.
+pub(super) async fn deferring<T>(work: impl Future<Output = StoreResult<T>>) -> (StoreResult<T>, Deferred) {
+    DEFERRED
+        .scope(RefCell::new(Deferred::default()), async move {
             let result = work.await;
-            (result, PENDING_CHANGES.with(RefCell::take))
+            (result, DEFERRED.with(RefCell::take))
         })
         .await
 }
@@ -54,7 +69,12 @@ pub(super) async fn deferring_changes<T>(
 /// Keeps `changes` for the session's end when a session call is running on this task (then
 /// `true`); `false` outside one, where the caller appends them at once.
 pub(super) fn defer_changes(changes: &[NewChange]) -> bool {
-    PENDING_CHANGES.try_with(|pending| pending.borrow_mut().extend_from_slice(changes)).is_ok()
+    DEFERRED.try_with(|d| d.borrow_mut().changes.extend_from_slice(changes)).is_ok()
+}
+
+/// As `defer_changes`, for metadata values.
+pub(super) fn defer_metadata(rows: &[MetadataAssertion]) -> bool {
+    DEFERRED.try_with(|d| d.borrow_mut().metadata.extend_from_slice(rows)).is_ok()
 }
 
 pub(super) enum State {
@@ -73,8 +93,8 @@ pub(super) enum State {
 pub(super) struct Inner {
     pub(super) state: State,
     pub(super) jobs: JobsBuffer,
-    /// Change-log entries of the session's calls, in order, not appended yet.
-    pub(super) changes: Vec<NewChange>,
+    /// What the session's calls deferred, in order, not written yet.
+    pub(super) deferred: Deferred,
     /// The store's session gate, held while the transaction is open: this process's sessions
     /// run one at a time, as the embedded store's do, so two never deadlock on each other's
     /// locks (the id and change-log counters every write takes among them).
@@ -103,7 +123,7 @@ impl Session {
             inner: Mutex::new(Inner {
                 state: State::Open(Box::new(txn)),
                 jobs: JobsBuffer::default(),
-                changes: Vec::new(),
+                deferred: Deferred::default(),
                 gate: Some(gate),
             }),
             wrote_catalog: AtomicBool::new(false),
@@ -157,7 +177,7 @@ impl Session {
                 Err(e) => return Err(e),
             };
             settle(&mut inner, flushed)?;
-            flush_changes(&mut inner).await?;
+            flush_deferred_in(&mut inner).await?;
             let State::Open(txn) = std::mem::replace(&mut inner.state, State::Committed) else {
                 return Err(StoreError::Internal("the session's transaction vanished".into()));
             };
@@ -172,17 +192,28 @@ impl Session {
     }
 }
 
-/// Appends the session's pending change-log entries, so a read of the log in it sees them.
-pub(super) async fn flush_changes(inner: &mut Inner) -> StoreResult<()> {
-    if inner.changes.is_empty() {
+/// Writes what the session's calls deferred: the metadata values, then the change log (last, as
+/// everywhere: see `record_changes`).
+async fn flush_deferred_in(inner: &mut Inner) -> StoreResult<()> {
+    let Deferred { metadata, changes } = std::mem::take(&mut inner.deferred);
+    if metadata.is_empty() && changes.is_empty() {
         return Ok(());
     }
-    let changes = std::mem::take(&mut inner.changes);
     let result = match open(inner) {
-        Ok(txn) => record_in(txn, &changes).await,
+        Ok(txn) => match put_metadata_in(txn, &metadata).await {
+            Ok(()) => record_in(txn, &changes).await,
+            Err(e) => Err(e),
+        },
         Err(e) => Err(e),
     };
     settle(inner, result)
+}
+
+/// Writes what a session's calls deferred, so a read of metadata values or of the change log in
+/// it sees them; nothing outside a session.
+pub(super) async fn flush_deferred(store: &super::Neo4jStore) -> StoreResult<()> {
+    let Some(session) = &store.session else { return Ok(()) };
+    flush_deferred_in(&mut *session.lock().await).await
 }
 
 /// The open transaction, or why there is none.
