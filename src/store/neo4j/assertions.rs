@@ -26,7 +26,7 @@ use super::changes::record_in;
 use super::edges::ensure_ends_exist;
 use super::rows::{
     edge_row, edge_ukey, evidence_row, intervals_text, json_text, list, map, metadata_row, micros, opt_ts,
-    parse_intervals, ts, EdgeProps, EvidenceProps, MetadataProps, PriorProps,
+    parse_intervals, ts, Decode, EdgeProps, EvidenceProps, MetadataProps,
 };
 use super::{allocate, count, distinct, exec, first_id, internal, Cmd, Neo4jStore, Run, OPERATION_COUNTER};
 use crate::domain::{
@@ -198,27 +198,19 @@ async fn apply_assertions_in(txn: &mut Txn, batch: &AssertionBatch, now: Timesta
     // Written with the edges it backs: an edge created now gets its evidence in the statement
     // that creates it (CREATE: none can exist yet), an edge asserted again gets its evidence
     // upserted in the statement that updates it; a round trip each instead of two.
+    // Each edge's rows, the n-th list the n-th new or asserted edge's; a new edge's id is given
+    // by the statement that creates it.
     let mut new_evidence: Vec<Vec<Evidence>> = vec![Vec::new(); created.len()];
-    let mut stored_evidence: Vec<Evidence> = Vec::new();
-    let mut position: HashMap<(usize, &str), usize> = HashMap::new();
+    let mut stored_evidence: Vec<Vec<Evidence>> = vec![Vec::new(); asserted.len()];
     for (assertion, slot) in batch.assert.iter().zip(&slot_of_assertion) {
-        let row = Evidence { retired_at: None, ..assertion.evidence.clone() };
-        let key = assertion.evidence.key.as_str();
-        match *slot {
-            Slot::New(i) => match new_evidence[i].iter_mut().find(|e| e.key == row.key) {
-                Some(e) => *e = row,
-                None => new_evidence[i].push(row),
-            },
-            Slot::Stored(i) => {
-                let row = Evidence { edge_id: asserted[i].id, ..row };
-                match position.get(&(i, key)) {
-                    Some(&at) => stored_evidence[at] = row,
-                    None => {
-                        position.insert((i, key), stored_evidence.len());
-                        stored_evidence.push(row);
-                    }
-                }
-            }
+        let (rows, edge_id) = match *slot {
+            Slot::New(i) => (&mut new_evidence[i], 0),
+            Slot::Stored(i) => (&mut stored_evidence[i], asserted[i].id),
+        };
+        let row = Evidence { edge_id, retired_at: None, ..assertion.evidence.clone() };
+        match rows.iter_mut().find(|e| e.key == row.key) {
+            Some(e) => *e = row,
+            None => rows.push(row),
         }
     }
 
@@ -254,7 +246,7 @@ async fn apply_assertions_in(txn: &mut Txn, batch: &AssertionBatch, now: Timesta
     }
     if !asserted.is_empty() {
         let rows = asserted.iter().map(asserted_row).collect::<StoreResult<Vec<_>>>()?;
-        let evidence = stored_evidence.iter().map(evidence_row).collect::<StoreResult<Vec<_>>>()?;
+        let evidence = stored_evidence.iter().flatten().map(evidence_row).collect::<StoreResult<Vec<_>>>()?;
         let made: i64 =
             exec(txn, cypher!("assert_edges_update").param("rows", list(rows)).param("evidence", list(evidence)))
                 .await?
@@ -351,7 +343,17 @@ pub(super) async fn evidence_by_keys(mut db: impl Run, keys: &[String]) -> Store
 }
 
 pub(super) async fn live_evidence_of_key(mut db: impl Run, key: &str) -> StoreResult<Vec<PriorEvidence>> {
-    db.run(cypher!("live_evidence_of_key").param("key", key.to_string())).await?.decode::<PriorProps>("prior")
+    let rows = db.run(cypher!("live_evidence_of_key").param("key", key.to_string())).await?;
+    let evidence = rows.decode::<EvidenceProps>("evidence")?;
+    let edges = rows.column::<Vec<EdgeProps>>("edge")?;
+    evidence
+        .iter()
+        .zip(edges)
+        .map(|(e, edge)| {
+            let edge = edge.into_iter().next().map(Decode::decode).transpose()?;
+            Ok(PriorEvidence::of(e, edge.as_ref()))
+        })
+        .collect()
 }
 
 pub(super) async fn live_edges_touching_ends(

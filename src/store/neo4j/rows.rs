@@ -393,60 +393,6 @@ pub(super) fn evidence_row(e: &Evidence) -> StoreResult<BoltType> {
     ]))
 }
 
-/// A job's live evidence as `live_evidence_of_key` returns it: only what the job's next event
-/// needs (the evidence's edge, key and details, its edge's ends when the edge is there), not
-/// the whole evidence node and edge relationship to decode for each of a job's edges.
-#[derive(Deserialize)]
-pub(super) struct PriorProps {
-    edge_id: Id,
-    key: String,
-    details: Option<String>,
-    found: bool,
-    source_kind: Option<String>,
-    source_id: Option<Id>,
-    source_container_id: Option<Id>,
-    source_fqn: Option<String>,
-    target_kind: Option<String>,
-    target_id: Option<Id>,
-    target_container_id: Option<Id>,
-    target_fqn: Option<String>,
-}
-
-impl Decode for PriorProps {
-    type Out = crate::store::PriorEvidence;
-
-    fn decode(self) -> StoreResult<Self::Out> {
-        let p = self;
-        let details: Option<serde_json::Value> = parse_json(p.details)?;
-        let text = |k: &str| details.as_ref().and_then(|d| d.get(k)).and_then(|v| v.as_str()).map(str::to_string);
-        let ends = match p.found {
-            true => {
-                let source = end_from(
-                    p.source_kind.as_deref().unwrap_or_default(),
-                    p.source_id,
-                    p.source_container_id,
-                    p.source_fqn,
-                )?;
-                let target = end_from(
-                    p.target_kind.as_deref().unwrap_or_default(),
-                    p.target_id,
-                    p.target_container_id,
-                    p.target_fqn,
-                )?;
-                Some((source.key(), target.key()))
-            }
-            false => None,
-        };
-        Ok(crate::store::PriorEvidence {
-            edge_id: p.edge_id,
-            key: p.key,
-            run_id: text("runId"),
-            first_run_id: text("firstRunId"),
-            ends,
-        })
-    }
-}
-
 #[derive(Deserialize)]
 pub(super) struct EvidenceProps {
     edge_id: Id,

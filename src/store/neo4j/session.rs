@@ -97,7 +97,7 @@ pub(super) struct Inner {
     pub(super) deferred: Deferred,
     /// The store's session gate, held while the transaction is open: this process's sessions
     /// run one at a time, as the embedded store's do, so two never deadlock on each other's
-    /// locks (the id and change-log counters every write takes among them).
+    /// locks (the id counters every write takes among them).
     gate: Option<tokio::sync::OwnedMutexGuard<()>>,
 }
 
@@ -200,10 +200,13 @@ async fn flush_deferred_in(inner: &mut Inner) -> StoreResult<()> {
         return Ok(());
     }
     let result = match open(inner) {
-        Ok(txn) => match put_metadata_in(txn, &metadata).await {
-            Ok(()) => record_in(txn, &changes).await,
-            Err(e) => Err(e),
-        },
+        Ok(txn) => {
+            async {
+                put_metadata_in(txn, &metadata).await?;
+                record_in(txn, &changes).await
+            }
+            .await
+        }
         Err(e) => Err(e),
     };
     settle(inner, result)
