@@ -19,9 +19,11 @@
 mod harness;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures_util::FutureExt;
 use harness::{gql, namespace, until_none_pending, Serve, StoreAt};
 use serde_json::{json, Value};
 
@@ -74,8 +76,11 @@ fn batch(ns: &str, w: usize, b: usize) -> (Value, Vec<String>) {
         runs.push(run);
     }
     if w < 2 {
-        // A fixed run id and time: both replicas receive the very same event at about once.
-        let run = uuid::Uuid::from_u128(0x5eed_0000 + b as u128).to_string();
+        // A run id and time fixed for the test: both replicas receive the very same event at
+        // about once. The namespace's random part is in the id, so a run of the test against a
+        // Neo4j an earlier run used does not add to that run's runs.
+        let test = u128::from_str_radix(&ns[ns.len() - 13..ns.len() - 5], 16).unwrap();
+        let run = uuid::Uuid::from_u128((test << 64) + b as u128).to_string();
         events.push(event(
             ns,
             &format!("dup_{b}"),
@@ -242,10 +247,18 @@ async fn two_replicas_over_one_neo4j_agree_and_never_collide() {
     let store = StoreAt::Neo4j(uri);
     let (log_a, log_b) = (tmp.path().join("a.log"), tmp.path().join("b.log"));
     let (a, b) = tokio::join!(Serve::start(&store, &log_a, &[]), Serve::start(&store, &log_b, &[]));
-    // Both are dropped (killed) when this returns or panics, the time limit included.
-    let outcome = tokio::time::timeout(LIMIT, check(&a, &b)).await;
-    if outcome.is_err() {
-        panic!("the two-replica check did not finish in {LIMIT:?}\nA:\n{}\nB:\n{}", a.log_text(), b.log_text());
+    // Both are dropped (killed) when this returns or panics, the time limit included. A failed
+    // check prints both replicas' logs first: what the store said is there, not in the panic.
+    let outcome = AssertUnwindSafe(tokio::time::timeout(LIMIT, check(&a, &b))).catch_unwind().await;
+    match outcome {
+        Ok(Ok(())) => {}
+        Ok(Err(_)) => {
+            panic!("the two-replica check did not finish in {LIMIT:?}\nA:\n{}\nB:\n{}", a.log_text(), b.log_text())
+        }
+        Err(panic) => {
+            eprintln!("replica A's log:\n{}\nreplica B's log:\n{}", a.log_text(), b.log_text());
+            std::panic::resume_unwind(panic);
+        }
     }
 }
 
