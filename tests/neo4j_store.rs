@@ -2685,3 +2685,54 @@ async fn a_session_commits_together_and_a_failed_write_fails_it_whole() {
     store.put_doc("note", "d", serde_json::json!(5)).await.expect("put after a dropped session");
     assert_eq!(store.get_doc("note", "d").await.expect("read"), Some(serde_json::json!(5)));
 }
+
+/// An open session holds no id counter: a second process writing the same kinds of rows (a
+/// second `serve` replica on the same database) gets its ids at once instead of waiting for the
+/// session to commit, and no id is handed out twice. Taking ids inside the writing transaction
+/// held each counter's lock until commit, so the second writer waited for the session's end (up
+/// to 2 s of ingest) and, holding locks of its own, deadlocked with it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_session_holds_no_id_counter_another_replica_waits_for() {
+    let _serial = SERIAL.lock().await;
+    let Some(store) = store().await else { return };
+    let uri = std::env::var("NEO4J_URI").expect("NEO4J_URI");
+    let user = std::env::var("NEO4J_USER").unwrap_or_else(|_| "neo4j".to_string());
+    let password = std::env::var("NEO4J_PASSWORD").unwrap_or_else(|_| "neo4j".to_string());
+    let replica = Neo4jStore::connect(&uri, &user, &password, None).await.expect("a second connection");
+    let ds = store.upsert_datastore(datastore_input("wh")).await.expect("datastore");
+    let a = store.upsert_container(container_input(ds.id, "a", &[])).await.expect("a").0.id;
+
+    // The session creates a container, a field and an edge, and stays open.
+    let session = store.session().await.expect("session").expect("the Neo4j store has sessions");
+    let (s, s_fields) = session.upsert_container(container_input(ds.id, "s", &["x"])).await.expect("in session");
+    let s_edge = session.create_edges(vec![new_edge(c(a), c(s.id), "user")], false, t(0)).await.expect("edge");
+
+    // Meanwhile the other process creates the same kinds of rows in a datastore of its own.
+    let other = async {
+        let ds2 = replica.upsert_datastore(datastore_input("other")).await.expect("datastore");
+        let (t1, t1_fields) = replica.upsert_container(container_input(ds2.id, "t1", &["y"])).await.expect("t1");
+        let t2 = replica.upsert_container(container_input(ds2.id, "t2", &[])).await.expect("t2").0;
+        let edge = replica.create_edges(vec![new_edge(c(t1.id), c(t2.id), "user")], false, t(0)).await.expect("edge");
+        (vec![t1.id, t2.id], t1_fields[0].id, edge[0].id)
+    };
+    // A bound on waiting, not a speed check: waiting for a counter the session holds never ends
+    // while the session is open.
+    let (containers, field, edge) = tokio::time::timeout(std::time::Duration::from_secs(20), other)
+        .await
+        .expect("the other process's writes waited for the open session");
+    session.commit_session().await.expect("commit");
+
+    assert!(!containers.contains(&s.id), "container ids never collide: {containers:?} and {}", s.id);
+    assert_ne!(field, s_fields[0].id, "field ids never collide");
+    assert_ne!(edge, s_edge[0].id, "edge ids never collide");
+    // Both processes' rows are there, each with the id its write returned.
+    let listed: BTreeSet<Id> = store
+        .containers_by_ids(&[s.id, containers[0], containers[1]])
+        .await
+        .expect("read")
+        .iter()
+        .map(|c| c.id)
+        .collect();
+    assert_eq!(listed, BTreeSet::from([s.id, containers[0], containers[1]]));
+    assert_eq!(store.edges_by_ids(&[edge, s_edge[0].id]).await.expect("read").len(), 2);
+}

@@ -6,8 +6,9 @@
 //!   `:Metadata {container_id, field_id, attribute, source}` (one source's value of an asset's
 //!   attribute, unique by those four, `field_id` 0 for the container's own; not linked to the
 //!   container node, and kept when the container is deleted, as in the embedded store),
-//!   `:Change {position, ...}` (the change log, see `changes`) and `:Counter {name, value}` (one id counter per kind, advanced in blocks inside the writing
-//!   transaction, so several service replicas never hand out the same id);
+//!   `:Change {position, ...}` (the change log, see `changes`) and `:Counter {name, value}` (one
+//!   id counter per kind, from which each process reserves blocks of ids in short transactions of
+//!   their own, so several service replicas never hand out the same id: see `ids`);
 //! - one `:LINEAGE` relationship per edge, between its two end nodes, so one lineage hop is one
 //!   relationship hop. It carries the edge's attributes plus `ukey` (source key, target key and
 //!   source type: the uniqueness constraint) and, per end, `*_kind`, `*_id`, `*_container_id`,
@@ -35,7 +36,7 @@
 //! the statement plumbing (`Cmd`, `Rows`, the three ways a statement runs: see [`Run`]), the id
 //! counters and the one `impl Store`, whose methods only say how they run and call the concern
 //! file that holds their Cypher and row handling: `schema`, `rows`, `catalog`, `edges`, `graph`,
-//! `assertions`, `events`, `changes`, `identity`, `jobs`, `transfer`, `session`; `migrations` checks and moves
+//! `assertions`, `events`, `changes`, `identity`, `jobs`, `transfer`, `session`, `ids`; `migrations` checks and moves
 //! forward the schema version at connect.
 
 use std::collections::{BTreeSet, HashMap};
@@ -116,7 +117,8 @@ macro_rules! cypher {
 macro_rules! write_txn {
     ($store:expr, |$txn:ident| $body:expr) => {{
         let store = $store.clone();
-        $crate::store::neo4j::detached(async move {
+        let ids = store.ids.clone();
+        $crate::store::neo4j::detached($crate::store::neo4j::ids::scoped(ids, async move {
             if let Some(session) = store.session.clone() {
                 let mut inner = session.lock().await;
                 let result = match $crate::store::neo4j::session::open(&mut inner) {
@@ -136,7 +138,7 @@ macro_rules! write_txn {
                 $crate::store::neo4j::finish(txn, result).await
             })
             .await
-        })
+        }))
         .await
     }};
 }
@@ -151,6 +153,7 @@ mod events;
 mod frontier;
 mod graph;
 mod identity;
+mod ids;
 mod jobs;
 mod migrations;
 mod retry;
@@ -409,9 +412,14 @@ fn count(n: usize) -> StoreResult<i64> {
     i64::try_from(n).map_err(|_| StoreError::Invalid(format!("too many rows: {n}")))
 }
 
-/// Reserves ids from the counters, one block per `(counter, how many)`; returns the first id of
-/// each block. One statement for all counters.
+/// Takes ids, one block of consecutive ids per `(counter, how many)`; returns the first id of
+/// each block. From the store's ids (`ids`, outside the transaction) when a store write runs on
+/// this task, as every `write_txn!` and session commit does; else (a concern function run in a
+/// transaction a test began itself) from the counters in `txn`, one statement for all.
 async fn allocate(txn: &mut Txn, wants: &[(&'static str, usize)]) -> StoreResult<HashMap<String, Id>> {
+    if let Some(ids) = ids::current() {
+        return ids.take(wants).await;
+    }
     let mut rows = Vec::new();
     for (name, n) in wants.iter().filter(|(_, n)| *n > 0) {
         rows.push(map([("name", (*name).into()), ("count", count(*n)?.into())]));
@@ -438,21 +446,33 @@ pub struct Neo4jStore {
     session: Option<std::sync::Arc<session::Session>>,
     /// Held by a session for its life: this process's sessions run one at a time.
     gate: std::sync::Arc<tokio::sync::Mutex<()>>,
+    /// Where writes take new ids (see `ids`), shared by every view of the store.
+    ids: std::sync::Arc<ids::Ids>,
 }
 
 impl Neo4jStore {
-    /// Connects (a pool of at most 16 connections), checks and migrates the schema version
+    /// Connects (a pool of at most 16 connections, and one more for reserving ids), checks and migrates the schema version
     /// (`migrations`), and creates the constraints and indexes the queries use, idempotently.
     /// `database` defaults to the server's default database.
     pub async fn connect(uri: &str, user: &str, password: &str, database: Option<&str>) -> StoreResult<Self> {
-        let mut builder =
-            ConfigBuilder::default().uri(uri).user(user).password(password).max_connections(16).fetch_size(500);
-        if let Some(database) = database {
-            builder = builder.db(database);
-        }
-        let config = builder.build().map_err(|e| db_error("connect", e))?;
-        let graph = Graph::connect(config).await.map_err(|e| db_error("connect", e))?;
-        let store = Neo4jStore { graph, address: bolt_address(uri).into(), session: None, gate: Default::default() };
+        let pool = |connections: usize| async move {
+            let mut builder = ConfigBuilder::default()
+                .uri(uri)
+                .user(user)
+                .password(password)
+                .max_connections(connections)
+                .fetch_size(500);
+            if let Some(database) = database {
+                builder = builder.db(database);
+            }
+            let config = builder.build().map_err(|e| db_error("connect", e))?;
+            Graph::connect(config).await.map_err(|e| db_error("connect", e))
+        };
+        let graph = pool(16).await?;
+        // Reserving ids takes a connection of its own (see `ids::Ids`).
+        let ids = std::sync::Arc::new(ids::Ids::new(pool(1).await?));
+        let store =
+            Neo4jStore { graph, address: bolt_address(uri).into(), session: None, gate: Default::default(), ids };
         migrations::open_schema(&store).await?;
         // Idempotent: creates and backfills the change log on a store made before it existed.
         schema::migrate_change_log(&store).await?;
@@ -461,8 +481,11 @@ impl Neo4jStore {
 
     /// Deletes every relationship and node (constraints and indexes stay), 10,000 at a time, each
     /// batch in its own transaction so the transaction memory stays bounded whatever the size of
-    /// the graph. For tests and operators; not part of the `Store` trait.
+    /// the graph. For tests and operators; not part of the `Store` trait. The id counters go too,
+    /// so ids start again from 1: this store forgets the ids it held, and another process that
+    /// holds some must not write to the wiped database (it would hand them out again).
     pub async fn wipe(&self) -> StoreResult<()> {
+        self.ids.forget().await;
         transfer::wipe(OwnTxn(self)).await
     }
 
@@ -521,7 +544,7 @@ impl Store for Neo4jStore {
 
     async fn commit_session(&self) -> StoreResult<()> {
         match &self.session {
-            Some(session) => session.clone().commit().await,
+            Some(session) => session.clone().commit(self.ids.clone()).await,
             None => Ok(()),
         }
     }

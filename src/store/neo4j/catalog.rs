@@ -1,6 +1,6 @@
 //! The catalog on Neo4j: `:Datastore`, `:Container` and `:Field` nodes. Upserts find the node by
 //! its unique key (a datastore's name, a container's `<datastore id>/<database.schema.name>`, a
-//! field's `<container id>/<name>`) and take new ids from the counters in the same transaction;
+//! field's `<container id>/<name>`) and take new ids from the store's id blocks (`ids`);
 //! deletes of containers and fields are soft (see the store's model).
 
 use std::collections::HashSet;

@@ -575,7 +575,7 @@ pub(super) async fn flush_session(store: &Neo4jStore) -> StoreResult<()> {
     let Some(session) = &store.session else { return Ok(()) };
     let mut inner = session.lock().await;
     let result = match super::session::open_with_jobs(&mut inner) {
-        Ok((txn, jobs)) => jobs.flush(txn).await,
+        Ok((txn, jobs)) => super::ids::scoped(store.ids.clone(), jobs.flush(txn)).await,
         Err(e) => Err(e),
     };
     super::session::settle(&mut inner, result)

@@ -30,6 +30,7 @@ use tokio::sync::{Mutex, MutexGuard};
 
 use super::assertions::put_metadata_in;
 use super::changes::record_in;
+use super::ids::{self, Ids};
 use super::jobs::JobsBuffer;
 use super::{db_error, detached, exec, Cmd, Rows};
 use crate::domain::{MetadataAssertion, NewChange};
@@ -97,7 +98,7 @@ pub(super) struct Inner {
     pub(super) deferred: Deferred,
     /// The store's session gate, held while the transaction is open: this process's sessions
     /// run one at a time, as the embedded store's do, so two never deadlock on each other's
-    /// locks (the id counters every write takes among them).
+    /// locks (the edges and datasets both write).
     gate: Option<tokio::sync::OwnedMutexGuard<()>>,
 }
 
@@ -168,8 +169,9 @@ impl Session {
         .await
     }
 
-    pub(super) async fn commit(self: std::sync::Arc<Self>) -> StoreResult<()> {
-        detached(async move {
+    /// Commits, taking the ids the buffered jobs and runs need from `ids` (see `ids::Ids`).
+    pub(super) async fn commit(self: std::sync::Arc<Self>, ids: std::sync::Arc<Ids>) -> StoreResult<()> {
+        detached(ids::scoped(ids, async move {
             let mut inner = self.lock().await;
             // The buffered job and run updates first, the change log last (see `record_changes`).
             let flushed = match open_with_jobs(&mut inner) {
@@ -187,7 +189,7 @@ impl Session {
             // Ended: the next session may begin while this view lingers.
             inner.gate.take();
             committed
-        })
+        }))
         .await
     }
 }
