@@ -46,7 +46,7 @@ use async_trait::async_trait;
 use neo4rs::{BoltType, ConfigBuilder, Graph, Query, Row, Txn};
 use serde::de::DeserializeOwned;
 
-use self::rows::{list, map, micros, Decode};
+use self::rows::{micros, Decode};
 use super::{GraphAround, GraphScope, PriorEvidence, Record, RecordChunks, Store, StoreError, StoreResult};
 use crate::domain::{
     AssertionBatch, AssertionSummary, Change, Container, ContainerInput, ContainerStats, Datastore, DatastoreInput,
@@ -413,24 +413,17 @@ fn count(n: usize) -> StoreResult<i64> {
 }
 
 /// Takes ids, one block of consecutive ids per `(counter, how many)`; returns the first id of
-/// each block. From the store's ids (`ids`, outside the transaction) when a store write runs on
-/// this task, as every `write_txn!` and session commit does; else (a concern function run in a
-/// transaction a test began itself) from the counters in `txn`, one statement for all.
-async fn allocate(txn: &mut Txn, wants: &[(&'static str, usize)]) -> StoreResult<HashMap<String, Id>> {
-    if let Some(ids) = ids::current() {
-        return ids.take(wants).await;
+/// each block. From the store's ids (`ids`, reserved outside the transaction), which every
+/// store call that writes puts in scope (`write_txn!`, and the session's calls and commit). Never
+/// from the counters inside `txn`: that held a counter's lock until commit, and a writer waiting
+/// on it while another process's writer waited on this process's ids was a deadlock Neo4j cannot
+/// see (the second half of the wait is in a process, not in the database). A path that forgot
+/// the scope fails here, loudly, instead.
+async fn allocate(wants: &[(&'static str, usize)]) -> StoreResult<HashMap<String, Id>> {
+    match ids::current() {
+        Some(ids) => ids.take(wants).await,
+        None => Err(internal("allocate_ids", "a write took ids outside the store's id scope".to_string())),
     }
-    let mut rows = Vec::new();
-    for (name, n) in wants.iter().filter(|(_, n)| *n > 0) {
-        rows.push(map([("name", (*name).into()), ("count", count(*n)?.into())]));
-    }
-    if rows.is_empty() {
-        return Ok(HashMap::new());
-    }
-    let out = exec(txn, cypher!("allocate_ids").param("rows", list(rows))).await?;
-    let names: Vec<String> = out.column("name")?;
-    let firsts: Vec<Id> = out.column("first")?;
-    Ok(names.into_iter().zip(firsts).collect())
 }
 
 fn first_id(ids: &HashMap<String, Id>, counter: &'static str) -> StoreResult<Id> {
@@ -787,7 +780,8 @@ impl Store for Neo4jStore {
     }
 
     async fn next_operation_id(&self) -> StoreResult<Id> {
-        write_txn!(self, |txn| assertions::next_operation_id_in(txn))
+        // An id and nothing else: no transaction (see `ids`).
+        first_id(&self.ids.take(&[(OPERATION_COUNTER, 1)]).await?, OPERATION_COUNTER)
     }
 
     async fn evidence_by_keys(&self, keys: &[String]) -> StoreResult<Vec<Evidence>> {

@@ -28,7 +28,7 @@ use super::rows::{
     edge_row, edge_ukey, evidence_row, intervals_text, json_text, list, map, metadata_row, micros, opt_ts,
     parse_intervals, ts, Decode, EdgeProps, EvidenceProps, MetadataProps,
 };
-use super::{allocate, count, distinct, exec, first_id, internal, Cmd, Neo4jStore, Run, OPERATION_COUNTER};
+use super::{count, distinct, exec, internal, Cmd, Neo4jStore, Run};
 use crate::domain::{
     AssertionBatch, AssertionSummary, ChangeKind, Edge, End, Evidence, Id, Interval, MetadataAssertion, NewChange,
     NewEdge, Timestamp,
@@ -328,10 +328,6 @@ pub(super) async fn container_metadata_of(mut db: impl Run, ids: &[Id]) -> Store
         return Ok(Vec::new());
     }
     db.run(cypher!("container_metadata_of").param("ids", distinct(ids))).await?.decode::<MetadataProps>("metadata")
-}
-
-pub(super) async fn next_operation_id_in(txn: &mut Txn) -> StoreResult<Id> {
-    first_id(&allocate(txn, &[(OPERATION_COUNTER, 1)]).await?, OPERATION_COUNTER)
 }
 
 pub(super) async fn evidence_by_keys(mut db: impl Run, keys: &[String]) -> StoreResult<Vec<Evidence>> {

@@ -20,7 +20,7 @@ use crate::store::{StoreError, StoreResult};
 pub(super) async fn upsert_datastore_in(txn: &mut Txn, input: DatastoreInput) -> StoreResult<Datastore> {
     let existing = exec(txn, cypher!("datastore_id_by_name").param("name", input.name.clone())).await?;
     let new_id = if existing.rows.is_empty() {
-        Some(first_id(&allocate(txn, &[(DATASTORE_COUNTER, 1)]).await?, DATASTORE_COUNTER)?)
+        Some(first_id(&allocate(&[(DATASTORE_COUNTER, 1)]).await?, DATASTORE_COUNTER)?)
     } else {
         None
     };
@@ -78,8 +78,7 @@ pub(super) async fn upsert_container_in(txn: &mut Txn, input: ContainerInput) ->
         }
     }
     let ids =
-        allocate(txn, &[(CONTAINER_COUNTER, usize::from(container_id.is_none())), (FIELD_COUNTER, new_names.len())])
-            .await?;
+        allocate(&[(CONTAINER_COUNTER, usize::from(container_id.is_none())), (FIELD_COUNTER, new_names.len())]).await?;
     let new_container_id = if container_id.is_none() { Some(first_id(&ids, CONTAINER_COUNTER)?) } else { None };
     let mut next_field_id = if new_names.is_empty() { 0 } else { first_id(&ids, FIELD_COUNTER)? };
     let mut assigned = HashSet::new();

@@ -85,7 +85,7 @@ pub(super) async fn create_edges_in(
     ensure_ends_exist(txn, keep.iter().flat_map(|e| [&e.source, &e.target])).await?;
 
     let n = keep.len();
-    let first = first_id(&allocate(txn, &[(EDGE_COUNTER, n)]).await?, EDGE_COUNTER)?;
+    let first = first_id(&allocate(&[(EDGE_COUNTER, n)]).await?, EDGE_COUNTER)?;
     let mut rows = Vec::with_capacity(n);
     for (id, new) in (first..).zip(keep) {
         let edge = Edge {

@@ -58,7 +58,7 @@ async fn insert_event_in(txn: &mut Txn, event: StoredEvent) -> StoreResult<(Stor
     if let Some(existing) = event_by_fingerprint(txn, &event.fingerprint).await? {
         return Ok((existing, true));
     }
-    let id = first_id(&allocate(txn, &[(EVENT_COUNTER, 1)]).await?, EVENT_COUNTER)?;
+    let id = first_id(&allocate(&[(EVENT_COUNTER, 1)]).await?, EVENT_COUNTER)?;
     let event = StoredEvent { id, ..event };
     let out = exec(txn, cypher!("insert_event").param("row", event_row(&event)?)).await?;
     if out.value::<bool>("created")? {
@@ -74,7 +74,7 @@ async fn insert_events_in(txn: &mut Txn, events: Vec<StoredEvent>) -> StoreResul
     if events.is_empty() {
         return Ok(Vec::new());
     }
-    let first = first_id(&allocate(txn, &[(EVENT_COUNTER, events.len())]).await?, EVENT_COUNTER)?;
+    let first = first_id(&allocate(&[(EVENT_COUNTER, events.len())]).await?, EVENT_COUNTER)?;
     let events: Vec<StoredEvent> = events.into_iter().zip(first..).map(|(e, id)| StoredEvent { id, ..e }).collect();
     let rows = events.iter().map(event_row).collect::<StoreResult<Vec<_>>>()?;
     let out = exec(txn, cypher!("insert_events").param("rows", list(rows))).await?;

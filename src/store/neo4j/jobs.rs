@@ -270,7 +270,7 @@ pub(super) async fn record_run(store: &Neo4jStore, record: RunRecord) -> StoreRe
     if let Some(session) = &store.session {
         let mut inner = session.lock().await;
         let result = match super::session::open_with_jobs(&mut inner) {
-            Ok((txn, jobs)) => jobs.record(txn, &record).await,
+            Ok((txn, jobs)) => super::ids::scoped(store.ids.clone(), jobs.record(txn, &record)).await,
             Err(e) => Err(e),
         };
         return super::session::settle(&mut inner, result);
@@ -433,7 +433,7 @@ impl JobsBuffer {
         let missing = names.iter().filter(|n| !self.jobs.contains_key(**n)).count();
         let old_run = record.run.as_ref().and_then(|r| self.runs.get(&r.run_id)).and_then(Option::as_ref).cloned();
         let new_run = record.run.is_some() && old_run.is_none();
-        let ids = allocate(txn, &[(JOB_COUNTER, missing), (RUN_COUNTER, usize::from(new_run))]).await?;
+        let ids = allocate(&[(JOB_COUNTER, missing), (RUN_COUNTER, usize::from(new_run))]).await?;
         let mut next_job = if missing > 0 { first_id(&ids, JOB_COUNTER)? } else { 0 };
 
         // The parent and root jobs: their ids, creating the ones not stored (a job known only by name).
