@@ -1,20 +1,16 @@
 // Parameters: $rows: [map of LINEAGE properties as for create_edges.cypher, `id` ignored], in
-// creation order; $evidence: [[evidence properties as for put_evidence, retired_at null,
+// creation order; $first: int, the first of size($rows) consecutive ids reserved for them (the
+// store's `ids`); $evidence: [[evidence properties as for put_evidence, retired_at null,
 // `edge_id` ignored]], the n-th list the n-th edge's evidence, keys distinct.
-// Creates an assertion batch's new edges with ids taken here from the `edge` counter, in row
-// order, and their evidence (one statement instead of allocate_ids, create_edges and an evidence
-// write: two round trips fewer per event that creates edges). The evidence is CREATEd, without
-// MERGE's lookup and lock on the (edge_id, key) constraint: an edge created here has none yet. The counter's write lock is taken before its value is
-// read (the right-hand side of SET reads it), so concurrent batches and replicas get disjoint
-// blocks. A missing container or field end gives no row for its edge (the caller compares the
-// count and names the missing end); an external end is merged by fqn. Returns each created
-// edge's row index `i`, id and how many evidence nodes it got, in row order.
-MERGE (k:Counter {name: 'edge'})
-ON CREATE SET k.value = 0
-SET k.value = k.value + size($rows)
-WITH k.value - size($rows) AS base
+// Creates an assertion batch's new edges, the n-th with id $first + n, and their evidence (one
+// statement instead of create_edges and an evidence write: a round trip fewer per event that
+// creates edges). The evidence is CREATEd, without MERGE's lookup and lock on the (edge_id, key)
+// constraint: an edge created here has none yet. A missing container or field end gives no row
+// for its edge (the caller compares the count and names the missing end); an external end is
+// merged by fqn. Returns each created edge's row index `i`, id and how many evidence nodes it
+// got, in row order.
 UNWIND range(0, size($rows) - 1) AS i
-WITH i, base + i + 1 AS id, $rows[i] AS row
+WITH i, $first + i AS id, $rows[i] AS row
 CALL (row) {
   MATCH (s:Container {id: row.source_id})
   WHERE row.source_kind = 'container'

@@ -176,6 +176,21 @@ pub fn store_queries_total(store: &str) -> u64 {
         .sum()
 }
 
+/// Statements of one operation (its `cypher/` file or SQL name) sent to one store so far.
+pub fn store_queries_of(store: &str, operation: &str) -> u64 {
+    let families = metrics().registry.gather();
+    let label = |m: &prometheus::proto::Metric, name: &str, value: &str| {
+        m.get_label().iter().any(|l| l.name() == name && l.value() == value)
+    };
+    families
+        .iter()
+        .filter(|f| f.name() == "tributary_store_queries_total")
+        .flat_map(|f| f.get_metric())
+        .filter(|m| label(m, "store", store) && label(m, "operation", operation))
+        .map(|m| m.get_counter().get_value() as u64)
+        .sum()
+}
+
 /// The text exposition format served at `/metrics`.
 pub fn render() -> String {
     let mut buf = Vec::new();

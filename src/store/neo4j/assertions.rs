@@ -7,8 +7,8 @@
 //! The stored edges the batch names are read, write-locked, in one statement; the batch is folded
 //! over them in memory with the embedded store's rules, in order (so an edge asserted twice is
 //! created by the first assertion and asserted again by the second); then each kind of change is
-//! one `UNWIND $rows` statement: create the new edges with ids taken from the edge counter in the
-//! same statement, and their evidence (`assert_edges_create`; CREATE: it cannot exist yet, and a
+//! one `UNWIND $rows` statement: create the new edges, with ids from the store's blocks (`ids`),
+//! and their evidence (`assert_edges_create`; CREATE: it cannot exist yet, and a
 //! MERGE that creates costs about twice as much), update the asserted ones and upsert their
 //! evidence (`assert_edges_update`), retire the listed evidence, retire the candidates left
 //! without live evidence and close their last interval; the change log last (in a session, at
@@ -28,7 +28,7 @@ use super::rows::{
     edge_row, edge_ukey, evidence_row, intervals_text, json_text, list, map, metadata_row, micros, opt_ts,
     parse_intervals, ts, Decode, EdgeProps, EvidenceProps, MetadataProps,
 };
-use super::{count, distinct, exec, internal, Cmd, Neo4jStore, Run};
+use super::{allocate, count, distinct, exec, first_id, internal, Cmd, Neo4jStore, Run, EDGE_COUNTER};
 use crate::domain::{
     AssertionBatch, AssertionSummary, ChangeKind, Edge, End, Evidence, Id, Interval, MetadataAssertion, NewChange,
     NewEdge, Timestamp,
@@ -215,15 +215,21 @@ async fn apply_assertions_in(txn: &mut Txn, batch: &AssertionBatch, now: Timesta
     }
 
     if !created.is_empty() {
-        // One statement takes the ids from the edge counter and creates the edges with them
-        // and their evidence.
+        // One statement creates the edges, with ids from the store's blocks, and their evidence.
+        let first = first_id(&allocate(&[(EDGE_COUNTER, created.len())]).await?, EDGE_COUNTER)?;
         let rows = created.iter().map(edge_row).collect::<StoreResult<Vec<_>>>()?;
         let evidence = new_evidence
             .iter()
             .map(|rows| rows.iter().map(evidence_row).collect::<StoreResult<Vec<_>>>().map(list))
             .collect::<StoreResult<Vec<_>>>()?;
-        let out = exec(txn, cypher!("assert_edges_create").param("rows", list(rows)).param("evidence", list(evidence)))
-            .await?;
+        let out = exec(
+            txn,
+            cypher!("assert_edges_create")
+                .param("rows", list(rows))
+                .param("first", first)
+                .param("evidence", list(evidence)),
+        )
+        .await?;
         let ids: Vec<Id> = out.column("id")?;
         if ids.len() != created.len() {
             // An end is missing (deleted meanwhile): name it. The transaction fails either way,
