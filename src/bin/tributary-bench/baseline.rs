@@ -695,6 +695,19 @@ async fn ingest_cypher_route(State(st): State<BaselineState>, body: Bytes) -> Re
     answer(run.await)
 }
 
+/// The batched Neo4j ingest baseline: the same writes, one transaction for the request, each
+/// statement over all of its events (`UNWIND`).
+async fn ingest_cypher_batched_route(State(st): State<BaselineState>, body: Bytes) -> Response {
+    let run = async {
+        let neo = st.neo.as_ref().ok_or_else(|| anyhow::anyhow!("no Neo4j baseline"))?;
+        let v: Value = serde_json::from_slice(&body)?;
+        let events = v.as_array().ok_or_else(|| anyhow::anyhow!("not a list"))?;
+        let n = neo.ingest_batched(events).await?;
+        Ok(json!({"received": n}))
+    };
+    answer(run.await)
+}
+
 pub fn router(state: BaselineState) -> Router {
     Router::new()
         .route("/lineageGraph", post(graph_route))
@@ -702,6 +715,7 @@ pub fn router(state: BaselineState) -> Router {
         .route("/piiFlow", post(pii_route))
         .route("/parse", post(parse_route))
         .route("/ingestCypher", post(ingest_cypher_route))
+        .route("/ingestCypherBatched", post(ingest_cypher_batched_route))
         .layer(axum::extract::DefaultBodyLimit::max(64 * 1024 * 1024))
         .with_state(state)
 }

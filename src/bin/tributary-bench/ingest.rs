@@ -70,7 +70,7 @@ pub(crate) async fn ingest(
     let mut batch_ops_before = ops_before.clone();
     let mut time_before = store_call_seconds(store);
     let mut statements_before = store_statement_seconds(store);
-    let (mut st, mut pt, mut ct) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
+    let (mut st, mut pt, mut ct, mut bt) = (Duration::ZERO, Duration::ZERO, Duration::ZERO, Duration::ZERO);
     let (mut failed, mut applied, mut total) = (0i64, 0i64, 0usize);
     for (n, body) in &bodies {
         let (service_took, v) = client.post(format!("{}/api/v1/lineage", client.service), body.clone()).await?;
@@ -101,6 +101,8 @@ pub(crate) async fn ingest(
         if cypher {
             let (took, _) = client.post(format!("{}/ingestCypher", client.baseline), body.clone()).await?;
             ct += took;
+            let (took, _) = client.post(format!("{}/ingestCypherBatched", client.baseline), body.clone()).await?;
+            bt += took;
         }
         say(&format!("  (ingest batch of {n}: service {:.2} s)", service_took.as_secs_f64()));
     }
@@ -108,6 +110,7 @@ pub(crate) async fn ingest(
     report.add("ingest", "events_per_sec_vs_json_parse", rate(st), Some(rate(pt)));
     if cypher {
         report.add("ingest", "events_per_sec_vs_cypher", rate(st), Some(rate(ct)));
+        report.add("ingest", "events_per_sec_vs_cypher_batched", rate(st), Some(rate(bt)));
     }
     let per_event = (tributary::metrics::store_queries_total(store) as f64 - ops_before.values().sum::<u64>() as f64)
         / total.max(1) as f64;

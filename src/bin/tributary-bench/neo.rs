@@ -2,7 +2,8 @@
 //! Graph queries use the service's number of statements (one per level and direction, the flag
 //! reads, and one per kind of node attribute) but return only the columns the answer needs, in
 //! auto-commit transactions. Ingest writes what the service writes for an event (the event, the
-//! id block, the edges, their evidence, the outcome) in one transaction per event.
+//! id block, the edges, their evidence, the outcome) in one transaction per event, and, as #32's
+//! batched baseline, the same writes of a whole request in one transaction, a statement each.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -55,6 +56,11 @@ impl NeoBase {
             "CREATE CONSTRAINT bench_event_fingerprint IF NOT EXISTS FOR (e:BenchEvent) REQUIRE e.fingerprint IS UNIQUE",
         ))
         .await?;
+        base.rows(query(
+            "CREATE CONSTRAINT bench_batch_event_fingerprint IF NOT EXISTS \
+             FOR (e:BenchBatchEvent) REQUIRE e.fingerprint IS UNIQUE",
+        ))
+        .await?;
         Ok(base)
     }
 
@@ -88,8 +94,10 @@ impl NeoBase {
         Ok(rows)
     }
 
-    /// One OpenLineage event, as hand-written Cypher in one transaction.
-    async fn ingest_one(&self, event: &Value) -> anyhow::Result<()> {
+    /// The rows one OpenLineage event writes: the event node, its container edges and its
+    /// field edges, each edge row carrying its evidence's key, time and producer. `prefix` keeps
+    /// one baseline's edges apart from the other's and from the service's.
+    fn event_rows(&self, event: &Value, prefix: &str, now: &str) -> EventRows {
         let fingerprint = tributary::ingest::openlineage::event_fingerprint(event);
         let producer = event["producer"].as_str().unwrap_or_default().to_string();
         let job = format!(
@@ -106,16 +114,25 @@ impl NeoBase {
         let inputs: Vec<String> = event["inputs"].as_array().into_iter().flatten().filter_map(key_of).collect();
         let outputs: Vec<&Value> = event["outputs"].as_array().into_iter().flatten().collect();
         let evidence_key = json!(["openlineage", "run", event["job"]["namespace"], event["job"]["name"]]).to_string();
+        // What every edge row of the event carries for its evidence.
+        let evidence = |mut entries: Vec<(&str, BoltType)>| {
+            entries.extend([
+                ("key", evidence_key.clone().into()),
+                ("at", at.clone().into()),
+                ("producer", producer.clone().into()),
+            ]);
+            map(entries)
+        };
         let mut crows: Vec<BoltType> = Vec::new();
         let mut frows: Vec<BoltType> = Vec::new();
         for o in &outputs {
             let Some(t) = key_of(o) else { continue };
             for s in &inputs {
                 let details = json!({"runId": run_id, "job": job, "source": s, "target": t}).to_string();
-                crows.push(map(vec![
+                crows.push(evidence(vec![
                     ("s", s.clone().into()),
                     ("t", t.clone().into()),
-                    ("ukey", format!("bench|c:{s}|c:{t}|openlineage").into()),
+                    ("ukey", format!("{prefix}|c:{s}|c:{t}|openlineage").into()),
                     ("details", details.into()),
                 ]));
             }
@@ -130,12 +147,12 @@ impl NeoBase {
                             || (x["type"] == "DIRECT" && x["subtype"].as_str() != Some("IDENTITY"))
                     });
                     let details = json!({"runId": run_id, "job": job, "transformations": tr}).to_string();
-                    frows.push(map(vec![
+                    frows.push(evidence(vec![
                         ("sc", sc.clone().into()),
                         ("tc", t.clone().into()),
                         ("sf", sf.to_string().into()),
                         ("tf", out_field.clone().into()),
-                        ("ukey", format!("bench|f:{sc}/{sf}|f:{t}/{out_field}|openlineage").into()),
+                        ("ukey", format!("{prefix}|f:{sc}/{sf}|f:{t}/{out_field}|openlineage").into()),
                         ("tr", tr.to_string().into()),
                         ("derived", derived.into()),
                         ("details", details.into()),
@@ -144,25 +161,46 @@ impl NeoBase {
             }
         }
         let n = (crows.len() + frows.len()) as i64;
+        let event = map(vec![
+            ("fp", fingerprint.into()),
+            (
+                "row",
+                map(vec![
+                    ("job", job.into()),
+                    ("run_id", run_id.into()),
+                    ("event_type", event["eventType"].as_str().unwrap_or("OTHER").to_string().into()),
+                    ("received_at", now.to_string().into()),
+                    ("status", "pending".into()),
+                    ("body", event.to_string().into()),
+                ]),
+            ),
+            ("summary", json!({"edges_asserted": n}).to_string().into()),
+        ]);
+        EventRows { event, crows, frows }
+    }
+
+    /// Writes `events` (their rows from `event_rows`) in one transaction: the event nodes, one id
+    /// block from a counter, the container edges, the field edges (each with its evidence) and
+    /// the outcomes, one `UNWIND` statement each. `label` is the event nodes' label.
+    async fn write(&self, label: &str, events: Vec<EventRows>) -> anyhow::Result<()> {
         let now = tributary::domain::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
         let intervals = json!([{"from": now, "to": null}]).to_string();
+        let (mut rows, mut crows, mut frows) = (Vec::new(), Vec::new(), Vec::new());
+        for e in events {
+            rows.push(e.event);
+            crows.extend(e.crows);
+            frows.extend(e.frows);
+        }
+        let n = (crows.len() + frows.len()) as i64;
         let mut txn = self.graph.start_txn().await?;
         let run = |q: Query| {
             self.statements.fetch_add(1, Ordering::Relaxed);
             q
         };
-        let row = map(vec![
-            ("fingerprint", fingerprint.clone().into()),
-            ("job", job.clone().into()),
-            ("run_id", run_id.clone().into()),
-            ("event_type", event["eventType"].as_str().unwrap_or("OTHER").to_string().into()),
-            ("received_at", now.clone().into()),
-            ("status", "pending".into()),
-            ("body", event.to_string().into()),
-        ]);
-        txn.run(run(query("MERGE (e:BenchEvent {fingerprint: $fp}) ON CREATE SET e += $row")
-            .param("fp", fingerprint.clone())
-            .param("row", row)))
+        txn.run(run(query(&format!(
+            "UNWIND $rows AS ev MERGE (e:{label} {{fingerprint: ev.fp}}) ON CREATE SET e += ev.row"
+        ))
+        .param("rows", rows.clone())))
             .await?;
         let first: i64 = {
             let mut s = txn
@@ -192,13 +230,7 @@ impl NeoBase {
                 .collect()
         };
         let ncrows = crows.len() as i64;
-        let params = |q: Query| {
-            q.param("now", now.clone())
-                .param("at", at.clone())
-                .param("intervals", intervals.clone())
-                .param("key", evidence_key.clone())
-                .param("producer", producer.clone())
-        };
+        let params = |q: Query| q.param("now", now.clone()).param("intervals", intervals.clone());
         if !crows.is_empty() {
             txn.run(run(params(query(
                 "UNWIND $rows AS row
@@ -207,10 +239,10 @@ impl NeoBase {
                  ON CREATE SET r.id = row.id, r.created = $now, r.source_type = 'openlineage', r.operation = 'run_event',
                    r.source_kind = 'container', r.source_id = s.id, r.target_kind = 'container', r.target_id = t.id,
                    r.intervals = $intervals
-                 SET r.last_asserted_at = $at
-                 MERGE (v:Evidence {edge_id: r.id, key: $key})
-                 SET v.provider = $producer, v.evidence_type = 'run_event', v.authorship = 'asserted',
-                   v.observed_at = $at, v.details = row.details, v.retired_at = null",
+                 SET r.last_asserted_at = row.at
+                 MERGE (v:Evidence {edge_id: r.id, key: row.key})
+                 SET v.provider = row.producer, v.evidence_type = 'run_event', v.authorship = 'asserted',
+                   v.observed_at = row.at, v.details = row.details, v.retired_at = null",
             ))
             .param("rows", with_ids(crows, 0))))
             .await?;
@@ -224,29 +256,52 @@ impl NeoBase {
                  ON CREATE SET r.id = row.id, r.created = $now, r.source_type = 'openlineage', r.operation = 'run_event',
                    r.source_kind = 'field', r.source_id = s.id, r.source_container_id = sc.id, r.target_kind = 'field',
                    r.target_id = t.id, r.target_container_id = tc.id, r.intervals = $intervals
-                 SET r.last_asserted_at = $at, r.transformations = row.tr, r.derived = row.derived
-                 MERGE (v:Evidence {edge_id: r.id, key: $key})
-                 SET v.provider = $producer, v.evidence_type = 'run_event', v.authorship = 'asserted',
-                   v.observed_at = $at, v.details = row.details, v.retired_at = null",
+                 SET r.last_asserted_at = row.at, r.transformations = row.tr, r.derived = row.derived
+                 MERGE (v:Evidence {edge_id: r.id, key: row.key})
+                 SET v.provider = row.producer, v.evidence_type = 'run_event', v.authorship = 'asserted',
+                   v.observed_at = row.at, v.details = row.details, v.retired_at = null",
             ))
             .param("rows", with_ids(frows, ncrows))))
             .await?;
         }
-        txn.run(run(query("MATCH (e:BenchEvent {fingerprint: $fp}) SET e.status = 'applied', e.summary = $summary")
-            .param("fp", fingerprint)
-            .param("summary", json!({"edges_asserted": n}).to_string())))
-            .await?;
+        txn.run(run(query(&format!(
+            "UNWIND $rows AS ev MATCH (e:{label} {{fingerprint: ev.fp}}) SET e.status = 'applied', e.summary = ev.summary"
+        ))
+        .param("rows", rows)))
+        .await?;
         txn.commit().await?;
         Ok(())
     }
 
     /// The events of one request, one transaction each, in order (as the service applies them).
     pub async fn ingest(&self, events: &[Value]) -> anyhow::Result<usize> {
+        let now = tributary::domain::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
         for e in events {
-            self.ingest_one(e).await?;
+            self.write(PER_EVENT_LABEL, vec![self.event_rows(e, "bench", &now)]).await?;
         }
         Ok(events.len())
     }
+
+    /// The events of one request in one transaction, each statement over all of them (#32's
+    /// batched baseline), on edges and event nodes of its own, so it finds none the per-event
+    /// baseline created.
+    pub async fn ingest_batched(&self, events: &[Value]) -> anyhow::Result<usize> {
+        let now = tributary::domain::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
+        let rows = events.iter().map(|e| self.event_rows(e, "batch", &now)).collect();
+        self.write(BATCHED_LABEL, rows).await?;
+        Ok(events.len())
+    }
+}
+
+/// The event nodes of the per-event and the batched baselines.
+const PER_EVENT_LABEL: &str = "BenchEvent";
+const BATCHED_LABEL: &str = "BenchBatchEvent";
+
+/// What one event writes (see `NeoBase::event_rows`).
+struct EventRows {
+    event: BoltType,
+    crows: Vec<BoltType>,
+    frows: Vec<BoltType>,
 }
 
 fn map(entries: Vec<(&str, BoltType)>) -> BoltType {
