@@ -46,7 +46,7 @@ pub const SOURCE_TYPE: &str = "openlineage";
 /// third of a second at this size). A commit writes each page its events touched once, so a
 /// page two halves of a request both touch is written once instead of twice: at the bench's
 /// medium size, 1,000 events per session instead of 500 cut the commit's time per event by a
-/// fifth (0.045 -> 0.035 ms; BENCHMARKS, issue #22, third stop).
+/// fifth (0.045 -> 0.035 ms; docs/benchmarks-history.md, issue #22, third stop).
 const SESSION_EVENTS: usize = 1_000;
 
 /// Events applied in one session at most where a concurrent writer can fail a session (Neo4j),

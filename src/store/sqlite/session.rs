@@ -19,7 +19,7 @@ use crate::store::{StoreError, StoreResult};
 /// import of a million containers leaves a WAL of 5.8 GB) the file stays that long until the
 /// next writer starts over at its head, and that writer's commit then truncates it to
 /// `journal_size_limit`, which took the first ingest request after an xlarge import 2 s (the
-/// kernel dropping the file's cached pages and freeing its blocks; BENCHMARKS, issue #22,
+/// kernel dropping the file's cached pages and freeing its blocks; docs/benchmarks-history.md, issue #22,
 /// third stop). So once a WAL longer than that limit is wholly copied back, this thread
 /// truncates it itself, when no writer is busy (it tries without waiting and tries again a
 /// second later).
