@@ -166,27 +166,26 @@ pub fn store_statement(store: &'static str, statement: &'static str, seconds: f6
 
 /// Total statements sent to one store so far (tests and benchmarks read deltas of it).
 pub fn store_queries_total(store: &str) -> u64 {
-    let families = metrics().registry.gather();
-    families
-        .iter()
-        .filter(|f| f.name() == "tributary_store_queries_total")
-        .flat_map(|f| f.get_metric())
-        .filter(|m| m.get_label().iter().any(|l| l.name() == "store" && l.value() == store))
-        .map(|m| m.get_counter().get_value() as u64)
-        .sum()
+    store_queries_where(store, None)
 }
 
 /// Statements of one operation (its `cypher/` file or SQL name) sent to one store so far.
 pub fn store_queries_of(store: &str, operation: &str) -> u64 {
-    let families = metrics().registry.gather();
+    store_queries_where(store, Some(operation))
+}
+
+/// The sum of `tributary_store_queries_total` for `store`, of one operation or of all.
+fn store_queries_where(store: &str, operation: Option<&str>) -> u64 {
     let label = |m: &prometheus::proto::Metric, name: &str, value: &str| {
         m.get_label().iter().any(|l| l.name() == name && l.value() == value)
     };
-    families
+    metrics()
+        .registry
+        .gather()
         .iter()
         .filter(|f| f.name() == "tributary_store_queries_total")
         .flat_map(|f| f.get_metric())
-        .filter(|m| label(m, "store", store) && label(m, "operation", operation))
+        .filter(|m| label(m, "store", store) && operation.is_none_or(|op| label(m, "operation", op)))
         .map(|m| m.get_counter().get_value() as u64)
         .sum()
 }

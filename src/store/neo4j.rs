@@ -444,8 +444,9 @@ pub struct Neo4jStore {
 }
 
 impl Neo4jStore {
-    /// Connects (a pool of at most 16 connections, and one more for reserving ids), checks and migrates the schema version
-    /// (`migrations`), and creates the constraints and indexes the queries use, idempotently.
+    /// Connects (a pool of at most 16 connections, and one more for reserving ids), checks and
+    /// migrates the schema version (`migrations`), and creates the constraints and indexes the
+    /// queries use, idempotently.
     /// `database` defaults to the server's default database.
     pub async fn connect(uri: &str, user: &str, password: &str, database: Option<&str>) -> StoreResult<Self> {
         let pool = |connections: usize| async move {

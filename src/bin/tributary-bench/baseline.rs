@@ -685,24 +685,22 @@ async fn parse_route(body: Bytes) -> Response {
 
 /// The Neo4j ingest baseline: the same body, parsed, then one hand-written transaction per event.
 async fn ingest_cypher_route(State(st): State<BaselineState>, body: Bytes) -> Response {
-    let run = async {
-        let neo = st.neo.as_ref().ok_or_else(|| anyhow::anyhow!("no Neo4j baseline"))?;
-        let v: Value = serde_json::from_slice(&body)?;
-        let events = v.as_array().ok_or_else(|| anyhow::anyhow!("not a list"))?;
-        let n = neo.ingest(events).await?;
-        Ok(json!({"received": n}))
-    };
-    answer(run.await)
+    ingest_cypher(&st, &body, false).await
 }
 
 /// The batched Neo4j ingest baseline: the same writes, one transaction for the request, each
 /// statement over all of its events (`UNWIND`).
 async fn ingest_cypher_batched_route(State(st): State<BaselineState>, body: Bytes) -> Response {
+    ingest_cypher(&st, &body, true).await
+}
+
+/// The body's events through one of the two Neo4j ingest baselines.
+async fn ingest_cypher(st: &BaselineState, body: &[u8], batched: bool) -> Response {
     let run = async {
         let neo = st.neo.as_ref().ok_or_else(|| anyhow::anyhow!("no Neo4j baseline"))?;
-        let v: Value = serde_json::from_slice(&body)?;
+        let v: Value = serde_json::from_slice(body)?;
         let events = v.as_array().ok_or_else(|| anyhow::anyhow!("not a list"))?;
-        let n = neo.ingest_batched(events).await?;
+        let n = if batched { neo.ingest_batched(events).await? } else { neo.ingest(events).await? };
         Ok(json!({"received": n}))
     };
     answer(run.await)

@@ -181,9 +181,9 @@ impl NeoBase {
 
     /// Writes `events` (their rows from `event_rows`) in one transaction: the event nodes, one id
     /// block from a counter, the container edges, the field edges (each with its evidence) and
-    /// the outcomes, one `UNWIND` statement each. `label` is the event nodes' label.
-    async fn write(&self, label: &str, events: Vec<EventRows>) -> anyhow::Result<()> {
-        let now = tributary::domain::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
+    /// the outcomes, one `UNWIND` statement each. `label` is the event nodes' label; `now` the
+    /// time `event_rows` was given, the new edges' creation time.
+    async fn write(&self, label: &str, now: &str, events: Vec<EventRows>) -> anyhow::Result<()> {
         let intervals = json!([{"from": now, "to": null}]).to_string();
         let (mut rows, mut crows, mut frows) = (Vec::new(), Vec::new(), Vec::new());
         for e in events {
@@ -230,7 +230,7 @@ impl NeoBase {
                 .collect()
         };
         let ncrows = crows.len() as i64;
-        let params = |q: Query| q.param("now", now.clone()).param("intervals", intervals.clone());
+        let params = |q: Query| q.param("now", now.to_string()).param("intervals", intervals.clone());
         if !crows.is_empty() {
             txn.run(run(params(query(
                 "UNWIND $rows AS row
@@ -275,9 +275,9 @@ impl NeoBase {
 
     /// The events of one request, one transaction each, in order (as the service applies them).
     pub async fn ingest(&self, events: &[Value]) -> anyhow::Result<usize> {
-        let now = tributary::domain::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
         for e in events {
-            self.write(PER_EVENT_LABEL, vec![self.event_rows(e, "bench", &now)]).await?;
+            let now = tributary::domain::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
+            self.write(PER_EVENT_LABEL, &now, vec![self.event_rows(e, "bench", &now)]).await?;
         }
         Ok(events.len())
     }
@@ -288,7 +288,7 @@ impl NeoBase {
     pub async fn ingest_batched(&self, events: &[Value]) -> anyhow::Result<usize> {
         let now = tributary::domain::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
         let rows = events.iter().map(|e| self.event_rows(e, "batch", &now)).collect();
-        self.write(BATCHED_LABEL, rows).await?;
+        self.write(BATCHED_LABEL, &now, rows).await?;
         Ok(events.len())
     }
 }
