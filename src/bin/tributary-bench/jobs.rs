@@ -6,8 +6,8 @@
 //! The generated graph has no jobs: the scenario first records them through OpenLineage, as a
 //! producer would. Each container edge of the centres' depth-5 graphs (up to `PER_CENTRE` each)
 //! gets a job that reads its source and writes its target (a START and a COMPLETE run), and the
-//! hub's downstream gets jobs writing its first layer, one of which (picked by name) then fails, so the health
-//! answer has a STALE downstream to find. It runs after the other scenarios: the events add
+//! hub's downstream gets jobs writing its first layer, one of which (picked by name, so both
+//! stores fail the same one) then fails, so the health answer has a STALE downstream to find. It runs after the other scenarios: the events add
 //! OpenLineage edges beside the generated ones.
 
 use axum::body::Bytes;
