@@ -6,12 +6,14 @@
 //! The generated graph has no jobs: the scenario first records them through OpenLineage, as a
 //! producer would. Each container edge of the centres' depth-5 graphs (up to `PER_CENTRE` each)
 //! gets a job that reads its source and writes its target (a START and a COMPLETE run), and the
-//! hub's downstream gets jobs writing its first layer, one of which then fails, so the health
-//! answer has a STALE downstream to find. It runs after the other scenarios: the events add
+//! hub's downstream gets jobs writing its first layer, one of which (picked by name, so both
+//! stores fail the same one) then fails, so the health answer has a STALE downstream to find. It runs after the other scenarios: the events add
 //! OpenLineage edges beside the generated ones.
 
 use axum::body::Bytes;
 use chrono::{Duration, SecondsFormat, Utc};
+use std::collections::BTreeSet;
+
 use serde_json::{json, Value};
 
 use crate::baseline::Ask;
@@ -75,6 +77,15 @@ async fn post_events(client: &Client, events: &[Value]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The containers within `depth` downstream of `c`, by the baseline's walk.
+async fn baseline_downstream(client: &Client, c: i64, depth: usize, limit: usize) -> anyhow::Result<BTreeSet<i64>> {
+    let (_, b) = client.ask(Side::Baseline, &Ask::impact(c, depth, limit)).await?;
+    Ok(b["data"]["impact"]["containers"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|c| c["container"]["id"].as_i64()).collect())
+        .unwrap_or_default())
+}
+
 fn ask(query: &str, variables: Value) -> Ask {
     Ask { path: "/lineageGraph", body: json!({"query": query, "variables": variables}) }
 }
@@ -95,20 +106,39 @@ pub(crate) async fn jobs(client: &Client, plan: &Plan, g: &Graph, report: &mut R
             n += 1;
         }
     }
-    // The hub's first downstream layer, written by jobs reading the hub; the first of them fails.
+    // The hub's first downstream layer, written by jobs reading the hub. The one that fails is
+    // the first by name, not by `impact`'s order (which differs by store), so both stores must
+    // find the same FAILED and STALE containers.
     let hub = Graph::container_id(g.hubs[0]);
     let (_, v) = client.ask(Side::Service, &Ask::impact(hub, 1, 10_000)).await?;
-    let first: Vec<i64> = v["data"]["impact"]["containers"]
+    let mut layer: Vec<(String, i64)> = v["data"]["impact"]["containers"]
         .as_array()
-        .map(|a| a.iter().filter_map(|c| c["container"]["id"].as_i64()).take(HUB_JOBS).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|c| Some((c["container"]["name"].as_str()?.to_owned(), c["container"]["id"].as_i64()?)))
+                .collect()
+        })
         .unwrap_or_default();
+    layer.sort();
+    let first: Vec<i64> = layer.iter().map(|(_, id)| *id).take(HUB_JOBS).collect();
+    // The first by name with a downstream of its own (by the baseline's walk), so that health
+    // has STALE containers to find; the first by name when none has.
+    let reach = tributary::service::jobs::STALE_DEPTH;
+    let mut failing = (first.first().copied(), BTreeSet::new());
+    for &c in &first {
+        let below = baseline_downstream(client, c, reach, g.containers.len() + 1).await?;
+        if !below.is_empty() {
+            failing = (Some(c), below);
+            break;
+        }
+    }
     let hub_ds = dataset(g, hub).ok_or_else(|| anyhow::anyhow!("the hub is not a generated container"))?;
-    for (i, &t) in first.iter().enumerate() {
+    for &t in &first {
         let Some(tgt) = dataset(g, t) else { continue };
         let job = format!("load_{t}_from_hub");
         events.extend(run_events(&job, n, vec![hub_ds.clone()], vec![tgt.clone()], "COMPLETE"));
         n += 1;
-        if i == 0 {
+        if Some(t) == failing.0 {
             events.extend(run_events(&job, n, vec![hub_ds.clone()], vec![tgt], "FAIL"));
             n += 1;
         }
@@ -136,11 +166,30 @@ pub(crate) async fn jobs(client: &Client, plan: &Plan, g: &Graph, report: &mut R
     let (_, v) = client.ask(Side::Service, &health[0]).await?;
     anyhow::ensure!(v["errors"].is_null(), "impact with health failed: {}", v["errors"]);
     let items = v["data"]["impact"]["containers"].as_array().cloned().unwrap_or_default();
-    let stale = items.iter().filter(|c| c["health"]["state"] == "STALE").count();
-    let failed = items.iter().filter(|c| c["health"]["state"] == "FAILED").count();
+    let in_state = |state: &str| -> BTreeSet<i64> {
+        items.iter().filter(|c| c["health"]["state"] == state).filter_map(|c| c["container"]["id"].as_i64()).collect()
+    };
+    let (failed, stale) = (in_state("FAILED"), in_state("STALE"));
+    // What health must say, from the baseline's walk: the failed run's output FAILED, and every
+    // container of the hub's downstream within the stale reach of it STALE.
+    let expected_failed: BTreeSet<i64> = failing.0.into_iter().collect();
+    let listed: BTreeSet<i64> = items.iter().filter_map(|c| c["container"]["id"].as_i64()).collect();
+    let expected_stale: BTreeSet<i64> =
+        failing.1.intersection(&listed).copied().filter(|c| !expected_failed.contains(c)).collect();
+    let mismatches = usize::from(failed != expected_failed) + usize::from(stale != expected_stale);
+    if mismatches > 0 {
+        say(&format!(
+            "  MISMATCH jobs health: FAILED {} (expected {}), STALE {} (expected {})",
+            failed.len(),
+            expected_failed.len(),
+            stale.len(),
+            expected_stale.len()
+        ));
+    }
     report.add("jobs", "hub_downstream_containers", items.len() as f64, None);
-    report.add("jobs", "hub_downstream_not_refreshed", failed as f64, None);
-    report.add("jobs", "hub_downstream_stale", stale as f64, None);
+    report.add("jobs", "hub_downstream_not_refreshed", failed.len() as f64, None);
+    report.add("jobs", "hub_downstream_stale", stale.len() as f64, None);
+    report.add("jobs", "hub_downstream_health_mismatches", mismatches as f64, None);
     let (with, without) = paired(client, plan, &health, &plain).await?;
     report.add("jobs", "impact_hub_health_p50_ms", with, Some(without));
     Ok(())
