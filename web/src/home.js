@@ -23,8 +23,18 @@ function el(tag, attrs = {}, ...children) {
 
 export const when = (t) => (t ? t.replace('T', ' ').replace(/(\.\d+)?Z$/, ' UTC') : '');
 
+/** Text that may break after a `/ . _` (a long name wraps there, never inside a word). */
+export function breakable(text) {
+  const f = document.createDocumentFragment();
+  for (const part of String(text).split(/(?<=[/._])/)) {
+    if (f.childNodes.length) f.append(document.createElement('wbr'));
+    f.append(part);
+  }
+  return f;
+}
+
 function link(href, text, attrs = {}) {
-  return el('a', { href, ...attrs, text });
+  return el('a', { href, ...attrs }, breakable(text));
 }
 
 function endName(edge, side) {
@@ -45,7 +55,20 @@ const tableIds = (e) => [e.sourceContainerId ?? e.sourceField?.container?.id ?? 
 export function groupChanges(changes) {
   const out = [];
   const groups = new Map();
+  const fieldsOf = new Map();
   for (const c of changes) {
+    if ((c.kind === 'FIELD_CREATED' || c.kind === 'FIELD_DROPPED') && !c.edge) {
+      // A table's new (or dropped) fields: one entry, counted.
+      const key = `${c.kind}:${c.containerIds.join()}`;
+      let g = fieldsOf.get(key);
+      if (!g) {
+        g = { kind: c.kind, at: c.at, change: c, fields: 0 };
+        fieldsOf.set(key, g);
+        out.push(g);
+      }
+      g.fields++;
+      continue;
+    }
     if (!isColumnEdge(c.edge)) {
       out.push({ kind: c.kind, at: c.at, change: c });
       continue;
@@ -82,6 +105,8 @@ export class Home {
     this.timer = 0;
     this.cursor = null;
     this.changes = [];
+    /** Table names by id, for the changes that carry only ids. */
+    this.names = new Map();
     this.active = false;
   }
 
@@ -152,6 +177,7 @@ export class Home {
     const { data } = await gql(CHANGES, { after: start, first: READ_CHANGES + 1 });
     this.changes = data.changes.items.slice(-READ_CHANGES).reverse();
     this.cursor = data.changes.endCursor;
+    await this.nameTables();
     this.renderChanges();
     this.poll();
   }
@@ -166,6 +192,7 @@ export class Home {
         if (data.changes.items.length) {
           this.changes = [...data.changes.items.reverse(), ...this.changes].slice(0, READ_CHANGES);
           this.cursor = data.changes.endCursor;
+          await this.nameTables();
           this.renderChanges();
         }
       } catch {
@@ -173,6 +200,18 @@ export class Home {
       }
       this.poll();
     }, POLL_MS);
+  }
+
+  /** The names of the tables that changes without an edge name only by id (created, dropped,
+   * their fields), read once each, at most 40 a request. */
+  async nameTables() {
+    const ids = [...new Set(this.changes.filter((c) => !c.edge).flatMap((c) => c.containerIds))].filter((id) => !this.names.has(id)).slice(0, 40);
+    if (!ids.length) return;
+    const { data } = await gql(`query TableNames { ${ids.map((id, i) => `c${i}: container(id: ${Number(id)}) { id name displayName }`).join(' ')} }`);
+    ids.forEach((id, i) => {
+      const c = data?.[`c${i}`];
+      this.names.set(id, c ? c.displayName || c.name : `table ${id} (gone)`);
+    });
   }
 
   renderChanges() {
@@ -185,7 +224,8 @@ export class Home {
       const [sourceTable, targetTable] = e ? tableIds(e) : [null, null];
       const target = targetTable ?? c.containerIds[0];
       const source = sourceTable;
-      const what = e ? `${endName(e, 'source')} → ${endName(e, 'target')}` : `table ${c.containerIds.join(', ')}`;
+      const tableName = (id) => this.names.get(id) ?? `table ${id}`;
+      const what = e ? `${endName(e, 'source')} → ${endName(e, 'target')}` : c.containerIds.map(tableName).join(', ') || 'a table';
       const ev = e?.evidence?.[0];
       const by = ev ? [ev.jobName ? `job ${ev.jobName}` : null, ev.provider].filter(Boolean).join(', ') : e ? e.sourceType : '';
       const href = target != null ? `/ui?container=${target}&depth=2${source != null && source !== target ? `&sel=c${source}` : ''}` : null;
@@ -201,7 +241,14 @@ export class Home {
         el(
           'li',
           { 'data-change': c.kind, 'data-edge-id': c.edgeId ?? null, 'data-group': g.columns ? 'columns' : null },
-          el('span', { class: `kind-${c.kind}`, text: g.columns ? `${g.columns.length} column edge${g.columns.length === 1 ? '' : 's'} ${kind} ` : `${kind} ` }),
+          el('span', {
+            class: `kind-${c.kind}`,
+            text: g.columns
+              ? `${g.columns.length} column edge${g.columns.length === 1 ? '' : 's'} ${kind} `
+              : g.fields
+                ? `${g.fields} field${g.fields === 1 ? '' : 's'} ${c.kind === 'FIELD_DROPPED' ? 'dropped from' : 'created in'} `
+                : `${kind} `,
+          }),
           href ? link(href, what) : what,
           e ? el('span', { class: 'tag', text: e.operation || e.sourceType }) : null,
           columns,

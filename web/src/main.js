@@ -764,6 +764,7 @@ function applyView() {
   const columnsMode = state.view === 'columns';
   $('columns-toggle').setAttribute('aria-pressed', String(columnsMode));
   $('columns-view').hidden = !columnsMode || !hasGraph();
+  $('stage').classList.toggle('columns-mode', columnsMode && hasGraph());
   if (columnsMode && hasGraph() && document.body.dataset.state === 'drawn' && $('columns-view').dataset.for !== format(state)) {
     $('columns-view').dataset.for = format(state);
     delete $('columns-view').dataset.edges;

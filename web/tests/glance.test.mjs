@@ -168,6 +168,9 @@ test('the home page: the incident lists the failed table and the stale ones apar
   // Column changes: one entry under the table pair, naming the columns; never a "?".
   const text = await page.locator('#home [data-home=changes]').innerText();
   assert.doesNotMatch(text, /\?/, text);
+  // Tables by name, never by id; a table's new fields as one entry.
+  assert.doesNotMatch(text, /\btable \d+\b/, text);
+  assert.match(text, new RegExp(`3 fields created in ${cols.c.name}`), text);
   const group = page.locator('#home [data-home=changes] li[data-group=columns]', { hasText: `${cols.b.name} → ${cols.c.name}` });
   assert.equal(await group.count(), 1, text);
   assert.deepEqual((await group.locator('ul.columns-changed li').allTextContents()).sort(), ['x → x', 'y → y_total']);
