@@ -330,9 +330,10 @@ function describe() {
   if (model.expansions.length) text += `, ${model.expansions.length} expanded in place`;
   text += '.';
   if (model.groups.size) text += ` ${model.hidden.size} nodes of wide layers folded into ${model.groups.size} groups (select one to list it, double-click to open it).`;
-  if (model.isPartial) {
-    const reasons = {};
-    for (const f of model.frontier.values()) reasons[f.reason] = (reasons[f.reason] ?? 0) + 1;
+  const reasons = {};
+  for (const f of model.frontier.values()) reasons[f.reason] = (reasons[f.reason] ?? 0) + 1;
+  // A cut with no frontier to tell (a job's graph) says nothing rather than "Cut ()".
+  if (model.isPartial && Object.keys(reasons).length) {
     text += ` Cut (${Object.entries(reasons).map(([r, n]) => `${n} at ${r === 'DEPTH' ? 'the depth' : r === 'BUDGET' ? `the ${state.max ?? DEFAULT_MAX_NODES}-node budget` : 'the limit'}`).join(', ')}).`;
   }
   if (cut) text += ` ${cut} node${cut === 1 ? ' has' : 's have'} more lineage beyond what is drawn (◂ ▸): double-click or use the list to expand ${cut === 1 ? 'it' : 'them'}.`;
@@ -494,7 +495,7 @@ async function draw({ confirmed = false } = {}) {
   try {
     await clampTimes();
     if (state.job != null) {
-      const { data } = await gql(JOB_GRAPH, { job: state.job, depth: state.depth, side: graphSide(state.side) });
+      const { data } = await gql(JOB_GRAPH, { job: state.job, depth: state.depth, side: graphSide(state.side), health: true });
       graph = { ...data.jobLineageGraph, incidents: data.incidents?.items ?? [] };
     } else {
       const vars = {

@@ -5,6 +5,7 @@
 // edges (one per 40 fields with lineage). A refusal in one section is said there; the rest shows.
 import { ApiError, errorsAt, gql } from './api.js';
 import { qualifiedName } from './graph.js';
+import { breakable } from './home.js';
 import { FIELD_EDGES_PER_REQUEST, IMPACT_LIMIT, JOB_PANEL, METADATA, PANEL, PANEL_EDGES, fieldEdges } from './queries.js';
 
 const RANK = { REPORTER: 1, VIEWER: 2, EDITOR: 3 };
@@ -14,7 +15,8 @@ function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
     if (v == null || v === false) continue;
-    if (k === 'text') node.textContent = v;
+    // Long names may wrap after a / . _ and nowhere else inside a word.
+    if (k === 'text') node.append(breakable(v));
     else node.setAttribute(k, v === true ? '' : String(v));
   }
   for (const c of children) if (c != null) node.append(c);

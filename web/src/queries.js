@@ -48,7 +48,7 @@ export const GRAPH = `query Graph($id: Int!, $depth: Int!, $side: Side, $asOf: D
 export const SEARCH_FIRST = 12;
 
 /** The graph centred on a job (`/ui?job=<id>`). */
-export const JOB_GRAPH = `query JobGraph($job: Int!, $depth: Int!, $side: Side, $health: Boolean = true) {
+export const JOB_GRAPH = `query JobGraph($job: Int!, $depth: Int!, $side: Side, $health: Boolean = false) {
   jobLineageGraph(jobId: $job, depth: $depth, side: $side) {
     ${GRAPH_BODY}
   }

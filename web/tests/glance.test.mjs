@@ -282,16 +282,19 @@ test('as of an instant, the drawing says that jobs and health are today’s', as
 test('the job panel: no “null”, no word broken across lines', async (t) => {
   const { page, record } = await open(t, `/ui?job=${project.job.id}&sel=j${project.job.id}`);
   await page.waitForSelector(`#panel[data-node="j${project.job.id}"][data-loaded=true]`);
+  // Centred on the job, the table it failed to write is marked too.
+  assert.ok((await page.evaluate((k) => window.__tributary.classes(k), `c${project.tables.fct_revenue.id}`)).includes('health-FAILED'));
   const text = await page.locator('#panel').innerText();
   assert.doesNotMatch(text, /\bnull\b|\bundefined\b/, text);
-  // Each heading and cell of the run table that is one word sits on one line.
+  // Each word of the title, the job's facts and the run table sits on one line (a long name
+  // may wrap after a / . _, which ends a word here).
   const broken = await page.evaluate(() => {
     const out = [];
-    for (const cell of document.querySelectorAll('#panel table.runs th, #panel table.runs td')) {
-      for (const node of cell.querySelectorAll('*, :scope')) {
+    for (const cell of document.querySelectorAll('#panel table.runs th, #panel table.runs td, #panel h2, #panel dd, #panel .qualified')) {
+      for (const node of [cell, ...cell.querySelectorAll('*')]) {
         for (const t of node.childNodes) {
           if (t.nodeType !== 3 || !t.textContent.trim()) continue;
-          for (const word of t.textContent.split(/\s+/).filter(Boolean)) {
+          for (const word of t.textContent.split(/[\s/._]+/).filter(Boolean)) {
             const i = t.textContent.indexOf(word);
             const r = document.createRange();
             r.setStart(t, i);
