@@ -131,6 +131,9 @@ function stylesheet(p, large = false) {
     { selector: '.dim', style: { opacity: 0.18 } },
     { selector: 'node.hl', style: { 'border-width': 3, 'border-color': p.highlight } },
     { selector: 'edge.hl', style: { width: 3, 'line-color': p.highlight, 'target-arrow-color': p.highlight } },
+    // Highlighted (what is stale), a table keeps its health colour.
+    { selector: 'node.hl.health-FAILED', style: { 'border-color': p.failed } },
+    { selector: 'node.hl.health-STALE', style: { 'border-color': p.stale } },
     { selector: 'node:active', style: { 'overlay-opacity': 0.08 } },
     // A large graph's elements take no pointer events: every press is then the canvas's own
     // (a native pan, without hit-testing thousands of elements on each move), and taps find
