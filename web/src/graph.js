@@ -505,7 +505,15 @@ export class GraphView {
     this.floored = zoom < LEGIBLE_ZOOM;
     const z = this.floored ? LEGIBLE_ZOOM : zoom;
     const box = this.floored ? this.focusElements(room).boundingBox() : bb;
-    cy.viewport({ zoom: z, pan: { x: room.x + room.w / 2 - (box.x1 + box.w / 2) * z, y: room.y + room.h / 2 - (box.y1 + box.h / 2) * z } });
+    // Centred on the focus; then, along an axis where the graph is bigger than the room, moved
+    // so that no empty margin shows beside it (more of the graph in view, the focus still in it),
+    // and along one where it is smaller, centred.
+    const axis = (lo, hi, focusLo, focusHi, roomLo, roomLen) => {
+      const pan = roomLo + roomLen / 2 - ((focusLo + focusHi) / 2) * z;
+      if ((hi - lo) * z <= roomLen) return roomLo + roomLen / 2 - ((lo + hi) / 2) * z;
+      return Math.min(roomLo - lo * z, Math.max(roomLo + roomLen - hi * z, pan));
+    };
+    cy.viewport({ zoom: z, pan: { x: axis(bb.x1, bb.x2, box.x1, box.x2, room.x, room.w), y: axis(bb.y1, bb.y2, box.y1, box.y2, room.y, room.h) } });
     this.fitting = false;
     this.fitted = true;
     this.minimap?.show(cy.nodes().length > MINIMAP_NODES || this.floored);

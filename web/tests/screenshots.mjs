@@ -17,14 +17,15 @@ const browser = await launch();
 const written = [];
 try {
   const admin = serve.token(tag('screenshots'), 'ADMIN');
+  // The bulk first, so that the home page's latest changes are the project's, not 930 edges.
+  const fan = await seedFanout(serve.url, admin, 30);
+  const chain = await seedChain(serve.url, admin, 15);
   const shop = await seedShop(serve.url, admin);
   const ns = `postgres://${tag('warehouse')}.example.com:5432`;
   await seedFailedRun(serve.url, admin, { ns, input: `shop.staging.${shop.names.orders_clean}`, output: `shop.mart.${shop.names.revenue_daily}` });
   const project = await seedProject(serve.url, admin);
   const cols = await seedColumns(serve.url, admin);
   const replaced = await seedReplaced(serve.url, admin);
-  const chain = await seedChain(serve.url, admin, 15);
-  const fan = await seedFanout(serve.url, admin, 30);
 
   const { ctx } = await context(browser, { token: admin });
   const page = await ctx.newPage();
