@@ -63,6 +63,21 @@ pub struct HealthIndex {
     stale: HashMap<Id, Vec<(usize, Id)>>,
 }
 
+impl HealthIndex {
+    /// FAILED or STALE when a failed run left the container so, from the index alone (no store
+    /// read, so a whole graph's nodes cost nothing more); `None` for the rest (fresh or unknown:
+    /// `health_of` tells those apart).
+    pub fn alert(&self, id: Id) -> Option<HealthState> {
+        if self.failed.contains_key(&id) {
+            Some(HealthState::Failed)
+        } else if self.stale.contains_key(&id) {
+            Some(HealthState::Stale)
+        } else {
+            None
+        }
+    }
+}
+
 /// One failed run still its job's latest, with what it left stale.
 #[derive(Debug, Clone)]
 pub struct Incident {

@@ -3,7 +3,12 @@
 // worker for a whole draw, and from `placeBeside` for an expansion, which never moves the nodes
 // already drawn.
 import cytoscape from 'cytoscape';
-import { NODE_HEIGHT, NODE_WIDTH, RANK_SEP, NODE_SEP } from './layout.js';
+import { FIT_PADDING, LABEL_FONT, LEGIBLE_ZOOM, MAX_FIT_ZOOM, NODE_HEIGHT, NODE_SEP, NODE_WIDTH, RANK_SEP } from './layout.js';
+
+/** The labels' font (as the page's: see style.css). */
+export const FONT_FAMILY = 'system-ui, -apple-system, "Segoe UI", Roboto, sans-serif';
+/** Edge labels, in model units (at the legible zoom, 11 px on screen or more). */
+const EDGE_FONT = 12;
 
 /** Above this many elements the canvas switches to the cheaper settings for pan and zoom. */
 const LARGE = 800;
@@ -34,6 +39,10 @@ export function palette() {
     running: cssVar('--run-running'),
     appeared: cssVar('--appeared'),
     group: cssVar('--group-bg'),
+    failed: cssVar('--health-failed'),
+    failedBg: cssVar('--health-failed-bg'),
+    stale: cssVar('--health-stale'),
+    staleBg: cssVar('--health-stale-bg'),
   };
 }
 
@@ -51,9 +60,12 @@ function stylesheet(p, large = false) {
         'border-color': p.border,
         label: 'data(label)',
         color: p.nodeText,
-        'font-size': 12,
+        'font-size': LABEL_FONT,
+        'font-family': FONT_FAMILY,
+        'line-height': 1.15,
+        // Labels are broken into lines here (nodeLabel), never by the canvas.
         'text-wrap': 'wrap',
-        'text-max-width': NODE_WIDTH - 14,
+        'text-max-width': NODE_WIDTH * 2,
         'text-valign': 'center',
         'text-halign': 'center',
         'min-zoomed-font-size': 7,
@@ -78,7 +90,13 @@ function stylesheet(p, large = false) {
     { selector: 'node.run-RUNNING, node.run-START', style: { 'background-color': p.running, 'border-color': p.running, color: '#fff' } },
     { selector: 'node.group', style: { shape: 'round-rectangle', 'background-color': p.group, 'border-style': 'double', 'border-width': 4, 'border-color': p.border, 'font-weight': 'bold' } },
     { selector: 'node.centre', style: { 'border-width': 3, 'border-color': p.accent } },
-    { selector: 'node.selected', style: { 'background-color': p.selectedBg, 'border-width': 3, 'border-color': p.accent } },
+    // Health: a failed table red, a stale one amber, each with its word in the label (the badge).
+    { selector: 'node.health-FAILED', style: { 'border-width': 4, 'border-color': p.failed, 'background-color': p.failedBg } },
+    { selector: 'node.health-STALE', style: { 'border-width': 4, 'border-style': 'dashed', 'border-color': p.stale, 'background-color': p.staleBg } },
+    { selector: 'node.centre.health-FAILED, node.centre.health-STALE', style: { 'border-style': 'double', 'border-width': 6 } },
+    // The selected node's label in the scheme's own text colour: a job's white label on the light
+    // selection colour would fail contrast.
+    { selector: 'node.selected', style: { 'background-color': p.selectedBg, 'border-width': 3, 'border-color': p.accent, color: p.nodeText } },
     {
       selector: 'edge',
       style: {
@@ -89,7 +107,8 @@ function stylesheet(p, large = false) {
         'target-arrow-color': p.edge,
         'arrow-scale': 0.9,
         label: 'data(label)',
-        'font-size': 9,
+        'font-size': EDGE_FONT,
+        'font-family': FONT_FAMILY,
         color: p.edgeText,
         'text-background-color': p.bg,
         'text-background-opacity': 0.85,
@@ -112,6 +131,9 @@ function stylesheet(p, large = false) {
     { selector: '.dim', style: { opacity: 0.18 } },
     { selector: 'node.hl', style: { 'border-width': 3, 'border-color': p.highlight } },
     { selector: 'edge.hl', style: { width: 3, 'line-color': p.highlight, 'target-arrow-color': p.highlight } },
+    // Highlighted (what is stale), a table keeps its health colour.
+    { selector: 'node.hl.health-FAILED', style: { 'border-color': p.failed } },
+    { selector: 'node.hl.health-STALE', style: { 'border-color': p.stale } },
     { selector: 'node:active', style: { 'overlay-opacity': 0.08 } },
     // A large graph's elements take no pointer events: every press is then the canvas's own
     // (a native pan, without hit-testing thousands of elements on each move), and taps find
@@ -120,28 +142,103 @@ function stylesheet(p, large = false) {
   ];
 }
 
-/** Longer names are shortened in the middle on the canvas (the list and the panel show them
- * whole): a box has one width, and a path or URL has no space to wrap at. */
-const MAX_LABEL = 30;
-function shorten(s) {
-  return s.length <= MAX_LABEL ? s : `${s.slice(0, 12)}…${s.slice(-(MAX_LABEL - 13))}`;
+let measurer = null;
+/** The width of `s` in the node label's font, in model units. */
+function textWidth(s, size = LABEL_FONT) {
+  if (!measurer) measurer = document.createElement('canvas').getContext('2d');
+  measurer.font = `${size}px ${FONT_FAMILY}`;
+  return measurer.measureText(s).width;
+}
+/** The room for text in a node (its width less the padding either side). */
+const LINE_WIDTH = NODE_WIDTH - 20;
+
+/** The longest end of `s` that fits `room` behind an ellipsis: a name is shortened from its
+ * start (the database and schema go first), never in the middle. */
+function keepEnd(s, room, fits) {
+  if (fits(s, room)) return s;
+  let lo = 0;
+  let hi = s.length;
+  // The smallest cut that fits (binary search: text width grows with length).
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (fits(`…${s.slice(mid)}`, room)) hi = mid;
+    else lo = mid + 1;
+  }
+  return `…${s.slice(lo)}`;
 }
 
-/** The canvas label of a node: ◂ and ▸ say there is more lineage that way. */
+/**
+ * A name in at most two lines that fit a node: broken after a `_ . / : -` where one fits (else
+ * anywhere), and shortened from its start when even two lines are too few. `lead` and `tail`
+ * (the ◂ ▸ marks) take room on the first and last line.
+ */
+export function fitName(name, { lead = '', tail = '', room = LINE_WIDTH } = {}) {
+  const fits = (t, r) => textWidth(t) <= r;
+  if (fits(`${lead}${name}${tail}`, room)) return [`${lead}${name}${tail}`];
+  // The second line: the longest end that fits, starting after a break where possible.
+  const breaks = [];
+  for (let i = 1; i < name.length; i++) if ('_./:-'.includes(name[i - 1])) breaks.push(i);
+  // Where both lines fit, the break that balances them best.
+  let cut = null;
+  let widest = Infinity;
+  for (const i of breaks) {
+    const a = `${lead}${name.slice(0, i)}`;
+    const b = `${name.slice(i)}${tail}`;
+    if (!fits(a, room) || !fits(b, room)) continue;
+    const w = Math.max(textWidth(a), textWidth(b));
+    if (w < widest) {
+      widest = w;
+      cut = i;
+    }
+  }
+  if (cut != null) return [`${lead}${name.slice(0, cut)}`, `${name.slice(cut)}${tail}`];
+  cut = breaks.find((i) => fits(`${name.slice(i)}${tail}`, room));
+  if (cut == null) {
+    cut = name.length - 1;
+    while (cut > 1 && fits(`${name.slice(cut - 1)}${tail}`, room)) cut--;
+  }
+  const second = `${name.slice(cut)}${tail}`;
+  const first = keepEnd(name.slice(0, cut), room - (lead ? textWidth(lead) : 0), fits);
+  return [`${lead}${first}`, second];
+}
+
+/** The name a node is known by in full: a table's database, schema and name; an asset's fqn. */
+export function qualifiedName(n) {
+  if (n.kind === 'external') return n.fqn;
+  if (n.kind === 'job') return n.namespace ? `${n.namespace}/${n.name}` : n.name;
+  if (n.kind === 'group') return n.name;
+  return [n.database, n.schema, n.name].filter(Boolean).join('.');
+}
+
+const HEALTH_TEXT = { FAILED: '✖ FAILED', STALE: '⚠ STALE' };
+
+/** The canvas label of a node: ◂ and ▸ say there is more lineage that way; a failed or stale
+ * table says so first on its second line. */
 export function nodeLabel(n, ambiguous = null) {
   if (n.kind === 'group') return `${n.name}\nselect to list, double-click to open`;
-  if (n.kind === 'job') return `${shorten(n.name)}\njob · ${n.state ? n.state.toLowerCase() : 'no run'}`;
+  if (n.kind === 'job') return `${fitName(n.name, { room: LINE_WIDTH - 44 }).join('\n')}\njob · ${n.state ? n.state.toLowerCase() : 'no run'}`;
   const plain = n.displayName || n.name;
-  const qualified = ambiguous?.has(plain) ? [n.database, n.schema, n.name].filter(Boolean).join('.') : plain;
-  const name = shorten(n.kind === 'external' ? n.fqn : qualified);
-  const sub = shorten(n.kind === 'external' ? `external · ${n.sourceType}` : [n.datastore?.name, n.containerType].filter(Boolean).join(' · '));
-  return `${n.up ? '◂ ' : ''}${name}${n.down ? ' ▸' : ''}${sub ? `\n${sub}` : ''}`;
+  const qualified = ambiguous?.has(plain) ? qualifiedName(n) : plain;
+  const lines = fitName(n.kind === 'external' ? n.fqn : qualified, { lead: n.up ? '◂ ' : '', tail: n.down ? ' ▸' : '' });
+  const what = n.kind === 'external' ? `external · ${n.sourceType}` : [n.datastore?.name, n.containerType].filter(Boolean).join(' · ');
+  const sub = n.health && HEALTH_TEXT[n.health] ? `${HEALTH_TEXT[n.health]}${what ? ` · ${what}` : ''}` : what;
+  if (sub) lines.push(fitEnd(sub));
+  return lines.join('\n');
+}
+
+/** A secondary line cut at its end to fit (what a table is matters less than its name). */
+function fitEnd(s) {
+  if (textWidth(s) <= LINE_WIDTH) return s;
+  let n = s.length;
+  while (n > 1 && textWidth(`${s.slice(0, n)}…`) > LINE_WIDTH) n--;
+  return `${s.slice(0, n)}…`;
 }
 
 function nodeElement(n, model, position) {
   const classes = [n.kind === 'container' ? 'container' : n.kind];
   if (n.key === model.centre) classes.push('centre');
   if (n.kind === 'job') classes.push(`run-${n.state ?? 'NONE'}`);
+  if (n.health) classes.push(`health-${n.health}`);
   if (n.change) classes.push(`change-${n.change}`);
   return { group: 'nodes', data: { id: n.key, label: nodeLabel(n, model.ambiguousNames) }, position: { ...position }, classes: classes.join(' ') };
 }
@@ -161,12 +258,30 @@ export class GraphView {
     this.handlers = handlers;
     this.cy = null;
     this.minimap = null;
+    /** Whether the view is as Fit left it (nobody panned or zoomed since): then a change of the
+     * canvas's size (a panel or a bar opening beside it, the window) fits it again. */
+    this.fitted = false;
+    this.lastTap = 0;
+    this.direction = 'LR';
+    this.tip = document.createElement('div');
+    this.tip.className = 'node-tip';
+    this.tip.hidden = true;
+    this.tip.setAttribute('role', 'tooltip');
+    container.parentElement?.append(this.tip);
+    this.resizeObserver = new ResizeObserver(() => this.resized());
+    this.resizeObserver.observe(container);
   }
 
   /** Draws what is `shown` of `model` (`{ nodes, edges }`, see model.visible) afresh at
-   * `positions` (node key → `{x, y}`). */
-  draw(model, positions, shown) {
+   * `positions` (node key → `{x, y}`), laid out in `direction` (LR or TB); Fit keeps `focus`
+   * (node keys: the centre, a diff's changes) in view when the whole graph cannot be legible. */
+  draw(model, positions, shown, { direction = 'LR', focus = null } = {}) {
     if (this.cy) this.cy.destroy();
+    this.direction = direction;
+    this.centreKey = model.centre;
+    this.focus = focus;
+    this.selected = null;
+    this.nodesByKey = new Map(shown.nodes.map((n) => [n.key, n]));
     const elements = [];
     for (const n of shown.nodes) elements.push(nodeElement(n, model, positions[n.key] ?? { x: 0, y: 0 }));
     for (const e of shown.edges) elements.push(edgeElement(e));
@@ -176,7 +291,7 @@ export class GraphView {
       container: this.container,
       elements,
       style: stylesheet(palette(), large),
-      layout: { name: 'preset', fit: true, padding: 30 },
+      layout: { name: 'preset', fit: false },
       minZoom: 0.005,
       maxZoom: 3,
       boxSelectionEnabled: false,
@@ -188,7 +303,13 @@ export class GraphView {
       motionBlur: false,
       pixelRatio: large ? 1 : 'auto',
     });
+    this.minimap?.detach();
+    this.minimap = new Minimap(this.minimapCanvas, this.cy);
     this.fit();
+    this.cy.on('viewport', () => {
+      if (!this.fitting) this.fitted = false;
+      this.tip.hidden = true;
+    });
     if (large) {
       this.cy.on('tap', (e) => {
         const key = this.nodeAt(e.position);
@@ -199,6 +320,9 @@ export class GraphView {
         if (key) this.handlers.expand(key);
       });
     }
+    this.cy.on('tapstart', () => {
+      this.lastTap = performance.now();
+    });
     this.cy.on('tap', 'node', (e) => this.handlers.select(e.target.id()));
     // A drag that starts on a node pans too (nodes do not move), so that a dense graph can be
     // moved from anywhere.
@@ -216,14 +340,47 @@ export class GraphView {
       dragFrom = null;
     });
     this.cy.on('dbltap', 'node', (e) => this.handlers.expand(e.target.id()));
-    this.minimap?.detach();
-    this.minimap = new Minimap(this.minimapCanvas, this.cy);
-    this.minimap.show(model.nodes.size > MINIMAP_NODES);
+    // The whole name on hover: the canvas shows it shortened when it is long.
+    this.cy.on('mouseover', 'node', (e) => this.showTip(e.target));
+    this.cy.on('mouseout', 'node', () => {
+      this.tip.hidden = true;
+    });
     return new Promise((resolve) => {
       // The first frame with the elements on it.
       this.cy.one('render', () => requestAnimationFrame(() => resolve()));
       this.cy.forceRender?.();
     });
+  }
+
+  showTip(ele) {
+    const n = this.nodesByKey?.get(ele.id()) ?? this.extraNodes?.get(ele.id());
+    if (!n) return;
+    const health = n.health ? ` — ${n.health}` : '';
+    this.tip.textContent = `${qualifiedName(n)}${health}`;
+    const p = ele.renderedPosition();
+    const h = ele.renderedHeight();
+    this.tip.style.left = `${Math.round(this.container.offsetLeft + p.x)}px`;
+    this.tip.style.top = `${Math.round(this.container.offsetTop + p.y + h / 2 + 6)}px`;
+    this.tip.dataset.node = ele.id();
+    this.tip.hidden = false;
+  }
+
+  /** The canvas changed size: fit again when the view is as Fit left it, else keep what is in
+   * view (and the selected node in sight). Not while a double-click may be under way: its
+   * second click must find its node where the first one did. */
+  resized() {
+    const cy = this.cy;
+    if (!cy || cy.destroyed()) return;
+    const wait = 450 - (performance.now() - this.lastTap);
+    if (wait > 0) {
+      clearTimeout(this.resizeTimer);
+      this.resizeTimer = setTimeout(() => this.resized(), wait);
+      return;
+    }
+    if (this.fitted) this.fit();
+    else cy.resize();
+    if (this.selected) this.reveal(this.selected);
+    this.minimap?.refresh();
   }
 
   /** Adds an expansion's nodes beside `anchorKey` on `side` (u or d; b splits them by their
@@ -240,12 +397,13 @@ export class GraphView {
     }
     const left = nodeKeys.filter((k) => side === 'u' || (side === 'b' && upstream.has(k)));
     const right = nodeKeys.filter((k) => !left.includes(k));
-    const positions = { ...placeBeside(cy, origin, left, -1), ...placeBeside(cy, origin, right, 1) };
+    const positions = { ...placeBeside(cy, origin, left, -1, this.direction), ...placeBeside(cy, origin, right, 1, this.direction) };
+    for (const k of nodeKeys) this.nodesByKey?.set(k, model.nodes.get(k));
     cy.batch(() => {
       cy.add(nodeKeys.map((k) => nodeElement(model.nodes.get(k), model, positions[k])));
       cy.add(edgeKeys.map((k) => edgeElement(model.edges.get(k))));
     });
-    this.minimap?.show(cy.nodes().length > MINIMAP_NODES);
+    this.minimap?.show(cy.nodes().length > MINIMAP_NODES || this.floored);
     this.minimap?.refresh();
   }
 
@@ -277,7 +435,24 @@ export class GraphView {
     if (n && el?.nonempty()) el.data('label', nodeLabel(n, model.ambiguousNames));
   }
 
+  /** Marks tables FAILED or STALE (`health`: container key → state) after the draw. */
+  setHealth(model, health) {
+    const cy = this.cy;
+    if (!cy) return;
+    cy.batch(() => {
+      cy.nodes('.health-FAILED, .health-STALE').removeClass('health-FAILED health-STALE');
+      for (const [key, state] of health) {
+        const el = cy.getElementById(key);
+        const n = model.nodes.get(key);
+        if (!el.nonempty() || !n) continue;
+        el.addClass(`health-${state}`);
+        el.data('label', nodeLabel(n, model.ambiguousNames));
+      }
+    });
+  }
+
   select(key) {
+    this.selected = key;
     if (!this.cy) return;
     this.cy.batch(() => {
       this.cy.nodes('.selected').removeClass('selected');
@@ -311,17 +486,74 @@ export class GraphView {
     });
   }
 
-  /** Fits the graph into the canvas, no closer than 1.2 (a three-node graph stays readable). */
+  /**
+   * Fits the graph into the canvas, no closer than MAX_FIT_ZOOM (a three-node graph is not blown
+   * up), and never so far that node labels drop below LEGIBLE_PX on screen: a graph too big for
+   * that is shown at the legible zoom around its focus (the centre and its neighbours, or a
+   * diff's changes), with the overview map to find the rest.
+   */
   fit() {
     const cy = this.cy;
     if (!cy) return;
+    this.fitting = true;
     // The canvas may have changed size since (a window resized, a panel opened).
     cy.resize();
-    cy.fit(undefined, 30);
-    if (cy.zoom() > 1.2) {
-      cy.zoom(1.2);
-      cy.center();
+    const room = this.room();
+    const all = cy.elements();
+    const bb = all.boundingBox();
+    const zoom = Math.min(MAX_FIT_ZOOM, room.w / Math.max(bb.w, 1), room.h / Math.max(bb.h, 1));
+    this.floored = zoom < LEGIBLE_ZOOM;
+    const z = this.floored ? LEGIBLE_ZOOM : zoom;
+    const box = this.floored ? this.focusElements(room).boundingBox() : bb;
+    // Centred on the focus; then, along an axis where the graph is bigger than the room, moved
+    // so that no empty margin shows beside it (more of the graph in view, the focus still in it),
+    // and along one where it is smaller, centred.
+    const axis = (lo, hi, focusLo, focusHi, roomLo, roomLen) => {
+      const pan = roomLo + roomLen / 2 - ((focusLo + focusHi) / 2) * z;
+      if ((hi - lo) * z <= roomLen) return roomLo + roomLen / 2 - ((lo + hi) / 2) * z;
+      return Math.min(roomLo - lo * z, Math.max(roomLo + roomLen - hi * z, pan));
+    };
+    cy.viewport({ zoom: z, pan: { x: axis(bb.x1, bb.x2, box.x1, box.x2, room.x, room.w), y: axis(bb.y1, bb.y2, box.y1, box.y2, room.y, room.h) } });
+    this.fitting = false;
+    this.fitted = true;
+    this.minimap?.show(cy.nodes().length > MINIMAP_NODES || this.floored);
+  }
+
+  /** The part of the canvas the drawing may use, in CSS pixels: all of it but the toolbar's
+   * strip at the top, the legend's at the bottom and a margin. */
+  room() {
+    const cy = this.cy;
+    const stage = this.container.parentElement;
+    const toolbar = stage?.querySelector('.toolbar');
+    const legend = stage?.querySelector('.legend');
+    const top = (toolbar ? toolbar.offsetTop + toolbar.offsetHeight : 0) + 8;
+    const bottom = (legend && legend.offsetHeight ? cy.height() - legend.offsetTop : 0) + 8;
+    const x = FIT_PADDING;
+    return { x, y: top, w: Math.max(50, cy.width() - 2 * x), h: Math.max(50, cy.height() - top - bottom) };
+  }
+
+  /** What Fit keeps in view when the whole graph cannot be legible: the focus nodes with the
+   * edges between them, else the centre with its neighbours, as far as they fit. */
+  focusElements(room) {
+    const cy = this.cy;
+    const fits = (eles) => {
+      const b = eles.boundingBox();
+      return b.w * LEGIBLE_ZOOM <= room.w && b.h * LEGIBLE_ZOOM <= room.h;
+    };
+    const centre = cy.getElementById(this.centreKey ?? '');
+    if (this.focus?.length) {
+      let f = cy.collection();
+      for (const k of this.focus) f = f.union(cy.getElementById(k));
+      if (f.nonempty()) {
+        f = f.union(f.edgesWith(f));
+        if (fits(f)) return f;
+        // Too many changes to show together: the first ones, then the rest by panning.
+        return f.nodes().first();
+      }
     }
+    if (centre.empty()) return cy.nodes().first();
+    const near = centre.closedNeighborhood();
+    return fits(near) ? near : centre;
   }
 
   zoomBy(factor) {
@@ -348,32 +580,42 @@ export class GraphView {
   }
 }
 
-/** Free spots for `keys` in a column beside `origin` (direction -1 left, 1 right), clear of the
- * nodes already drawn there. Wide fan-outs wrap into further columns of at most 25. */
-export function placeBeside(cy, origin, keys, direction) {
+/** Free spots for `keys` in a column (a row, top down) beside `origin` (direction -1 before it,
+ * 1 after it), clear of the nodes already drawn there. Wide fan-outs wrap into further columns
+ * of at most 25. */
+export function placeBeside(cy, origin, keys, direction, layoutDirection = 'LR') {
   const positions = {};
   if (!keys.length) return positions;
-  const perColumn = 25;
-  const step = NODE_HEIGHT + NODE_SEP;
+  const tb = layoutDirection === 'TB';
+  // In the frame of the layout: `m` along the ranks, `c` across them.
+  const main = tb ? NODE_HEIGHT : NODE_WIDTH;
+  const cross = tb ? NODE_WIDTH : NODE_HEIGHT;
+  const om = tb ? origin.y : origin.x;
+  const oc = tb ? origin.x : origin.y;
+  const mOf = (n) => n.position(tb ? 'y' : 'x');
+  const cOf = (n) => n.position(tb ? 'x' : 'y');
+  const perColumn = tb ? 8 : 25;
+  const step = cross + NODE_SEP;
   const columns = Math.ceil(keys.length / perColumn);
   const sorted = [...keys].sort();
-  for (let c = 0; c < columns; c++) {
-    const slice = sorted.slice(c * perColumn, (c + 1) * perColumn);
-    const x = origin.x + direction * (c + 1) * (NODE_WIDTH + RANK_SEP);
+  for (let col = 0; col < columns; col++) {
+    const slice = sorted.slice(col * perColumn, (col + 1) * perColumn);
+    const m = om + direction * (col + 1) * (main + (tb ? 64 : RANK_SEP));
     const occupied = cy
       .nodes()
-      .filter((n) => Math.abs(n.position('x') - x) < NODE_WIDTH)
-      .map((n) => n.position('y'));
-    const height = slice.length * step;
-    const fits = (top) => occupied.every((y) => y < top - step / 2 || y > top + height - step / 2);
-    let top = origin.y - height / 2 + step / 2;
+      .filter((n) => Math.abs(mOf(n) - m) < main)
+      .map(cOf);
+    const length = slice.length * step;
+    const fits = (top) => occupied.every((c) => c < top - step / 2 || c > top + length - step / 2);
+    let top = oc - length / 2 + step / 2;
     for (let i = 0; i < 400 && !fits(top); i++) {
-      // Try below and above in turn, further out each time.
+      // Try after and before in turn, further out each time.
       const offset = Math.ceil((i + 1) / 2) * step;
-      top = origin.y - height / 2 + step / 2 + (i % 2 === 0 ? offset : -offset);
+      top = oc - length / 2 + step / 2 + (i % 2 === 0 ? offset : -offset);
     }
     slice.forEach((k, i) => {
-      positions[k] = { x, y: top + i * step };
+      const c = top + i * step;
+      positions[k] = tb ? { x: c, y: m } : { x: m, y: c };
     });
   }
   return positions;
@@ -406,20 +648,24 @@ export function toSvg(cy, p) {
     const label = e.data('label');
     if (label) {
       const m = e.midpoint();
-      out.push(`<text x="${m.x.toFixed(1)}" y="${(m.y - 3).toFixed(1)}" font-size="9" fill="${p.edgeText}" text-anchor="middle">${escapeXml(label)}</text>`);
+      out.push(`<text x="${m.x.toFixed(1)}" y="${(m.y - 3).toFixed(1)}" font-size="${EDGE_FONT}" fill="${p.edgeText}" text-anchor="middle">${escapeXml(label)}</text>`);
     }
   });
   cy.nodes().forEach((n) => {
     const { x, y } = n.position();
     const external = n.hasClass('external');
     const centre = n.hasClass('centre');
+    const failed = n.hasClass('health-FAILED');
+    const stale = n.hasClass('health-STALE');
+    const fill = failed ? p.failedBg : stale ? p.staleBg : external ? p.external : p.node;
+    const stroke = failed ? p.failed : stale ? p.stale : centre ? p.accent : external ? p.externalBorder : p.border;
     out.push(
-      `<rect x="${(x - NODE_WIDTH / 2).toFixed(1)}" y="${(y - NODE_HEIGHT / 2).toFixed(1)}" width="${NODE_WIDTH}" height="${NODE_HEIGHT}" rx="6" fill="${external ? p.external : p.node}" stroke="${centre ? p.accent : external ? p.externalBorder : p.border}" stroke-width="${centre ? 3 : 1}"${external ? ' stroke-dasharray="4 3"' : ''}/>`,
+      `<rect x="${(x - NODE_WIDTH / 2).toFixed(1)}" y="${(y - NODE_HEIGHT / 2).toFixed(1)}" width="${NODE_WIDTH}" height="${NODE_HEIGHT}" rx="6" fill="${fill}" stroke="${stroke}" stroke-width="${failed || stale ? 4 : centre ? 3 : 1}"${external || stale ? ' stroke-dasharray="4 3"' : ''}/>`,
     );
     const lines = String(n.data('label')).split('\n');
     lines.forEach((line, i) => {
-      const dy = (i - (lines.length - 1) / 2) * 14 + 4;
-      out.push(`<text x="${x.toFixed(1)}" y="${(y + dy).toFixed(1)}" font-size="${i ? 10 : 12}" fill="${p.nodeText}" text-anchor="middle">${escapeXml(line)}</text>`);
+      const dy = (i - (lines.length - 1) / 2) * LABEL_FONT * 1.15 + LABEL_FONT / 3;
+      out.push(`<text x="${x.toFixed(1)}" y="${(y + dy).toFixed(1)}" font-size="${LABEL_FONT}" fill="${p.nodeText}" text-anchor="middle">${escapeXml(line)}</text>`);
     });
   });
   out.push('</svg>');
@@ -500,7 +746,7 @@ class Minimap {
       const nh = Math.max(1.5, NODE_HEIGHT * scale);
       cy.nodes().forEach((n) => {
         const { x, y } = n.position();
-        d.fillStyle = n.hasClass('centre') ? p.accent : n.hasClass('external') ? p.externalBorder : p.border;
+        d.fillStyle = n.hasClass('health-FAILED') ? p.failed : n.hasClass('health-STALE') ? p.stale : n.hasClass('centre') ? p.accent : n.hasClass('external') ? p.externalBorder : p.border;
         d.fillRect(x * scale + this.transform.dx - nw / 2, y * scale + this.transform.dy - nh / 2, nw, nh);
       });
       this.dots = dots;

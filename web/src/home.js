@@ -3,9 +3,11 @@
 // what they left stale (`incidents`), the datastores with their counts, and the recently active
 // jobs. Every entry is a link that opens the graph on it. Only the public GraphQL API.
 import { gql } from './api.js';
-import { CHANGES, CHANGE_CURSORS, DATASTORE_CONTAINERS, HOME, homeCounts } from './queries.js';
+import { CHANGES, CHANGE_CURSORS, DATASTORE_CONTAINERS, HOME, homeCounts, incidentImpacts } from './queries.js';
 
+/** Entries shown (a group of column changes is one), from the newest READ_CHANGES changes. */
 const SHOWN_CHANGES = 15;
+const READ_CHANGES = 100;
 const POLL_MS = 3000;
 
 function el(tag, attrs = {}, ...children) {
@@ -21,13 +23,67 @@ function el(tag, attrs = {}, ...children) {
 
 export const when = (t) => (t ? t.replace('T', ' ').replace(/(\.\d+)?Z$/, ' UTC') : '');
 
+/** Text that may break after a `/ . _` (a long name wraps there, never inside a word). */
+export function breakable(text) {
+  const f = document.createDocumentFragment();
+  for (const part of String(text).split(/(?<=[/._])/)) {
+    if (f.childNodes.length) f.append(document.createElement('wbr'));
+    f.append(part);
+  }
+  return f;
+}
+
 function link(href, text, attrs = {}) {
-  return el('a', { href, ...attrs, text });
+  return el('a', { href, ...attrs }, breakable(text));
 }
 
 function endName(edge, side) {
-  const c = side === 'source' ? edge.sourceContainer : edge.targetContainer;
-  return c?.displayName || c?.name || (side === 'source' ? edge.sourceExternalFqn : edge.targetExternalFqn) || '?';
+  const c = side === 'source' ? edge.sourceContainer ?? edge.sourceField?.container : edge.targetContainer ?? edge.targetField?.container;
+  return c?.displayName || c?.name || (side === 'source' ? edge.sourceExternalFqn ?? edge.sourceNodeId : edge.targetExternalFqn ?? edge.targetNodeId) || (side === 'source' ? 'an unknown source' : 'an unknown target');
+}
+
+/** A column edge (between two fields), as against a table edge. */
+const isColumnEdge = (e) => e != null && (e.sourceFieldId != null || e.targetFieldId != null);
+
+/** The table ids at the ends of an edge (a column edge's are its fields' tables). */
+const tableIds = (e) => [e.sourceContainerId ?? e.sourceField?.container?.id ?? null, e.targetContainerId ?? e.targetField?.container?.id ?? null];
+
+/**
+ * The change log's entries as a person reads them: a table change each, and the column changes
+ * of one kind between one pair of tables grouped into one entry under that pair, newest first.
+ */
+export function groupChanges(changes) {
+  const out = [];
+  const groups = new Map();
+  const fieldsOf = new Map();
+  for (const c of changes) {
+    if ((c.kind === 'FIELD_CREATED' || c.kind === 'FIELD_DROPPED') && !c.edge) {
+      // A table's new (or dropped) fields: one entry, counted.
+      const key = `${c.kind}:${c.containerIds.join()}`;
+      let g = fieldsOf.get(key);
+      if (!g) {
+        g = { kind: c.kind, at: c.at, change: c, fields: 0 };
+        fieldsOf.set(key, g);
+        out.push(g);
+      }
+      g.fields++;
+      continue;
+    }
+    if (!isColumnEdge(c.edge)) {
+      out.push({ kind: c.kind, at: c.at, change: c });
+      continue;
+    }
+    const [s, t] = tableIds(c.edge);
+    const key = `${c.kind}:${s}>${t}`;
+    let g = groups.get(key);
+    if (!g) {
+      g = { kind: c.kind, at: c.at, columns: [], change: c };
+      groups.set(key, g);
+      out.push(g);
+    }
+    g.columns.push(c);
+  }
+  return out;
 }
 
 const KIND_TEXT = {
@@ -49,6 +105,8 @@ export class Home {
     this.timer = 0;
     this.cursor = null;
     this.changes = [];
+    /** Table names by id, for the changes that carry only ids. */
+    this.names = new Map();
     this.active = false;
   }
 
@@ -83,7 +141,7 @@ export class Home {
     this.root.dataset.loaded = 'false';
     try {
       const { data } = await gql(HOME);
-      this.renderIncidents(data.incidents.items);
+      await this.renderIncidents(data.incidents.items);
       // The newest 100, their counts 24 datastores a request (two aliases each; a request
       // holds at most 50); the rest are found through the search.
       const stores = [...data.datastores].sort((a, b) => b.id - a.id).slice(0, 100);
@@ -111,14 +169,15 @@ export class Home {
     for (let i = 0; i < 50; i++) {
       const { data } = await gql(CHANGE_CURSORS, { after });
       const page = data.changes;
-      tail = [...tail, ...page.items.map((x) => x.cursor)].slice(-(SHOWN_CHANGES + 1));
+      tail = [...tail, ...page.items.map((x) => x.cursor)].slice(-(READ_CHANGES + 1));
       after = page.endCursor;
       if (!page.hasMore) break;
     }
-    const start = tail.length > SHOWN_CHANGES ? tail[0] : null;
-    const { data } = await gql(CHANGES, { after: start, first: SHOWN_CHANGES + 1 });
-    this.changes = data.changes.items.slice(-SHOWN_CHANGES).reverse();
+    const start = tail.length > READ_CHANGES ? tail[0] : null;
+    const { data } = await gql(CHANGES, { after: start, first: READ_CHANGES + 1 });
+    this.changes = data.changes.items.slice(-READ_CHANGES).reverse();
     this.cursor = data.changes.endCursor;
+    await this.nameTables();
     this.renderChanges();
     this.poll();
   }
@@ -131,8 +190,9 @@ export class Home {
       try {
         const { data } = await gql(CHANGES, { after: this.cursor, first: 100 });
         if (data.changes.items.length) {
-          this.changes = [...data.changes.items.reverse(), ...this.changes].slice(0, SHOWN_CHANGES);
+          this.changes = [...data.changes.items.reverse(), ...this.changes].slice(0, READ_CHANGES);
           this.cursor = data.changes.endCursor;
+          await this.nameTables();
           this.renderChanges();
         }
       } catch {
@@ -142,26 +202,57 @@ export class Home {
     }, POLL_MS);
   }
 
+  /** The names of the tables that changes without an edge name only by id (created, dropped,
+   * their fields), read once each, at most 40 a request. */
+  async nameTables() {
+    const ids = [...new Set(this.changes.filter((c) => !c.edge).flatMap((c) => c.containerIds))].filter((id) => !this.names.has(id)).slice(0, 40);
+    if (!ids.length) return;
+    const { data } = await gql(`query TableNames { ${ids.map((id, i) => `c${i}: container(id: ${Number(id)}) { id name displayName }`).join(' ')} }`);
+    ids.forEach((id, i) => {
+      const c = data?.[`c${i}`];
+      this.names.set(id, c ? c.displayName || c.name : `table ${id} (gone)`);
+    });
+  }
+
   renderChanges() {
     const body = this.parts.changes.body;
     if (!this.changes.length) return body.replaceChildren(el('p', { text: 'No lineage recorded yet.' }));
     const ul = el('ul');
-    for (const c of this.changes) {
+    for (const g of groupChanges(this.changes).slice(0, SHOWN_CHANGES)) {
+      const c = g.change;
       const e = c.edge;
-      const target = e?.targetContainerId ?? c.containerIds[0];
-      const source = e?.sourceContainerId;
-      const what = e ? `${endName(e, 'source')} → ${endName(e, 'target')}` : `container ${c.containerIds.join(', ')}`;
+      const [sourceTable, targetTable] = e ? tableIds(e) : [null, null];
+      const target = targetTable ?? c.containerIds[0];
+      const source = sourceTable;
+      const tableName = (id) => this.names.get(id) ?? `table ${id}`;
+      const what = e ? `${endName(e, 'source')} → ${endName(e, 'target')}` : c.containerIds.map(tableName).join(', ') || 'a table';
       const ev = e?.evidence?.[0];
       const by = ev ? [ev.jobName ? `job ${ev.jobName}` : null, ev.provider].filter(Boolean).join(', ') : e ? e.sourceType : '';
       const href = target != null ? `/ui?container=${target}&depth=2${source != null && source !== target ? `&sel=c${source}` : ''}` : null;
+      const columns = g.columns
+        ? el(
+            'ul',
+            { class: 'columns-changed', 'data-columns': g.columns.length },
+            ...g.columns.map((x) => el('li', { 'data-edge-id': x.edgeId ?? null }, `${x.edge.sourceField?.name ?? 'a column'} → ${x.edge.targetField?.name ?? 'a column'}`)),
+          )
+        : null;
+      const kind = KIND_TEXT[c.kind] ?? c.kind;
       ul.append(
         el(
           'li',
-          { 'data-change': c.kind, 'data-edge-id': c.edgeId ?? null },
-          el('span', { class: `kind-${c.kind}`, text: `${KIND_TEXT[c.kind] ?? c.kind} ` }),
+          { 'data-change': c.kind, 'data-edge-id': c.edgeId ?? null, 'data-group': g.columns ? 'columns' : null },
+          el('span', {
+            class: `kind-${c.kind}`,
+            text: g.columns
+              ? `${g.columns.length} column edge${g.columns.length === 1 ? '' : 's'} ${kind} `
+              : g.fields
+                ? `${g.fields} field${g.fields === 1 ? '' : 's'} ${c.kind === 'FIELD_DROPPED' ? 'dropped from' : 'created in'} `
+                : `${kind} `,
+          }),
           href ? link(href, what) : what,
           e ? el('span', { class: 'tag', text: e.operation || e.sourceType }) : null,
-          el('div', { class: 'sub', text: `${when(c.at)}${by ? ` · by ${by}` : ''}` }),
+          columns,
+          el('div', { class: 'sub', text: `${when(g.at)}${by ? ` · by ${by}` : ''}` }),
         ),
       );
     }
@@ -175,30 +266,51 @@ export class Home {
     for (const x of items) {
       const j = x.job;
       const name = j ? (j.restricted ? `job ${j.id} (restricted)` : `${j.namespace}/${j.name}`) : 'a job';
-      const stale = x.failedCount + x.staleCount;
       ul.append(
         el(
           'li',
           { 'data-incident': x.run.runId, 'data-job-id': j?.id ?? null },
           el('span', { class: `state state-${x.state}`, text: x.state }),
           j ? link(`/ui?job=${j.id}&depth=2&sel=j${j.id}`, name) : name,
-          el('div', { class: 'sub', text: `${when(x.at)} · ${x.failedCount} table${x.failedCount === 1 ? '' : 's'} not refreshed, ${x.staleCount} stale downstream${stale ? '' : ''}` }),
+          el('div', { class: 'sub', text: `${when(x.at)} · ${x.failedCount} table${x.failedCount === 1 ? '' : 's'} not refreshed, ${x.staleCount} stale downstream` }),
           x.errorMessage ? el('div', { class: 'error', text: x.errorMessage }) : null,
-          this.outputs(j),
+          el('div', { class: 'impact-lists', 'data-impact-for': x.run.runId }),
         ),
       );
     }
     body.replaceChildren(ul);
+    return this.loadImpacts(items).catch((e) => {
+      for (const d of body.querySelectorAll('[data-impact-for]')) d.replaceChildren(el('span', { class: 'error', text: e.message }));
+    });
   }
 
-  /** The tables a failed job writes, each a link to its graph (where its health and the stale
-   * tables downstream show). */
-  outputs(job) {
-    const tables = (job?.outputs ?? []).filter((o) => o.container);
-    if (!tables.length) return null;
-    const div = el('div', { class: 'sub', 'data-outputs': tables.length }, 'left stale: ');
-    tables.forEach((o, i) => div.append(i ? ', ' : '', link(`/ui?container=${o.container.id}&depth=2&sel=c${o.container.id}`, o.container.name)));
-    return div;
+  /** Under each incident: the table it failed to refresh and the stale ones downstream, apart,
+   * each a link to its graph (the failed one with what is stale highlighted). */
+  async loadImpacts(items) {
+    const runs = items.map((x) => x.run.runId).slice(0, 20);
+    if (!runs.length) return;
+    const { data } = await gql(incidentImpacts(runs), Object.fromEntries(runs.map((r, i) => [`r${i}`, r])));
+    runs.forEach((runId, i) => {
+      const box = this.root.querySelector(`[data-impact-for="${CSS.escape(runId)}"]`);
+      const impact = data[`i${i}`];
+      if (!box || !impact) return;
+      const tables = impact.containers.filter((c) => c.container);
+      const failed = tables.filter((c) => c.distance === 0);
+      const stale = tables.filter((c) => c.distance > 0);
+      const line = (label, list, kind, href) => {
+        if (!list.length) return null;
+        // data-outputs: the tables the failed run should have written (its job's outputs).
+        const div = el('div', { class: 'sub', 'data-tables': kind, 'data-outputs': kind === 'FAILED' ? list.length : null }, el('span', { class: `state state-${kind}`, text: label }), ' ');
+        list.forEach((c, k) => div.append(k ? ', ' : '', link(href(c.container.id), c.container.displayName || c.container.name, { 'data-container-id': c.container.id })));
+        return div;
+      };
+      box.replaceChildren(
+        ...[
+          line('FAILED', failed, 'FAILED', (id) => `/ui?container=${id}&depth=3&side=down&hl=stale&sel=c${id}`),
+          line(`STALE${impact.isPartial ? ' (the first ones)' : ''}`, stale, 'STALE', (id) => `/ui?container=${id}&depth=2&hl=stale&sel=c${id}`),
+        ].filter(Boolean),
+      );
+    });
   }
 
   renderDatastores(stores, counts, total) {

@@ -28,6 +28,7 @@ let drawSeq = 0;
 let fieldPath = null;
 let lastGraph = null;
 let lastPositions = {};
+let lastDirection = 'LR';
 /** When the store's history starts (its first change), once asked. */
 let firstRecord;
 
@@ -53,6 +54,22 @@ const probe = {
     const n = view.cy?.getElementById(key);
     return n?.nonempty() ? n.renderedPosition() : null;
   },
+  /** A node's or edge's box on the canvas, in CSS pixels from the canvas's top left. */
+  renderedBox: (key) => {
+    const n = view.cy?.getElementById(key);
+    return n?.nonempty() ? n.renderedBoundingBox({ includeLabels: false }) : null;
+  },
+  /** Each drawn node's label font size on screen (the canvas zoom times its font size) and
+   * whether the label is drawn at all. */
+  labelSizes: () =>
+    (view.cy?.nodes() ?? []).map((n) => ({ key: n.id(), px: parseFloat(n.renderedStyle('font-size')), label: n.data('label'), shown: n.visible() && n.style('label') !== '' })),
+  /** The layout's direction (LR or TB), whether Fit had to stop at the legible zoom. */
+  fit: () => ({ direction: view.direction, floored: Boolean(view.floored), fitted: view.fitted, width: view.cy?.width(), height: view.cy?.height() }),
+  /** The label colour and background of a node (for the contrast checks). */
+  nodeColours: (key) => {
+    const n = view.cy?.getElementById(key);
+    return n?.nonempty() ? { fg: n.style('color'), bg: n.style('background-color'), border: n.style('border-color') } : null;
+  },
 };
 window.__tributary = probe;
 
@@ -72,6 +89,7 @@ function clearAlert() {
   a.replaceChildren();
   a.classList.remove('info');
   delete a.dataset.kind;
+  delete a.dataset.more;
 }
 
 function alertWith(kind, text, actions = []) {
@@ -173,14 +191,25 @@ worker.onmessage = (e) => {
   if (e.data.error) p.reject(new Error(`layout failed: ${e.data.error}`));
   else p.resolve(e.data);
 };
-function layoutInWorker() {
+/** The canvas the drawing will have: the stage, less the side panel when one is about to open
+ * beside it (the layout is chosen for the room it will be shown in). */
+function canvasSize(panelOpening) {
+  const stage = $('stage');
+  let width = stage.clientWidth;
+  if (panelOpening && $('panel').hidden && window.innerWidth > 760) width -= Math.min(460, window.innerWidth * 0.46) + 1;
+  // Less the toolbar's strip at the top and the legend's at the bottom (GraphView.room).
+  const bars = ($('stage').querySelector('.toolbar')?.offsetHeight ?? 0) + ($('stage').querySelector('.legend')?.offsetHeight ?? 0) + 24;
+  return { width: Math.max(200, width), height: Math.max(200, stage.clientHeight - bars) };
+}
+
+function layoutInWorker(view) {
   const id = ++layoutSeq;
   const shown = visible(model);
   const nodes = shown.nodes.map((n) => ({ key: n.key }));
   const edges = shown.edges.map((e) => ({ key: e.key, source: e.source, target: e.target }));
   return new Promise((resolve, reject) => {
     pendingLayouts.set(id, { resolve, reject });
-    worker.postMessage({ id, nodes, edges });
+    worker.postMessage({ id, nodes, edges, view });
   });
 }
 
@@ -301,26 +330,132 @@ function describe() {
   if (model.expansions.length) text += `, ${model.expansions.length} expanded in place`;
   text += '.';
   if (model.groups.size) text += ` ${model.hidden.size} nodes of wide layers folded into ${model.groups.size} groups (select one to list it, double-click to open it).`;
-  if (model.isPartial) {
-    const reasons = {};
-    for (const f of model.frontier.values()) reasons[f.reason] = (reasons[f.reason] ?? 0) + 1;
+  const reasons = {};
+  for (const f of model.frontier.values()) reasons[f.reason] = (reasons[f.reason] ?? 0) + 1;
+  // A cut with no frontier to tell (a job's graph) says nothing rather than "Cut ()".
+  if (model.isPartial && Object.keys(reasons).length) {
     text += ` Cut (${Object.entries(reasons).map(([r, n]) => `${n} at ${r === 'DEPTH' ? 'the depth' : r === 'BUDGET' ? `the ${state.max ?? DEFAULT_MAX_NODES}-node budget` : 'the limit'}`).join(', ')}).`;
   }
   if (cut) text += ` ${cut} node${cut === 1 ? ' has' : 's have'} more lineage beyond what is drawn (◂ ▸): double-click or use the list to expand ${cut === 1 ? 'it' : 'them'}.`;
   return text;
 }
 
+/** Offers the next depth, only when it would draw more tables, saying how many. */
 function showCutActions() {
   const cut = model.cut().length;
   if ($('alert').dataset.kind === 'cut') clearAlert();
   if (!cut || state.depth >= 20 || !$('alert').hidden) return;
   const next = lastGraph?.summary;
+  // The summary counts containers as lineageGraph returns them: compare like with like.
+  const now = lastGraph?.nodes?.length ?? 0;
+  const more = next ? next.nodes - now : 0;
+  if (!next || more <= 0) return;
   const budget = [...model.frontier.values()].filter((f) => f.reason === 'BUDGET').length;
-  alertWith('cut', `${cut} node${cut === 1 ? '' : 's'} reach${cut === 1 ? 'es' : ''} beyond ${budget ? 'what was drawn' : `depth ${state.depth}`}.${next ? ` Depth ${state.depth + 1} would be ${next.isPartial ? 'at least ' : ''}${next.nodes} nodes and ${next.edges} edges.` : ''}`, [
-    [`Draw depth ${state.depth + 1}`, () => navigate({ ...state, depth: state.depth + 1, expansions: [] })],
-    ['Dismiss', clearAlert],
-  ]);
+  alertWith(
+    'cut',
+    `${cut} table${cut === 1 ? '' : 's'} lead${cut === 1 ? 's' : ''} beyond ${budget ? 'what was drawn' : `depth ${state.depth}`}: depth ${state.depth + 1} adds ${next.isPartial ? 'at least ' : ''}${more} table${more === 1 ? '' : 's'} (${next.nodes} in all).`,
+    [
+      [`Draw depth ${state.depth + 1}`, () => navigate({ ...state, depth: state.depth + 1, expansions: [] })],
+      ['Dismiss', clearAlert],
+    ],
+  );
   $('alert').classList.add('info');
+  $('alert').dataset.more = String(more);
+}
+
+/** The notes on the drawing: as of an instant, what is today's rather than the instant's. */
+function showNotes(graph) {
+  const note = $('drawing-note');
+  const today = state.asOf ? (graph.asOf?.notReconstructed ?? []).find((t) => /\bjobs\b/.test(t)) : null;
+  if (!today) {
+    note.hidden = true;
+    note.replaceChildren();
+    return;
+  }
+  note.hidden = false;
+  note.dataset.kind = 'as-of-jobs';
+  note.replaceChildren(
+    Object.assign(document.createElement('strong'), { textContent: `As of ${state.asOf.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC')}: ` }),
+    'the lineage as it was then. Jobs, runs and health are today’s, not the instant’s: the store does not rebuild them for the past yet, so no table is marked failed or stale here.',
+  );
+}
+
+/** The FAILED and STALE tables drawn, in the health bar above the drawing: each named, the
+ * failed ones with the job whose run failed, and the “what is stale” highlight. */
+function showHealth() {
+  const bar = $('healthbar');
+  const unhealthy = model.unhealthy();
+  view.setHealth(model, unhealthy);
+  list.render(model);
+  list.select(state.sel);
+  if (!unhealthy.size) {
+    bar.hidden = true;
+    bar.replaceChildren();
+    return;
+  }
+  const failed = [...unhealthy].filter(([, s]) => s === 'FAILED').map(([k]) => model.nodes.get(k));
+  const stale = [...unhealthy].filter(([, s]) => s === 'STALE').map(([k]) => model.nodes.get(k));
+  const incidents = lastGraph?.incidents ?? [];
+  const node = (n) => {
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.className = 'link';
+    b.dataset.node = n.key;
+    b.textContent = n.displayName || n.name;
+    b.title = [n.database, n.schema, n.name].filter(Boolean).join('.');
+    b.addEventListener('click', () => select(n.key, { focusPanel: true }));
+    return b;
+  };
+  const parts = [];
+  const span = (cls, text) => Object.assign(document.createElement('span'), { className: cls, textContent: text });
+  if (failed.length) {
+    const p = document.createElement('span');
+    p.dataset.health = 'FAILED';
+    p.append(span('state state-FAILED', 'FAILED'), ' ');
+    failed.forEach((n, i) => {
+      if (i) p.append('; ');
+      p.append(node(n));
+      const by = incidents.filter((x) => x.job && (x.job.outputs ?? []).some((o) => o.container && `c${o.container.id}` === n.key));
+      for (const x of by) {
+        const a = document.createElement('a');
+        a.href = `/ui?job=${x.job.id}&depth=2&sel=j${x.job.id}`;
+        a.dataset.job = x.job.id;
+        a.textContent = x.job.restricted ? `job ${x.job.id}` : `${x.job.namespace}/${x.job.name}`;
+        p.append(' — its job ', a, ` ${x.state === 'ABORT' ? 'aborted' : 'failed'}${x.at ? ` ${x.at.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC')}` : ''}`);
+      }
+    });
+    parts.push(p);
+  }
+  if (stale.length) {
+    const p = document.createElement('span');
+    p.dataset.health = 'STALE';
+    p.append(span('state state-STALE', 'STALE'), ` ${stale.length} downstream: `);
+    stale.forEach((n, i) => {
+      if (i) p.append(', ');
+      p.append(node(n));
+    });
+    parts.push(p);
+  }
+  const toggle = document.createElement('button');
+  toggle.type = 'button';
+  toggle.id = 'stale-toggle';
+  toggle.setAttribute('aria-pressed', String(state.hl === 'stale'));
+  toggle.textContent = 'Highlight what is stale';
+  toggle.addEventListener('click', () => {
+    state.hl = state.hl === 'stale' ? null : 'stale';
+    writeUrl(false);
+    showStale(state.hl === 'stale');
+  });
+  bar.replaceChildren(...parts, toggle);
+  bar.hidden = false;
+}
+
+/** Highlights the FAILED and STALE tables and the edges between them (dims the rest). */
+function showStale(on) {
+  $('stale-toggle')?.setAttribute('aria-pressed', String(on));
+  if (!on) return highlight(null);
+  const keys = new Set(model.unhealthy().keys());
+  if (keys.size) highlight(keys);
 }
 
 /** Clamps an instant to the store's first record (an instant before it shows nothing); says so. */
@@ -360,8 +495,8 @@ async function draw({ confirmed = false } = {}) {
   try {
     await clampTimes();
     if (state.job != null) {
-      const { data } = await gql(JOB_GRAPH, { job: state.job, depth: state.depth, side: graphSide(state.side) });
-      graph = data.jobLineageGraph;
+      const { data } = await gql(JOB_GRAPH, { job: state.job, depth: state.depth, side: graphSide(state.side), health: true });
+      graph = { ...data.jobLineageGraph, incidents: data.incidents?.items ?? [] };
     } else {
       const vars = {
         id: state.container,
@@ -373,12 +508,13 @@ async function draw({ confirmed = false } = {}) {
         sum: state.depth < 20 && !state.since,
         next: Math.min(20, state.depth + 1),
         diff: Boolean(state.since),
+        health: !state.asOf,
       };
       if (state.since) vars.since = state.since;
       const { data, errors } = await gql(GRAPH, vars);
       const failed = errors.find((e) => e.path?.[0] === 'lineageGraph' || e.path?.[0] === 'diff');
       if (failed || !data.lineageGraph) throw new ApiError(kindOf(failed), failed?.message ?? 'No graph in the answer.', errors);
-      graph = { ...data.lineageGraph, summary: data.summary ?? null, diff: data.diff ?? null };
+      graph = { ...data.lineageGraph, summary: data.summary ?? null, diff: data.diff ?? null, incidents: data.incidents?.items ?? [] };
     }
   } catch (e) {
     if (seq !== drawSeq) return;
@@ -410,9 +546,10 @@ async function render(seq, started = performance.now(), fetched = started) {
   model.ambiguousNames = model.ambiguous();
   if (!state.flat && !state.jobs && state.job == null) groupWide(model, WIDE_LAYER, state.open);
   status(`Laying out ${model.nodes.size} nodes…`);
+  showNotes(graph);
   let layout;
   try {
-    layout = await layoutInWorker();
+    layout = await layoutInWorker(canvasSize(Boolean(state.sel || graph.diff)));
   } catch (e) {
     setBusy('error');
     return showError(e);
@@ -420,7 +557,9 @@ async function render(seq, started = performance.now(), fetched = started) {
   if (seq !== drawSeq) return;
   const laidOut = performance.now();
   lastPositions = layout.positions;
-  await view.draw(model, layout.positions, visible(model));
+  lastDirection = layout.direction;
+  const changed = graph.diff ? [...model.edges.values()].filter((e) => e.change === 'appeared' || e.change === 'retired').flatMap((e) => [e.source, e.target]) : null;
+  await view.draw(model, layout.positions, visible(model), { direction: layout.direction, focus: changed?.length ? [...new Set(changed)] : null });
   if (seq !== drawSeq) return;
   const drawn = performance.now();
   probe.draws++;
@@ -445,6 +584,7 @@ async function render(seq, started = performance.now(), fetched = started) {
     await expand(containerKey(x.id), x.side, { push: false, render: false });
   }
   list.render(model);
+  showHealth();
   status(describe());
   showCutActions();
   applyView();
@@ -453,6 +593,7 @@ async function render(seq, started = performance.now(), fetched = started) {
   applyView();
   if (graph.diff && !state.sel) panel.showDiff(graph.diff, model);
   else restoreSelection();
+  if (state.hl === 'stale') showStale(true);
 }
 
 /** Opens a folded group on the graph: its tables are laid out with the rest (no request). */
@@ -507,7 +648,7 @@ async function expand(key, side, { push = true, render = true } = {}) {
   setBusy('loading');
   let graph;
   try {
-    const { data } = await gql(GRAPH, { id: node.id, depth: 1, side: want === 'u' ? 'UPSTREAM' : want === 'd' ? 'DOWNSTREAM' : null });
+    const { data } = await gql(GRAPH, { id: node.id, depth: 1, side: want === 'u' ? 'UPSTREAM' : want === 'd' ? 'DOWNSTREAM' : null, health: !state.asOf });
     graph = data.lineageGraph;
   } catch (e) {
     setBusy('error');
@@ -516,6 +657,7 @@ async function expand(key, side, { push = true, render = true } = {}) {
   const added = model.merge(graph, key, want);
   view.add(model, key, want, added.nodes, added.edges);
   view.update(model, key);
+  if (added.nodes.some((k) => model.nodes.get(k)?.health)) showHealth();
   state.expansions.push({ id: node.id, side: want });
   if (render) {
     list.render(model);
@@ -562,12 +704,9 @@ function select(key, { push = false, focusPanel = false, keepField = false } = {
   const node = nodeOf(key);
   if (!node) return panel.close();
   panel.show(node, model, { focus: focusPanel });
-  // The panel took room from the canvas: let it know, and keep the node in sight. Nothing
-  // else moves (a second click of a double-click must find its node where it was).
-  requestAnimationFrame(() => {
-    view.cy?.resize();
-    view.reveal(key);
-  });
+  // The panel took room from the canvas: the canvas re-fits into what is left (see
+  // GraphView.resized) and keeps the node in sight.
+  requestAnimationFrame(() => view.reveal(key));
 }
 
 function highlight(keys, edgeKeys = null) {
@@ -626,10 +765,11 @@ function applyView() {
   const columnsMode = state.view === 'columns';
   $('columns-toggle').setAttribute('aria-pressed', String(columnsMode));
   $('columns-view').hidden = !columnsMode || !hasGraph();
+  $('stage').classList.toggle('columns-mode', columnsMode && hasGraph());
   if (columnsMode && hasGraph() && document.body.dataset.state === 'drawn' && $('columns-view').dataset.for !== format(state)) {
     $('columns-view').dataset.for = format(state);
     delete $('columns-view').dataset.edges;
-    drawColumns($('columns-view'), model, lastPositions).catch((e) => showError(e));
+    drawColumns($('columns-view'), model, lastPositions, lastDirection).catch((e) => showError(e));
   }
   const listMode = state.view === 'list';
   $('stage').classList.toggle('list-mode', listMode);
@@ -732,6 +872,7 @@ function start() {
   view.cy = null;
   model.clear();
   panel.close();
+  for (const id of ['healthbar', 'drawing-note']) $(id).hidden = true;
   setBusy('idle');
   status('Find a table by name above, or start from what changed and what broke below.');
   home.show();

@@ -22,6 +22,8 @@ function nodeOf(n) {
     database: n.container?.database ?? n.database ?? null,
     schema: n.container?.schema ?? n.schema ?? null,
     fieldCount: n.fieldCount ?? null,
+    // FAILED or STALE (a failed run left it so); null when fresh, unknown or not asked.
+    health: n.healthAlert ?? null,
     up: Boolean(n.hasUpstream),
     down: Boolean(n.hasDownstream),
   };
@@ -274,6 +276,11 @@ export class GraphModel {
       }
     }
     return removed;
+  }
+
+  /** The tables drawn FAILED or STALE, by key. */
+  unhealthy() {
+    return new Map([...this.nodes.values()].filter((n) => n.kind === 'container' && n.health).map((n) => [n.key, n.health]));
   }
 
   /** Nodes whose lineage goes on beyond what is drawn. */

@@ -4,6 +4,8 @@
 // its edges. Requests: the panel (one), the metadata (one, as it needs REPORTER), and the field
 // edges (one per 40 fields with lineage). A refusal in one section is said there; the rest shows.
 import { ApiError, errorsAt, gql } from './api.js';
+import { qualifiedName } from './graph.js';
+import { breakable } from './home.js';
 import { FIELD_EDGES_PER_REQUEST, IMPACT_LIMIT, JOB_PANEL, METADATA, PANEL, PANEL_EDGES, fieldEdges } from './queries.js';
 
 const RANK = { REPORTER: 1, VIEWER: 2, EDITOR: 3 };
@@ -13,7 +15,8 @@ function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
     if (v == null || v === false) continue;
-    if (k === 'text') node.textContent = v;
+    // Long names may wrap after a / . _ and nowhere else inside a word.
+    if (k === 'text') node.append(breakable(v));
     else node.setAttribute(k, v === true ? '' : String(v));
   }
   for (const c of children) if (c != null) node.append(c);
@@ -109,6 +112,8 @@ export class Panel {
       el('h2', { id: 'panel-title', tabindex: '-1', text: title }),
       el('button', { type: 'button', class: 'close', 'data-action': 'close', 'aria-label': 'Close details', text: '×' }),
     );
+    const qualified = qualifiedName(node);
+    const full = qualified && qualified !== title ? el('p', { class: 'qualified', 'data-qualified': qualified, text: qualified }) : null;
     const actions = el('div', { class: 'actions' });
     if (node.up) actions.append(el('button', { type: 'button', 'data-action': 'expand', 'data-side': 'u', text: 'Expand upstream' }));
     if (node.down) actions.append(el('button', { type: 'button', 'data-action': 'expand', 'data-side': 'd', text: 'Expand downstream' }));
@@ -120,7 +125,7 @@ export class Panel {
       actions.append(el('button', { type: 'button', 'data-action': 'explain-from', 'aria-pressed': String(model.explainFrom === node.key), text: model.explainFrom === node.key ? 'Explaining from here: select another node' : 'Explain from here' }));
     }
     if (node.kind === 'group') actions.append(el('button', { type: 'button', 'data-action': 'open-group', class: 'primary', text: `Open the ${node.members.length} tables on the graph` }));
-    return [head, actions];
+    return [head, full, actions].filter(Boolean);
   }
 
   /** Opens the panel on `node`; `focus` moves the keyboard focus into it. */
@@ -217,7 +222,8 @@ export class Panel {
     ];
     const dl = el('dl');
     for (const [k, v] of rows) if (v) dl.append(el('dt', { text: k }), el('dd', { text: String(v) }));
-    about.body.replaceChildren(dl, job.sql ? el('pre', { class: 'sql', text: job.sql }) : null);
+    // replaceChildren would write a null out as the text "null": only what there is.
+    about.body.replaceChildren(...[dl, job.sql ? el('pre', { class: 'sql', text: job.sql }) : null].filter(Boolean));
     const table = el('table', { class: 'grid runs' });
     table.append(el('thead', {}, el('tr', {}, ...['State', 'Started', 'Duration', 'Error'].map((h) => el('th', { scope: 'col', text: h })))));
     const tbody = el('tbody');

@@ -3,7 +3,8 @@
 // its selection) and alias cap (50).
 
 const GRAPH_BODY = `
-    nodes { id name displayName containerType isTarget hasUpstream hasDownstream fieldCount datastore { id name type } container { database schema } }
+    nodes { id name displayName containerType isTarget hasUpstream hasDownstream fieldCount datastore { id name type } container { database schema }
+      healthAlert @include(if: $health) }
     edges { id sourceContainerId targetContainerId sourceType operation description }
     externalNodes { id fqn sourceType }
     externalEdges { id sourceContainerId targetContainerId sourceNodeId targetNodeId sourceType operation description }
@@ -17,14 +18,23 @@ const EDGE_CHANGE = `at edge { id sourceContainerId targetContainerId sourceNode
       sourceContainer { id name displayName datastore { id name type } } targetContainer { id name displayName datastore { id name type } }
       evidence { provider authorship observedAt jobName runId } }`;
 
-/** One per draw (with the diff and the size of the next depth in the same request), and one per
- * expansion (depth 1, one side). */
+/** The failed runs still their job's latest, with the tables their job writes: the job a FAILED
+ * table on the drawing links to. */
+const INCIDENT_JOBS = `incidents(first: 50) @include(if: $health) {
+    items { state at errorMessage run { runId } job { id namespace name restricted outputs { container { id } } } }
+  }`;
+
+/** One per draw (with the diff, the size of the next depth and the failed runs in the same
+ * request), and one per expansion (depth 1, one side). `health` (not as of an instant: health is
+ * today's) asks which tables are FAILED or STALE. */
 export const GRAPH = `query Graph($id: Int!, $depth: Int!, $side: Side, $asOf: DateTime, $max: Int, $jobs: Boolean = false,
-    $sum: Boolean = false, $next: Int = 2, $diff: Boolean = false, $since: DateTime = "1970-01-01T00:00:00Z") {
+    $sum: Boolean = false, $next: Int = 2, $diff: Boolean = false, $since: DateTime = "1970-01-01T00:00:00Z",
+    $health: Boolean = false) {
   lineageGraph(containerId: $id, depth: $depth, side: $side, asOf: $asOf, maxNodes: $max, includeJobs: $jobs) {
     ${GRAPH_BODY}
     asOf { at notReconstructed }
   }
+  ${INCIDENT_JOBS}
   summary: lineageSummary(containerId: $id, depth: $next, side: $side) @include(if: $sum) { nodes edges isPartial }
   diff: lineageDiff(containerId: $id, depth: $depth, side: $side, from: $since, to: $asOf) @include(if: $diff) {
     from to
@@ -38,10 +48,11 @@ export const GRAPH = `query Graph($id: Int!, $depth: Int!, $side: Side, $asOf: D
 export const SEARCH_FIRST = 12;
 
 /** The graph centred on a job (`/ui?job=<id>`). */
-export const JOB_GRAPH = `query JobGraph($job: Int!, $depth: Int!, $side: Side) {
+export const JOB_GRAPH = `query JobGraph($job: Int!, $depth: Int!, $side: Side, $health: Boolean = false) {
   jobLineageGraph(jobId: $job, depth: $depth, side: $side) {
     ${GRAPH_BODY}
   }
+  ${INCIDENT_JOBS}
 }`;
 
 /** When the store's lineage history starts: its first edge (ids grow as edges are recorded). */
@@ -176,13 +187,26 @@ export function homeCounts(datastoreIds, jobPage, first = 0) {
 }`;
 }
 
-/** A page of the change log (oldest first). */
+/** A page of the change log (oldest first); a column edge's ends with their tables, so that
+ * column changes can be told under their table pair. */
 export const CHANGES = `query Changes($after: String, $first: Int!) {
   changes(after: $after, first: $first) {
     endCursor hasMore
-    items { cursor kind at edgeId containerIds ${EDGE_CHANGE.replace(/^at /, '')} }
+    items { cursor kind at edgeId containerIds ${EDGE_CHANGE.replace(/^at /, '').replace(/ }$/, ` sourceFieldId targetFieldId
+      sourceField { id name container { id name displayName } } targetField { id name container { id name displayName } } }`)} }
   }
 }`;
+
+/** What each failed run left behind (`runImpact`: distance 0 is what it should have written,
+ * the rest is stale downstream), one alias per incident. */
+export const INCIDENT_IMPACT_LIMIT = 50;
+export function incidentImpacts(runIds) {
+  const vars = runIds.map((_, i) => `$r${i}: String!`).join(', ');
+  const parts = runIds.map((_, i) => `i${i}: runImpact(runId: $r${i}, limit: ${INCIDENT_IMPACT_LIMIT}) { isPartial containers { distance container { id name displayName } } }`);
+  return `query IncidentImpacts(${vars}) {
+  ${parts.join('\n  ')}
+}`;
+}
 
 /** Only where the log ends (to find the newest changes without reading them all). */
 export const CHANGE_CURSORS = `query ChangeCursors($after: String) {

@@ -5,7 +5,8 @@
 // `field` (the field whose column lineage is drawn), `x` (nodes expanded in place, as
 // `<id><u|d|b>` joined by commas, in the order they were expanded), `open` (collapsed groups
 // opened, by group key), `flat=1` (never collapse wide layers), `max` (maxNodes) and
-// `view=list|columns`. `/ui` with neither container nor job is the home page.
+// `view=list|columns` and `hl=stale` (the FAILED and STALE tables highlighted). `/ui` with
+// neither container nor job is the home page.
 
 export const DEFAULT_DEPTH = 2;
 export const DEFAULT_MAX_NODES = 5000;
@@ -59,6 +60,7 @@ export function parse(search) {
     flat: q.get('flat') === '1',
     max: positiveInt(q.get('max')),
     view: view === 'list' || view === 'columns' ? view : 'graph',
+    hl: q.get('hl') === 'stale' ? 'stale' : null,
   };
 }
 
@@ -80,6 +82,7 @@ export function format(state) {
   if (state.flat) q.set('flat', '1');
   if (state.max) q.set('max', String(state.max));
   if (state.view === 'list' || state.view === 'columns') q.set('view', state.view);
+  if (state.hl === 'stale' && graph) q.set('hl', 'stale');
   const s = q.toString();
   return s ? `?${s}` : '';
 }

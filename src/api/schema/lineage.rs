@@ -307,6 +307,13 @@ impl GraphNode {
     async fn container(&self, ctx: &Context<'_>) -> GqlResult<Option<Container>> {
         Ok(self.record(ctx).await?.map(|c| Container(c.as_ref().clone())))
     }
+    /// FAILED or STALE when a failed run (still its job's latest) left the container so, else
+    /// null. Read from the request's health index only, so a whole graph costs one index;
+    /// `container { health }` tells FRESH from UNKNOWN and gives the causes.
+    async fn health_alert(&self, ctx: &Context<'_>) -> GqlResult<Option<super::HealthState>> {
+        let index = super::jobs::health_index(ctx).await?;
+        Ok(index.alert(self.id).map(Into::into))
+    }
 }
 
 impl GraphNode {
