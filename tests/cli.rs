@@ -191,7 +191,8 @@ fn only_tributary_skip_neo4j_1_skips_and_only_through_one_helper() {
     }
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let helper = root.join("tests/support/skip_neo4j.rs");
-    let reads = [format!("\"{}\"", skip_neo4j::VAR), format!("'{}'", skip_neo4j::VAR), format!("env.{}", skip_neo4j::VAR)];
+    let reads =
+        [format!("\"{}\"", skip_neo4j::VAR), format!("'{}'", skip_neo4j::VAR), format!("env.{}", skip_neo4j::VAR)];
     let mut stack = vec![root.join("tests"), root.join("web/tests"), root.join("src/bin")];
     let (mut scanned, mut elsewhere) = (0, Vec::new());
     while let Some(dir) = stack.pop() {

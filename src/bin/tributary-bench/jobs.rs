@@ -141,6 +141,35 @@ pub(crate) async fn jobs(client: &Client, plan: &Plan, g: &Graph, report: &mut R
     report.add("jobs", "hub_downstream_containers", items.len() as f64, None);
     report.add("jobs", "hub_downstream_not_refreshed", failed as f64, None);
     report.add("jobs", "hub_downstream_stale", stale as f64, None);
+    // Which of the hub's downstream must be STALE: exactly those below the failed table within
+    // health's reach (its own `impact`, 20 hops), however far down; any other answer is a
+    // mismatch (the smoke test requires none).
+    if let Some(&failed_table) = first.first() {
+        let (_, v) = client.ask(Side::Service, &Ask::impact(failed_table, 20, 10_000)).await?;
+        anyhow::ensure!(v["errors"].is_null(), "impact of the failed table failed: {}", v["errors"]);
+        let below: std::collections::HashMap<i64, i64> = v["data"]["impact"]["containers"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|c| Some((c["container"]["id"].as_i64()?, c["distance"].as_i64()?)))
+                    .filter(|(id, _)| *id != failed_table)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let (mut mismatches, mut farthest) = (0, 0);
+        for c in &items {
+            let Some(id) = c["container"]["id"].as_i64() else { continue };
+            let is_stale = c["health"]["state"] == "STALE";
+            match below.get(&id) {
+                Some(&d) if is_stale => farthest = farthest.max(d),
+                Some(_) => mismatches += 1,
+                None if is_stale => mismatches += 1,
+                None => {}
+            }
+        }
+        report.add("jobs", "hub_downstream_stale_mismatches", mismatches as f64, None);
+        report.add("jobs", "hub_downstream_stale_farthest_hops", farthest as f64, None);
+    }
     let (with, without) = paired(client, plan, &health, &plain).await?;
     report.add("jobs", "impact_hub_health_p50_ms", with, Some(without));
     Ok(())
