@@ -2,8 +2,10 @@
 //! the regression test that replays saved crashers (`tests/hostile.rs`, through `#[path]`), so a
 //! crasher replays through exactly the code that found it.
 //!
-//! Both entry points panic when an input breaks an invariant; libFuzzer reports a panic as a
-//! crash and keeps the input.
+//! Every entry point panics when an input breaks an invariant (libFuzzer reports a panic as a
+//! crash and keeps the input), and returns what the input got, as JSON: accepted with this
+//! answer, or refused with this status or code. The fuzz targets drop it; the replay compares it
+//! with the outcome each saved input records (`fuzz-regressions/expected.json`).
 
 #![allow(dead_code)]
 
@@ -12,7 +14,7 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
 use chrono::TimeZone;
-use serde_json::Value;
+use serde_json::{json, Value};
 use tower::ServiceExt;
 use tributary::domain::{now, ContainerInput, DatastoreInput, End, FieldInput, NewEdge};
 use tributary::ingest::openlineage::{
@@ -27,8 +29,11 @@ use tributary::store::Store;
 /// bit 1 picks seed 002's batch parser instead of seed 000's, bit 2 uses small limits (64 KiB,
 /// 4 events, nesting 8) so the fuzzer reaches the limit checks with short inputs. Every event
 /// that parses is fingerprinted (as each one is before it is stored) and validated.
-pub fn openlineage_body(data: &[u8]) {
-    let Some((&mode, body)) = data.split_first() else { return };
+///
+/// The outcome: `{"refused": 413 | 400}` (the status the route answers for the body), or
+/// `{"events": [...]}` with each event's `"valid"` or the JSON pointers of its issues (a 422).
+pub fn openlineage_body(data: &[u8]) -> Value {
+    let Some((&mode, body)) = data.split_first() else { return json!({"empty": true}) };
     let gzip = mode & 1 != 0;
     let batch = mode & 2 != 0;
     let limits = if mode & 4 != 0 {
@@ -38,17 +43,18 @@ pub fn openlineage_body(data: &[u8]) {
     };
     let bytes = match decode_body(body, gzip, &limits) {
         Ok(b) => b,
-        Err(e) => return check_body_error(&e),
+        Err(e) => return refused_body(&e),
     };
     assert!(bytes.len() <= limits.max_body_bytes, "decode_body let {} bytes past the limit", bytes.len());
     let parsed = if batch { parse_batch_body(&bytes, &limits) } else { parse_body(&bytes, &limits) };
     let parsed = match parsed {
         Ok(p) => p,
-        Err(e) => return check_body_error(&e),
+        Err(e) => return refused_body(&e),
     };
     assert!(parsed.events.len() <= limits.max_events, "{} events passed the body rules", parsed.events.len());
     // A fixed "now", so an input replays the same way tomorrow.
     let now = chrono::Utc.with_ymd_and_hms(2025, 6, 1, 12, 0, 0).single().unwrap_or_default();
+    let mut events = Vec::new();
     for event in &parsed.events {
         let fingerprint = event_fingerprint(event);
         assert!(!fingerprint.is_empty(), "empty fingerprint");
@@ -56,18 +62,27 @@ pub fn openlineage_body(data: &[u8]) {
             Ok(e) => {
                 assert!(e.event_time <= now + limits.max_future, "an event from the future was accepted");
                 let _ = e.relationship_count();
+                events.push(json!("valid"));
             }
             Err(issues) => {
                 assert!(!issues.is_empty(), "a rejected event with no issue");
                 assert!(issues.len() <= tributary::ingest::openlineage::MAX_ISSUES + 1, "{} issues", issues.len());
+                events.push(json!(issues.iter().map(|i| i.pointer.as_str()).collect::<Vec<_>>()));
             }
         }
     }
+    json!({ "events": events })
 }
 
-fn check_body_error(e: &BodyError) {
+/// A refused body: the status the route answers with it, and never without a message.
+fn refused_body(e: &BodyError) -> Value {
     let (BodyError::TooLarge(m) | BodyError::BadRequest(m)) = e;
     assert!(!m.is_empty(), "a body error without a message");
+    let status = match e {
+        BodyError::TooLarge(_) => 413,
+        BodyError::BadRequest(_) => 400,
+    };
+    json!({ "refused": status })
 }
 
 /// `graphql_request`: one request through the real HTTP handler (`server::app`: body limit,
@@ -78,6 +93,8 @@ fn check_body_error(e: &BodyError) {
 /// text of the `query`, wrapped in a well-formed request, so the fuzzer spends its time on
 /// GraphQL rather than on JSON. Invariants: no panic, no 5xx, a JSON answer whose every error
 /// carries `extensions.code`, and never `INTERNAL` (hostile input must not reach a store error).
+/// The outcome: `{"status": ..}` with the answer's `data` when it has no error, or its errors'
+/// `codes` when it has some.
 pub struct GraphqlHarness {
     runtime: tokio::runtime::Runtime,
     app: axum::Router,
@@ -94,7 +111,7 @@ impl GraphqlHarness {
         GraphqlHarness { runtime, app, _dir: dir }
     }
 
-    pub fn request(&self, data: &[u8]) {
+    pub fn request(&self, data: &[u8]) -> Value {
         let body = match data.split_first() {
             Some((0xFF, raw)) => raw.to_vec(),
             _ => serde_json::to_vec(&serde_json::json!({ "query": String::from_utf8_lossy(data) }))
@@ -113,14 +130,21 @@ impl GraphqlHarness {
         });
         assert!(!status.is_server_error(), "status {status}: {}", String::from_utf8_lossy(&bytes));
         if status == StatusCode::PAYLOAD_TOO_LARGE {
-            return;
+            return json!({ "status": status.as_u16() });
         }
         let answer: Value = serde_json::from_slice(&bytes)
             .unwrap_or_else(|e| panic!("status {status} with a body that is not JSON ({e}): {bytes:?}"));
+        let mut codes = Vec::new();
         for error in answer.get("errors").and_then(Value::as_array).into_iter().flatten() {
             let code = error.pointer("/extensions/code").and_then(Value::as_str);
             assert!(code.is_some(), "an error without extensions.code: {error}");
             assert_ne!(code, Some("INTERNAL"), "hostile input reached an internal error: {error}");
+            codes.extend(code.map(str::to_string));
+        }
+        if codes.is_empty() {
+            json!({ "status": status.as_u16(), "data": answer.get("data") })
+        } else {
+            json!({ "status": status.as_u16(), "codes": codes })
         }
     }
 }
@@ -190,11 +214,23 @@ async fn seed(store: &Arc<dyn Store>) {
 /// `marquez_node_id`: the `nodeId` parameter of Marquez's `/api/v1/lineage` and
 /// `/api/v1/column-lineage` (`service::marquez::NodeId::parse`), on any text. An id that parses
 /// is written back in Marquez's form and must parse again to the same node (the graph's ids are
-/// made by the same functions, so a client can send any id it was given back).
-pub fn marquez_node_id(data: &[u8]) {
+/// made by the same functions, so a client can send any id it was given back). An id that does
+/// not parse is refused as bad input, with a message naming the forms a node id takes.
+///
+/// The outcome: the node parsed (`{"dataset"|"field"|"job": {namespace, name[, field]}}`), or
+/// `{"refused": <code>}`; bytes that are not UTF-8 never reach the parser (`{"not_utf8": true}`).
+pub fn marquez_node_id(data: &[u8]) -> Value {
     use tributary::service::marquez::{node_id_of_dataset, node_id_of_field, node_id_of_job, NodeId};
-    let Ok(text) = std::str::from_utf8(data) else { return };
-    let Ok(node) = NodeId::parse(text) else { return };
+    let Ok(text) = std::str::from_utf8(data) else { return json!({"not_utf8": true}) };
+    let node = match NodeId::parse(text) {
+        Ok(node) => node,
+        Err(e) => {
+            let (code, message) = (e.code(), e.message());
+            assert_eq!(code, "BAD_USER_INPUT", "a node id refused as something else than bad input: {message}");
+            assert!(message.contains("nodeId must be"), "a refusal that does not say what a node id is: {message}");
+            return json!({ "refused": code });
+        }
+    };
     let written = match &node {
         NodeId::Dataset(d) => node_id_of_dataset(d),
         NodeId::Field(d, f) => node_id_of_field(d, f),
@@ -202,4 +238,9 @@ pub fn marquez_node_id(data: &[u8]) {
     };
     assert_eq!(written, text, "a parsed node id is written back differently");
     assert_eq!(NodeId::parse(&written).ok().as_ref(), Some(&node), "a written node id parses differently");
+    match node {
+        NodeId::Dataset(d) => json!({"dataset": {"namespace": d.namespace, "name": d.name}}),
+        NodeId::Field(d, f) => json!({"field": {"namespace": d.namespace, "name": d.name, "field": f}}),
+        NodeId::Job { namespace, name } => json!({"job": {"namespace": namespace, "name": name}}),
+    }
 }

@@ -4,6 +4,9 @@
 
 #![allow(clippy::unwrap_used)]
 
+#[path = "support/skip_neo4j.rs"]
+mod skip_neo4j;
+
 use std::collections::BTreeSet;
 use std::process::Command;
 
@@ -59,7 +62,8 @@ fn check(entries: &[Value], store: &str) {
     }
     assert!(metric("events_per_sec_vs_json_parse")["value"].as_f64().unwrap() > 0.0);
     // The jobs scenario's graphs carry jobs, and the failed run near the hub leaves the table it
-    // should have written FAILED (its downstream, STALE, may be empty in a tiny graph).
+    // should have written FAILED and exactly that table's downstream STALE, however far down
+    // (`hub_downstream_stale_mismatches`, zero above; the downstream may be empty in a tiny graph).
     assert!(metric("lineageGraph_d5_jobs_mean")["value"].as_f64().unwrap() > 0.0);
     assert!(metric("hub_downstream_not_refreshed")["value"].as_f64().unwrap() > 0.0);
     assert!(metric("lineageGraph_d5_include_jobs_p50_ms")["baseline"].as_f64().unwrap() > 0.0);
@@ -70,15 +74,17 @@ fn check(entries: &[Value], store: &str) {
 fn small_run_on_the_embedded_store() {
     let entries = run(&["--size", "small", "--store", "embedded", "--iterations", "3", "--duration-secs", "1"]);
     check(&entries, "embedded");
+    // At this size the failed table's downstream is several hops deep (8 in the generated graph),
+    // so STALE is checked far from the failure, not only next to it.
+    let farthest = entries.iter().find(|e| e["metric"] == "hub_downstream_stale_farthest_hops").unwrap();
+    assert!(farthest["value"].as_f64().unwrap() >= 3.0, "{farthest}");
 }
 
-/// With a Neo4j at hand (NEO4J_URI, as `scripts/test` provides), a tiny run against it too.
+/// A tiny run against the suite's Neo4j (NEO4J_URI, as `scripts/test` provides; without it this
+/// fails unless `TRIBUTARY_SKIP_NEO4J=1` says to skip it on purpose).
 #[test]
 fn tiny_run_on_neo4j_when_one_is_given() {
-    let Ok(uri) = std::env::var("NEO4J_URI") else { return };
-    if uri.is_empty() {
-        return;
-    }
+    let Some(uri) = skip_neo4j::neo4j_uri_or_skip() else { return };
     let entries = run(&[
         "--store",
         "neo4j",

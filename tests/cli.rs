@@ -3,6 +3,9 @@
 
 #![allow(clippy::unwrap_used)]
 
+#[path = "support/skip_neo4j.rs"]
+mod skip_neo4j;
+
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -162,7 +165,7 @@ async fn export_then_import_moves_a_store_losing_nothing() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("empty store"));
 
     // Into Neo4j and back, when the suite runs with one (scripts/test always does).
-    if let Ok(uri) = std::env::var("NEO4J_URI") {
+    if let Some(uri) = skip_neo4j::neo4j_uri_or_skip() {
         let _only = NEO4J.lock().await;
         let store = neo4j_store(&uri).await;
         store.wipe().await.unwrap();
@@ -174,9 +177,41 @@ async fn export_then_import_moves_a_store_losing_nothing() {
         assert!(back.status.success(), "{}", String::from_utf8_lossy(&back.stderr));
         assert_eq!(lines(&back.stdout), records, "embedded -> neo4j round trip");
         store.wipe().await.unwrap();
-    } else {
-        assert!(std::env::var("TRIBUTARY_SKIP_NEO4J").is_ok(), "NEO4J_URI is not set: run `scripts/test`");
     }
+}
+
+/// `TRIBUTARY_SKIP_NEO4J=1` skips, and nothing else does (issue #49: this file and
+/// `pushback.rs` once skipped on any value, `=0` included); and no test reads the variable but
+/// through `support/skip_neo4j.rs`, so no file can drift back to its own rule.
+#[test]
+fn only_tributary_skip_neo4j_1_skips_and_only_through_one_helper() {
+    assert!(skip_neo4j::skips(Some("1")));
+    for value in [None, Some("0"), Some(""), Some("true"), Some("yes"), Some(" 1"), Some("01")] {
+        assert!(!skip_neo4j::skips(value), "{value:?} must not skip the Neo4j cases");
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let helper = root.join("tests/support/skip_neo4j.rs");
+    let reads =
+        [format!("\"{}\"", skip_neo4j::VAR), format!("'{}'", skip_neo4j::VAR), format!("env.{}", skip_neo4j::VAR)];
+    let mut stack = vec![root.join("tests"), root.join("web/tests"), root.join("src/bin")];
+    let (mut scanned, mut elsewhere) = (0, Vec::new());
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let ext = path.extension().and_then(|e| e.to_str()).unwrap_or_default();
+            if path.is_dir() {
+                stack.push(path);
+            } else if ["rs", "py", "mjs", "js"].contains(&ext) && path != helper {
+                scanned += 1;
+                let text = std::fs::read_to_string(&path).unwrap();
+                if reads.iter().any(|r| text.contains(r.as_str())) {
+                    elsewhere.push(path.display().to_string());
+                }
+            }
+        }
+    }
+    assert!(scanned > 20, "only {scanned} test files found: the scan looks in the wrong place");
+    assert!(elsewhere.is_empty(), "read {} outside support/skip_neo4j.rs: {elsewhere:?}", skip_neo4j::VAR);
 }
 
 #[test]
@@ -268,10 +303,7 @@ async fn import_query_log_records_lineage_and_is_idempotent() {
 /// The same import into Neo4j, when the suite runs with one (scripts/test always does).
 #[tokio::test]
 async fn import_query_log_records_lineage_and_is_idempotent_on_neo4j() {
-    let Ok(uri) = std::env::var("NEO4J_URI") else {
-        assert!(std::env::var("TRIBUTARY_SKIP_NEO4J").is_ok(), "NEO4J_URI is not set: run `scripts/test`");
-        return;
-    };
+    let Some(uri) = skip_neo4j::neo4j_uri_or_skip() else { return };
     let _only = NEO4J.lock().await;
     let store = neo4j_store(&uri).await;
     store.wipe().await.unwrap();
@@ -352,10 +384,7 @@ async fn import_query_log_records_a_job_per_user_and_a_run_per_query_id() {
 
 #[tokio::test]
 async fn import_query_log_records_a_job_per_user_and_a_run_per_query_id_on_neo4j() {
-    let Ok(uri) = std::env::var("NEO4J_URI") else {
-        assert!(std::env::var("TRIBUTARY_SKIP_NEO4J").is_ok(), "NEO4J_URI is not set: run `scripts/test`");
-        return;
-    };
+    let Some(uri) = skip_neo4j::neo4j_uri_or_skip() else { return };
     let _only = NEO4J.lock().await;
     let store = neo4j_store(&uri).await;
     store.wipe().await.unwrap();
@@ -628,10 +657,7 @@ async fn import_query_log_in_one_chunk_records_what_one_statement_per_chunk_does
 
 #[tokio::test]
 async fn import_query_log_in_one_chunk_records_what_one_statement_per_chunk_does_on_neo4j() {
-    let Ok(uri) = std::env::var("NEO4J_URI") else {
-        assert!(std::env::var("TRIBUTARY_SKIP_NEO4J").is_ok(), "NEO4J_URI is not set: run `scripts/test`");
-        return;
-    };
+    let Some(uri) = skip_neo4j::neo4j_uri_or_skip() else { return };
     let _only = NEO4J.lock().await;
     let store = neo4j_store(&uri).await;
     let dir = tempfile::tempdir().unwrap();

@@ -23,6 +23,8 @@
 
 #[path = "../fuzz/harness.rs"]
 mod harness;
+#[path = "support/skip_neo4j.rs"]
+mod skip_neo4j;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
@@ -1391,27 +1393,14 @@ async fn hostile_corpus_embedded() {
 }
 
 /// Whether the Neo4j cases run: `NEO4J_URI` set, or a panic unless `TRIBUTARY_SKIP_NEO4J=1`
-/// says to skip them on purpose.
+/// says to skip them on purpose (`support/skip_neo4j.rs`).
 fn neo4j_wanted() -> bool {
-    if std::env::var("NEO4J_URI").is_err() {
-        if std::env::var("TRIBUTARY_SKIP_NEO4J").as_deref() == Ok("1") {
-            eprintln!("NEO4J_URI is unset and TRIBUTARY_SKIP_NEO4J=1: skipping a Neo4j case");
-            return false;
-        }
-        panic!(
-            "NEO4J_URI is not set: start a server with `eval \"$(scripts/neo4j-start)\"`, \
-             or set TRIBUTARY_SKIP_NEO4J=1 to skip the Neo4j tests on purpose"
-        );
-    }
-    true
+    skip_neo4j::neo4j_uri_or_skip().is_some()
 }
 
 /// The suite's Neo4j, emptied; `None` when the run opted out of Neo4j.
 async fn neo4j_or_skip() -> Option<Neo4jStore> {
-    if !neo4j_wanted() {
-        return None;
-    }
-    let uri = std::env::var("NEO4J_URI").unwrap();
+    let uri = skip_neo4j::neo4j_uri_or_skip()?;
     let user = std::env::var("NEO4J_USER").unwrap_or_else(|_| "neo4j".into());
     let password = std::env::var("NEO4J_PASSWORD").unwrap_or_default();
     let database = std::env::var("NEO4J_DATABASE").ok().filter(|d| !d.is_empty());
@@ -1437,38 +1426,54 @@ async fn hostile_corpus_neo4j() {
 const FUZZ_REGRESSIONS: usize = 12;
 
 /// Every saved crasher, through the code of the fuzz target that found it (the file name's
-/// prefix names the target). Each replay panics when the input breaks the target's invariants.
+/// prefix names the target). Each replay panics when the input breaks the target's invariants,
+/// and its outcome (accepted with this answer, or refused with this status or code) must be the
+/// one `expected.json` records for it: an input that is refused today and accepted tomorrow, or
+/// answered differently, fails here even though nothing panics.
 #[test]
 fn fuzz_regressions_replay() {
     let _serial = SERIAL.blocking_lock();
     let dir = fixtures_dir().join("fuzz-regressions");
+    let expected: BTreeMap<String, Value> =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap();
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
     files.sort();
     let graphql = harness::GraphqlHarness::new();
     let mut replayed = BTreeMap::<&str, usize>::new();
+    let mut outcomes = BTreeMap::<String, Value>::new();
     for path in files {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        if name == "README.md" {
+        if name == "README.md" || name == "expected.json" {
             continue;
         }
         let data = std::fs::read(&path).unwrap();
-        let target = if name.starts_with("openlineage_body-") {
-            harness::openlineage_body(&data);
-            "openlineage_body"
+        let (target, outcome) = if name.starts_with("openlineage_body-") {
+            ("openlineage_body", harness::openlineage_body(&data))
         } else if name.starts_with("graphql_request-") {
-            graphql.request(&data);
-            "graphql_request"
+            ("graphql_request", graphql.request(&data))
         } else if name.starts_with("marquez_node_id-") {
-            harness::marquez_node_id(&data);
-            "marquez_node_id"
+            ("marquez_node_id", harness::marquez_node_id(&data))
         } else {
             panic!("{name}: a regression's name starts with its fuzz target's name and a dash");
         };
         *replayed.entry(target).or_default() += 1;
+        outcomes.insert(name, outcome);
     }
     eprintln!("replayed fuzz regression inputs: {replayed:?}");
     assert_eq!(replayed.values().sum::<usize>(), FUZZ_REGRESSIONS, "{replayed:?}");
     for target in ["openlineage_body", "graphql_request", "marquez_node_id"] {
         assert!(replayed.contains_key(target), "no regression input for the {target} target: {replayed:?}");
     }
+    let mut wrong = Vec::new();
+    for (name, outcome) in &outcomes {
+        match expected.get(name) {
+            Some(want) if want == outcome => {}
+            Some(want) => wrong.push(format!("{name}: expected {want}, got {outcome}")),
+            None => wrong.push(format!("{name}: no outcome in expected.json; it got {outcome}")),
+        }
+    }
+    for name in expected.keys().filter(|n| !outcomes.contains_key(*n)) {
+        wrong.push(format!("{name}: in expected.json, but no such input"));
+    }
+    assert!(wrong.is_empty(), "fuzz regressions with another outcome than expected.json's:\n{}", wrong.join("\n"));
 }

@@ -6,6 +6,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "support/skip_neo4j.rs"]
+mod skip_neo4j;
+
 use std::sync::Arc;
 
 use tributary::domain::{ContainerInput, DatastoreInput, End, FieldInput, NewEdge, Timestamp};
@@ -145,12 +148,7 @@ async fn chunked_import_on_the_embedded_store() {
 
 #[tokio::test]
 async fn chunked_import_on_neo4j() {
-    let Ok(uri) = std::env::var("NEO4J_URI") else {
-        if std::env::var("TRIBUTARY_SKIP_NEO4J").as_deref() == Ok("1") {
-            return;
-        }
-        panic!("NEO4J_URI is not set: start a server with `eval \"$(scripts/neo4j-start)\"`, or set TRIBUTARY_SKIP_NEO4J=1");
-    };
+    let Some(uri) = skip_neo4j::neo4j_uri_or_skip() else { return };
     let user = std::env::var("NEO4J_USER").unwrap_or_else(|_| "neo4j".to_string());
     let password = std::env::var("NEO4J_PASSWORD").unwrap_or_else(|_| "neo4j".to_string());
     let store = Arc::new(Neo4jStore::connect(&uri, &user, &password, None).await.expect("connect"));

@@ -5,6 +5,9 @@
 //! Community Neo4j has a single user database, so the tests share it: each takes `SERIAL` and
 //! wipes the store first.
 
+#[path = "support/skip_neo4j.rs"]
+mod skip_neo4j;
+
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -33,16 +36,7 @@ async fn connect_again() -> Neo4jStore {
 
 /// Connects and wipes the store, or `None` when the run opted out of Neo4j tests.
 async fn store() -> Option<Neo4jStore> {
-    let Ok(uri) = std::env::var("NEO4J_URI") else {
-        if std::env::var("TRIBUTARY_SKIP_NEO4J").as_deref() == Ok("1") {
-            eprintln!("NEO4J_URI is unset and TRIBUTARY_SKIP_NEO4J=1: skipping a Neo4j test");
-            return None;
-        }
-        panic!(
-            "NEO4J_URI is not set: start a server with `eval \"$(scripts/neo4j-start)\"`, \
-             or set TRIBUTARY_SKIP_NEO4J=1 to skip the Neo4j tests on purpose"
-        );
-    };
+    let uri = skip_neo4j::neo4j_uri_or_skip()?;
     let user = std::env::var("NEO4J_USER").unwrap_or_else(|_| "neo4j".to_string());
     let password = std::env::var("NEO4J_PASSWORD").unwrap_or_else(|_| "neo4j".to_string());
     let store = Neo4jStore::connect(&uri, &user, &password, None).await.expect("connect to NEO4J_URI");

@@ -6,6 +6,9 @@
 
 #![allow(clippy::unwrap_used)]
 
+#[path = "support/skip_neo4j.rs"]
+mod skip_neo4j;
+
 use std::io::{Read as _, Write as _};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -31,11 +34,7 @@ fn free_port() -> u16 {
 
 /// `NEO4J_URI` for the Neo4j cases; they fail without it unless the run opted out.
 fn neo4j_uri() -> Option<String> {
-    let uri = std::env::var("NEO4J_URI").ok().filter(|u| !u.is_empty());
-    if uri.is_none() {
-        assert!(std::env::var("TRIBUTARY_SKIP_NEO4J").is_ok(), "NEO4J_URI is not set: run `scripts/test`");
-    }
-    uri
+    skip_neo4j::neo4j_uri_or_skip()
 }
 
 /// A command of the binary on the case's store.

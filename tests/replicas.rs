@@ -7,9 +7,9 @@
 //! events, operations), every event is stored and applied exactly once, and both replicas give
 //! the same answers (lineageGraph, impact, edges, the change feed in the same order).
 //!
-//! It runs when NEO4J_URI is set (scripts/test's Neo4j pass). On the embedded store it does not
-//! apply: that store is one SQLite file owned by one `serve`, so there is no second replica to
-//! run (ARCHITECTURE.md, "Growing past one machine"). No timing is asserted; the whole check is
+//! It needs NEO4J_URI (scripts/test's Neo4j), or `TRIBUTARY_SKIP_NEO4J=1` to skip it on purpose.
+//! On the embedded store it does not apply: that store is one SQLite file owned by one `serve`,
+//! so there is no second replica to run (ARCHITECTURE.md, "Growing past one machine"). No timing is asserted; the whole check is
 //! bounded by a time limit, and both processes are killed when it ends, whatever happened.
 
 #![allow(clippy::unwrap_used)]
@@ -17,6 +17,8 @@
 #[path = "faults/harness.rs"]
 #[allow(dead_code)]
 mod harness;
+#[path = "support/skip_neo4j.rs"]
+mod skip_neo4j;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::panic::AssertUnwindSafe;
@@ -235,14 +237,9 @@ async fn retries(url: &str) -> f64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_replicas_over_one_neo4j_agree_and_never_collide() {
-    let uri = std::env::var("NEO4J_URI").unwrap_or_default();
-    if uri.is_empty() {
-        eprintln!(
-            "skipped: replicas share one Neo4j (NEO4J_URI is not set); the embedded store is one \
-             SQLite file owned by one serve, so a second replica does not apply to it"
-        );
-        return;
-    }
+    // Replicas share one Neo4j; the embedded store is one SQLite file owned by one serve, so a
+    // second replica does not apply to it.
+    let Some(uri) = skip_neo4j::neo4j_uri_or_skip() else { return };
     let tmp = tempfile::tempdir().unwrap();
     let store = StoreAt::Neo4j(uri);
     let (log_a, log_b) = (tmp.path().join("a.log"), tmp.path().join("b.log"));

@@ -13,6 +13,9 @@
 
 #![allow(clippy::unwrap_used)]
 
+#[path = "support/skip_neo4j.rs"]
+mod skip_neo4j;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -367,16 +370,7 @@ struct Neo4jTurn {
 }
 
 async fn neo4j_turn() -> Option<Neo4jTurn> {
-    let uri = match std::env::var("NEO4J_URI") {
-        Ok(uri) if !uri.is_empty() => uri,
-        _ => {
-            assert!(
-                std::env::var("TRIBUTARY_SKIP_NEO4J").as_deref() == Ok("1"),
-                "NEO4J_URI is not set: run `scripts/test`, or set TRIBUTARY_SKIP_NEO4J=1 to skip on purpose"
-            );
-            return None;
-        }
-    };
+    let uri = skip_neo4j::neo4j_uri_or_skip()?;
     let turn = NEO4J.lock().await;
     connect(&uri).await.unwrap().wipe().await.unwrap();
     Some(Neo4jTurn { graph: graph(&uri).await, uri, _turn: turn })

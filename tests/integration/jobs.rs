@@ -27,16 +27,16 @@ both_stores!(
     one_request_leaves_the_metadata_one_event_per_request_does,
 );
 
-const NS: &str = "postgres://wh:5432";
-const PRODUCER: &str = "https://github.com/OpenLineage/OpenLineage/tree/1.19.0/integration/spark";
+pub(crate) const NS: &str = "postgres://wh:5432";
+pub(crate) const PRODUCER: &str = "https://github.com/OpenLineage/OpenLineage/tree/1.19.0/integration/spark";
 
-fn ds(name: &str) -> Value {
+pub(crate) fn ds(name: &str) -> Value {
     json!({"namespace": NS, "name": format!("db.public.{name}")})
 }
 
 /// An instant `secs` seconds after a fixed base an hour before the tests started (events must
 /// not be in the future); the base is read once, so offsets are exact within a test.
-fn at(secs: i64) -> String {
+pub(crate) fn at(secs: i64) -> String {
     static BASE: std::sync::OnceLock<chrono::DateTime<chrono::Utc>> = std::sync::OnceLock::new();
     let base = *BASE.get_or_init(|| {
         let now = chrono::Utc::now() - chrono::Duration::hours(1);
@@ -45,7 +45,7 @@ fn at(secs: i64) -> String {
     (base + chrono::Duration::seconds(secs)).to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
-fn event(state: &str, t: &str, run: &str, job: &str, inputs: Vec<Value>, outputs: Vec<Value>) -> Value {
+pub(crate) fn event(state: &str, t: &str, run: &str, job: &str, inputs: Vec<Value>, outputs: Vec<Value>) -> Value {
     json!({
         "eventType": state,
         "eventTime": t,
@@ -58,13 +58,13 @@ fn event(state: &str, t: &str, run: &str, job: &str, inputs: Vec<Value>, outputs
     })
 }
 
-fn uuid(n: u32) -> String {
+pub(crate) fn uuid(n: u32) -> String {
     format!("00000000-0000-4000-8000-{n:012}")
 }
 
 impl TestApp {
     /// Datastore `wh` for `NS` with tables db.public.<name> (one field each); their ids.
-    async fn tables(&self, store: &str, ns: &str, names: &[&str]) -> Vec<i64> {
+    pub(crate) async fn tables(&self, store: &str, ns: &str, names: &[&str]) -> Vec<i64> {
         let d = self
             .ok(
                 "mutation($i: DatastoreInput!) { upsertDatastore(input: $i) { id } }",
@@ -88,13 +88,13 @@ impl TestApp {
         out
     }
 
-    async fn ingest(&self, events: Value) -> Value {
+    pub(crate) async fn ingest(&self, events: Value) -> Value {
         let (status, body) = self.post("/api/v1/lineage", &events).await;
         assert_eq!(status, 201, "{body:#}");
         body
     }
 
-    async fn health(&self, container: i64) -> (String, Vec<String>) {
+    pub(crate) async fn health(&self, container: i64) -> (String, Vec<String>) {
         let h = self
             .ok("query($c: Int!) { container(id: $c) { health { state causes { runId } } } }", json!({"c": container}))
             .await;

@@ -11,6 +11,7 @@ mod edges;
 mod exports;
 mod external;
 mod graph;
+mod health;
 mod history;
 mod jobs;
 mod marquez;

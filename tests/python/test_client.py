@@ -272,6 +272,14 @@ def test_impact_and_pii_flow_are_dataframes_one_row_per_asset(tb, shop):
 
 
 def test_a_failed_run_shows_in_incidents_runs_jobs_and_health(tb, shop):
+    # Further down: revenue_daily -> revenue_weekly (a job) -> board (an edge no job wrote)
+    # -> board_summary (a job): STALE reaches 4 hops below the failed table, through the edge.
+    for qualified in ("mart.revenue_weekly", "mart.board", "mart.board_summary"):
+        shop.ids[qualified] = shop.table(qualified, ["day", "revenue"])
+    shop.send("revenue_weekly", "COMPLETE", [shop.dataset("mart.revenue_daily")], [shop.dataset("mart.revenue_weekly")])
+    tb.query("mutation($s: Int, $t: Int) { createEdge(input: {sourceContainerId: $s, targetContainerId: $t}) { id } }",
+             {"s": shop.ids["mart.revenue_weekly"], "t": shop.ids["mart.board"]})
+    shop.send("board_summary", "COMPLETE", [shop.dataset("mart.board")], [shop.dataset("mart.board_summary")])
     since = datetime.now(timezone.utc) - timedelta(seconds=1)
     run = str(uuid.uuid4())
     shop.send("load_orders_clean", "START", [shop.dataset("raw.orders")], [shop.dataset("staging.orders_clean")], run)
@@ -280,11 +288,12 @@ def test_a_failed_run_shows_in_incidents_runs_jobs_and_health(tb, shop):
     incidents = tb.incidents(since=since)
     mine = incidents[incidents["job"] == f"{shop.jobs}/load_orders_clean"]
     assert list(zip(mine["run_id"], mine["state"], mine["error_message"], mine["failed_count"],
-                    mine["stale_count"])) == [(run, "FAIL", "permission denied for relation orders", 1, 2)]
+                    mine["stale_count"])) == [(run, "FAIL", "permission denied for relation orders", 1, 5)]
     impact = tb.impact(shop.ids["raw.orders"])
-    assert dict(zip(impact["name"], impact["health"])) == {
-        shop.q("staging.orders_clean"): "FAILED", shop.q("mart.revenue_daily"): "STALE",
-        shop.q("mart.customers"): "STALE"}
+    assert sorted(zip(impact["name"], impact["distance"], impact["health"])) == sorted([
+        (shop.q("staging.orders_clean"), 1, "FAILED"), (shop.q("mart.revenue_daily"), 2, "STALE"),
+        (shop.q("mart.customers"), 2, "STALE"), (shop.q("mart.revenue_weekly"), 3, "STALE"),
+        (shop.q("mart.board"), 4, "STALE"), (shop.q("mart.board_summary"), 5, "STALE")])
     runs = tb.runs(f"{shop.jobs}/load_orders_clean")
     assert list(runs["state"]) == ["FAIL", "COMPLETE"] and runs["run_id"].iloc[0] == run
     assert runs["error_message"].iloc[0] == "permission denied for relation orders"
@@ -292,13 +301,24 @@ def test_a_failed_run_shows_in_incidents_runs_jobs_and_health(tb, shop):
     assert list(tb.runs((shop.jobs, "load_orders_clean"), state="FAIL")["run_id"]) == [run]
     jobs = tb.jobs(namespace=shop.jobs)
     assert dict(zip(jobs["name"], jobs["state"])) == {
-        "load_orders_clean": "FAIL", "revenue_daily": "COMPLETE", "customers": "COMPLETE"}
+        "load_orders_clean": "FAIL", "revenue_daily": "COMPLETE", "customers": "COMPLETE",
+        "revenue_weekly": "COMPLETE", "board_summary": "COMPLETE"}
     assert list(tb.jobs(namespace=shop.jobs, last_run_state="fail")["name"]) == ["load_orders_clean"]
-    assert set(tb.jobs(datastore=shop.name)["name"]) == {"load_orders_clean", "revenue_daily", "customers"}
+    assert set(tb.jobs(datastore=shop.name)["name"]) == {
+        "load_orders_clean", "revenue_daily", "customers", "revenue_weekly", "board_summary"}
     job = tb.job(jobs["id"].iloc[0])
     assert job["namespace"] == shop.jobs
     with pytest.raises(NotFoundError):
         tb.runs(f"{shop.jobs}/no_such_job")
+    # The job runs again and completes: nothing below it is failed or stale any more (board is
+    # written by no job: UNKNOWN), and the incident is gone.
+    shop.send("load_orders_clean", "COMPLETE", [shop.dataset("raw.orders")], [shop.dataset("staging.orders_clean")])
+    impact = tb.impact(shop.ids["raw.orders"])
+    assert dict(zip(impact["name"], impact["health"])) == {
+        shop.q(t): "FRESH" for t in ("staging.orders_clean", "mart.revenue_daily", "mart.customers",
+                                     "mart.revenue_weekly", "mart.board_summary")} | {shop.q("mart.board"): "UNKNOWN"}
+    incidents = tb.incidents(since=since)
+    assert list(incidents[incidents["job"] == f"{shop.jobs}/load_orders_clean"]["run_id"]) == []
 
 
 def test_records_are_read_many_at_a_time_within_the_alias_cap(tb, shop):
@@ -336,24 +356,35 @@ def test_changes_iterates_the_feed_across_pages(tb, shop):
 
 
 def test_changes_can_follow_the_feed_as_it_grows(tb, shop):
-    """With follow=True the iterator waits at the end of the log for the next change."""
+    """With follow=True the iterator waits at the end of the log for the next change, and yields
+    only the changes that touch its table: a change elsewhere, sent between two of the table's,
+    never arrives; the second of the table's (the sentinel) shows when it would have."""
     orders = shop.ids["raw.orders"]
+    customers, revenue = shop.ids["mart.customers"], shop.ids["mart.revenue_daily"]
     head = list(tb.changes(table=orders))[-1].cursor
     got = []
+    first = threading.Event()
 
     def read():
         for change in tb.changes(head, table=orders, follow=True, poll_interval=0.1):
             got.append(change)
-            return
+            first.set()
+            if len(got) == 2:
+                return
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
-    time.sleep(0.5)
-    assert got == []                                   # nothing new yet: it waits
     shop.send("orders_to_customers", "COMPLETE", [shop.dataset("raw.orders")], [shop.dataset("mart.customers")])
+    assert first.wait(timeout=30), "the follower never saw the first change"
+    # The follower has read past the end of the log: what comes now arrives by its polling.
+    shop.send("revenue_to_customers", "COMPLETE", [shop.dataset("mart.revenue_daily")], [shop.dataset("mart.customers")])
+    shop.send("orders_to_revenue", "COMPLETE", [shop.dataset("raw.orders")], [shop.dataset("mart.revenue_daily")])
     reader.join(timeout=30)
-    assert len(got) == 1 and got[0].kind == "EDGE_ASSERTED"
-    assert got[0].container_ids == [orders, shop.ids["mart.customers"]]
+    assert not reader.is_alive(), f"the sentinel never arrived: {got}"
+    assert [(c.kind, c.container_ids) for c in got] == [
+        ("EDGE_ASSERTED", [orders, customers]),      # the first change of the table
+        ("EDGE_ASSERTED", [orders, revenue]),        # the sentinel: revenue -> customers never came
+    ]
 
 
 def test_errors_carry_the_services_code_and_message(tb, shop):

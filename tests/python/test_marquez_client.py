@@ -28,6 +28,14 @@ CORPUS = pathlib.Path(
 PRODUCER = "https://github.com/your-org/lineage-exporter"
 
 
+def status_of(raised):
+    """The HTTP status behind a marquez-python APIError: the client raises it bare, `from` the
+    requests HTTPError that holds the server's response."""
+    cause = raised.value.__cause__
+    assert isinstance(cause, requests.HTTPError), repr(cause)
+    return cause.response.status_code
+
+
 def gql(query, variables=None):
     body = json.dumps({"query": query, "variables": variables or {}}).encode()
     req = urllib.request.Request(
@@ -82,8 +90,9 @@ def test_datasets(marquez, apples):
     pie = marquez.get_dataset(apples["kitchen"], "apple.pie")
     assert pie["id"] == {"namespace": apples["kitchen"], "name": "apple.pie"}
     assert pie["type"] == "DB_TABLE" and pie["lastModifiedAt"] == "2020-10-16T05:00:00.000000Z"
-    with pytest.raises(APIError):
+    with pytest.raises(APIError) as missing:
         marquez.get_dataset(apples["kitchen"], "apple.strudel")
+    assert status_of(missing) == 404
 
 
 def test_jobs_and_runs(marquez, apples):
@@ -196,8 +205,9 @@ def test_writes_are_refused_with_a_pointer_to_ingest():
 
 def test_a_bad_token_is_refused():
     try:
-        with pytest.raises(APIError):
+        with pytest.raises(APIError) as refused:
             MarquezClient(url=URL, api_key="trb_wrong").list_namespaces()
+        assert status_of(refused) == 401
     finally:
         # The client keeps its headers in a module-level dict: give the right key back.
         MarquezClient(url=URL, api_key=TOKEN)

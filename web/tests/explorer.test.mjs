@@ -367,7 +367,12 @@ test('without a token the page asks for one once (401), and draws once given', a
   await dialog.locator('button[value=cancel]').click();
   await page.waitForSelector('#alert[data-kind=unauthenticated]');
   assert.match(await page.locator('#alert').textContent(), /needs an API token \(401\)/);
-  await page.waitForTimeout(300);
+  // Sentinel: a later request (Draw again) meets the same 401; once its alert is drawn anew (or
+  // the dialog opens, the failure), every earlier 401 has had its chance to ask again too.
+  await page.locator('#alert button').evaluate((b) => { b.dataset.before = '1'; });
+  await page.locator('#search').fill('');
+  await page.click('#draw');
+  await page.waitForSelector('#alert[data-kind=unauthenticated] button:not([data-before]), #token-dialog[open]');
   assert.equal(await dialog.isVisible(), false, 'asked once, not again on its own');
   await shot(page, 'unauthenticated');
   await page.locator('#alert button', { hasText: 'Enter token' }).click();

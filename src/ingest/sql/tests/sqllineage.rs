@@ -17,15 +17,17 @@
 //!   through such a view to the columns it reads, where sqllineage's paths pass the view's).
 //!
 //! Names are compared lower-cased without quotes, sqllineage's `<default>.` left out. A case with
-//! an error in any entry fails. A case either passes or is listed by name in
+//! an error in any entry fails. A case either passes or is listed in
 //! `tests/fixtures/sqllineage/differences.txt` with the convention it differs by (one of
 //! [`CONVENTIONS`], each a row of the README's table "Where Tributary's SQL lineage differs from
-//! sqllineage on purpose"); a listed case that passes is an error too (the list must shrink when
-//! a difference goes away).
+//! sqllineage on purpose") and the exact answer Tributary gives it ([`answer`]: its tables or
+//! columns, and its entries' errors and unresolved names). A listed case fails when that answer
+//! changes (a difference that loses its lineage, or starts failing to parse, is a regression, not
+//! the convention), and when it passes (the list must shrink when a difference goes away).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use super::super::*;
 
@@ -111,16 +113,29 @@ fn load() -> Vec<Case> {
         .collect()
 }
 
-/// `name -> convention` from `differences.txt` (`a+b` when a case differs by two).
-fn differences() -> BTreeMap<String, String> {
+/// One case of `differences.txt`: the convention it differs by and Tributary's [`answer`] to it.
+struct Difference {
+    convention: String,
+    answer: Value,
+}
+
+/// `name -> difference` from `differences.txt`: one JSON object a line, `case`, `convention`
+/// (`a+b` when a case differs by two) and the keys of [`answer`]; `#` lines are comments.
+fn differences() -> BTreeMap<String, Difference> {
     let text = std::fs::read_to_string(dir().join("differences.txt")).unwrap();
     let mut out = BTreeMap::new();
     for line in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
-        let (name, conv) = line.rsplit_once(char::is_whitespace).unwrap_or_else(|| panic!("no convention: {line}"));
+        let mut v: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("differences.txt: {e}: {line}"));
+        let fields = v.as_object_mut().unwrap_or_else(|| panic!("differences.txt: not an object: {line}"));
+        let name = fields.remove("case").and_then(|c| c.as_str().map(str::to_string));
+        let name = name.unwrap_or_else(|| panic!("differences.txt: no case: {line}"));
+        let conv = fields.remove("convention").and_then(|c| c.as_str().map(str::to_string));
+        let conv = conv.unwrap_or_else(|| panic!("{name}: no convention"));
         for c in conv.split('+') {
             assert!(CONVENTIONS.iter().any(|(k, _)| *k == c), "{name}: unknown convention {c}");
         }
-        assert!(out.insert(name.trim().to_string(), conv.to_string()).is_none(), "{name} listed twice");
+        let difference = Difference { convention: conv, answer: v };
+        assert!(out.insert(name.clone(), difference).is_none(), "{name} listed twice");
     }
     out
 }
@@ -194,17 +209,16 @@ fn columns(got: &[StatementLineage]) -> BTreeSet<(String, String)> {
     out
 }
 
-/// What differs between the case's expectation and Tributary's answer; empty when it passes.
-fn diff(case: &Case) -> Vec<String> {
-    let got = analyze(std::slice::from_ref(&case.sql), case.dialect, &Options::default(), &case.catalog);
+/// What differs between the case's expectation and Tributary's answer `got`; empty when it passes.
+fn diff(case: &Case, got: &[StatementLineage]) -> Vec<String> {
     let mut d = Vec::new();
-    for e in &got {
+    for e in got {
         if !e.errors.is_empty() {
             d.push(format!("errors {:?}", e.errors));
         }
     }
     if case.kind == "table" {
-        let (sources, targets) = tables(&got);
+        let (sources, targets) = tables(got);
         if sources != case.sources {
             d.push(format!("sources: want {:?}, got {sources:?}", case.sources));
         }
@@ -212,7 +226,7 @@ fn diff(case: &Case) -> Vec<String> {
             d.push(format!("targets: want {:?}, got {targets:?}", case.targets));
         }
     } else {
-        let cols = columns(&got);
+        let cols = columns(got);
         if cols != case.columns {
             let missing: Vec<_> = case.columns.difference(&cols).collect();
             let extra: Vec<_> = cols.difference(&case.columns).collect();
@@ -220,6 +234,38 @@ fn diff(case: &Case) -> Vec<String> {
         }
     }
     d
+}
+
+/// Tributary's answer to a case as `differences.txt` records it: `sources` and `targets` (a
+/// table case) or `columns` (`[source, target]` pairs, a column case), read as sqllineage reads
+/// a call, and, when there are any, every entry's `errors` and `unresolved` in entry order.
+fn answer(case: &Case, got: &[StatementLineage]) -> Value {
+    let mut a = serde_json::Map::new();
+    if case.kind == "table" {
+        let (sources, targets) = tables(got);
+        a.insert("sources".into(), json!(sources));
+        a.insert("targets".into(), json!(targets));
+    } else {
+        a.insert("columns".into(), json!(columns(got)));
+    }
+    let errors: Vec<&String> = got.iter().flat_map(|e| &e.errors).collect();
+    if !errors.is_empty() {
+        a.insert("errors".into(), json!(errors));
+    }
+    let unresolved: Vec<&String> = got.iter().flat_map(|e| &e.unresolved).collect();
+    if !unresolved.is_empty() {
+        a.insert("unresolved".into(), json!(unresolved));
+    }
+    Value::Object(a)
+}
+
+/// The line of `differences.txt` that records `answer` for `name`.
+fn line(name: &str, convention: &str, answer: &Value) -> String {
+    let mut v = json!({"case": name, "convention": convention});
+    if let (Some(v), Some(a)) = (v.as_object_mut(), answer.as_object()) {
+        v.extend(a.clone());
+    }
+    v.to_string()
 }
 
 #[test]
@@ -243,17 +289,35 @@ fn sqllineage_suite() {
         };
         let t = tally.entry(kind).or_default();
         t.1 += 1;
-        let d = diff(case);
+        let got = analyze(std::slice::from_ref(&case.sql), case.dialect, &Options::default(), &case.catalog);
+        let d = diff(case, &got);
         match (d.is_empty(), listed.get(&case.name)) {
             (true, None) => t.0 += 1,
-            (true, Some(conv)) => problems.push(format!("{}: passes, but is listed as differing by {conv}", case.name)),
-            (false, Some(conv)) => *per_convention.entry(conv.as_str()).or_default() += 1,
+            (true, Some(l)) => {
+                problems.push(format!("{}: passes, but is listed as differing by {}", case.name, l.convention))
+            }
+            (false, Some(l)) => {
+                let now = answer(case, &got);
+                if now == l.answer {
+                    *per_convention.entry(l.convention.as_str()).or_default() += 1;
+                } else {
+                    problems.push(format!(
+                        "{}: listed as differing by {}, but its answer changed\n    recorded {}\n    now      {}\n    {}",
+                        case.name,
+                        l.convention,
+                        l.answer,
+                        now,
+                        d.join("\n    ")
+                    ));
+                }
+            }
             (false, None) => problems.push(format!(
-                "{} [{:?}]\n    {}\n    {}",
+                "{} [{:?}]\n    {}\n    {}\n    differs on purpose? list it: {}",
                 case.name,
                 case.dialect,
                 case.sql.replace('\n', " "),
-                d.join("\n    ")
+                d.join("\n    "),
+                line(&case.name, "<convention>", &answer(case, &got))
             )),
         }
     }
@@ -272,5 +336,9 @@ fn sqllineage_suite() {
         eprintln!("FAIL {p}");
     }
     assert!(cases.len() >= 400, "{} cases, fewer than the 425 vendored", cases.len());
-    assert!(problems.is_empty(), "{} sqllineage cases neither pass nor differ by a listed convention", problems.len());
+    assert!(
+        problems.is_empty(),
+        "{} sqllineage cases neither pass nor give the answer differences.txt records",
+        problems.len()
+    );
 }
