@@ -42,7 +42,7 @@ pub struct MarquezError {
 }
 
 impl MarquezError {
-    fn new(status: StatusCode, message: impl Into<String>) -> Self {
+    pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
         MarquezError { status, message: message.into() }
     }
 
@@ -177,6 +177,11 @@ pub fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(search))
         .routes(routes!(lineage_events))
         .routes(routes!(events))
+        .routes(routes!(list_sources))
+        .routes(routes!(get_source))
+        .routes(routes!(list_tags))
+        .routes(routes!(list_dataset_versions))
+        .routes(routes!(get_dataset_version))
 }
 
 /// Marquez's write routes, each refused with 405 (see the module's notes).
@@ -491,19 +496,24 @@ async fn event_list(state: &AppState, caller: &Caller, raw: Option<&str>) -> Ans
             return Err(MarquezError::bad(format!("query parameter sortDirection must be asc or desc, got {s:?}")))
         }
     };
-    let (before, after) = (q.time("before")?, q.time("after")?);
-    let (events, total_count) =
-        state.lineage.marquez_events(caller, after, before, ascending, offset as i64, limit as i64).await?;
+    let window = crate::domain::EventTimeWindow {
+        after: q.time("after")?,
+        before: q.time("before")?,
+        ascending,
+        offset: offset as i64,
+        limit: limit as i64,
+    };
+    let (events, total_count) = state.lineage.marquez_events(caller, &window).await?;
     Ok(Json(shapes::LineageEventList { events: events.into_iter().map(|e| e.body).collect(), total_count }))
 }
 
 #[utoipa::path(get, path = "/api/v1/events/lineage", tag = "marquez",
-    params(("before" = Option<String>, Query, description = "Received before this RFC 3339 time"),
-           ("after" = Option<String>, Query, description = "Received after this RFC 3339 time"),
-           ("sortDirection" = Option<String>, Query, description = "desc (newest first, the default) or asc"),
+    params(("before" = Option<String>, Query, description = "Events whose eventTime is before this RFC 3339 time"),
+           ("after" = Option<String>, Query, description = "Events whose eventTime is at or after this RFC 3339 time"),
+           ("sortDirection" = Option<String>, Query, description = "By eventTime: desc (newest first, the default) or asc"),
            ("limit" = Option<i64>, Query, description = "At most this many (1 to 1000, default 100)"),
            ("offset" = Option<i64>, Query, description = "Skip this many (default 0)")),
-    responses((status = 200, description = "The stored OpenLineage events as received", body = shapes::LineageEventList),
+    responses((status = 200, description = "The stored OpenLineage run events as received, by eventTime; totalCount counts every event in the window (job and dataset events too, as Marquez counts)", body = shapes::LineageEventList),
               (status = 400, description = "A bad parameter", body = ErrorBody),
               (status = 401, description = "Missing or invalid token", body = ErrorBody)),
     security(("bearer" = [])))]
@@ -517,9 +527,9 @@ pub async fn lineage_events(
 
 /// `marquez-python`'s `list_events()` asks this path (Marquez serves only `/events/lineage`).
 #[utoipa::path(get, path = "/api/v1/events", tag = "marquez",
-    params(("before" = Option<String>, Query, description = "Received before this RFC 3339 time"),
-           ("after" = Option<String>, Query, description = "Received after this RFC 3339 time"),
-           ("sortDirection" = Option<String>, Query, description = "desc (newest first, the default) or asc"),
+    params(("before" = Option<String>, Query, description = "Events whose eventTime is before this RFC 3339 time"),
+           ("after" = Option<String>, Query, description = "Events whose eventTime is at or after this RFC 3339 time"),
+           ("sortDirection" = Option<String>, Query, description = "By eventTime: desc (newest first, the default) or asc"),
            ("limit" = Option<i64>, Query, description = "At most this many (1 to 1000, default 100)"),
            ("offset" = Option<i64>, Query, description = "Skip this many (default 0)")),
     responses((status = 200, description = "As /api/v1/events/lineage", body = shapes::LineageEventList),
@@ -532,4 +542,96 @@ pub async fn events(
     RawQuery(raw): RawQuery,
 ) -> Answer<shapes::LineageEventList> {
     event_list(&state, &caller, raw.as_deref()).await
+}
+
+#[utoipa::path(get, path = "/api/v1/sources", tag = "marquez",
+    params(("limit" = Option<i64>, Query, description = "At most this many (1 to 1000, default 100)"),
+           ("offset" = Option<i64>, Query, description = "Skip this many (default 0)")),
+    responses((status = 200, description = "The datastores, then the namespaces of assets outside the catalog, as Marquez's sources, by name", body = shapes::SourceList),
+              (status = 400, description = "A bad parameter", body = ErrorBody),
+              (status = 401, description = "Missing or invalid token", body = ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn list_sources(
+    State(state): State<AppState>,
+    MarquezCaller(caller): MarquezCaller,
+    RawQuery(raw): RawQuery,
+) -> Answer<shapes::SourceList> {
+    let window = Query::parse(raw.as_deref()).window(DEFAULT_LIMIT)?;
+    let all = state.lineage.marquez_sources(&caller).await?;
+    Ok(Json(shapes::SourceList { sources: page(all, window).into_iter().map(Into::into).collect() }))
+}
+
+#[utoipa::path(get, path = "/api/v1/sources/{source}", tag = "marquez",
+    params(("source" = String, Path, description = "A datastore's name, or a namespace of assets outside the catalog")),
+    responses((status = 200, description = "The source", body = shapes::Source),
+              (status = 401, description = "Missing or invalid token", body = ErrorBody),
+              (status = 404, description = "No such source", body = ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn get_source(
+    State(state): State<AppState>,
+    MarquezCaller(caller): MarquezCaller,
+    Path(name): Path<String>,
+) -> Answer<shapes::Source> {
+    Ok(Json(state.lineage.marquez_source(&caller, &name).await?.into()))
+}
+
+#[utoipa::path(get, path = "/api/v1/tags", tag = "marquez",
+    params(("limit" = Option<i64>, Query, description = "At most this many (1 to 1000, default 100)"),
+           ("offset" = Option<i64>, Query, description = "Skip this many (default 0)")),
+    responses((status = 200, description = "The global tags OpenLineage events created and the tags on containers, by name", body = shapes::TagList),
+              (status = 400, description = "A bad parameter", body = ErrorBody),
+              (status = 401, description = "Missing or invalid token", body = ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn list_tags(
+    State(state): State<AppState>,
+    MarquezCaller(_caller): MarquezCaller,
+    RawQuery(raw): RawQuery,
+) -> Answer<shapes::TagList> {
+    let window = Query::parse(raw.as_deref()).window(DEFAULT_LIMIT)?;
+    let all = state.lineage.marquez_tags().await?;
+    let tags = page(all, window).into_iter().map(|name| shapes::Tag { name, description: None }).collect();
+    Ok(Json(shapes::TagList { tags }))
+}
+
+#[utoipa::path(get, path = "/api/v1/namespaces/{namespace}/datasets/{dataset}/versions", tag = "marquez",
+    params(("namespace" = String, Path, description = NS),
+           ("dataset" = String, Path, description = "The dataset's OpenLineage name"),
+           ("limit" = Option<i64>, Query, description = "At most this many (1 to 1000, default 100)"),
+           ("offset" = Option<i64>, Query, description = "Skip this many (default 0)")),
+    responses((status = 200, description = "The dataset's versions, the latest first: one per run that wrote it (the first run that read it when none did), with the schema facet that run sent", body = shapes::DatasetVersionList),
+              (status = 400, description = "A bad parameter", body = ErrorBody),
+              (status = 401, description = "Missing or invalid token", body = ErrorBody),
+              (status = 404, description = "No such dataset", body = ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn list_dataset_versions(
+    State(state): State<AppState>,
+    MarquezCaller(caller): MarquezCaller,
+    Path((namespace, name)): Path<(String, String)>,
+    RawQuery(raw): RawQuery,
+) -> Answer<shapes::DatasetVersionList> {
+    let (offset, limit) = Query::parse(raw.as_deref()).window(DEFAULT_LIMIT)?;
+    let id = svc::DatasetId { namespace, name };
+    let (versions, total_count) = state.lineage.marquez_dataset_versions(&caller, &id, offset, limit).await?;
+    Ok(Json(shapes::DatasetVersionList {
+        versions: versions.iter().map(shapes::DatasetVersion::from).collect(),
+        total_count,
+    }))
+}
+
+#[utoipa::path(get, path = "/api/v1/namespaces/{namespace}/datasets/{dataset}/versions/{version}", tag = "marquez",
+    params(("namespace" = String, Path, description = NS),
+           ("dataset" = String, Path, description = "The dataset's OpenLineage name"),
+           ("version" = String, Path, description = "A version id from the dataset's versions (or a run's outputDatasetVersions)")),
+    responses((status = 200, description = "The version", body = shapes::DatasetVersion),
+              (status = 401, description = "Missing or invalid token", body = ErrorBody),
+              (status = 404, description = "No such dataset or version", body = ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn get_dataset_version(
+    State(state): State<AppState>,
+    MarquezCaller(caller): MarquezCaller,
+    Path((namespace, name, version)): Path<(String, String, String)>,
+) -> Answer<shapes::DatasetVersion> {
+    let id = svc::DatasetId { namespace, name };
+    let v = state.lineage.marquez_dataset_version(&caller, &id, &version).await?;
+    Ok(Json(shapes::DatasetVersion::from(&v)))
 }
