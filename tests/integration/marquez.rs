@@ -934,6 +934,8 @@ async fn every_api_v1_refusal_has_marquez_error_shape(app: TestApp) {
         (Method::GET, "/api/v1/tags?limit=0".to_string(), 400, "limit"),
         (Method::GET, "/api/v1/sources?offset=-2".to_string(), 400, "offset"),
         (Method::GET, "/api/v1/namespaces/out/datasets/b/versions?limit=x".to_string(), 400, "limit"),
+        // A path segment that is not UTF-8 once decoded.
+        (Method::GET, "/api/v1/namespaces/%FF%FE/datasets".to_string(), 400, "UTF-8"),
         // No such route under /api/v1 (the client's list_events(namespace)), and a method a
         // Marquez path does not take.
         (Method::GET, "/api/v1/events/etl".to_string(), 404, "no route"),

@@ -87,6 +87,25 @@ impl FromRequestParts<AppState> for MarquezCaller {
     }
 }
 
+/// A path's segments, as `Path` reads them; a segment that is not UTF-8 once decoded (`%FF`)
+/// is a 400 in Marquez's shape rather than axum's plain text.
+pub struct MarquezPath<T>(pub T);
+
+impl<T, S> FromRequestParts<S> for MarquezPath<T>
+where
+    T: serde::de::DeserializeOwned + Send,
+    S: Send + Sync,
+{
+    type Rejection = MarquezError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, MarquezError> {
+        Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|Path(t)| MarquezPath(t))
+            .map_err(|e| MarquezError::new(e.status(), e.body_text()))
+    }
+}
+
 /// A request's query parameters; a value given twice or of the wrong type is a 400 naming it.
 struct Query(Vec<(String, String)>);
 
@@ -250,7 +269,7 @@ pub async fn list_namespaces(
 pub async fn get_namespace(
     State(state): State<AppState>,
     MarquezCaller(caller): MarquezCaller,
-    Path(namespace): Path<String>,
+    MarquezPath(namespace): MarquezPath<String>,
 ) -> Answer<shapes::Namespace> {
     Ok(Json(state.lineage.marquez_namespace(&caller, &namespace).await?.into()))
 }
@@ -267,7 +286,7 @@ pub async fn get_namespace(
 pub async fn list_datasets(
     State(state): State<AppState>,
     MarquezCaller(caller): MarquezCaller,
-    Path(namespace): Path<String>,
+    MarquezPath(namespace): MarquezPath<String>,
     RawQuery(raw): RawQuery,
 ) -> Answer<shapes::DatasetList> {
     let window = Query::parse(raw.as_deref()).window(DEFAULT_LIMIT)?;
@@ -287,7 +306,7 @@ pub async fn list_datasets(
 pub async fn get_dataset(
     State(state): State<AppState>,
     MarquezCaller(caller): MarquezCaller,
-    Path((namespace, name)): Path<(String, String)>,
+    MarquezPath((namespace, name)): MarquezPath<(String, String)>,
 ) -> Answer<shapes::Dataset> {
     let d = state.lineage.marquez_dataset(&caller, &svc::DatasetId { namespace, name }).await?;
     Ok(Json(shapes::Dataset::from(&d)))
@@ -327,7 +346,7 @@ async fn job_list(
 pub async fn list_jobs(
     State(state): State<AppState>,
     MarquezCaller(caller): MarquezCaller,
-    Path(namespace): Path<String>,
+    MarquezPath(namespace): MarquezPath<String>,
     RawQuery(raw): RawQuery,
 ) -> Answer<shapes::JobList> {
     Ok(Json(job_list(&state, &caller, Some(&namespace), &Query::parse(raw.as_deref())).await?))
@@ -359,7 +378,7 @@ pub async fn list_all_jobs(
 pub async fn get_job(
     State(state): State<AppState>,
     MarquezCaller(caller): MarquezCaller,
-    Path((namespace, name)): Path<(String, String)>,
+    MarquezPath((namespace, name)): MarquezPath<(String, String)>,
 ) -> Answer<shapes::Job> {
     let j = state.lineage.marquez_job(&caller, &namespace, &name).await?;
     Ok(Json(shapes::Job::from(&j)))
@@ -378,7 +397,7 @@ pub async fn get_job(
 pub async fn list_runs(
     State(state): State<AppState>,
     MarquezCaller(caller): MarquezCaller,
-    Path((namespace, name)): Path<(String, String)>,
+    MarquezPath((namespace, name)): MarquezPath<(String, String)>,
     RawQuery(raw): RawQuery,
 ) -> Answer<shapes::RunList> {
     let (offset, limit) = Query::parse(raw.as_deref()).window(DEFAULT_LIMIT)?;
@@ -398,7 +417,7 @@ pub async fn list_runs(
 pub async fn get_run(
     State(state): State<AppState>,
     MarquezCaller(caller): MarquezCaller,
-    Path(id): Path<String>,
+    MarquezPath(id): MarquezPath<String>,
 ) -> Answer<shapes::Run> {
     let r = state.lineage.marquez_run(&caller, &id).await?;
     Ok(Json(shapes::Run::from(&r)))
@@ -570,7 +589,7 @@ pub async fn list_sources(
 pub async fn get_source(
     State(state): State<AppState>,
     MarquezCaller(caller): MarquezCaller,
-    Path(name): Path<String>,
+    MarquezPath(name): MarquezPath<String>,
 ) -> Answer<shapes::Source> {
     Ok(Json(state.lineage.marquez_source(&caller, &name).await?.into()))
 }
@@ -606,7 +625,7 @@ pub async fn list_tags(
 pub async fn list_dataset_versions(
     State(state): State<AppState>,
     MarquezCaller(caller): MarquezCaller,
-    Path((namespace, name)): Path<(String, String)>,
+    MarquezPath((namespace, name)): MarquezPath<(String, String)>,
     RawQuery(raw): RawQuery,
 ) -> Answer<shapes::DatasetVersionList> {
     let (offset, limit) = Query::parse(raw.as_deref()).window(DEFAULT_LIMIT)?;
@@ -629,7 +648,7 @@ pub async fn list_dataset_versions(
 pub async fn get_dataset_version(
     State(state): State<AppState>,
     MarquezCaller(caller): MarquezCaller,
-    Path((namespace, name, version)): Path<(String, String, String)>,
+    MarquezPath((namespace, name, version)): MarquezPath<(String, String, String)>,
 ) -> Answer<shapes::DatasetVersion> {
     let id = svc::DatasetId { namespace, name };
     let v = state.lineage.marquez_dataset_version(&caller, &id, &version).await?;

@@ -75,7 +75,10 @@ impl Lineage {
         caller: &Caller,
         window: &crate::domain::EventTimeWindow,
     ) -> Result<(Vec<StoredEvent>, i64)> {
-        let (mut events, total) = self.store.events_by_event_time(window).await?;
+        // Neo4j adds SKIP and LIMIT: an offset near i64::MAX would overflow there (every offset
+        // past the events is the same empty page).
+        let window = crate::domain::EventTimeWindow { offset: window.offset.min(i64::MAX / 4), ..window.clone() };
+        let (mut events, total) = self.store.events_by_event_time(&window).await?;
         if !caller.unrestricted_admin {
             let mut seen: HashMap<(String, String), bool> = HashMap::new();
             let mut kept = Vec::new();
