@@ -879,8 +879,9 @@ async fn namespaces_datasets_sources_tags_and_versions_answer_as_marquez(app: Te
     assert_eq!((&v[0]["id"], &v[0]["type"]), (&json!({"namespace": NS, "name": "db.public.stg"}), &json!("DB_TABLE")));
     assert_eq!(v[0]["createdAt"], "2024-04-02T00:00:00.000000Z");
     assert_ne!(v[0]["version"], v[1]["version"]);
-    // A version by its id; the run's outputs name it.
+    // A version by its id; the run's outputs and the dataset (its latest) name it.
     let id0 = v[0]["version"].as_str().unwrap();
+    assert_eq!(get(&app, &format!("/api/v1/namespaces/{ns}/datasets/db.public.stg")).await["currentVersion"], id0);
     let one = get(&app, &format!("/api/v1/namespaces/{ns}/datasets/db.public.stg/versions/{id0}")).await;
     assert_eq!(one["fields"], v[0]["fields"]);
     let run = get(&app, &format!("/api/v1/jobs/runs/{}", uuid(31))).await;

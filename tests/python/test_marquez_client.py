@@ -9,6 +9,7 @@ made unique per run (the Neo4j store is shared).
 
 import json
 import os
+from datetime import datetime
 import pathlib
 import urllib.request
 import uuid
@@ -184,8 +185,15 @@ def test_catalogued_dataset_and_run(marquez, orders):
 def test_events(marquez, orders):
     events = marquez.list_events(limit=5)["events"]
     assert 1 <= len(events) <= 5
-    # Newest first: the last event this module sent is among the first.
-    assert any(e["run"]["runId"] == orders["run"] and e["eventType"] == "COMPLETE" for e in events)
+    # Newest first by eventTime (Marquez's order), whatever order they were received in.
+    times = [datetime.fromisoformat(e["eventTime"].replace("Z", "+00:00")) for e in events]
+    assert times == sorted(times, reverse=True), times
+    # This module's run, in a window around its eventTimes.
+    r = requests.get(f"{URL}/api/v1/events", params={"after": "2024-05-01T10:00:00Z", "before": "2024-05-01T10:05:01Z",
+                     "limit": 1000}, headers=AUTH, timeout=30)
+    assert r.status_code == 200, r.text
+    mine = [e["eventType"] for e in r.json()["events"] if e["run"]["runId"] == orders["run"]]
+    assert mine == ["COMPLETE", "START"], mine
 
 
 def test_writes_are_refused_with_a_pointer_to_ingest():
@@ -268,6 +276,7 @@ def test_dataset_versions_come_from_the_schema_facets(marquez, versioned):
     assert one["createdAt"] == "2024-06-01T10:00:00.000000Z" and one["fields"] == first["fields"]
     d = marquez.get_dataset(versioned["ns"], "shop.public.sales")
     assert d["createdAt"] and d["updatedAt"] == "2024-06-02T10:00:00.000000Z"
+    assert d["currentVersion"] == latest["version"]
 
 
 def test_an_error_carries_marquez_code_and_message(marquez):

@@ -299,7 +299,7 @@ pub async fn list_datasets(
 #[utoipa::path(get, path = "/api/v1/namespaces/{namespace}/datasets/{dataset}", tag = "marquez",
     params(("namespace" = String, Path, description = NS),
            ("dataset" = String, Path, description = "The dataset's OpenLineage name")),
-    responses((status = 200, description = "The dataset: fields, metadata, when last written", body = shapes::Dataset),
+    responses((status = 200, description = "The dataset: fields, metadata, when last written, its latest version (currentVersion)", body = shapes::Dataset),
               (status = 401, description = "Missing or invalid token", body = ErrorBody),
               (status = 404, description = "No such dataset", body = ErrorBody)),
     security(("bearer" = [])))]
@@ -309,7 +309,11 @@ pub async fn get_dataset(
     MarquezPath((namespace, name)): MarquezPath<(String, String)>,
 ) -> Answer<shapes::Dataset> {
     let d = state.lineage.marquez_dataset(&caller, &svc::DatasetId { namespace, name }).await?;
-    Ok(Json(shapes::Dataset::from(&d)))
+    let mut answer = shapes::Dataset::from(&d);
+    // Asked for alone, a dataset names its latest version (lists and graphs leave it null:
+    // finding it reads the runs of every job that touched the dataset).
+    answer.current_version = state.lineage.marquez_current_version(&caller, &d).await?;
+    Ok(Json(answer))
 }
 
 async fn job_list(

@@ -2,9 +2,10 @@
 //! the spec is loose), built from `service::marquez`'s answers. camelCase, times in RFC 3339
 //! with `Z`, absent values as `null` (Marquez's clients read the keys, so every key is sent).
 //!
-//! What Tributary does not keep is sent empty rather than invented: no job versions and no
-//! dataset's current version (`currentVersion: null`; a dataset's versions are listed, and a
-//! run's outputs name the version it made), no run arguments (`args: {}`).
+//! What Tributary does not keep is sent empty rather than invented: no job versions
+//! (`currentVersion: null` on jobs), no run arguments (`args: {}`). A dataset's versions are the
+//! runs that wrote it: one dataset asked for alone names its latest (`currentVersion`), and a
+//! run's outputs name the version it made.
 
 use serde::Serialize;
 use serde_json::{json, Map, Value};

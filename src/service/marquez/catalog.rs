@@ -169,6 +169,11 @@ impl Lineage {
         Err(Error::NotFound(format!("version {version:?} of dataset {:?} not found", id.name)))
     }
 
+    /// The id of a dataset's latest version (`currentVersion`), if it has one.
+    pub async fn marquez_current_version(&self, caller: &Caller, dataset: &Dataset) -> Result<Option<String>> {
+        Ok(self.version_runs(caller, dataset).await?.first().map(|(run, _, _, named)| version_id(named, &run.run_id)))
+    }
+
     /// The runs that made a version of the dataset, with their job, when, and the name the run
     /// gave it (a version's id is named by it, as the run's `outputDatasetVersions` name it),
     /// the latest first.
