@@ -162,20 +162,28 @@ pub async fn root_redirect() -> axum::response::Redirect {
     axum::response::Redirect::temporary("/ui")
 }
 
-/// No route has this path: 404 with the `{"detail": ...}` body the REST errors have.
+/// No route has this path: 404 with the `{"detail": ...}` body the REST errors have, or under
+/// `/api/v1/` (Marquez's paths) Marquez's `{"code": ..., "message": ...}`, which its clients read.
 async fn no_route(method: Method, uri: axum::http::Uri) -> Response {
     let detail = format!(
         "no route {method} {}: the API is POST /graphql and the routes in /openapi.json; the explorer is at /ui",
         uri.path()
     );
-    (StatusCode::NOT_FOUND, Json(serde_json::json!({ "detail": detail }))).into_response()
+    refusal(StatusCode::NOT_FOUND, uri.path(), detail)
 }
 
-/// The path exists but not with this method: 405 with the `{"detail": ...}` body (axum keeps
-/// the `Allow` header it computed).
+/// The path exists but not with this method: 405 in the body `no_route` picks (axum keeps the
+/// `Allow` header it computed).
 async fn method_not_allowed(method: Method, uri: axum::http::Uri) -> Response {
     let detail = format!("{method} is not allowed on {}; /openapi.json lists each route's methods", uri.path());
-    (StatusCode::METHOD_NOT_ALLOWED, Json(serde_json::json!({ "detail": detail }))).into_response()
+    refusal(StatusCode::METHOD_NOT_ALLOWED, uri.path(), detail)
+}
+
+fn refusal(status: StatusCode, path: &str, message: String) -> Response {
+    if path.starts_with("/api/v1/") {
+        return marquez::MarquezError::new(status, message).into_response();
+    }
+    (status, Json(serde_json::json!({ "detail": message }))).into_response()
 }
 
 #[utoipa::path(

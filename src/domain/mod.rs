@@ -398,6 +398,19 @@ impl EventFilter {
     }
 }
 
+/// A window of stored events by their `eventTime`, as Marquez's `/events/lineage` reads them.
+#[derive(Debug, Clone, Default)]
+pub struct EventTimeWindow {
+    /// `eventTime >= after`.
+    pub after: Option<Timestamp>,
+    /// `eventTime < before`.
+    pub before: Option<Timestamp>,
+    /// Oldest first; newest first otherwise.
+    pub ascending: bool,
+    pub offset: i64,
+    pub limit: i64,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Direction {
     /// Towards sources: edges whose target is the node.

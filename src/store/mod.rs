@@ -497,6 +497,16 @@ store_trait! {
         async fn list_events(&self, _filter: &EventFilter, _page: PageRequest) -> StoreResult<Page<StoredEvent>> {
             Err(not_supported(self.kind()))
         }
+        /// Marquez's `/events/lineage`: the run events whose `eventTime` is in the window, by
+        /// `eventTime` (then id) in its direction, a page of them, and the count of every event
+        /// in the window (Marquez counts job and dataset events too). Rejected events and events
+        /// without a time are not in it.
+        async fn events_by_event_time(
+            &self,
+            _window: &crate::domain::EventTimeWindow,
+        ) -> StoreResult<(Vec<StoredEvent>, i64)> {
+            Err(not_supported(self.kind()))
+        }
         /// Oldest first, ids above `after`, for replay.
         async fn events_after(&self, _after: Id, _limit: i64) -> StoreResult<Vec<StoredEvent>> {
             Err(not_supported(self.kind()))

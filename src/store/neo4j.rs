@@ -930,6 +930,13 @@ impl Store for Neo4jStore {
         events::events_after(OwnTxn(self), after, limit).await
     }
 
+    async fn events_by_event_time(
+        &self,
+        window: &crate::domain::EventTimeWindow,
+    ) -> StoreResult<(Vec<StoredEvent>, i64)> {
+        events::events_by_event_time(OwnTxn(self), window).await
+    }
+
     async fn purge_events(&self, before: Timestamp) -> StoreResult<u64> {
         events::purge_events(OwnTxn(self), before).await
     }

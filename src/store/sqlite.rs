@@ -808,6 +808,14 @@ impl Store for SqliteStore {
         self.read(move |c| events::events_after(c, after, limit)).await
     }
 
+    async fn events_by_event_time(
+        &self,
+        window: &crate::domain::EventTimeWindow,
+    ) -> StoreResult<(Vec<StoredEvent>, i64)> {
+        let window = window.clone();
+        self.read(move |c| events::events_by_event_time(c, &window)).await
+    }
+
     async fn purge_events(&self, before: Timestamp) -> StoreResult<u64> {
         self.write(move |tx| events::purge_events(tx, before)).await
     }

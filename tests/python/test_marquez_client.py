@@ -9,6 +9,7 @@ made unique per run (the Neo4j store is shared).
 
 import json
 import os
+from datetime import datetime
 import pathlib
 import urllib.request
 import uuid
@@ -193,8 +194,15 @@ def test_catalogued_dataset_and_run(marquez, orders):
 def test_events(marquez, orders):
     events = marquez.list_events(limit=5)["events"]
     assert 1 <= len(events) <= 5
-    # Newest first: the last event this module sent is among the first.
-    assert any(e["run"]["runId"] == orders["run"] and e["eventType"] == "COMPLETE" for e in events)
+    # Newest first by eventTime (Marquez's order), whatever order they were received in.
+    times = [datetime.fromisoformat(e["eventTime"].replace("Z", "+00:00")) for e in events]
+    assert times == sorted(times, reverse=True), times
+    # This module's run, in a window around its eventTimes.
+    r = requests.get(f"{URL}/api/v1/events", params={"after": "2024-05-01T10:00:00Z", "before": "2024-05-01T10:05:01Z",
+                     "limit": 1000}, headers=AUTH, timeout=30)
+    assert r.status_code == 200, r.text
+    mine = [e["eventType"] for e in r.json()["events"] if e["run"]["runId"] == orders["run"]]
+    assert mine == ["COMPLETE", "START"], mine
 
 
 def test_writes_are_refused_with_a_pointer_to_ingest():
@@ -211,3 +219,115 @@ def test_a_bad_token_is_refused():
     finally:
         # The client keeps its headers in a module-level dict: give the right key back.
         MarquezClient(url=URL, api_key=TOKEN)
+
+
+# Issue #46: Marquez's answers as Marquez gives them.
+
+
+@pytest.fixture(scope="module")
+def versioned():
+    """A catalogued table written by two runs, each with its own schema facet, and tagged."""
+    tag = uuid.uuid4().hex[:8]
+    ns = f"postgres://versions-{tag}.example.com:5432"
+    store = f"versions-{tag}"
+    ds = gql(
+        "mutation($i: DatastoreInput!) { upsertDatastore(input: $i) { id } }",
+        {"i": {"name": store, "type": "postgresql", "namespaces": [ns]}},
+    )["upsertDatastore"]["id"]
+    gql(
+        "mutation($i: ContainerInput!) { upsertContainer(input: $i) { id } }",
+        {"i": {"datastoreId": ds, "database": "shop", "schema": "public", "name": "sales",
+               "fields": [{"name": "amount", "type": "numeric"}], "tags": [f"team-{tag}"]}},
+    )
+    runs = [str(uuid.uuid4()), str(uuid.uuid4())]
+    for i, (run, kind) in enumerate(zip(runs, ["numeric", "bigint"])):
+        ingest({
+            "eventType": "COMPLETE",
+            "eventTime": f"2024-06-0{i + 1}T10:00:00Z",
+            "producer": PRODUCER,
+            "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+            "run": {"runId": run},
+            "job": {"namespace": f"etl-{tag}", "name": "load_sales"},
+            "inputs": [],
+            "outputs": [{"namespace": ns, "name": "shop.public.sales", "facets": {"schema": {
+                "_producer": PRODUCER,
+                "_schemaURL": "https://openlineage.io/spec/facets/1-1-1/SchemaDatasetFacet.json#/$defs/SchemaDatasetFacet",
+                "fields": [{"name": "amount", "type": kind}]}}}],
+        })
+    return {"ns": ns, "store": store, "runs": runs, "tag": f"team-{tag}", "job_ns": f"etl-{tag}"}
+
+
+def test_namespaces_name_an_owner(marquez, versioned):
+    # Marquez names a default owner; its clients read ownerName as a string.
+    assert marquez.get_namespace(versioned["job_ns"])["ownerName"] == "anonymous"
+    assert all(n["ownerName"] == "anonymous" for n in marquez.list_namespaces(limit=1000)["namespaces"])
+
+
+def test_sources_are_the_datastores(marquez, versioned):
+    names = [s["name"] for s in marquez.list_sources(limit=1000)["sources"]]
+    assert versioned["store"] in names
+    source = marquez.get_source(versioned["store"])
+    assert (source["type"], source["connectionUrl"]) == ("POSTGRESQL", versioned["ns"])
+    assert source["updatedAt"] == "2024-06-02T10:00:00.000000Z"
+
+
+def test_tags_list_the_catalogs(marquez, versioned):
+    assert {"name": versioned["tag"], "description": None} in marquez.list_tags(limit=1000)["tags"]
+
+
+def test_dataset_versions_come_from_the_schema_facets(marquez, versioned):
+    listed = marquez.list_dataset_versions(versioned["ns"], "shop.public.sales")
+    assert listed["totalCount"] == 2
+    latest, first = listed["versions"]
+    assert [latest["createdByRun"]["id"], first["createdByRun"]["id"]] == versioned["runs"][::-1]
+    assert [(f["name"], f["type"]) for f in latest["fields"]] == [("amount", "bigint")]
+    assert [(f["name"], f["type"]) for f in first["fields"]] == [("amount", "numeric")]
+    one = marquez.get_dataset_version(versioned["ns"], "shop.public.sales", first["version"])
+    assert one["createdAt"] == "2024-06-01T10:00:00.000000Z" and one["fields"] == first["fields"]
+    d = marquez.get_dataset(versioned["ns"], "shop.public.sales")
+    assert d["createdAt"] and d["updatedAt"] == "2024-06-02T10:00:00.000000Z"
+    assert d["currentVersion"] == latest["version"]
+
+
+def test_an_error_carries_marquez_code_and_message(marquez):
+    # marquez-python raises an empty APIError from the HTTPError, whose response is Marquez's
+    # body: the status and a message naming what is missing.
+    missing = f"no-such-source-{uuid.uuid4().hex[:8]}"
+    with pytest.raises(APIError) as caught:
+        marquez.get_source(missing)
+    response = caught.value.__cause__.response
+    assert response.status_code == 404
+    body = response.json()
+    assert body["code"] == 404 and missing in body["message"], body
+    with pytest.raises(APIError) as caught:
+        marquez.get_dataset_version("nowhere", "nothing", str(uuid.uuid4()))
+    assert caught.value.__cause__.response.json()["code"] == 404
+
+
+def test_lineage_reaches_jobs_sharing_an_input(apples):
+    """Marquez walks to every job that shares a dataset, on either side: from prepare_apple_pie
+    at depth 1, the writer of its input (prepare_apple_filling) and so that job's datasets."""
+    r = requests.get(
+        f"{URL}/api/v1/lineage",
+        params={"nodeId": f"job:{apples['kitchen']}:prepare_apple_pie", "depth": 1},
+        headers=AUTH,
+        timeout=30,
+    )
+    assert r.status_code == 200, r.text
+    ids = {n["id"] for n in r.json()["graph"]}
+    assert f"job:{apples['kitchen']}:prepare_apple_filling" in ids
+    assert f"dataset:{apples['kitchen']}:apples" in ids, "the found job's inputs are nodes"
+    assert f"job:{apples['kitchen']}:gather_apples" not in ids, "two steps away"
+
+
+def test_events_are_windowed_by_event_time(apples):
+    r = requests.get(
+        f"{URL}/api/v1/events/lineage",
+        params={"after": "2020-09-01T00:00:00Z", "before": "2020-10-01T00:00:00Z", "sortDirection": "asc", "limit": 1000},
+        headers=AUTH,
+        timeout=30,
+    )
+    assert r.status_code == 200, r.text
+    times = [e["eventTime"] for e in r.json()["events"] if e["job"]["namespace"] == apples["kitchen"]]
+    # 2_apple_filling, 6_apple_pie, 3_apple_cider: received in another order.
+    assert times == ["2020-09-02T15:00:00.000+10:00", "2020-09-03T15:00:00.000+10:00", "2020-09-29T12:00:00.000+10:00"]

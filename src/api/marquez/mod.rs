@@ -42,7 +42,7 @@ pub struct MarquezError {
 }
 
 impl MarquezError {
-    fn new(status: StatusCode, message: impl Into<String>) -> Self {
+    pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
         MarquezError { status, message: message.into() }
     }
 
@@ -84,6 +84,25 @@ impl FromRequestParts<AppState> for MarquezCaller {
                 e.client_message(),
             )
         })
+    }
+}
+
+/// A path's segments, as `Path` reads them; a segment that is not UTF-8 once decoded (`%FF`)
+/// is a 400 in Marquez's shape rather than axum's plain text.
+pub struct MarquezPath<T>(pub T);
+
+impl<T, S> FromRequestParts<S> for MarquezPath<T>
+where
+    T: serde::de::DeserializeOwned + Send,
+    S: Send + Sync,
+{
+    type Rejection = MarquezError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, MarquezError> {
+        Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|Path(t)| MarquezPath(t))
+            .map_err(|e| MarquezError::new(e.status(), e.body_text()))
     }
 }
 
@@ -177,6 +196,11 @@ pub fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(search))
         .routes(routes!(lineage_events))
         .routes(routes!(events))
+        .routes(routes!(list_sources))
+        .routes(routes!(get_source))
+        .routes(routes!(list_tags))
+        .routes(routes!(list_dataset_versions))
+        .routes(routes!(get_dataset_version))
 }
 
 /// Marquez's write routes, each refused with 405 (see the module's notes).
@@ -245,7 +269,7 @@ pub async fn list_namespaces(
 pub async fn get_namespace(
     State(state): State<AppState>,
     MarquezCaller(caller): MarquezCaller,
-    Path(namespace): Path<String>,
+    MarquezPath(namespace): MarquezPath<String>,
 ) -> Answer<shapes::Namespace> {
     Ok(Json(state.lineage.marquez_namespace(&caller, &namespace).await?.into()))
 }
@@ -262,7 +286,7 @@ pub async fn get_namespace(
 pub async fn list_datasets(
     State(state): State<AppState>,
     MarquezCaller(caller): MarquezCaller,
-    Path(namespace): Path<String>,
+    MarquezPath(namespace): MarquezPath<String>,
     RawQuery(raw): RawQuery,
 ) -> Answer<shapes::DatasetList> {
     let window = Query::parse(raw.as_deref()).window(DEFAULT_LIMIT)?;
@@ -275,17 +299,21 @@ pub async fn list_datasets(
 #[utoipa::path(get, path = "/api/v1/namespaces/{namespace}/datasets/{dataset}", tag = "marquez",
     params(("namespace" = String, Path, description = NS),
            ("dataset" = String, Path, description = "The dataset's OpenLineage name")),
-    responses((status = 200, description = "The dataset: fields, metadata, when last written", body = shapes::Dataset),
+    responses((status = 200, description = "The dataset: fields, metadata, when last written, its latest version (currentVersion)", body = shapes::Dataset),
               (status = 401, description = "Missing or invalid token", body = ErrorBody),
               (status = 404, description = "No such dataset", body = ErrorBody)),
     security(("bearer" = [])))]
 pub async fn get_dataset(
     State(state): State<AppState>,
     MarquezCaller(caller): MarquezCaller,
-    Path((namespace, name)): Path<(String, String)>,
+    MarquezPath((namespace, name)): MarquezPath<(String, String)>,
 ) -> Answer<shapes::Dataset> {
     let d = state.lineage.marquez_dataset(&caller, &svc::DatasetId { namespace, name }).await?;
-    Ok(Json(shapes::Dataset::from(&d)))
+    let mut answer = shapes::Dataset::from(&d);
+    // Asked for alone, a dataset names its latest version (lists and graphs leave it null:
+    // finding it reads the runs of every job that touched the dataset).
+    answer.current_version = state.lineage.marquez_current_version(&caller, &d).await?;
+    Ok(Json(answer))
 }
 
 async fn job_list(
@@ -322,7 +350,7 @@ async fn job_list(
 pub async fn list_jobs(
     State(state): State<AppState>,
     MarquezCaller(caller): MarquezCaller,
-    Path(namespace): Path<String>,
+    MarquezPath(namespace): MarquezPath<String>,
     RawQuery(raw): RawQuery,
 ) -> Answer<shapes::JobList> {
     Ok(Json(job_list(&state, &caller, Some(&namespace), &Query::parse(raw.as_deref())).await?))
@@ -354,7 +382,7 @@ pub async fn list_all_jobs(
 pub async fn get_job(
     State(state): State<AppState>,
     MarquezCaller(caller): MarquezCaller,
-    Path((namespace, name)): Path<(String, String)>,
+    MarquezPath((namespace, name)): MarquezPath<(String, String)>,
 ) -> Answer<shapes::Job> {
     let j = state.lineage.marquez_job(&caller, &namespace, &name).await?;
     Ok(Json(shapes::Job::from(&j)))
@@ -373,7 +401,7 @@ pub async fn get_job(
 pub async fn list_runs(
     State(state): State<AppState>,
     MarquezCaller(caller): MarquezCaller,
-    Path((namespace, name)): Path<(String, String)>,
+    MarquezPath((namespace, name)): MarquezPath<(String, String)>,
     RawQuery(raw): RawQuery,
 ) -> Answer<shapes::RunList> {
     let (offset, limit) = Query::parse(raw.as_deref()).window(DEFAULT_LIMIT)?;
@@ -393,7 +421,7 @@ pub async fn list_runs(
 pub async fn get_run(
     State(state): State<AppState>,
     MarquezCaller(caller): MarquezCaller,
-    Path(id): Path<String>,
+    MarquezPath(id): MarquezPath<String>,
 ) -> Answer<shapes::Run> {
     let r = state.lineage.marquez_run(&caller, &id).await?;
     Ok(Json(shapes::Run::from(&r)))
@@ -491,19 +519,24 @@ async fn event_list(state: &AppState, caller: &Caller, raw: Option<&str>) -> Ans
             return Err(MarquezError::bad(format!("query parameter sortDirection must be asc or desc, got {s:?}")))
         }
     };
-    let (before, after) = (q.time("before")?, q.time("after")?);
-    let (events, total_count) =
-        state.lineage.marquez_events(caller, after, before, ascending, offset as i64, limit as i64).await?;
+    let window = crate::domain::EventTimeWindow {
+        after: q.time("after")?,
+        before: q.time("before")?,
+        ascending,
+        offset: offset as i64,
+        limit: limit as i64,
+    };
+    let (events, total_count) = state.lineage.marquez_events(caller, &window).await?;
     Ok(Json(shapes::LineageEventList { events: events.into_iter().map(|e| e.body).collect(), total_count }))
 }
 
 #[utoipa::path(get, path = "/api/v1/events/lineage", tag = "marquez",
-    params(("before" = Option<String>, Query, description = "Received before this RFC 3339 time"),
-           ("after" = Option<String>, Query, description = "Received after this RFC 3339 time"),
-           ("sortDirection" = Option<String>, Query, description = "desc (newest first, the default) or asc"),
+    params(("before" = Option<String>, Query, description = "Events whose eventTime is before this RFC 3339 time"),
+           ("after" = Option<String>, Query, description = "Events whose eventTime is at or after this RFC 3339 time"),
+           ("sortDirection" = Option<String>, Query, description = "By eventTime: desc (newest first, the default) or asc"),
            ("limit" = Option<i64>, Query, description = "At most this many (1 to 1000, default 100)"),
            ("offset" = Option<i64>, Query, description = "Skip this many (default 0)")),
-    responses((status = 200, description = "The stored OpenLineage events as received", body = shapes::LineageEventList),
+    responses((status = 200, description = "The stored OpenLineage run events as received, by eventTime; totalCount counts every event in the window (job and dataset events too, as Marquez counts)", body = shapes::LineageEventList),
               (status = 400, description = "A bad parameter", body = ErrorBody),
               (status = 401, description = "Missing or invalid token", body = ErrorBody)),
     security(("bearer" = [])))]
@@ -517,9 +550,9 @@ pub async fn lineage_events(
 
 /// `marquez-python`'s `list_events()` asks this path (Marquez serves only `/events/lineage`).
 #[utoipa::path(get, path = "/api/v1/events", tag = "marquez",
-    params(("before" = Option<String>, Query, description = "Received before this RFC 3339 time"),
-           ("after" = Option<String>, Query, description = "Received after this RFC 3339 time"),
-           ("sortDirection" = Option<String>, Query, description = "desc (newest first, the default) or asc"),
+    params(("before" = Option<String>, Query, description = "Events whose eventTime is before this RFC 3339 time"),
+           ("after" = Option<String>, Query, description = "Events whose eventTime is at or after this RFC 3339 time"),
+           ("sortDirection" = Option<String>, Query, description = "By eventTime: desc (newest first, the default) or asc"),
            ("limit" = Option<i64>, Query, description = "At most this many (1 to 1000, default 100)"),
            ("offset" = Option<i64>, Query, description = "Skip this many (default 0)")),
     responses((status = 200, description = "As /api/v1/events/lineage", body = shapes::LineageEventList),
@@ -532,4 +565,96 @@ pub async fn events(
     RawQuery(raw): RawQuery,
 ) -> Answer<shapes::LineageEventList> {
     event_list(&state, &caller, raw.as_deref()).await
+}
+
+#[utoipa::path(get, path = "/api/v1/sources", tag = "marquez",
+    params(("limit" = Option<i64>, Query, description = "At most this many (1 to 1000, default 100)"),
+           ("offset" = Option<i64>, Query, description = "Skip this many (default 0)")),
+    responses((status = 200, description = "The datastores, then the namespaces of assets outside the catalog, as Marquez's sources, by name", body = shapes::SourceList),
+              (status = 400, description = "A bad parameter", body = ErrorBody),
+              (status = 401, description = "Missing or invalid token", body = ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn list_sources(
+    State(state): State<AppState>,
+    MarquezCaller(caller): MarquezCaller,
+    RawQuery(raw): RawQuery,
+) -> Answer<shapes::SourceList> {
+    let window = Query::parse(raw.as_deref()).window(DEFAULT_LIMIT)?;
+    let all = state.lineage.marquez_sources(&caller).await?;
+    Ok(Json(shapes::SourceList { sources: page(all, window).into_iter().map(Into::into).collect() }))
+}
+
+#[utoipa::path(get, path = "/api/v1/sources/{source}", tag = "marquez",
+    params(("source" = String, Path, description = "A datastore's name, or a namespace of assets outside the catalog")),
+    responses((status = 200, description = "The source", body = shapes::Source),
+              (status = 401, description = "Missing or invalid token", body = ErrorBody),
+              (status = 404, description = "No such source", body = ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn get_source(
+    State(state): State<AppState>,
+    MarquezCaller(caller): MarquezCaller,
+    MarquezPath(name): MarquezPath<String>,
+) -> Answer<shapes::Source> {
+    Ok(Json(state.lineage.marquez_source(&caller, &name).await?.into()))
+}
+
+#[utoipa::path(get, path = "/api/v1/tags", tag = "marquez",
+    params(("limit" = Option<i64>, Query, description = "At most this many (1 to 1000, default 100)"),
+           ("offset" = Option<i64>, Query, description = "Skip this many (default 0)")),
+    responses((status = 200, description = "The global tags OpenLineage events created and the tags on containers, by name", body = shapes::TagList),
+              (status = 400, description = "A bad parameter", body = ErrorBody),
+              (status = 401, description = "Missing or invalid token", body = ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn list_tags(
+    State(state): State<AppState>,
+    MarquezCaller(_caller): MarquezCaller,
+    RawQuery(raw): RawQuery,
+) -> Answer<shapes::TagList> {
+    let window = Query::parse(raw.as_deref()).window(DEFAULT_LIMIT)?;
+    let all = state.lineage.marquez_tags().await?;
+    let tags = page(all, window).into_iter().map(|name| shapes::Tag { name, description: None }).collect();
+    Ok(Json(shapes::TagList { tags }))
+}
+
+#[utoipa::path(get, path = "/api/v1/namespaces/{namespace}/datasets/{dataset}/versions", tag = "marquez",
+    params(("namespace" = String, Path, description = NS),
+           ("dataset" = String, Path, description = "The dataset's OpenLineage name"),
+           ("limit" = Option<i64>, Query, description = "At most this many (1 to 1000, default 100)"),
+           ("offset" = Option<i64>, Query, description = "Skip this many (default 0)")),
+    responses((status = 200, description = "The dataset's versions, the latest first: one per run that wrote it (the first run that read it when none did), with the schema facet that run sent", body = shapes::DatasetVersionList),
+              (status = 400, description = "A bad parameter", body = ErrorBody),
+              (status = 401, description = "Missing or invalid token", body = ErrorBody),
+              (status = 404, description = "No such dataset", body = ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn list_dataset_versions(
+    State(state): State<AppState>,
+    MarquezCaller(caller): MarquezCaller,
+    MarquezPath((namespace, name)): MarquezPath<(String, String)>,
+    RawQuery(raw): RawQuery,
+) -> Answer<shapes::DatasetVersionList> {
+    let (offset, limit) = Query::parse(raw.as_deref()).window(DEFAULT_LIMIT)?;
+    let id = svc::DatasetId { namespace, name };
+    let (versions, total_count) = state.lineage.marquez_dataset_versions(&caller, &id, offset, limit).await?;
+    Ok(Json(shapes::DatasetVersionList {
+        versions: versions.iter().map(shapes::DatasetVersion::from).collect(),
+        total_count,
+    }))
+}
+
+#[utoipa::path(get, path = "/api/v1/namespaces/{namespace}/datasets/{dataset}/versions/{version}", tag = "marquez",
+    params(("namespace" = String, Path, description = NS),
+           ("dataset" = String, Path, description = "The dataset's OpenLineage name"),
+           ("version" = String, Path, description = "A version id from the dataset's versions (or a run's outputDatasetVersions)")),
+    responses((status = 200, description = "The version", body = shapes::DatasetVersion),
+              (status = 401, description = "Missing or invalid token", body = ErrorBody),
+              (status = 404, description = "No such dataset or version", body = ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn get_dataset_version(
+    State(state): State<AppState>,
+    MarquezCaller(caller): MarquezCaller,
+    MarquezPath((namespace, name, version)): MarquezPath<(String, String, String)>,
+) -> Answer<shapes::DatasetVersion> {
+    let id = svc::DatasetId { namespace, name };
+    let v = state.lineage.marquez_dataset_version(&caller, &id, &version).await?;
+    Ok(Json(shapes::DatasetVersion::from(&v)))
 }

@@ -2,8 +2,10 @@
 //! the spec is loose), built from `service::marquez`'s answers. camelCase, times in RFC 3339
 //! with `Z`, absent values as `null` (Marquez's clients read the keys, so every key is sent).
 //!
-//! What Tributary does not keep is sent empty rather than invented: no dataset or job versions
-//! (`currentVersion: null`, `version: null`), no run arguments (`args: {}`).
+//! What Tributary does not keep is sent empty rather than invented: no job versions
+//! (`currentVersion: null` on jobs), no run arguments (`args: {}`). A dataset's versions are the
+//! runs that wrote it: one dataset asked for alone names its latest (`currentVersion`), and a
+//! run's outputs name the version it made.
 
 use serde::Serialize;
 use serde_json::{json, Map, Value};
@@ -13,6 +15,9 @@ use crate::domain::Timestamp;
 use crate::service::marquez::{
     self as m, ColumnGraph, Dataset as MDataset, DatasetNode, Graph, MarquezJob, MarquezRun, Namespace as MNamespace,
 };
+
+/// The owner Marquez gives a namespace no one claimed (`NamespaceDao.DEFAULT_NAMESPACE_OWNER`).
+pub const DEFAULT_OWNER: &str = "anonymous";
 
 fn time(t: Option<Timestamp>) -> Option<String> {
     t.map(|t| crate::domain::time::rfc3339_micros(&t))
@@ -33,8 +38,8 @@ pub struct Namespace {
     pub name: String,
     pub created_at: Option<String>,
     pub updated_at: Option<String>,
-    /// Tributary keeps no namespace owners: always `null`.
-    pub owner_name: Option<String>,
+    /// Tributary keeps no namespace owners: Marquez's default owner, `anonymous`.
+    pub owner_name: String,
     pub description: Option<String>,
     pub is_hidden: bool,
 }
@@ -45,7 +50,7 @@ impl From<MNamespace> for Namespace {
             name: n.name,
             created_at: time(n.created_at),
             updated_at: time(n.updated_at),
-            owner_name: None,
+            owner_name: DEFAULT_OWNER.into(),
             description: None,
             is_hidden: false,
         }
@@ -174,7 +179,7 @@ pub struct DatasetList {
     pub total_count: usize,
 }
 
-/// A job version's or dataset version's id; Tributary keeps no versions (`version: null`).
+/// A job version's or dataset version's id (`version: null` where Tributary has none).
 #[derive(Serialize, ToSchema)]
 #[schema(as = MarquezVersionId)]
 pub struct VersionId {
@@ -217,13 +222,15 @@ pub struct Run {
 
 impl From<&MarquezRun> for Run {
     fn from(r: &MarquezRun) -> Self {
-        let versions = |list: &[m::DatasetId]| -> Vec<DatasetVersionRef> {
+        // An output's version is the one this run made (`versions` of the dataset); an input's,
+        // the version current when it was read, is not kept.
+        let versions = |list: &[m::DatasetId], made: bool| -> Vec<DatasetVersionRef> {
             list.iter()
                 .map(|d| DatasetVersionRef {
                     dataset_version_id: VersionId {
                         namespace: d.namespace.clone(),
                         name: d.name.clone(),
-                        version: None,
+                        version: made.then(|| m::version_id(d, &r.run.run_id)),
                     },
                     facets: json!({}),
                 })
@@ -252,8 +259,8 @@ impl From<&MarquezRun> for Run {
             duration_ms: run.duration_ms(),
             args: json!({}),
             job_version: VersionId { namespace: r.job_namespace.clone(), name: r.job_name.clone(), version: None },
-            input_dataset_versions: versions(&r.inputs),
-            output_dataset_versions: versions(&r.outputs),
+            input_dataset_versions: versions(&r.inputs, false),
+            output_dataset_versions: versions(&r.outputs, true),
             context: json!({}),
             facets: Value::Object(facets),
         }
@@ -543,4 +550,120 @@ pub struct SearchResultList {
 pub struct LineageEventList {
     pub events: Vec<Value>,
     pub total_count: i64,
+}
+
+/// A source: a datastore, or the namespace of assets outside the catalog.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = MarquezSource)]
+pub struct Source {
+    /// The datastore's type in upper case (`POSTGRESQL`), or the namespace's scheme.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub name: String,
+    /// When an event first named one of its datasets (`null` when none did yet).
+    pub created_at: Option<String>,
+    pub updated_at: Option<String>,
+    /// The datastore's first OpenLineage namespace.
+    pub connection_url: String,
+    pub description: Option<String>,
+}
+
+impl From<m::Source> for Source {
+    fn from(s: m::Source) -> Self {
+        Source {
+            kind: s.kind,
+            name: s.name,
+            created_at: time(s.created_at),
+            updated_at: time(s.updated_at),
+            connection_url: s.connection_url,
+            description: None,
+        }
+    }
+}
+
+#[derive(Serialize, ToSchema)]
+#[schema(as = MarquezSourceList)]
+pub struct SourceList {
+    pub sources: Vec<Source>,
+}
+
+#[derive(Serialize, ToSchema)]
+#[schema(as = MarquezTag)]
+pub struct Tag {
+    pub name: String,
+    pub description: Option<String>,
+}
+
+#[derive(Serialize, ToSchema)]
+#[schema(as = MarquezTagList)]
+pub struct TagList {
+    pub tags: Vec<Tag>,
+}
+
+/// A dataset version: a run that wrote the dataset, with the schema its event sent.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = MarquezDatasetVersion)]
+pub struct DatasetVersion {
+    pub id: Id,
+    /// `DB_TABLE`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub name: String,
+    pub physical_name: String,
+    pub created_at: Option<String>,
+    /// A UUID named by the dataset and the run.
+    pub version: String,
+    pub namespace: String,
+    pub source_name: String,
+    /// The schema facet's fields.
+    pub fields: Vec<DatasetField>,
+    pub tags: Vec<String>,
+    pub lifecycle_state: Option<String>,
+    pub description: Option<String>,
+    pub current_schema_version: Option<String>,
+    pub created_by_run: Option<Run>,
+    /// The dataset's facets in the event the version's schema came from.
+    pub facets: Value,
+}
+
+impl From<&m::DatasetVersion> for DatasetVersion {
+    fn from(v: &m::DatasetVersion) -> Self {
+        let d = Dataset::from(&v.dataset);
+        DatasetVersion {
+            id: d.id,
+            kind: d.kind,
+            name: d.name,
+            physical_name: d.physical_name,
+            created_at: time(Some(v.created_at)),
+            version: v.version.clone(),
+            namespace: d.namespace,
+            source_name: d.source_name,
+            fields: v
+                .fields
+                .iter()
+                .map(|(name, data_type, description)| DatasetField {
+                    name: name.clone(),
+                    data_type: data_type.clone(),
+                    tags: Vec::new(),
+                    description: description.clone(),
+                })
+                .collect(),
+            tags: d.tags,
+            lifecycle_state: None,
+            description: d.description,
+            current_schema_version: None,
+            created_by_run: Some(Run::from(&v.run)),
+            facets: v.facets.clone(),
+        }
+    }
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = MarquezDatasetVersionList)]
+pub struct DatasetVersionList {
+    pub versions: Vec<DatasetVersion>,
+    pub total_count: usize,
 }

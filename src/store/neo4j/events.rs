@@ -162,3 +162,23 @@ pub(super) async fn purge_events(mut db: impl Run, before: Timestamp) -> StoreRe
     let deleted: i64 = db.run(cypher!("purge_events").param("before", ts(&before))).await?.value("deleted")?;
     u64::try_from(deleted).map_err(|_| internal("purge_events", format!("negative count {deleted}")))
 }
+
+/// Marquez's `/events/lineage`: see `Store::events_by_event_time`.
+pub(super) async fn events_by_event_time(
+    mut db: impl Run,
+    w: &crate::domain::EventTimeWindow,
+) -> StoreResult<(Vec<StoredEvent>, i64)> {
+    let rows = db
+        .run(
+            cypher!("events_by_event_time")
+                .param("after", w.after.as_ref().map(ts))
+                .param("before", w.before.as_ref().map(ts))
+                .param("ascending", w.ascending)
+                .param("skip", w.offset)
+                .param("limit", w.limit),
+        )
+        .await?;
+    let items: Vec<EventProps> = rows.value("items")?;
+    let items = items.into_iter().map(super::rows::Decode::decode).collect::<StoreResult<_>>()?;
+    Ok((items, rows.value("total")?))
+}

@@ -104,3 +104,30 @@ pub(super) fn purge_events(tx: &Connection, before: Timestamp) -> StoreResult<u6
     let n = tx.execute("DELETE FROM events WHERE received_at < ?1", params![ts(&before)]).map_err(sql_err)?;
     Ok(n as u64)
 }
+
+/// Marquez's `/events/lineage`: see `Store::events_by_event_time`.
+pub(super) fn events_by_event_time(
+    c: &Connection,
+    w: &crate::domain::EventTimeWindow,
+) -> rusqlite::Result<(Vec<StoredEvent>, i64)> {
+    let mut f = Filter::default();
+    f.always("event_time IS NOT NULL")
+        .always("status <> 'rejected'")
+        .when("event_time >= ?", w.after.as_ref().map(|t| SqlValue::Text(ts(t))))
+        .when("event_time < ?", w.before.as_ref().map(|t| SqlValue::Text(ts(t))));
+    store_query(STORE, "count_events_by_event_time");
+    let total: i64 = c.query_row(
+        &format!("SELECT count(*) FROM events WHERE {}", f.sql()),
+        rusqlite::params_from_iter(&f.params),
+        |r| r.get(0),
+    )?;
+    let order = if w.ascending { "event_time ASC, id ASC" } else { "event_time DESC, id DESC" };
+    let (limit, offset) = (f.params.len() + 1, f.params.len() + 2);
+    let sql = format!(
+        "SELECT {EVENT_COLS} FROM events WHERE {} AND kind = 'run_event' ORDER BY {order} LIMIT ?{limit} OFFSET ?{offset}",
+        f.sql()
+    );
+    let params = f.params.into_iter().chain([SqlValue::Integer(w.limit), SqlValue::Integer(w.offset)]);
+    let items = select_rows(c, "events_by_event_time", &sql, rusqlite::params_from_iter(params), event_row)?;
+    Ok((items, total))
+}
