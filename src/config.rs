@@ -244,6 +244,9 @@ pub struct ServeArgs {
     pub shutdown_grace_secs: u64,
     #[command(flatten)]
     pub pushback: PushBackArgs,
+    /// OpenLineage from Kafka (README, "Sending OpenLineage events"); off without brokers.
+    #[command(flatten, next_help_heading = "Kafka intake")]
+    pub kafka: crate::kafka::KafkaArgs,
 }
 
 /// Push-back limits (README, "Load and push-back").

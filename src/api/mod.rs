@@ -201,7 +201,12 @@ pub async fn healthz() -> &'static str {
 )]
 pub async fn readyz(State(state): State<AppState>) -> Response {
     match state.lineage.store.ping().await {
-        Ok(()) => (StatusCode::OK, "ready").into_response(),
+        // The Kafka consumer's state is reported, not required: HTTP ingest and queries work
+        // whatever the brokers do.
+        Ok(()) => match crate::kafka::readiness_line() {
+            Some(kafka) => (StatusCode::OK, format!("ready\n{kafka}")).into_response(),
+            None => (StatusCode::OK, "ready").into_response(),
+        },
         Err(e) => {
             tracing::warn!(error = %e, "readiness check failed");
             (StatusCode::SERVICE_UNAVAILABLE, "store unavailable").into_response()

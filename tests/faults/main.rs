@@ -18,6 +18,7 @@
 
 mod disk;
 mod harness;
+mod kafka;
 mod soak;
 
 use std::collections::HashSet;
