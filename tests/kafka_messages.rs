@@ -50,7 +50,11 @@ fn hostile_bodies() -> Vec<(String, Vec<u8>)> {
         };
         let year_ahead =
             (chrono::Utc::now() + chrono::Duration::days(365)).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-        body = String::from_utf8_lossy(&body).replace("__ONE_YEAR_AHEAD__", &year_ahead).into_bytes().into_iter().collect();
+        body = String::from_utf8_lossy(&body)
+            .replace("__ONE_YEAR_AHEAD__", &year_ahead)
+            .into_bytes()
+            .into_iter()
+            .collect();
         if req["gzip"].as_bool() == Some(true) {
             use std::io::Write;
             let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
@@ -138,8 +142,8 @@ async fn hostile_messages(store: Arc<dyn Store>) {
     let now = chrono::Utc::now();
     let mut expected_rejections = 0;
     for (name, body) in &bodies {
-        let valid = ol::parse_body(body, &limits)
-            .is_ok_and(|p| p.events.iter().all(|e| ol::validate(e, now, &limits).is_ok()));
+        let valid =
+            ol::parse_body(body, &limits).is_ok_and(|p| p.events.iter().all(|e| ol::validate(e, now, &limits).is_ok()));
         if !valid {
             expected_rejections += 1;
             assert!(rejected_keys.iter().any(|k| k == name), "{name} is stored as rejected: {rejected_keys:?}");
@@ -148,10 +152,10 @@ async fn hostile_messages(store: Arc<dyn Store>) {
     assert!(expected_rejections >= 15, "the corpus has bad bodies: {expected_rejections}");
     // Every good event around the bad ones is stored and applied.
     let good_events = store
-        .list_events(&EventFilter { job_namespace: Some(ns.clone()), ..EventFilter::default() }, PageRequest {
-            page: 1,
-            size: 1_000,
-        })
+        .list_events(
+            &EventFilter { job_namespace: Some(ns.clone()), ..EventFilter::default() },
+            PageRequest { page: 1, size: 1_000 },
+        )
         .await
         .unwrap();
     assert_eq!(good_events.total as usize, goods);
@@ -160,10 +164,10 @@ async fn hostile_messages(store: Arc<dyn Store>) {
     assert!(report.rejected.iter().all(|r| !r.duplicate));
     // What `openLineageEvents(status: "rejected")` lists: each with the message's place.
     let listed = store
-        .list_events(&EventFilter { status: Some("rejected".into()), ..EventFilter::default() }, PageRequest {
-            page: 1,
-            size: 1_000,
-        })
+        .list_events(
+            &EventFilter { status: Some("rejected".into()), ..EventFilter::default() },
+            PageRequest { page: 1, size: 1_000 },
+        )
         .await
         .unwrap();
     let mine: Vec<_> = listed.items.iter().filter(|e| e.summary["kafka"]["topic"] == topic.as_str()).collect();
@@ -175,7 +179,10 @@ async fn hostile_messages(store: Arc<dyn Store>) {
         assert_eq!(e.submitted_by.as_deref(), Some("kafka"));
         assert!(e.errors.as_array().is_some_and(|a| !a.is_empty()), "{e:?}");
     }
-    let too_large = mine.iter().find(|e| messages[e.summary["kafka"]["offset"].as_i64().unwrap() as usize].key.as_deref() == Some(&b"openlineage-body-51mib.json"[..]));
+    let too_large = mine.iter().find(|e| {
+        messages[e.summary["kafka"]["offset"].as_i64().unwrap() as usize].key.as_deref()
+            == Some(&b"openlineage-body-51mib.json"[..])
+    });
     if let Some(e) = too_large {
         assert!(e.errors[0]["message"].as_str().unwrap().contains("at most 1048576 bytes"), "{e:?}");
         assert!(e.body.as_str().unwrap().len() < 70_000, "a huge message is not kept whole");
@@ -185,17 +192,14 @@ async fn hostile_messages(store: Arc<dyn Store>) {
     let again = lineage.ingest_kafka_batch(&messages, 1024 * 1024).await.unwrap();
     assert!(again.rejected.iter().all(|r| r.duplicate), "{:?}", again.rejected);
     assert_eq!(again.ingest.events.iter().filter(|e| e.status == "applied").count(), 0);
-    assert!(again
-        .ingest
-        .events
-        .iter()
-        .all(|e| e.status == "ignored" && e.summary["ignored_reason"] == "duplicate"));
+    assert!(again.ingest.events.iter().all(|e| e.status == "ignored" && e.summary["ignored_reason"] == "duplicate"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_kafka_messages_embedded() {
     let dir = tempfile::tempdir().unwrap();
-    let store = tributary::server::open_store(&StoreKind::Embedded { data_dir: dir.path().join("data") }).await.unwrap();
+    let store =
+        tributary::server::open_store(&StoreKind::Embedded { data_dir: dir.path().join("data") }).await.unwrap();
     hostile_messages(store).await;
 }
 

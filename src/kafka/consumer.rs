@@ -191,7 +191,11 @@ async fn run(lineage: Lineage, config: KafkaConfig, mut stop: watch::Receiver<bo
 
 /// Waits for a first message (or the stop), then takes more for up to the batch wait or the
 /// batch size. Empty when stopping before any message came.
-async fn read_batch(consumer: &KafkaConsumer, config: &KafkaConfig, stop: &mut watch::Receiver<bool>) -> Vec<KafkaMessage> {
+async fn read_batch(
+    consumer: &KafkaConsumer,
+    config: &KafkaConfig,
+    stop: &mut watch::Receiver<bool>,
+) -> Vec<KafkaMessage> {
     let mut batch = Vec::new();
     let mut deadline: Option<tokio::time::Instant> = None;
     while batch.len() < config.batch_size && !*stop.borrow() {
@@ -305,7 +309,12 @@ async fn commit(consumer: &Arc<KafkaConsumer>, batch: &[KafkaMessage]) {
     let mut tpl = TopicPartitionList::new();
     for ((topic, partition), offset) in next {
         if !assigned.contains(&(topic.to_string(), partition)) {
-            tracing::info!(topic, partition, offset, "partition moved to another replica before its commit; it reads the messages again there");
+            tracing::info!(
+                topic,
+                partition,
+                offset,
+                "partition moved to another replica before its commit; it reads the messages again there"
+            );
             continue;
         }
         if let Err(e) = tpl.add_partition_offset(topic, partition, Offset::Offset(offset)) {
@@ -330,7 +339,11 @@ async fn commit(consumer: &Arc<KafkaConsumer>, batch: &[KafkaMessage]) {
 /// Copies the batch's rejected messages to the dead-letter topic, with headers saying where
 /// they came from and why; waits for the broker's acknowledgement (before the commit), so a
 /// copy is lost only if the broker refuses it (logged and counted).
-async fn dead_letter_copy(dead_letter: Option<&(String, FutureProducer)>, batch: &[KafkaMessage], report: &KafkaBatchReport) {
+async fn dead_letter_copy(
+    dead_letter: Option<&(String, FutureProducer)>,
+    batch: &[KafkaMessage],
+    report: &KafkaBatchReport,
+) {
     let Some((topic, producer)) = dead_letter else { return };
     let mut seen = HashSet::new();
     for r in &report.rejected {

@@ -147,11 +147,7 @@ impl Lineage {
             });
             let digest = hex(&Sha256::digest(m.payload.as_deref().unwrap_or_default()));
             let errors: Vec<Value> = errors.iter().map(|(l, msg)| json!({"location": l, "message": msg})).collect();
-            let reason = errors
-                .iter()
-                .filter_map(|e| e["message"].as_str())
-                .collect::<Vec<_>>()
-                .join("; ");
+            let reason = errors.iter().filter_map(|e| e["message"].as_str()).collect::<Vec<_>>().join("; ");
             rows.push(StoredEvent {
                 id: 0,
                 // The message's place and bytes: a message read again is the same rejection,

@@ -52,11 +52,8 @@ async fn create_topic(name: &str, partitions: i32) {
 /// Writes events `range` of `ns` (keyed by run id, so they spread over the partitions), each
 /// acknowledged by the broker; their run ids.
 async fn produce(topic: &str, ns: &str, range: std::ops::Range<usize>) -> Vec<String> {
-    let producer: FutureProducer = ClientConfig::new()
-        .set("bootstrap.servers", bootstrap())
-        .set("linger.ms", "5")
-        .create()
-        .expect("a producer");
+    let producer: FutureProducer =
+        ClientConfig::new().set("bootstrap.servers", bootstrap()).set("linger.ms", "5").create().expect("a producer");
     let mut runs = Vec::new();
     let mut sends = Vec::new();
     for i in range {
@@ -255,8 +252,11 @@ async fn neo4j_restarted_mid_stream_loses_nothing(tag: &str) {
 async fn kafka_replica_killed_mid_stream_embedded() {
     let _one = SERIAL.lock().await;
     let dir = tempfile::tempdir().unwrap();
-    a_replica_killed_mid_stream_loses_and_repeats_nothing(StoreAt::Embedded(dir.path().join("data")), "kafka-kill-embedded")
-        .await;
+    a_replica_killed_mid_stream_loses_and_repeats_nothing(
+        StoreAt::Embedded(dir.path().join("data")),
+        "kafka-kill-embedded",
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -30,7 +30,9 @@ pub(crate) async fn kafka(
     report: &mut Report,
 ) -> anyhow::Result<()> {
     let Some(brokers) = args.kafka_brokers.clone().filter(|b| !b.is_empty()) else {
-        anyhow::bail!("the kafka scenario needs a broker: --kafka-brokers or KAFKA_BOOTSTRAP_SERVERS (scripts/kafka-start)");
+        anyhow::bail!(
+            "the kafka scenario needs a broker: --kafka-brokers or KAFKA_BOOTSTRAP_SERVERS (scripts/kafka-start)"
+        );
     };
     let n = plan.ingest_events.max(1);
     // The HTTP side, in this run: requests of 1,000 events.
@@ -38,7 +40,8 @@ pub(crate) async fn kafka(
     let t = Instant::now();
     let mut http_applied = 0;
     for chunk in http_events.chunks(1_000) {
-        let (_, v) = client.post(format!("{}/api/v1/lineage", client.service), Bytes::from(serde_json::to_vec(chunk)?)).await?;
+        let (_, v) =
+            client.post(format!("{}/api/v1/lineage", client.service), Bytes::from(serde_json::to_vec(chunk)?)).await?;
         http_applied += v["applied"].as_i64().unwrap_or(0) + v["ignored"].as_i64().unwrap_or(0);
     }
     let http_secs = t.elapsed().as_secs_f64();
@@ -46,8 +49,7 @@ pub(crate) async fn kafka(
     // The Kafka side: the events written first, then read.
     let kafka_events = g.openlineage_events(n, args.seed ^ 0x4B41_464B);
     let topic = format!("tributary-bench-{}", uuid::Uuid::new_v4().simple());
-    let admin: AdminClient<DefaultClientContext> =
-        ClientConfig::new().set("bootstrap.servers", &brokers).create()?;
+    let admin: AdminClient<DefaultClientContext> = ClientConfig::new().set("bootstrap.servers", &brokers).create()?;
     for r in admin.create_topics([&NewTopic::new(&topic, 4, TopicReplication::Fixed(1))], &AdminOptions::new()).await? {
         r.map_err(|(t, e)| anyhow::anyhow!("cannot create topic {t}: {e}"))?;
     }
