@@ -57,6 +57,10 @@ pub fn kafka_caller() -> Caller {
 /// whole for saying it was too large.
 const KEPT_BYTES: usize = 64 * 1024;
 
+/// A message (its index in the batch) to store as rejected: the body kept and the errors
+/// (`(location, message)`).
+type Rejection = (usize, Value, Vec<(String, String)>);
+
 /// Events passed to one ingest call at most (the HTTP list limit).
 const EVENTS_PER_CALL: usize = 1_000;
 
@@ -73,7 +77,7 @@ impl Lineage {
         let limits = Limits { max_body_bytes: max_message_bytes, ..Limits::default() };
         let now = crate::domain::now();
         let mut events: Vec<Value> = Vec::new();
-        let mut rejected: Vec<(usize, Value, Vec<(String, String)>)> = Vec::new();
+        let mut rejected: Vec<Rejection> = Vec::new();
         for (index, m) in messages.iter().enumerate() {
             let Some(payload) = m.payload.as_deref() else {
                 rejected.push((index, Value::Null, vec![(String::new(), "the message has no value".into())]));
@@ -132,7 +136,7 @@ impl Lineage {
     async fn store_rejected(
         &self,
         messages: &[KafkaMessage],
-        rejected: Vec<(usize, Value, Vec<(String, String)>)>,
+        rejected: Vec<Rejection>,
         now: crate::domain::Timestamp,
     ) -> Result<Vec<RejectedMessage>> {
         let mut rows = Vec::with_capacity(rejected.len());
