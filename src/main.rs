@@ -370,8 +370,13 @@ async fn main() -> anyhow::Result<()> {
                 .map_err(|e| anyhow::anyhow!("cannot record the stored events' jobs and runs: {}", e.message()))?;
             let grace = std::time::Duration::from_secs(args.shutdown_grace_secs);
             let limits = args.pushback.limits();
-            let consumer =
-                kafka.map(|k| tributary::kafka::spawn(lineage.clone(), k, tributary::server::shutdown_signal()));
+            let consumer = match kafka {
+                Some(k) => Some(
+                    tributary::kafka::spawn(lineage.clone(), k, tributary::server::shutdown_signal())
+                        .map_err(|e| anyhow::anyhow!("{e} (check the --kafka-* flags)"))?,
+                ),
+                None => None,
+            };
             tributary::lifecycle::serve_finishing_pending(listener, lineage, auth_on, &args.cors_origin, limits, grace)
                 .await?;
             if let Some(consumer) = consumer {

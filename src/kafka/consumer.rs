@@ -102,14 +102,16 @@ impl ConsumerContext for Callbacks {
 
 type KafkaConsumer = StreamConsumer<Callbacks>;
 
-/// Starts the consumer on a task of its own; it stops, committing what it stored and leaving
-/// the group, once `shutdown` resolves. The task ends when it has left the group (or could
-/// not start: then the state is `failed` and the log says why; `serve` goes on over HTTP).
+/// Creates the consumer (a wrong librdkafka property fails here, at start, naming it),
+/// subscribes it and runs it on a task of its own; it stops, committing what it stored and
+/// leaving the group, once `shutdown` resolves. The task ends when it has left the group.
+/// Brokers that cannot be reached are no error: the consumer keeps trying, and `/readyz` and
+/// the log say so.
 pub fn spawn(
     lineage: Lineage,
     config: KafkaConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
-) -> tokio::task::JoinHandle<()> {
+) -> Result<tokio::task::JoinHandle<()>, String> {
     if let Ok(mut s) = super::cell().lock() {
         *s = Some(Status {
             state: State::Starting,
@@ -121,18 +123,42 @@ pub fn spawn(
         });
     }
     set_state(State::Starting);
+    let started = start(&config).inspect_err(|e| {
+        update(|s| s.last_error = Some(e.clone()));
+        set_state(State::Failed);
+    })?;
     let (stop, stopped) = watch::channel(false);
     tokio::spawn(async move {
         shutdown.await;
         let _ = stop.send(true);
     });
-    tokio::spawn(async move {
-        if let Err(e) = run(lineage, config, stopped).await {
-            tracing::error!(error = %e, "the Kafka consumer stopped; no more events are read from Kafka");
-            update(|s| s.last_error = Some(e));
-            set_state(State::Failed);
+    Ok(tokio::spawn(async move {
+        let (consumer, dead_letter) = started;
+        run(lineage, config, consumer, dead_letter, stopped).await;
+    }))
+}
+
+type DeadLetter = Option<(String, FutureProducer)>;
+
+/// The consumer, subscribed, and the dead-letter producer when one is configured.
+fn start(config: &KafkaConfig) -> Result<(Arc<KafkaConsumer>, DeadLetter), String> {
+    let consumer: Arc<KafkaConsumer> = Arc::new(
+        client_config(&config.properties)
+            .create_with_context(Callbacks)
+            .map_err(|e| format!("cannot create the Kafka consumer: {e}"))?,
+    );
+    let topics: Vec<&str> = config.topics.iter().map(String::as_str).collect();
+    consumer.subscribe(&topics).map_err(|e| format!("cannot subscribe to Kafka topics {topics:?}: {e}"))?;
+    let dead_letter = match &config.dead_letter_topic {
+        Some(topic) => {
+            let producer: FutureProducer = client_config(&super::config::producer_properties(config))
+                .create()
+                .map_err(|e| format!("cannot create the Kafka dead-letter producer: {e}"))?;
+            Some((topic.clone(), producer))
         }
-    })
+        None => None,
+    };
+    Ok((consumer, dead_letter))
 }
 
 fn client_config(properties: &[(String, String)]) -> ClientConfig {
@@ -143,23 +169,13 @@ fn client_config(properties: &[(String, String)]) -> ClientConfig {
     c
 }
 
-async fn run(lineage: Lineage, config: KafkaConfig, mut stop: watch::Receiver<bool>) -> Result<(), String> {
-    let consumer: Arc<KafkaConsumer> = Arc::new(
-        client_config(&config.properties)
-            .create_with_context(Callbacks)
-            .map_err(|e| format!("cannot create the Kafka consumer: {e}"))?,
-    );
-    let topics: Vec<&str> = config.topics.iter().map(String::as_str).collect();
-    consumer.subscribe(&topics).map_err(|e| format!("cannot subscribe to {topics:?}: {e}"))?;
-    let dead_letter = match &config.dead_letter_topic {
-        Some(topic) => {
-            let producer: FutureProducer = client_config(&super::config::producer_properties(&config))
-                .create()
-                .map_err(|e| format!("cannot create the dead-letter producer: {e}"))?;
-            Some((topic.clone(), producer))
-        }
-        None => None,
-    };
+async fn run(
+    lineage: Lineage,
+    config: KafkaConfig,
+    consumer: Arc<KafkaConsumer>,
+    dead_letter: DeadLetter,
+    mut stop: watch::Receiver<bool>,
+) {
     tracing::info!(brokers = %config.brokers, group = %config.group, topics = ?config.topics, "reading OpenLineage events from Kafka");
     set_state(State::Consuming);
     loop {
@@ -186,7 +202,6 @@ async fn run(lineage: Lineage, config: KafkaConfig, mut stop: watch::Receiver<bo
     let _ = tokio::task::spawn_blocking(move || drop(consumer)).await;
     set_state(State::Stopped);
     tracing::info!("left the Kafka consumer group");
-    Ok(())
 }
 
 /// Waits for a first message (or the stop), then takes more for up to the batch wait or the

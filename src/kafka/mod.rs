@@ -30,7 +30,8 @@ pub enum State {
     Stopping,
     /// Left the group.
     Stopped,
-    /// The consumer could not be created or subscribed (see the log); nothing is read.
+    /// The consumer could not be created or subscribed (a wrong property): `serve` stops at
+    /// start with the reason.
     Failed,
 }
 

@@ -89,7 +89,8 @@ pub(crate) async fn kafka(
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let consumer = tributary::kafka::spawn(Lineage::new(store), config, async move {
         let _ = stopped.await;
-    });
+    })
+    .map_err(|e| anyhow::anyhow!(e))?;
     let joined = Instant::now();
     while tributary::kafka::status().is_none_or(|s| s.partitions.is_empty()) {
         anyhow::ensure!(joined.elapsed() < Duration::from_secs(120), "the consumer got no partitions in 120 s");
