@@ -14,11 +14,6 @@
 # (async-graphql 7.2 and uuid 1.29 need 1.89), not only the crate's own rust-version.
 
 FROM rust:1.89-bookworm AS build
-# CMake builds librdkafka (the Kafka intake) from its vendored source; OpenSSL's build needs perl,
-# which the image has.
-RUN apt-get update \
-    && apt-get install -y --no-install-recommends cmake \
-    && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
 # Cache mounts keep the registry and target dir between builds, so a source change does not
