@@ -15,6 +15,9 @@ pub struct Cli {
     pub command: Command,
 }
 
+// `serve`'s flags (the Kafka ones among them) make its variant large; the enum is parsed once
+// at start and never moved around, so boxing it would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve GraphQL (POST /graphql, GraphiQL at GET /graphql), health, readiness and metrics.
@@ -244,6 +247,9 @@ pub struct ServeArgs {
     pub shutdown_grace_secs: u64,
     #[command(flatten)]
     pub pushback: PushBackArgs,
+    /// OpenLineage from Kafka (README, "Sending OpenLineage events"); off without brokers.
+    #[command(flatten, next_help_heading = "Kafka intake")]
+    pub kafka: crate::kafka::KafkaArgs,
 }
 
 /// Push-back limits (README, "Load and push-back").

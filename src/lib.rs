@@ -7,6 +7,7 @@ pub mod domain;
 pub mod error;
 pub mod forward;
 pub mod ingest;
+pub mod kafka;
 pub mod lifecycle;
 pub mod metrics;
 pub mod server;

@@ -322,6 +322,8 @@ async fn main() -> anyhow::Result<()> {
             out.write_all(sdl.as_bytes())?;
         }
         Command::Serve(args) => {
+            // Checked before anything starts: a wrong Kafka flag fails fast.
+            let kafka = args.kafka.config().map_err(|e| anyhow::anyhow!(e))?;
             let wait = std::time::Duration::from_secs(args.store_wait_secs);
             let store = tributary::lifecycle::open_store_waiting(&args.store.kind(), wait)
                 .await
@@ -368,8 +370,21 @@ async fn main() -> anyhow::Result<()> {
                 .map_err(|e| anyhow::anyhow!("cannot record the stored events' jobs and runs: {}", e.message()))?;
             let grace = std::time::Duration::from_secs(args.shutdown_grace_secs);
             let limits = args.pushback.limits();
+            let consumer = match kafka {
+                Some(k) => Some(
+                    tributary::kafka::spawn(lineage.clone(), k, tributary::server::shutdown_signal())
+                        .map_err(|e| anyhow::anyhow!("{e} (check the --kafka-* flags)"))?,
+                ),
+                None => None,
+            };
             tributary::lifecycle::serve_finishing_pending(listener, lineage, auth_on, &args.cors_origin, limits, grace)
                 .await?;
+            if let Some(consumer) = consumer {
+                // The consumer commits what it stored and leaves its group, within the same grace.
+                if tokio::time::timeout(grace, consumer).await.is_err() {
+                    tracing::warn!(grace_secs = grace.as_secs(), "the Kafka consumer did not leave its group within the shutdown grace period; its uncommitted messages are read again by the group");
+                }
+            }
             tracing::info!("stopped");
         }
         Command::Export { store, output } => {

@@ -2,7 +2,7 @@
 
 use std::sync::OnceLock;
 
-use prometheus::{Encoder, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder};
+use prometheus::{Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry, TextEncoder};
 
 pub struct Metrics {
     pub registry: Registry,
@@ -29,6 +29,26 @@ pub struct Metrics {
     pub ingest_refused: prometheus::IntCounter,
     /// Requests refused because their address failed authentication too often (429).
     pub auth_throttled: prometheus::IntCounter,
+    /// The Kafka intake (src/kafka): messages read, by `topic`.
+    pub kafka_messages: IntCounterVec,
+    /// Events read from Kafka by outcome (`status`: `applied`, `ignored`, `rejected`, `failed`,
+    /// `denied`); a message that is no event counts as one `rejected`.
+    pub kafka_events: IntCounterVec,
+    /// Messages behind the end of each assigned partition (`topic`, `partition`).
+    pub kafka_lag: IntGaugeVec,
+    /// Partitions assigned to this replica.
+    pub kafka_partitions: prometheus::IntGauge,
+    /// 1 for the consumer's current `state` (starting, consuming, paused, stopping, stopped,
+    /// failed), 0 for the others.
+    pub kafka_state: IntGaugeVec,
+    /// Offset commits, by `outcome` (`committed`, `failed`).
+    pub kafka_commits: IntCounterVec,
+    /// Times the partitions were paused because the store was unavailable.
+    pub kafka_pauses: prometheus::IntCounter,
+    /// Rejected messages copied to the dead-letter topic, by `outcome` (`sent`, `failed`).
+    pub kafka_dead_lettered: IntCounterVec,
+    /// Time to store, apply and commit one batch of messages.
+    pub kafka_batch_seconds: prometheus::Histogram,
 }
 
 fn build() -> Metrics {
@@ -85,6 +105,49 @@ fn build() -> Metrics {
         "Requests refused because their address failed authentication too often",
     )
     .expect("valid metric definition");
+    let kafka_messages = IntCounterVec::new(
+        Opts::new("tributary_kafka_messages_consumed_total", "Kafka messages read, by topic"),
+        &["topic"],
+    )
+    .expect("valid metric definition");
+    let kafka_events = IntCounterVec::new(
+        Opts::new("tributary_kafka_events_total", "OpenLineage events read from Kafka, by outcome"),
+        &["status"],
+    )
+    .expect("valid metric definition");
+    let kafka_lag = IntGaugeVec::new(
+        Opts::new("tributary_kafka_consumer_lag", "Messages behind the end of each assigned Kafka partition"),
+        &["topic", "partition"],
+    )
+    .expect("valid metric definition");
+    let kafka_partitions =
+        prometheus::IntGauge::new("tributary_kafka_partitions_assigned", "Kafka partitions assigned to this replica")
+            .expect("valid metric definition");
+    let kafka_state = IntGaugeVec::new(
+        Opts::new("tributary_kafka_consumer_state", "1 for the Kafka consumer's current state"),
+        &["state"],
+    )
+    .expect("valid metric definition");
+    let kafka_commits = IntCounterVec::new(
+        Opts::new("tributary_kafka_commits_total", "Kafka offset commits, by outcome"),
+        &["outcome"],
+    )
+    .expect("valid metric definition");
+    let kafka_pauses = prometheus::IntCounter::new(
+        "tributary_kafka_pauses_total",
+        "Times the Kafka partitions were paused because the store was unavailable",
+    )
+    .expect("valid metric definition");
+    let kafka_dead_lettered = IntCounterVec::new(
+        Opts::new("tributary_kafka_dead_lettered_total", "Rejected Kafka messages copied to the dead-letter topic"),
+        &["outcome"],
+    )
+    .expect("valid metric definition");
+    let kafka_batch_seconds = prometheus::Histogram::with_opts(
+        HistogramOpts::new("tributary_kafka_batch_duration_seconds", "Time to store, apply and commit a Kafka batch")
+            .buckets(vec![0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 30.0]),
+    )
+    .expect("valid metric definition");
     for c in [
         Box::new(store_queries.clone()) as Box<dyn prometheus::core::Collector>,
         Box::new(store_calls.clone()),
@@ -97,6 +160,15 @@ fn build() -> Metrics {
         Box::new(ingest_in_flight.clone()),
         Box::new(ingest_refused.clone()),
         Box::new(auth_throttled.clone()),
+        Box::new(kafka_messages.clone()),
+        Box::new(kafka_events.clone()),
+        Box::new(kafka_lag.clone()),
+        Box::new(kafka_partitions.clone()),
+        Box::new(kafka_state.clone()),
+        Box::new(kafka_commits.clone()),
+        Box::new(kafka_pauses.clone()),
+        Box::new(kafka_dead_lettered.clone()),
+        Box::new(kafka_batch_seconds.clone()),
     ] {
         registry.register(c).expect("metric registered once");
     }
@@ -113,6 +185,15 @@ fn build() -> Metrics {
         ingest_in_flight,
         ingest_refused,
         auth_throttled,
+        kafka_messages,
+        kafka_events,
+        kafka_lag,
+        kafka_partitions,
+        kafka_state,
+        kafka_commits,
+        kafka_pauses,
+        kafka_dead_lettered,
+        kafka_batch_seconds,
     }
 }
 

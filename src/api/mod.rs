@@ -208,11 +208,17 @@ pub async fn healthz() -> &'static str {
     security(())
 )]
 pub async fn readyz(State(state): State<AppState>) -> Response {
+    // The Kafka consumer's state is reported, not required: HTTP ingest and queries work
+    // whatever the brokers do.
+    let with_kafka = |text: &'static str| match crate::kafka::readiness_line() {
+        Some(kafka) => format!("{text}\n{kafka}"),
+        None => text.to_string(),
+    };
     match state.lineage.store.ping().await {
-        Ok(()) => (StatusCode::OK, "ready").into_response(),
+        Ok(()) => (StatusCode::OK, with_kafka("ready")).into_response(),
         Err(e) => {
             tracing::warn!(error = %e, "readiness check failed");
-            (StatusCode::SERVICE_UNAVAILABLE, "store unavailable").into_response()
+            (StatusCode::SERVICE_UNAVAILABLE, with_kafka("store unavailable")).into_response()
         }
     }
 }

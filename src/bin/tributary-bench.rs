@@ -26,6 +26,8 @@ mod history;
 mod ingest;
 #[path = "tributary-bench/jobs.rs"]
 mod jobs;
+#[path = "tributary-bench/kafka.rs"]
+mod kafka;
 #[path = "tributary-bench/load.rs"]
 mod load;
 #[path = "tributary-bench/memory.rs"]
@@ -97,6 +99,10 @@ enum Scenario {
     /// lineageGraph with includeJobs, and impact with each item's health, against the same
     /// without (issue #29); records its jobs through OpenLineage first, so it runs last.
     Jobs,
+    /// OpenLineage events read from a Kafka topic by the service's consumer, against the HTTP
+    /// ingest of as many events of the same shape (issue #48). Needs a broker (--kafka-brokers),
+    /// so it runs only when named.
+    Kafka,
 }
 
 const ALL: [Scenario; 9] = [
@@ -148,13 +154,16 @@ struct Args {
     /// lineageGraph_d5, lineageGraph_d20, impact_hub, piiFlow_hub. For profiling one of them.
     #[arg(long, value_delimiter = ',')]
     queries: Option<Vec<String>>,
-    /// Comma-separated scenarios (default: all): load, statements, queries, history, concurrency, memory,
-    /// ingest, paths, jobs.
+    /// Comma-separated scenarios (default: all but kafka): load, statements, queries, history,
+    /// concurrency, memory, ingest, paths, jobs, kafka.
     #[arg(long, value_enum, value_delimiter = ',')]
     scenarios: Option<Vec<Scenario>>,
     /// Where to write the results as JSON.
     #[arg(long)]
     json: Option<PathBuf>,
+    /// The Kafka broker(s) of the kafka scenario (scripts/kafka-start prints one).
+    #[arg(long, env = "KAFKA_BOOTSTRAP_SERVERS")]
+    kafka_brokers: Option<String>,
     #[arg(long, env = "NEO4J_URI")]
     neo4j_uri: Option<String>,
     #[arg(long, env = "NEO4J_USER", default_value = "neo4j")]
@@ -334,6 +343,9 @@ async fn run(args: Args) -> anyhow::Result<()> {
             resolver_lookups(opened.store.as_ref(), &dir.0, &g, &mut report).await?;
         }
         ingest(&client, &plan, &args, &g, neo_base.is_some(), &mut report).await?;
+    }
+    if plan.has(Scenario::Kafka) {
+        kafka::kafka(&client, &plan, &args, &g, opened.store.clone(), &mut report).await?;
     }
     if plan.has(Scenario::Jobs) {
         jobs::jobs(&client, &plan, &g, &mut report).await?;

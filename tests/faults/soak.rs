@@ -13,9 +13,9 @@ use super::SERIAL;
 
 /// A Neo4j of the test's own on a free port, restartable on the same data (scripts/neo4j-start
 /// with `TRIBUTARY_NEO4J_RUN_DIR`), stopped and removed when dropped.
-struct OwnNeo4j {
+pub(super) struct OwnNeo4j {
     dir: PathBuf,
-    port: u16,
+    pub(super) port: u16,
 }
 
 impl OwnNeo4j {
@@ -38,12 +38,26 @@ impl OwnNeo4j {
         format!("{} TRIBUTARY_NEO4J_KEEP={keep} {}", self.env(), Self::scripts().join("neo4j-stop").display())
     }
 
-    fn start(dir: PathBuf) -> OwnNeo4j {
+    pub(super) fn start(dir: PathBuf) -> OwnNeo4j {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let neo = OwnNeo4j { dir, port };
         let out = Command::new("sh").args(["-c", &neo.start_cmd()]).output().unwrap();
         assert!(out.status.success(), "cannot start a Neo4j: {}", String::from_utf8_lossy(&out.stderr));
         neo
+    }
+}
+
+impl OwnNeo4j {
+    /// Stops it (keeping its data when `keep`), as an outage does.
+    pub(super) fn stop(&self, keep: bool) {
+        let out = Command::new("sh").args(["-c", &self.stop_cmd(keep)]).output().unwrap();
+        assert!(out.status.success(), "cannot stop the Neo4j: {}", String::from_utf8_lossy(&out.stderr));
+    }
+
+    /// Starts it again on the same port with the same data.
+    pub(super) fn start_again(&self) {
+        let out = Command::new("sh").args(["-c", &self.start_cmd()]).output().unwrap();
+        assert!(out.status.success(), "cannot start the Neo4j again: {}", String::from_utf8_lossy(&out.stderr));
     }
 }
 
