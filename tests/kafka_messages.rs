@@ -11,6 +11,9 @@
 
 #![allow(clippy::unwrap_used)]
 
+#[path = "support/skip_neo4j.rs"]
+mod skip_neo4j;
+
 use std::path::Path;
 use std::sync::Arc;
 
@@ -205,11 +208,7 @@ async fn hostile_kafka_messages_embedded() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_kafka_messages_neo4j() {
-    if std::env::var("TRIBUTARY_SKIP_NEO4J").is_ok_and(|v| v == "1") {
-        return;
-    }
-    let uri = std::env::var("NEO4J_URI").unwrap_or_default();
-    assert!(!uri.is_empty(), "NEO4J_URI is not set (TRIBUTARY_SKIP_NEO4J=1 skips the Neo4j cases on purpose)");
+    let Some(uri) = skip_neo4j::neo4j_uri_or_skip() else { return };
     let kind = StoreKind::Neo4j {
         uri,
         user: std::env::var("NEO4J_USER").unwrap_or_else(|_| "neo4j".into()),
