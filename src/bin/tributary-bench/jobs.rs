@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use crate::baseline::Ask;
+use crate::baseline::{transitive, Adj, Ask, Dir};
 use crate::gen::{container_key, Graph};
 use crate::harness::{Client, Side};
 use crate::history::paired;
@@ -27,8 +27,6 @@ use crate::Plan;
 const PER_CENTRE: usize = 40;
 /// Jobs writing the hub's first downstream layer.
 const HUB_JOBS: usize = 20;
-/// Containers of the hub's first layer considered for the failure.
-const CANDIDATES: usize = 100;
 
 const LINEAGE_GRAPH_JOBS: &str =
     "query($c: Int!, $d: Int!) { lineageGraph(containerId: $c, depth: $d, includeJobs: true) {
@@ -130,17 +128,23 @@ pub(crate) async fn jobs(client: &Client, plan: &Plan, g: &Graph, report: &mut R
         })
         .unwrap_or_default();
     layer.sort();
-    // The one that fails has the largest downstream (its `impact`) among the first
-    // `CANDIDATES` by name (the first by name among equals), so that health has STALE containers
-    // to find, far down where the graph allows; the jobs write it and the first `HUB_JOBS` by name.
+    // The one that fails has the largest downstream in the generated graph (the first by name
+    // among equals; walked in memory, so every candidate costs no store call), so that health
+    // has STALE containers to find, far down where the graph allows; what health must then say
+    // comes from the service's own `impact` of it, which also follows the ingest scenario's edges.
     let reach = tributary::service::jobs::STALE_DEPTH;
-    let mut failing = (layer.first().map(|(_, id)| *id), BTreeMap::new());
-    for (_, c) in layer.iter().take(CANDIDATES) {
-        let below = downstream(client, *c, reach, 10_000).await?;
-        if below.len() > failing.1.len() {
-            failing = (Some(*c), below);
+    let adj = Adj::build(g);
+    let mut largest: Option<(usize, i64)> = None;
+    for (_, c) in &layer {
+        let (_, below) = transitive(&adj, *c, reach, Dir::Down, usize::MAX, false).await?;
+        if largest.is_none_or(|(n, _)| below.len() > n) {
+            largest = Some((below.len(), *c));
         }
     }
+    let failing = match largest {
+        Some((_, c)) => (Some(c), downstream(client, c, reach, 10_000).await?),
+        None => (None, BTreeMap::new()),
+    };
     let mut first: Vec<i64> = layer.iter().map(|(_, id)| *id).take(HUB_JOBS).collect();
     if let Some(f) = failing.0.filter(|f| !first.contains(f)) {
         first.push(f);
