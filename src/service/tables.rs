@@ -25,7 +25,8 @@ pub fn unique_name(datastore: &str, c: &Container) -> String {
 /// `<namespace>/<name>` where a datastore lists the namespace (folded as the ingest folds it);
 /// the longest such namespace wins. The name is what follows its `/`.
 fn namespace_prefix<'a>(text: &'a str, datastores: &[Datastore]) -> Option<(&'a str, &'a str)> {
-    let listed: Vec<String> = datastores.iter().flat_map(|d| d.namespaces.iter().map(|n| normalize_namespace(n))).collect();
+    let listed: Vec<String> =
+        datastores.iter().flat_map(|d| d.namespaces.iter().map(|n| normalize_namespace(n))).collect();
     if listed.is_empty() {
         return None;
     }
@@ -83,11 +84,13 @@ impl Lineage {
             return self.resolve_dataset_table(what, namespace, rest, datastore).await;
         }
         if let Some((d, rest)) = datastore_prefix(text, &datastores) {
-            if !datastore.is_none_or(|x| x == d.id) {
-                return Err(Error::NotFound(format!("Table {text:?} is not in datastore {}", datastore.unwrap_or(0))));
+            if let Some(other) = datastore.filter(|x| *x != d.id) {
+                return Err(Error::NotFound(format!("Table {text:?} is not in datastore {other}")));
             }
             return self.match_table(what, rest, Some(d.id), &datastores).await.map_err(|e| match e {
-                Error::NotFound(_) => Error::NotFound(format!("Table {:?} not found in datastore {}", rest.trim(), d.name)),
+                Error::NotFound(_) => {
+                    Error::NotFound(format!("Table {:?} not found in datastore {}", rest.trim(), d.name))
+                }
                 e => e,
             });
         }

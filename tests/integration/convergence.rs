@@ -66,23 +66,30 @@ async fn seen(app: &TestApp) -> Value {
             .map(str::to_string)
             .unwrap_or_else(|| format!("ext:{}", e[format!("{side}ExternalFqn")].as_str().unwrap_or("?")))
     };
-    let edges: BTreeSet<(String, String, String)> = d["edges"]["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|e| {
-            let (s, t) = (end(e, "source"), end(e, "target"));
-            e["evidence"].as_array().unwrap().iter().map(move |v| {
-                (s.clone(), t.clone(), v["details"]["job"]["name"].as_str().unwrap_or("").to_string())
+    let edges: BTreeSet<(String, String, String)> =
+        d["edges"]["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|e| {
+                let (s, t) = (end(e, "source"), end(e, "target"));
+                e["evidence"].as_array().unwrap().iter().map(move |v| {
+                    (s.clone(), t.clone(), v["details"]["job"]["name"].as_str().unwrap_or("").to_string())
+                })
             })
-        })
-        .collect();
+            .collect();
     let io = |v: &Value| -> Vec<String> {
         let mut out: Vec<String> = v
             .as_array()
             .unwrap()
             .iter()
-            .map(|x| format!("{} {}", x["kind"].as_str().unwrap(), x["container"]["name"].as_str().unwrap_or(x["name"].as_str().unwrap())))
+            .map(|x| {
+                format!(
+                    "{} {}",
+                    x["kind"].as_str().unwrap(),
+                    x["container"]["name"].as_str().unwrap_or(x["name"].as_str().unwrap())
+                )
+            })
             .collect();
         out.sort();
         out

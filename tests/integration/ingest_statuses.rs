@@ -103,7 +103,8 @@ async fn start_complete_fail_and_no_op_events_say_what_happened(app: TestApp) {
     assert_eq!(d["events"][0]["status"], "recorded");
     assert_eq!(d["events"][1]["summary"]["ignored_reason"], "duplicate");
     // Seed 002's route answers a recorded event as a success that wrote no edge.
-    let (status, body) = app.post("/api/v1/openlineage/lineage", &run_event("FAIL", "run-5", "load", vec![], vec![])).await;
+    let (status, body) =
+        app.post("/api/v1/openlineage/lineage", &run_event("FAIL", "run-5", "load", vec![], vec![])).await;
     assert_eq!(status, 200, "{body:#}");
     assert_eq!((body["status"].as_str(), body["lineageEdgesCreated"].as_i64()), (Some("success"), Some(0)), "{body:#}");
 }

@@ -11,7 +11,8 @@ use crate::common::TestApp;
 
 both_stores!(the_same_table_in_two_datastores_is_reachable_by_every_name);
 
-const NS: [(&str, &str); 2] = [("prod", "postgres://prod.example.com:5432"), ("staging", "postgres://staging.example.com:5432")];
+const NS: [(&str, &str); 2] =
+    [("prod", "postgres://prod.example.com:5432"), ("staging", "postgres://staging.example.com:5432")];
 
 /// One datastore's tables: (raw orders id, its customer_email field id, orders_clean id).
 struct Store {
@@ -65,10 +66,13 @@ fn csv_datastores(text: &str) -> Vec<String> {
     let head = r.headers().unwrap().clone();
     let col = |n: &str| head.iter().position(|h| h == n).unwrap();
     let (s, t) = (col("source_datastore"), col("target_datastore"));
-    let mut out: Vec<String> = r.records().flat_map(|x| {
-        let x = x.unwrap();
-        [x[s].to_string(), x[t].to_string()]
-    }).collect();
+    let mut out: Vec<String> = r
+        .records()
+        .flat_map(|x| {
+            let x = x.unwrap();
+            [x[s].to_string(), x[t].to_string()]
+        })
+        .collect();
     out.sort();
     out.dedup();
     out
@@ -124,7 +128,8 @@ async fn the_same_table_in_two_datastores_is_reachable_by_every_name(app: TestAp
             let g = get_json(&app, "/admin/lineage/graph", &with("root", &[])).await;
             assert_eq!(g["root"]["id"], s.raw, "{form:?}: {g:#}");
             assert_eq!(g["root"]["unique_name"], prefixed, "{g:#}");
-            let mut nodes: Vec<i64> = g["nodes"].as_array().unwrap().iter().map(|n| n["id"].as_i64().unwrap()).collect();
+            let mut nodes: Vec<i64> =
+                g["nodes"].as_array().unwrap().iter().map(|n| n["id"].as_i64().unwrap()).collect();
             nodes.sort();
             assert_eq!(nodes, [s.raw, s.clean], "{form:?}: this datastore's graph");
             let i = get_json(&app, "/admin/lineage/impact", &with("table", &[])).await;
@@ -132,8 +137,13 @@ async fn the_same_table_in_two_datastores_is_reachable_by_every_name(app: TestAp
             assert_eq!(i["tables"][0]["id"], s.clean, "{form:?}: {i:#}");
             let c = get_json(&app, "/admin/lineage/columns", &with("table", &[])).await;
             assert_eq!(c["table"]["id"], s.raw, "{form:?}");
-            let p = get_json(&app, "/admin/lineage/pii-flow", &with("table", &[("column", "customer_email".into())])).await;
-            assert_eq!((p["table"]["id"].as_i64(), p["column"]["id"].as_i64()), (Some(s.raw), Some(s.email)), "{form:?}");
+            let p =
+                get_json(&app, "/admin/lineage/pii-flow", &with("table", &[("column", "customer_email".into())])).await;
+            assert_eq!(
+                (p["table"]["id"].as_i64(), p["column"]["id"].as_i64()),
+                (Some(s.raw), Some(s.email)),
+                "{form:?}"
+            );
             assert_eq!(p["columns"][0]["table_id"], s.clean, "{form:?}: {p:#}");
             // The exports reach the same table: every row's ends are in this datastore.
             for (path, param, extra) in [
@@ -172,9 +182,8 @@ async fn the_same_table_in_two_datastores_is_reachable_by_every_name(app: TestAp
     }
 
     // The candidates an ambiguous answer lists work when pasted back, and search's spelling too.
-    let d = app
-        .ok("{ search(query: \"staging:shop.raw.orders\", kinds: [CONTAINER]) { id matched } }", json!({}))
-        .await;
+    let d =
+        app.ok("{ search(query: \"staging:shop.raw.orders\", kinds: [CONTAINER]) { id matched } }", json!({})).await;
     let matched = d["search"][0]["matched"].as_str().unwrap().to_string();
     let g = get_json(&app, "/admin/lineage/graph", &[("root", matched)]).await;
     assert_eq!(g["root"]["id"], stores[1].raw);
@@ -184,7 +193,8 @@ async fn the_same_table_in_two_datastores_is_reachable_by_every_name(app: TestAp
     assert_eq!(status, 404, "{body}");
     assert!(body.contains("not found in datastore prod"), "{body}");
     let (status, body) =
-        get(&app, "/admin/lineage/impact", &[("table", "postgres://prod.example.com:5432/shop.raw.nothing".into())]).await;
+        get(&app, "/admin/lineage/impact", &[("table", "postgres://prod.example.com:5432/shop.raw.nothing".into())])
+            .await;
     assert_eq!(status, 404, "{body}");
     // Both a name and an id: which one? Refused.
     let (status, body) = get(

@@ -919,8 +919,9 @@ async fn errors_have_the_seeds_statuses_and_change_nothing(app: TestApp) {
     let (status, body) = call(&app, As::Admin, Method::GET, "/admin/lineage/impact?table=a", None).await;
     assert_eq!(status, 400, "{body}");
     let detail = body["detail"].as_str().unwrap();
-    assert!(detail.starts_with("table \"a\" is ambiguous: it matches a in datastore wh (container"), "{detail}");
-    assert!(detail.contains("a in datastore other"), "{detail}");
+    // Each candidate as `<datastore>:<name>`, ready to pass back.
+    assert!(detail.starts_with("table \"a\" is ambiguous: it matches wh:a (container"), "{detail}");
+    assert!(detail.contains("other:a (container"), "{detail}");
     for (path, detail) in [
         ("/admin/lineage/graph?root=b&depth=0", "depth must be between 1 and 20, got 0"),
         (

@@ -182,9 +182,7 @@ impl Lineage {
         let completed = starts
             && (pending.completed_runs.contains(&run_id)
                 || states.as_deref().unwrap_or_default().iter().any(|(id, status, event_type)| {
-                    *id != event_id
-                        && super::report::accepted(status)
-                        && event_type.as_deref() == Some("COMPLETE")
+                    *id != event_id && super::report::accepted(status) && event_type.as_deref() == Some("COMPLETE")
                 }));
         // A run that already failed or aborted is not undone by a late START or RUNNING.
         if starts {

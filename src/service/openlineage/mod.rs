@@ -276,10 +276,7 @@ impl Lineage {
             }
         }
         if store_down {
-            report.events[first..]
-                .iter_mut()
-                .filter(|r| accepted(r.status))
-                .for_each(|r| r.unavailable = true);
+            report.events[first..].iter_mut().filter(|r| accepted(r.status)).for_each(|r| r.unavailable = true);
         }
         if let Some(f) = &self.forwarder {
             forward.iter().for_each(|raw| f.forward(raw));

@@ -102,10 +102,7 @@ impl Pending {
             {
                 self.failed_runs.extend(e.run_id.clone());
             }
-            if accepted(rep.status)
-                && e.kind == EventKind::Run
-                && e.event_type == Some(RunState::Complete)
-            {
+            if accepted(rep.status) && e.kind == EventKind::Run && e.event_type == Some(RunState::Complete) {
                 self.completed_runs.extend(e.run_id.clone());
             }
         }

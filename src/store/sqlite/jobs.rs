@@ -133,7 +133,9 @@ pub(super) fn replace_io_end(c: &Connection, from: &End, to: &End) -> rusqlite::
         params![from_key, to_key],
     )?;
     n += c.execute(
-        &format!("UPDATE run_io SET end_key = ?2, container_id = ?3, fqn = ?4 WHERE run_id IN ({runs}) AND end_key = ?1"),
+        &format!(
+            "UPDATE run_io SET end_key = ?2, container_id = ?3, fqn = ?4 WHERE run_id IN ({runs}) AND end_key = ?1"
+        ),
         params![from_key, to_key, container_id, fqn],
     )?;
     n += c.execute(

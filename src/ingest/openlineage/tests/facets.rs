@@ -519,7 +519,10 @@ fn derived_masking_and_indirect() {
     assert_eq!(derived(&[identity.clone(), t(Direct, Some("TRANSFORMATION"), false)]), Some(true));
     assert_eq!(derived(&[t(Other("MAGIC".into()), Some("IDENTITY"), false)]), Some(true));
     // Spark's legacy mode lists the query's filters and joins on every copied column.
-    assert_eq!(derived(&[identity.clone(), t(Indirect, Some("JOIN"), false), t(Indirect, Some("FILTER"), false)]), Some(false));
+    assert_eq!(
+        derived(&[identity.clone(), t(Indirect, Some("JOIN"), false), t(Indirect, Some("FILTER"), false)]),
+        Some(false)
+    );
     assert_eq!(derived(&[t(Indirect, Some("JOIN"), false)]), Some(true));
 
     assert!(!masking(&[]));
