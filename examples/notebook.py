@@ -28,21 +28,26 @@ def api(path, **params):
 
 def walk(table, column):
     # 1. Find the table by name. A qualified name, or any unique end of it: `orders` works
-    #    while only one table is called that; otherwise the 400 lists the candidates.
+    #    while only one table is called that; otherwise the 400 lists the candidates, each as
+    #    `datastore:database.schema.table` (the same table in prod and staging), ready to pass
+    #    here. An OpenLineage `namespace/name` or the table's id works too.
     graph = api("/admin/lineage/graph", root=table, depth=1)
     root = graph["root"]
+    # From here on the table is named by its id: its qualified name may be another
+    # datastore's too.
+    table_id = root["id"]
     print(f"{root['qualified_name']} (container {root['id']} in {root['datastore_name']}):",
           f"{len(graph['nodes']) - 1} neighbour(s), {len(graph['edges'])} edge(s)")
 
     # 2. Everything it feeds, nearest first, as a DataFrame.
-    impact = api("/admin/lineage/impact", table=root["qualified_name"])
+    impact = api("/admin/lineage/impact", container_id=table_id)
     impact_df = pd.DataFrame(impact["tables"], columns=["qualified_name", "datastore_name", "distance", "via_operation"])
     print(f"\nImpact of {root['qualified_name']}" + (" (cut short)" if impact["is_partial"] else ""))
     print(impact_df.to_string(index=False))
 
     # 3. Follow a PII column: every (table, column) its value flows into, and whether it was
     #    transformed on the way (`derived`) or copied as is.
-    flow = api("/admin/lineage/pii-flow", table=root["qualified_name"], column=column)
+    flow = api("/admin/lineage/pii-flow", container_id=table_id, column=column)
     flow_df = pd.DataFrame(flow["columns"], columns=["table", "column", "distance", "derived"])
     copies = flow_df[~flow_df["derived"]]
     print(f"\n{root['qualified_name']}.{column} flows into {len(flow_df)} column(s);"

@@ -41,7 +41,7 @@ pub enum Command {
         /// Only events with a larger id.
         #[arg(long, default_value_t = 0)]
         after_id: i64,
-        /// Only events whose last outcome is one of these (applied, ignored, rejected, failed).
+        /// Only events whose last outcome is one of these (applied, recorded, ignored, rejected, failed).
         #[arg(long, value_delimiter = ',')]
         status: Vec<String>,
     },

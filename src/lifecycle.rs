@@ -112,6 +112,7 @@ pub fn spawn_finish_pending(lineage: Lineage) -> tokio::task::JoinHandle<()> {
             Ok(report) => tracing::info!(
                 finished = report.events.len(),
                 applied = report.count("applied"),
+                recorded = report.count("recorded"),
                 ignored = report.count("ignored"),
                 rejected = report.count("rejected") + report.count("denied"),
                 failed = report.count("failed"),

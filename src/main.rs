@@ -423,10 +423,11 @@ async fn main() -> anyhow::Result<()> {
             let mut out = std::io::stdout().lock();
             writeln!(
                 out,
-                "replayed {} events in {:.1}s: {} applied, {} ignored, {} rejected, {} failed",
+                "replayed {} events in {:.1}s: {} applied, {} recorded, {} ignored, {} rejected, {} failed",
                 report.events.len(),
                 started.elapsed().as_secs_f64(),
                 n("applied"),
+                n("recorded"),
                 n("ignored"),
                 n("rejected") + n("denied"),
                 n("failed")

@@ -248,7 +248,7 @@ async fn replay_applies_stored_events_after_the_catalog_grows() {
     let ns = "postgres://replay.example.com:5432";
     // Nothing is catalogued yet: both ends unknown, no relationship, the event is kept.
     let r = post_event(&s.url, &ol_event("r1", ns)).await;
-    assert_eq!(r["events"][0]["status"], "ignored");
+    assert_eq!(r["events"][0]["status"], "recorded", "no lineage, its run recorded: {r}");
     gql(&s.url, &format!("mutation {{ upsertDatastore(input: {{name: \"pg\", type: \"postgresql\", namespaces: [\"{ns}\"]}}) {{ id }} }}")).await;
     gql(&s.url, "mutation { a: upsertContainer(input: {datastoreId: 1, database: \"db\", schema: \"public\", name: \"src\"}) { id } b: upsertContainer(input: {datastoreId: 1, database: \"db\", schema: \"public\", name: \"dst\"}) { id } }").await;
     assert_eq!(gql(&s.url, "{ edges { total } }").await["edges"]["total"], 0);

@@ -385,6 +385,9 @@ impl Store for FaultyStore {
     async fn jobs_of_ends(&self, ends: &[End]) -> StoreResult<Vec<(Id, tributary::domain::IoEntry)>> {
         delegate!(self, jobs_of_ends(ends))
     }
+    async fn replace_io_end(&self, from: &End, to: &End) -> StoreResult<u64> {
+        delegate!(self, replace_io_end(from, to))
+    }
     async fn failed_latest_runs(
         &self,
         since: Option<Timestamp>,

@@ -165,7 +165,7 @@ async fn assert_jobs_from_events(server: &Server, token: &str) {
         .await;
     let mut runs: std::collections::BTreeMap<String, (String, Vec<(String, String)>)> = Default::default();
     for e in events["data"]["openLineageEvents"]["items"].as_array().unwrap() {
-        if !["applied", "ignored"].contains(&e["status"].as_str().unwrap()) {
+        if !["applied", "recorded", "ignored"].contains(&e["status"].as_str().unwrap()) {
             continue;
         }
         let (Some(run), Some(ns), Some(job)) = (e["runId"].as_str(), e["jobNamespace"].as_str(), e["jobName"].as_str())

@@ -39,7 +39,12 @@ pub struct IngestError {
 #[derive(Serialize, ToSchema)]
 pub struct IngestReport {
     pub received: i64,
+    /// Events that changed lineage or metadata.
     pub applied: i64,
+    /// Events that changed no lineage but recorded their run's state (a FAIL that retired
+    /// nothing, a START naming no dataset).
+    pub recorded: i64,
+    /// Events with nothing new (duplicates, a late START of an ended run, ...).
     pub ignored: i64,
     pub rejected: i64,
     pub failed: i64,
@@ -195,6 +200,7 @@ impl IngestReport {
         IngestReport {
             received: r.events.len() as i64,
             applied: r.count("applied") as i64,
+            recorded: r.count("recorded") as i64,
             ignored: r.count("ignored") as i64,
             rejected: (r.count("rejected") + r.count("denied")) as i64,
             failed: r.count("failed") as i64,

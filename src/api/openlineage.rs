@@ -137,7 +137,7 @@ impl Wording for WordedAsCollated {
     description = "OpenLineage events: one event or a list of up to 1,000; `Content-Encoding: gzip` accepted. Answers a report per event. The path the OpenLineage clients send to.",
     request_body(content = OpenLineageBody, description = "One event, or a JSON list of events"),
     responses(
-        (status = 201, description = "Applied or ignored (a list answers 201 whatever its events' outcomes)", body = IngestReport),
+        (status = 201, description = "Applied, recorded or ignored (a list answers 201 whatever its events' outcomes)", body = IngestReport),
         (status = 400, description = "Invalid JSON or gzip, nesting over 100, ...", body = Detail),
         (status = 401, description = "Missing or invalid token", body = Detail),
         (status = 403, description = "A single event lacked EDITOR on an affected datastore", body = IngestDetail),
@@ -161,7 +161,7 @@ pub async fn ingest(state: State<AppState>, request: Authenticated<ParsedBody, W
     description = "The same as `POST /api/v1/lineage`.",
     request_body(content = OpenLineageBody, description = "One event, or a JSON list of events"),
     responses(
-        (status = 201, description = "Applied or ignored (a list answers 201 whatever its events' outcomes)", body = IngestReport),
+        (status = 201, description = "Applied, recorded or ignored (a list answers 201 whatever its events' outcomes)", body = IngestReport),
         (status = 400, description = "Invalid JSON or gzip, nesting over 100, ...", body = Detail),
         (status = 401, description = "Missing or invalid token", body = Detail),
         (status = 403, description = "A single event lacked EDITOR on an affected datastore", body = IngestDetail),
@@ -193,7 +193,7 @@ async fn ingest_events(
         return (StatusCode::CREATED, Json(body)).into_response();
     }
     let status = match report.events.first().map(|e| e.status) {
-        Some("applied") | Some("ignored") => return (StatusCode::CREATED, Json(body)).into_response(),
+        Some("applied" | "recorded" | "ignored") => return (StatusCode::CREATED, Json(body)).into_response(),
         Some("denied") => StatusCode::FORBIDDEN,
         Some("rejected") => StatusCode::UNPROCESSABLE_ENTITY,
         _ => StatusCode::INTERNAL_SERVER_ERROR,

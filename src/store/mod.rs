@@ -598,6 +598,12 @@ store_trait! {
         async fn run_io(&self, _run_ids: &[Id]) -> StoreResult<Vec<(Id, crate::domain::IoEntry)>> {
             Err(not_supported(self.kind()))
         }
+        /// The job and run datasets naming `from` (an external asset) name `to` instead (the
+        /// container it turned out to be); an entry whose job or run already lists `to` in the
+        /// same direction is dropped. How many entries moved or went. One transaction.
+        async fn replace_io_end(&self, _from: &End, _to: &End) -> StoreResult<u64> {
+            Err(not_supported(self.kind()))
+        }
         /// The job datasets (as `job_io`) on one of these ends (containers or external assets):
         /// which jobs read and write them.
         async fn jobs_of_ends(&self, _ends: &[End]) -> StoreResult<Vec<(Id, crate::domain::IoEntry)>> {

@@ -869,6 +869,12 @@ impl Store for Neo4jStore {
         jobs::run_io(AutoCommit(self), run_ids).await
     }
 
+    async fn replace_io_end(&self, from: &End, to: &End) -> StoreResult<u64> {
+        jobs::flush_session(self).await?;
+        let (from, to) = (from.clone(), to.clone());
+        write_txn!(self, |txn| jobs::replace_io_end(txn, &from, &to))
+    }
+
     async fn jobs_of_ends(&self, ends: &[End]) -> StoreResult<Vec<(Id, IoEntry)>> {
         jobs::flush_session(self).await?;
         jobs::jobs_of_ends(AutoCommit(self), ends).await

@@ -709,6 +709,12 @@ impl Store for SqliteStore {
         self.read_ids(run_ids, jobs::run_io).await
     }
 
+    async fn replace_io_end(&self, from: &End, to: &End) -> StoreResult<u64> {
+        self.flush_jobs()?;
+        let (from, to) = (from.clone(), to.clone());
+        self.write(move |tx| jobs::replace_io_end(tx, &from, &to).map_err(sql_err)).await
+    }
+
     async fn jobs_of_ends(&self, ends: &[End]) -> StoreResult<Vec<(Id, IoEntry)>> {
         self.flush_jobs()?;
         let ends = ends.to_vec();

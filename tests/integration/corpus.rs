@@ -397,8 +397,9 @@ fn rejection(event: &Value) -> Vec<String> {
 /// Whether a field edge's value went through a transformation rather than being copied: a
 /// DIRECT/IDENTITY copy is not derived (the filters and joins Spark's legacy mode lists beside it
 /// as INDIRECT do not change the value); any other DIRECT transformation, a masking one, or no
-/// DIRECT one at all (the input only influences the output, or nothing is said) is.
-fn expected_derived(input: &Value, output_spec: &Value) -> bool {
+/// DIRECT one at all (the input only influences the output) is. No transformation at all says
+/// nothing either way: not said (null).
+fn expected_derived(input: &Value, output_spec: &Value) -> Option<bool> {
     let mut steps: Vec<(String, String, bool)> = arr(&input["transformations"])
         .iter()
         .map(|t| (text(&t["type"]).to_uppercase(), text(&t["subtype"]).to_uppercase(), t["masking"] == true))
@@ -409,10 +410,13 @@ fn expected_derived(input: &Value, output_spec: &Value) -> bool {
             steps.push(("DIRECT".into(), legacy.to_uppercase(), false));
         }
     }
+    if steps.is_empty() {
+        return None;
+    }
     let copy = steps.iter().any(|(k, s, _)| k == "DIRECT" && s == "IDENTITY");
     let changed =
         steps.iter().any(|(k, s, m)| *m || (k == "DIRECT" && s != "IDENTITY") || (k != "DIRECT" && k != "INDIRECT"));
-    changed || !copy
+    Some(changed || !copy)
 }
 
 /// Evidence one job holds for one relationship.
@@ -431,7 +435,7 @@ struct Model<'a> {
     cat: &'a Catalog,
     held: BTreeMap<String, BTreeMap<Link, Held>>,
     ever: BTreeSet<Link>,
-    derived: BTreeMap<Link, bool>,
+    derived: BTreeMap<Link, Option<bool>>,
     ended_runs: BTreeSet<String>,
     seen: Vec<(Value, Outcome)>,
 }
@@ -478,6 +482,24 @@ impl<'a> Model<'a> {
                 }
             }
         }
+        // Column lineage implies table lineage: an input only the column lineage names is a
+        // parent of the output too.
+        for o in arr(&event["outputs"]) {
+            let cll = &o["facets"]["columnLineage"];
+            for spec in cll["fields"].as_object().into_iter().flat_map(|f| f.values()) {
+                for i in arr(&spec["inputFields"]) {
+                    let same = |d: &&Value| d["namespace"] == i["namespace"] && d["name"] == i["name"];
+                    if arr(&event["inputs"]).iter().any(|d| same(&d)) {
+                        continue;
+                    }
+                    let named = json!({"namespace": i["namespace"], "name": i["name"]});
+                    let ((s, s_known), (t, t_known)) = (self.cat.end(&named), self.cat.end(o));
+                    if s != t && (s_known || t_known) {
+                        out.insert(Link::Table { source: s, target: t });
+                    }
+                }
+            }
+        }
         for o in arr(&event["outputs"]) {
             let cll = &o["facets"]["columnLineage"];
             assert!(
@@ -499,7 +521,15 @@ impl<'a> Model<'a> {
                         target: self.cat.label[&oc].clone(),
                         target_field: self.cat.field_name(tf),
                     };
-                    self.derived.insert(link.clone(), expected_derived(i, spec));
+                    // An edge keeps what an earlier event said when a later one says nothing.
+                    match expected_derived(i, spec) {
+                        Some(d) => {
+                            self.derived.insert(link.clone(), Some(d));
+                        }
+                        None => {
+                            self.derived.entry(link.clone()).or_insert(None);
+                        }
+                    }
                     out.insert(link);
                 }
             }
@@ -557,6 +587,8 @@ impl<'a> Model<'a> {
         let before = self.live();
         let mut links = self.links(event);
         let mut evidence_retired = 0;
+        // A START or RUNNING of a run that already ended: nothing new, not even its state.
+        let mut late = false;
         if let Some(job) = job_key(event) {
             let run = text(&event["run"]["runId"]).to_string();
             let held = self.held.entry(job).or_default();
@@ -584,7 +616,10 @@ impl<'a> Model<'a> {
                             keep(held, &|l, _| combined.contains(l));
                         }
                     }
-                    _ if self.ended_runs.contains(&run) => links.clear(),
+                    _ if self.ended_runs.contains(&run) => {
+                        links.clear();
+                        late = true;
+                    }
                     _ => {}
                 }
             }
@@ -596,8 +631,14 @@ impl<'a> Model<'a> {
         }
         let after = self.live();
         let changed = !links.is_empty() || evidence_retired > 0 || metadata;
+        // A RunEvent with a type records its run's state even when it changes no lineage.
+        let records_run = event["run"].is_object() && event["eventType"].is_string() && !late;
         Outcome {
-            status: if changed { "applied" } else { "ignored" },
+            status: match (changed, records_run) {
+                (true, _) => "applied",
+                (false, true) => "recorded",
+                (false, false) => "ignored",
+            },
             errors: Vec::new(),
             edges_retired: before.difference(&after).count(),
             schema_url_warning,
@@ -657,7 +698,7 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
 /// The HTTP status seed 000 gives a single event's outcome.
 fn http_status(outcome: &Outcome) -> u16 {
     match outcome.status {
-        "applied" | "ignored" => 201,
+        "applied" | "recorded" | "ignored" => 201,
         "rejected" => 422,
         _ => 500,
     }
@@ -668,7 +709,7 @@ fn check_report(what: &str, report: &Value, expected: &[Outcome]) {
     let events = arr(&report["events"]);
     assert_eq!(events.len(), expected.len(), "{what}: one report per event: {report:#}");
     assert_eq!(report["received"], expected.len(), "{what}");
-    for status in ["applied", "ignored", "rejected", "failed"] {
+    for status in ["applied", "recorded", "ignored", "rejected", "failed"] {
         let n = expected.iter().filter(|o| o.status == status).count();
         assert_eq!(report[status], n, "{what}: {status} count");
     }
@@ -713,7 +754,7 @@ const EDGES: &str = "query($r: Boolean) { edges(includeRetired: $r, size: 1000) 
 struct Graph {
     live: BTreeSet<Link>,
     retired: BTreeSet<Link>,
-    derived: BTreeMap<Link, bool>,
+    derived: BTreeMap<Link, Option<bool>>,
     items: Vec<(Link, Value)>,
 }
 
@@ -750,9 +791,7 @@ async fn graph(app: &TestApp, cat: &Catalog) -> Graph {
         assert_eq!(e["sourceType"], "openlineage", "{e:#}");
         let l = link(e);
         if e["retiredAt"].is_null() {
-            if let Some(d) = e["derived"].as_bool() {
-                g.derived.insert(l.clone(), d);
-            }
+            g.derived.insert(l.clone(), e["derived"].as_bool());
             g.live.insert(l.clone());
         } else {
             g.retired.insert(l.clone());
@@ -1066,7 +1105,7 @@ async fn spark_column_lineage_sequence_21(app: TestApp) {
     assert_eq!(columns.len(), want, "no other field edges");
     // Only the identity copy of cll_source1.a into ident is not derived.
     let copies: Vec<Link> =
-        columns.iter().filter(|l| g.derived.get(**l) == Some(&false)).map(|l| (*l).clone()).collect();
+        columns.iter().filter(|l| g.derived.get(**l) == Some(&Some(false))).map(|l| (*l).clone()).collect();
     assert_eq!(
         copies,
         vec![Link::Column {

@@ -217,14 +217,14 @@ async fn one_list_is_read_in_order(app: TestApp) {
     assert_eq!(status, 201, "{body}");
     let events = body["events"].as_array().unwrap();
     let statuses: Vec<&str> = events.iter().map(|e| e["status"].as_str().unwrap()).collect();
-    assert_eq!(statuses, ["applied", "ignored", "rejected", "rejected", "ignored", "ignored"], "{body}");
+    assert_eq!(statuses, ["applied", "ignored", "rejected", "rejected", "recorded", "ignored"], "{body}");
     assert_eq!(events[1]["id"], events[0]["id"], "the repeated event is the first one");
     assert_eq!(events[1]["summary"]["duplicate_of"], events[0]["id"]);
     assert_eq!(events[3]["id"], events[2]["id"]);
     assert_eq!(events[3]["errors"], events[2]["errors"], "the same rejection, with its errors");
     assert_eq!(events[3]["errors"][0]["location"], "/eventTime");
-    // The FAIL of a run that asserted nothing changes nothing (ignored), yet the run failed:
-    // the START after it is ignored too, although its outcome was not stored yet.
+    // The FAIL of a run that asserted nothing changes no lineage, yet the run failed (recorded):
+    // the START after it is ignored, although the FAIL's outcome was not stored yet.
     assert_eq!(pairs(&app.live_edges().await), vec![(json!(raw), json!(orders))], "{body}");
     // Every outcome is recorded on the stored events (four distinct events were stored).
     let stored = app.ok("{ openLineageEvents { total items { id status } } }", json!({})).await;
@@ -236,7 +236,7 @@ async fn one_list_is_read_in_order(app: TestApp) {
         .map(|e| e["status"].as_str().unwrap())
         .collect();
     recorded.sort();
-    assert_eq!(recorded, ["applied", "ignored", "ignored", "rejected"], "{stored}");
+    assert_eq!(recorded, ["applied", "ignored", "recorded", "rejected"], "{stored}");
     // Sent again, the list changes nothing and reports the stored outcomes.
     let (_, again) = app.post("/api/v1/lineage", &json!([ok, bad])).await;
     assert_eq!(again["events"][0]["status"], "ignored");
@@ -325,10 +325,11 @@ async fn lists_report_each_event(app: TestApp) {
     assert_eq!(body["received"], 3);
     assert_eq!(body["applied"], 1);
     assert_eq!(body["rejected"], 1);
-    assert_eq!(body["ignored"], 1);
+    assert_eq!(body["recorded"], 1, "a START with no inputs records its run: {body}");
+    assert_eq!(body["ignored"], 0);
     let statuses: Vec<&str> =
         body["events"].as_array().unwrap().iter().map(|e| e["status"].as_str().unwrap()).collect();
-    assert_eq!(statuses, vec!["applied", "rejected", "ignored"]);
+    assert_eq!(statuses, vec!["applied", "rejected", "recorded"]);
     assert_eq!(body["events"][1]["index"], 1);
     assert_eq!(app.live_edges().await.len(), 1);
 }
@@ -353,7 +354,8 @@ async fn unknown_datasets_become_external_ends(app: TestApp) {
     let ev = run_event("COMPLETE", "r2", "j2", vec![s3], vec![json!({"namespace": "s3://out", "name": "x"})]);
     let (status, body) = app.post("/api/v1/lineage", &ev).await;
     assert_eq!(status, 201);
-    assert_eq!(body["events"][0]["status"], "ignored");
+    assert_eq!(body["events"][0]["status"], "recorded", "no lineage, but its run completed: {body}");
+    assert_eq!(body["events"][0]["summary"]["ignored_reason"], "nothing resolved", "{body}");
     assert_eq!(app.live_edges().await.len(), 1);
     let stored = app.ok("{ openLineageEvents(jobName: \"j2\") { total items { status body } } }", json!({})).await;
     assert_eq!(stored["openLineageEvents"]["total"], 1);

@@ -23,6 +23,8 @@ both_stores!(
     airflow_sequence_with_a_catalog,
     dbt_sequence_in_zero_setup_mode,
     dbt_sequence_with_a_catalog,
+    dbt_duckdb_seeds_with_a_catalog,
+    dbt_duckdb_seeds_in_zero_setup_mode,
     flink_sequence_in_zero_setup_mode,
     flink_sequence_with_a_catalog,
     later_fields_join_the_container_in_zero_setup_mode,
@@ -45,7 +47,8 @@ fn spark_events() -> Vec<Value> {
 #[derive(Debug, Default, PartialEq)]
 struct Drawn {
     tables: BTreeSet<(String, String)>,
-    fields: BTreeMap<(String, String), bool>,
+    /// `derived` per field edge: null when the producer did not say.
+    fields: BTreeMap<(String, String), Option<bool>>,
     external: BTreeSet<String>,
 }
 
@@ -72,7 +75,7 @@ async fn drawn(app: &TestApp) -> Drawn {
         }
         if e["sourceField"].is_object() {
             let f = |v: &Value| format!("{}.{}", name(&v["containerId"]).unwrap(), v["name"].as_str().unwrap());
-            out.fields.insert((f(&e["sourceField"]), f(&e["targetField"])), e["derived"].as_bool().unwrap());
+            out.fields.insert((f(&e["sourceField"]), f(&e["targetField"])), e["derived"].as_bool());
         } else if let (Some(s), Some(t)) = (name(&e["sourceContainerId"]), name(&e["targetContainerId"])) {
             out.tables.insert((s, t));
         }
@@ -97,7 +100,7 @@ fn spark_expected() -> Drawn {
         ("cll_source2.c", "tbl1.agg", true),
         ("cll_source2.a", "tbl1.agg", true),
     ] {
-        fields.insert(t(src, tgt), derived);
+        fields.insert(t(src, tgt), Some(derived));
     }
     Drawn {
         tables: [t("cll_source1", "tbl1"), t("cll_source2", "tbl1")].into_iter().collect(),
@@ -266,8 +269,8 @@ async fn gcs_and_symlinked_datasets_are_auto_created(app: TestApp) {
     assert_eq!(
         now.fields,
         [
-            (("data/source.csv.a".to_string(), "t.a".to_string()), false),
-            (("data/source.csv.b".to_string(), "t.b".to_string()), true)
+            (("data/source.csv.a".to_string(), "t.a".to_string()), Some(false)),
+            (("data/source.csv.b".to_string(), "t.b".to_string()), Some(true))
         ]
         .into_iter()
         .collect()
@@ -285,9 +288,9 @@ async fn legacy_identity_is_not_derived(app: TestApp) {
         )
         .await;
     }
-    let want: BTreeMap<(String, String), bool> = [
-        (("data/source.csv.a".to_string(), "t.a".to_string()), false),
-        (("data/source.csv.b".to_string(), "t.b".to_string()), true),
+    let want: BTreeMap<(String, String), Option<bool>> = [
+        (("data/source.csv.a".to_string(), "t.a".to_string()), Some(false)),
+        (("data/source.csv.b".to_string(), "t.b".to_string()), Some(true)),
     ]
     .into_iter()
     .collect();
@@ -375,6 +378,9 @@ async fn ignored_events_say_why(app: TestApp) {
         vec![Value::Null, json!("duplicate"), json!("nothing resolved"), json!("no lineage"), json!("late START")],
         "{reports:#?}"
     );
+    // The COMPLETE and the FAIL recorded their runs' states although their lineage changed nothing.
+    let statuses: Vec<&str> = reports.iter().map(|r| r["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, ["applied", "ignored", "recorded", "recorded", "ignored"], "{reports:#?}");
     // A duplicate is not stored again (its report names the event it repeats), so only the
     // stored events' own reasons are there to filter by.
     for (reason, count) in [("nothing resolved", 1), ("late START", 1), ("no lineage", 1), ("already known", 0)] {
@@ -656,7 +662,7 @@ fn airflow_expected() -> Drawn {
         for (src, tgt) in
             [("copied.csv", "upload"), ("test.csv", "upload"), ("upload", "upload_cp"), ("upload_cp", "result.csv")]
         {
-            fields.insert((format!("{src}.{c}"), format!("{tgt}.{c}")), false);
+            fields.insert((format!("{src}.{c}"), format!("{tgt}.{c}")), Some(false));
         }
     }
     Drawn { tables, fields, external: BTreeSet::new() }
@@ -817,6 +823,130 @@ async fn dbt_sequence_with_a_catalog(app: TestApp) {
     assert_eq!(parents(&app).await, dbt_parents());
 }
 
+/// The six events `dbt-ol run` (openlineage-dbt 1.54.0, dbt-duckdb 1.10) sent for the project
+/// in `dbt_duckdb_seeds/project`: two seeds loaded by `dbt seed`, `stg_orders` over
+/// `seed_orders`, `customer_totals` over `stg_orders` and `seed_customers`. dbt-ol leaves the
+/// seeds out of the models' `inputs` and names them only in `columnLineage`, with
+/// `"transformations": []`.
+fn dbt_duckdb_events() -> Vec<Value> {
+    let path = format!("{}/tests/fixtures/openlineage-real/dbt_duckdb_seeds/events.jsonl", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).expect("fixture").lines().map(|l| serde_json::from_str(l).expect("JSON")).collect()
+}
+
+const DUCKDB_NS: &str = "duckdb:///tmp/dbtrec/shop/shop.duckdb";
+
+/// The table graph agrees with the column graph: each seed is its model's parent.
+fn dbt_duckdb_expected() -> Drawn {
+    let tables = pairs(&[
+        ("seed_orders", "stg_orders"),
+        ("stg_orders", "customer_totals"),
+        ("seed_customers", "customer_totals"),
+    ]);
+    // An empty `transformations` list says nothing: `derived` not said.
+    let fields = [
+        ("seed_orders.id", "stg_orders.id"),
+        ("seed_orders.customer_id", "stg_orders.customer_id"),
+        ("seed_orders.amount", "stg_orders.amount"),
+        ("seed_orders.status", "stg_orders.status"),
+        ("seed_customers.id", "customer_totals.customer_id"),
+        ("seed_customers.name", "customer_totals.name"),
+        ("stg_orders.amount", "customer_totals.total"),
+    ]
+    .into_iter()
+    .map(|(s, t)| ((s.to_string(), t.to_string()), None))
+    .collect();
+    Drawn { tables, fields, external: BTreeSet::new() }
+}
+
+/// The table edges the column lineage alone implies, by (source, target) name, with the
+/// evidence's `impliedBy`.
+async fn implied_by(app: &TestApp) -> BTreeMap<(String, String), Value> {
+    let d = app
+        .ok(
+            "{ edges(size: 100) { items { sourceContainer { name } targetContainer { name } sourceFieldId evidence { details } } } }",
+            json!({}),
+        )
+        .await;
+    d["edges"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["sourceFieldId"].is_null())
+        .map(|e| {
+            let name = |v: &Value| v["name"].as_str().unwrap_or("").to_string();
+            (
+                (name(&e["sourceContainer"]), name(&e["targetContainer"])),
+                e["evidence"][0]["details"]["impliedBy"].clone(),
+            )
+        })
+        .collect()
+}
+
+async fn dbt_duckdb_seeds_with_a_catalog(app: TestApp) {
+    let table = |name, fields| (Some("shop"), Some("main"), name, fields);
+    let orders: &[&str] = &["id", "customer_id", "amount", "status"];
+    register_catalog(
+        &app,
+        DUCKDB_NS,
+        "duckdb",
+        &[
+            table("seed_orders", orders),
+            table("seed_customers", &["id", "name"]),
+            table("stg_orders", orders),
+            table("customer_totals", &["customer_id", "name", "total"]),
+        ],
+    )
+    .await;
+    let reports = send(&app, dbt_duckdb_events()).await;
+    assert!(reports.iter().all(|r| r["status"] != "failed" && r["status"] != "rejected"), "{reports:#?}");
+    assert_eq!(unresolved_of(&reports), Vec::<Value>::new());
+    assert_eq!(drawn(&app).await, dbt_duckdb_expected());
+    // The evidence says which table edges only the column lineage gave.
+    let implied = implied_by(&app).await;
+    let want: BTreeMap<(String, String), Value> = [
+        (("seed_orders", "stg_orders"), json!("columnLineage")),
+        (("seed_customers", "customer_totals"), json!("columnLineage")),
+        (("stg_orders", "customer_totals"), Value::Null),
+    ]
+    .into_iter()
+    .map(|((s, t), v)| ((s.to_string(), t.to_string()), v))
+    .collect();
+    assert_eq!(implied, want);
+    // Impact agrees: both seeds are upstream of customer_totals.
+    let d = app.ok("{ containers(name: \"customer_totals\") { items { id } } }", json!({})).await;
+    let id = d["containers"]["items"][0]["id"].clone();
+    let up = app
+        .ok(
+            "query($c: Int!) { impact(containerId: $c, side: UPSTREAM) { containers { distance container { name } } } }",
+            json!({"c": id}),
+        )
+        .await;
+    let mut reached: Vec<(i64, String)> = up["impact"]["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["distance"].as_i64().unwrap(), c["container"]["name"].as_str().unwrap().to_string()))
+        .collect();
+    reached.sort();
+    assert_eq!(
+        reached,
+        [(1, "seed_customers".to_string()), (1, "stg_orders".to_string()), (2, "seed_orders".to_string())]
+    );
+    // Sent again: nothing changes.
+    send(&app, dbt_duckdb_events()).await;
+    assert_eq!(drawn(&app).await, dbt_duckdb_expected());
+}
+
+async fn dbt_duckdb_seeds_in_zero_setup_mode(app: TestApp) {
+    let app = app.with_zero_setup().await;
+    let reports = send(&app, dbt_duckdb_events()).await;
+    assert!(reports.iter().all(|r| r["status"] != "failed" && r["status"] != "rejected"), "{reports:#?}");
+    assert_eq!(unresolved_of(&reports), Vec::<Value>::new());
+    assert_eq!(drawn(&app).await.tables, dbt_duckdb_expected().tables);
+    let implied = implied_by(&app).await;
+    assert_eq!(implied[&("seed_orders".to_string(), "stg_orders".to_string())], "columnLineage");
+}
+
 const FLINK_TOPICS: [&str; 3] =
     ["io.openlineage.flink.kafka.input1", "io.openlineage.flink.kafka.input2", "io.openlineage.flink.kafka.output"];
 
@@ -882,7 +1012,7 @@ async fn later_fields_join_the_container_in_zero_setup_mode(app: TestApp) {
     let reports = send(&zero, vec![later.clone()]).await;
     assert_eq!(unresolved_of(&reports), Vec::<Value>::new(), "{reports:#?}");
     let now = drawn(&zero).await;
-    assert_eq!(now.fields, [(("src.x".to_string(), "dst.b".to_string()), false)].into_iter().collect());
+    assert_eq!(now.fields, [(("src.x".to_string(), "dst.b".to_string()), Some(false))].into_iter().collect());
     let d = zero.ok("{ containers(name: \"dst\") { items { fields { items { name } } } } }", json!({})).await;
     assert_eq!(d["containers"]["items"][0]["fields"]["items"], json!([{"name": "a"}, {"name": "b"}]));
 }
@@ -911,7 +1041,7 @@ async fn dataset_wide_column_lineage_gives_indirect_edges(app: TestApp) {
     );
     let reports = send(&app, vec![event]).await;
     assert_eq!(unresolved_of(&reports), Vec::<Value>::new(), "{reports:#?}");
-    let want: BTreeMap<(String, String), bool> = [
+    let want: BTreeMap<(String, String), Option<bool>> = [
         ("orders.amount", "daily.total"),
         ("orders.status", "daily.day"),
         ("orders.status", "daily.total"),
@@ -919,7 +1049,7 @@ async fn dataset_wide_column_lineage_gives_indirect_edges(app: TestApp) {
         ("orders.region", "daily.total"),
     ]
     .into_iter()
-    .map(|(s, t)| ((s.to_string(), t.to_string()), true))
+    .map(|(s, t)| ((s.to_string(), t.to_string()), Some(true)))
     .collect();
     assert_eq!(drawn(&app).await.fields, want);
     let d = app

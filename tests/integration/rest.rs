@@ -919,25 +919,34 @@ async fn errors_have_the_seeds_statuses_and_change_nothing(app: TestApp) {
     let (status, body) = call(&app, As::Admin, Method::GET, "/admin/lineage/impact?table=a", None).await;
     assert_eq!(status, 400, "{body}");
     let detail = body["detail"].as_str().unwrap();
-    assert!(detail.starts_with("table \"a\" is ambiguous: it matches a in datastore wh (container"), "{detail}");
-    assert!(detail.contains("a in datastore other"), "{detail}");
+    // Each candidate as `<datastore>:<name>`, ready to pass back.
+    assert!(detail.starts_with("table \"a\" is ambiguous: it matches wh:a (container"), "{detail}");
+    assert!(detail.contains("other:a (container"), "{detail}");
     for (path, detail) in [
         ("/admin/lineage/graph?root=b&depth=0", "depth must be between 1 and 20, got 0"),
         (
             "/admin/lineage/graph?root=b&direction=sideways",
             "query parameter direction must be one of up, down, both, upstream, downstream, got \"sideways\"",
         ),
-        ("/admin/lineage/graph", "query parameter root is required: a table name such as database.schema.table"),
+        (
+            "/admin/lineage/graph",
+            "query parameter root is required: a table name such as database.schema.table, \
+             datastore:database.schema.table, an OpenLineage namespace/name, or the id (or container_id=)",
+        ),
         (
             "/admin/lineage/columns?table=",
-            "query parameter table is required: a table name such as database.schema.table",
+            "query parameter table is required: a table name such as database.schema.table, \
+             datastore:database.schema.table, an OpenLineage namespace/name, or the id (or container_id=)",
         ),
         ("/admin/lineage/impact?table=b&limit=0", "limit must be between 1 and 100000, got 0"),
         (
             "/admin/lineage/impact?table=b&direction=both",
             "query parameter direction must be up or down here (both is for the graph)",
         ),
-        ("/admin/lineage/pii-flow?table=b", "query parameter column is required: a column name of the table"),
+        (
+            "/admin/lineage/pii-flow?table=b",
+            "query parameter column is required: a column name of the table (or field_id=)",
+        ),
         (
             "/admin/lineage/pii-flow?table=b&column=x&include_indirect=perhaps",
             "query parameter include_indirect must be true or false, got \"perhaps\"",

@@ -212,7 +212,9 @@ async fn containers_and_container_by_qualified_name(app: TestApp) {
     let (code, message) = app.err(q, json!({"n": "shop.raw.orders"})).await;
     assert_eq!(code, "BAD_USER_INPUT");
     assert!(
-        message.contains("ambiguous") && message.contains("datastore pg") && message.contains("datastore wh"),
+        message.contains("ambiguous")
+            && message.contains("pg:shop.raw.orders")
+            && message.contains("wh:shop.raw.orders"),
         "{message}"
     );
     let (code, _) = app.err("{ container { id } }", json!({})).await;

@@ -1,7 +1,10 @@
 //! Seed 004's read-only lineage routes, by table name: `graph`, `columns`, `impact` and
-//! `pii-flow`. A `<table>` resolves with the one name matcher (`Lineage::resolve_table`): 404
-//! when nothing matches, 400 naming the candidates when several match equally well. Then each
-//! route calls the service method of the GraphQL query (`lineage_graph`, `impact`, `pii_flow`;
+//! `pii-flow`. A `<table>` is any form `Lineage::resolve_table` takes (`database.schema.table`
+//! or an end of it, `<datastore>:<database.schema.table>`, an OpenLineage `<namespace>/<name>`,
+//! the id), or an OpenLineage dataset as the pair `namespace=` and the name
+//! (`Lineage::resolve_dataset_table`), or `container_id=` (`field_id=` for `pii-flow`): 404 when
+//! nothing matches, 400 naming the candidates when several match equally well. Then each route
+//! calls the service method of the GraphQL query (`lineage_graph`, `impact`, `pii_flow`;
 //! `columns` is `Lineage::column_lineage`). Any bad input answers 400 `{"detail": ...}`.
 
 use std::collections::BTreeSet;
@@ -19,6 +22,7 @@ use super::{ApiError, RestCaller, Seed};
 use crate::api::AppState;
 use crate::domain::{container_key, Container, Direction, End, Id};
 use crate::error::Error;
+use crate::service::tables::unique_name;
 use crate::service::PiiOptions;
 
 /// A direction: `up` (where it comes from), `down` (what it feeds) or `both`.
@@ -46,6 +50,9 @@ pub struct TableRef {
     pub name: String,
     /// `database.schema.name`.
     pub qualified_name: String,
+    /// `<datastore>:<database.schema.name>`: the name no other table shares, which every
+    /// by-name route takes.
+    pub unique_name: Option<String>,
     pub container_type: String,
     pub datastore_id: i64,
     pub datastore_name: Option<String>,
@@ -56,6 +63,7 @@ fn table_ref(c: &Container, l: &Lookups) -> TableRef {
         id: c.id,
         name: c.name.clone(),
         qualified_name: container_key(c.database.as_deref(), c.schema.as_deref(), &c.name),
+        unique_name: l.datastores.get(&c.datastore_id).map(|d| unique_name(&d.name, c)),
         container_type: c.container_type.clone(),
         datastore_id: c.datastore_id,
         datastore_name: l.datastores.get(&c.datastore_id).map(|d| d.name.clone()),
@@ -66,18 +74,47 @@ fn fail(e: Error) -> ApiError {
     ApiError::service(Seed::Admin, e, &[])
 }
 
-/// The table a parameter names.
+/// The table a request names: `container_id`, or the parameter `name` in any form
+/// `resolve_table` takes, or with `namespace` the OpenLineage dataset of that namespace and name.
 async fn table(state: &AppState, q: &Params, name: &str) -> Result<Container, ApiError> {
-    let wanted = q.required_string(name, "a table name such as database.schema.table")?;
-    state.lineage.resolve_table(name, &wanted).await.map_err(fail)
+    let by_id = q.int("container_id")?;
+    let namespace = q.string("namespace")?;
+    let given = q.string(name)?.filter(|v| !v.trim().is_empty());
+    match (by_id, given) {
+        (Some(_), Some(_)) => Err(ApiError::invalid(
+            Seed::Admin,
+            &["query", name],
+            format!("give either {name} or container_id, not both"),
+        )),
+        (Some(id), None) => match state.lineage.store.containers_by_ids(&[id]).await.map_err(|e| fail(e.into()))?.pop() {
+            Some(c) => Ok(c),
+            None => Err(fail(Error::NotFound(format!("Container {id} not found")))),
+        },
+        (None, Some(wanted)) => match namespace {
+            Some(ns) => state.lineage.resolve_dataset_table(name, &ns, &wanted, None).await.map_err(fail),
+            None => state.lineage.resolve_table(name, &wanted).await.map_err(fail),
+        },
+        (None, None) => Err(ApiError::invalid(
+            Seed::Admin,
+            &["query", name],
+            format!(
+                "query parameter {name} is required: a table name such as database.schema.table, datastore:database.schema.table, an OpenLineage namespace/name, or the id (or container_id=)"
+            ),
+        )),
+    }
 }
 
 #[derive(IntoParams)]
 #[into_params(parameter_in = Query)]
 #[allow(dead_code)]
 pub struct AdminGraphQuery {
-    /// The table at the centre: a qualified name (`database.schema.table`, or a unique suffix).
-    root: String,
+    /// The table at the centre: a qualified name (`database.schema.table`, or a unique suffix),
+    /// `datastore:database.schema.table`, an OpenLineage `namespace/name`, or its id.
+    root: Option<String>,
+    /// With `root`: the OpenLineage namespace its name is in (the dataset as the pair).
+    namespace: Option<String>,
+    /// The table at the centre by id, instead of `root`.
+    container_id: Option<i64>,
     /// Hops to include, 1 to 20.
     #[param(default = 2, minimum = 1, maximum = 20)]
     depth: Option<i64>,
@@ -152,8 +189,13 @@ pub async fn graph(
 #[into_params(parameter_in = Query)]
 #[allow(dead_code)]
 pub struct TableQuery {
-    /// A qualified table name (`database.schema.table`, or a unique suffix).
-    table: String,
+    /// A qualified table name (`database.schema.table`, or a unique suffix),
+    /// `datastore:database.schema.table`, an OpenLineage `namespace/name`, or its id.
+    table: Option<String>,
+    /// With `table`: the OpenLineage namespace its name is in (the dataset as the pair).
+    namespace: Option<String>,
+    /// The table by id, instead of `table`.
+    container_id: Option<i64>,
 }
 
 /// One source column of one of the table's columns.
@@ -242,8 +284,13 @@ pub async fn columns(
 #[into_params(parameter_in = Query)]
 #[allow(dead_code)]
 pub struct ImpactQuery {
-    /// A qualified table name (`database.schema.table`, or a unique suffix).
-    table: String,
+    /// A qualified table name (`database.schema.table`, or a unique suffix),
+    /// `datastore:database.schema.table`, an OpenLineage `namespace/name`, or its id.
+    table: Option<String>,
+    /// With `table`: the OpenLineage namespace its name is in (the dataset as the pair).
+    namespace: Option<String>,
+    /// The table by id, instead of `table`.
+    container_id: Option<i64>,
     /// `down` (default: what the table feeds) or `up` (where it comes from).
     #[param(inline)]
     direction: Option<Direction3>,
@@ -295,6 +342,30 @@ pub struct TableImpact {
     pub is_partial: bool,
     pub tables: Vec<ImpactedTable>,
     pub externals: Vec<ImpactedExternal>,
+}
+
+/// The column a `pii-flow` request names: `field_id`, or `column` of the table it names.
+async fn column(state: &AppState, q: &Params) -> Result<(Container, crate::domain::Field), ApiError> {
+    let Some(id) = q.int("field_id")? else {
+        let column = q.required_string("column", "a column name of the table (or field_id=)")?;
+        let t = table(state, q, "table").await?;
+        let f = state.lineage.resolve_column(&t, &column).await.map_err(fail)?;
+        return Ok((t, f));
+    };
+    if ["table", "column", "container_id", "namespace"].iter().any(|p| q.string(p).is_ok_and(|v| v.is_some())) {
+        return Err(ApiError::invalid(
+            Seed::Admin,
+            &["query", "field_id"],
+            "give either field_id or table and column, not both",
+        ));
+    }
+    let store = &state.lineage.store;
+    let f = store.fields_by_ids(&[id]).await.map_err(|e| fail(e.into()))?.pop();
+    let Some(f) = f else { return Err(fail(Error::NotFound(format!("Field {id} not found")))) };
+    match store.containers_by_ids(&[f.container_id]).await.map_err(|e| fail(e.into()))?.pop() {
+        Some(t) => Ok((t, f)),
+        None => Err(fail(Error::NotFound(format!("Field {id} not found")))),
+    }
 }
 
 /// `up` or `down` for the transitive routes (`both` is not a traversal of theirs).
@@ -385,10 +456,17 @@ pub async fn impact(
 #[into_params(parameter_in = Query)]
 #[allow(dead_code)]
 pub struct PiiFlowQuery {
-    /// A qualified table name (`database.schema.table`, or a unique suffix).
-    table: String,
+    /// A qualified table name (`database.schema.table`, or a unique suffix),
+    /// `datastore:database.schema.table`, an OpenLineage `namespace/name`, or its id.
+    table: Option<String>,
+    /// With `table`: the OpenLineage namespace its name is in (the dataset as the pair).
+    namespace: Option<String>,
+    /// The table by id, instead of `table`.
+    container_id: Option<i64>,
     /// A column of that table (case-insensitive).
-    column: String,
+    column: Option<String>,
+    /// The column by id, instead of `table` and `column`.
+    field_id: Option<i64>,
     /// `down` (default: where the value goes) or `up` (where it came from).
     #[param(inline)]
     direction: Option<Direction3>,
@@ -468,9 +546,7 @@ pub async fn pii_flow(
         include_indirect: q.bool("include_indirect")?.unwrap_or(false),
         through_masking: q.bool("through_masking")?.unwrap_or(false),
     };
-    let column = q.required_string("column", "a column name of the table")?;
-    let t = table(&state, &q, "table").await?;
-    let f = state.lineage.resolve_column(&t, &column).await.map_err(fail)?;
+    let (t, f) = column(&state, &q).await?;
     let r = state.lineage.pii_flow(f.id, depth, side, limit, options).await.map_err(fail)?;
     if format != Format::Json {
         let start = End::Field { id: f.id, container_id: t.id };

@@ -61,6 +61,17 @@ impl Container {
     async fn schema(&self) -> Option<&str> {
         self.0.schema.as_deref()
     }
+    /// `database.schema.name` (the parts it has), as `search` answers it; every argument and
+    /// route that takes a table by name takes it.
+    async fn qualified_name(&self) -> String {
+        domain::container_key(self.0.database.as_deref(), self.0.schema.as_deref(), &self.0.name)
+    }
+    /// `<datastore>:<database.schema.name>`: the name no other container shares (the same table
+    /// in prod and staging), ready to give to any argument or route that takes a table by name.
+    async fn unique_name(&self, ctx: &Context<'_>) -> GqlResult<Option<String>> {
+        let ds = load_datastore(ctx, self.0.datastore_id).await?;
+        Ok(ds.map(|d| service::tables::unique_name(&d.0.name, &self.0)))
+    }
     async fn datastore_id(&self) -> Id {
         self.0.datastore_id
     }

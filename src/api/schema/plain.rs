@@ -188,6 +188,11 @@ fn container_field<'a>(c: &'a crate::domain::Container, field: &str) -> Option<P
         "tableType" => opt_text(c.table_type.as_deref()),
         "database" => opt_text(c.database.as_deref()),
         "schema" => opt_text(c.schema.as_deref()),
+        "qualifiedName" => Some(Plain::Value(Value::String(crate::domain::container_key(
+            c.database.as_deref(),
+            c.schema.as_deref(),
+            &c.name,
+        )))),
         "datastoreId" => id(c.datastore_id),
         "purpose" => opt_text(c.purpose.as_deref()),
         "activeAnomalyCount" => id(c.active_anomaly_count),

@@ -493,9 +493,11 @@ impl QueryRoot {
         Ok(all.into_iter().map(Datastore).collect())
     }
 
-    /// A container by `id`, or by `qualifiedName` (`database.schema.name`, case-insensitive; the
-    /// matcher's rules, so a unique suffix such as `raw.orders` also finds it), in `datastoreId`
-    /// when given. Null when none matches; BAD_USER_INPUT naming the candidates when several
+    /// A container by `id`, or by `qualifiedName`: `database.schema.name` (case-insensitive; the
+    /// matcher's rules, so a unique suffix such as `raw.orders` also finds it),
+    /// `datastore:database.schema.name`, an OpenLineage `namespace/name` of a namespace a
+    /// datastore lists, or the id as text; in `datastoreId` when given. Null when none matches;
+    /// BAD_USER_INPUT naming the candidates (as `datastore:database.schema.name`) when several
     /// match equally well, or when neither or both of `id` and `qualifiedName` are given.
     async fn container(
         &self,
@@ -599,6 +601,9 @@ impl QueryRoot {
     async fn open_lineage_events(
         &self,
         ctx: &Context<'_>,
+        #[graphql(
+            desc = "Only events with this outcome: `applied`, `recorded`, `ignored`, `rejected`, `failed` or `pending` (see the README's table of statuses)."
+        )]
         status: Option<String>,
         job_namespace: Option<String>,
         job_name: Option<String>,
@@ -606,7 +611,7 @@ impl QueryRoot {
         since: Option<DateTime>,
         until: Option<DateTime>,
         #[graphql(
-            desc = "Only ignored events ignored for this reason: `duplicate`, `late START`, `nothing resolved`, `no lineage`, `already known`."
+            desc = "Only events whose lineage changed nothing for this reason (`ignored` events, and `recorded` ones, which recorded only their run's state): `duplicate`, `late START`, `nothing resolved`, `no lineage`, `already known`."
         )]
         ignored_reason: Option<String>,
         #[graphql(default_with = "Some(1)")] page: Option<i64>,

@@ -97,7 +97,8 @@ pub struct IngestEventReport {
     pub index: i64,
     /// The id the event was stored under.
     pub id: Option<Id>,
-    /// `applied`, `ignored`, `rejected` or `failed`.
+    /// `applied` (lineage or metadata changed), `recorded` (no lineage changed, the run's state
+    /// was recorded), `ignored` (nothing new), `rejected` or `failed`.
     pub status: String,
     /// `run_event`, `job_event` or `dataset_event`.
     pub event_kind: Option<String>,
@@ -109,6 +110,8 @@ pub struct IngestEventReport {
 pub struct IngestReport {
     pub received: i64,
     pub applied: i64,
+    /// Events that changed no lineage but recorded their run's state.
+    pub recorded: i64,
     pub ignored: i64,
     pub rejected: i64,
     pub failed: i64,
@@ -121,6 +124,7 @@ impl From<crate::service::openlineage::IngestReport> for IngestReport {
         IngestReport {
             received: r.events.len() as i64,
             applied: n("applied"),
+            recorded: n("recorded"),
             ignored: n("ignored"),
             rejected: n("rejected") + n("denied"),
             failed: n("failed"),

@@ -414,22 +414,26 @@ impl TransformationKind {
 /// Not derived only when at least one transformation is DIRECT/IDENTITY, every DIRECT one is
 /// IDENTITY, and none masks. INDIRECT entries beside an identity do not make the copy derived
 /// (Spark's legacy mode lists the filters and joins of a query on every copied column); an edge
-/// with only INDIRECT transformations is derived (nothing was copied), and so is an empty list:
-/// a producer that says nothing has not said the value is copied as is. A legacy
-/// `transformationType: "IDENTITY"` is read as DIRECT/IDENTITY, so it is not derived.
-pub fn derived(transformations: &[Transformation]) -> bool {
+/// with only INDIRECT transformations is derived (nothing was copied). An empty list says
+/// nothing either way (dbt-ol sends `"transformations": []` for plain copies and computed
+/// columns alike): `None`, stored as not said. A legacy `transformationType: "IDENTITY"` is read
+/// as DIRECT/IDENTITY, so it is not derived.
+pub fn derived(transformations: &[Transformation]) -> Option<bool> {
+    if transformations.is_empty() {
+        return None;
+    }
     let mut identity = false;
     for t in transformations {
         if t.masking {
-            return true;
+            return Some(true);
         }
         match &t.kind {
             TransformationKind::Direct if t.subtype.as_deref() == Some("IDENTITY") => identity = true,
             TransformationKind::Indirect => {}
-            TransformationKind::Direct | TransformationKind::Other(_) => return true,
+            TransformationKind::Direct | TransformationKind::Other(_) => return Some(true),
         }
     }
-    !identity
+    Some(!identity)
 }
 
 /// Whether any of the transformations masks the value (PII tracing stops at such an edge).

@@ -182,9 +182,7 @@ impl Lineage {
         let completed = starts
             && (pending.completed_runs.contains(&run_id)
                 || states.as_deref().unwrap_or_default().iter().any(|(id, status, event_type)| {
-                    *id != event_id
-                        && matches!(status.as_str(), "applied" | "ignored")
-                        && event_type.as_deref() == Some("COMPLETE")
+                    *id != event_id && super::report::accepted(status) && event_type.as_deref() == Some("COMPLETE")
                 }));
         // A run that already failed or aborted is not undone by a late START or RUNNING.
         if starts {
@@ -193,7 +191,7 @@ impl Lineage {
                 // A FAIL that had nothing to retire was `ignored`, but the run failed all the same.
                 || states.unwrap_or_default().iter().any(|(id, status, event_type)| {
                     *id != event_id
-                        && matches!(status.as_str(), "applied" | "ignored")
+                        && super::report::accepted(status)
                         && matches!(event_type.as_deref(), Some("FAIL") | Some("ABORT"))
                 });
             if failed {
@@ -363,6 +361,34 @@ impl Lineage {
         for (d, earlier) in event.outputs.iter().map(|d| (d, false)).chain(prior.outputs.iter().map(|d| (d, true))) {
             outputs.push((d, earlier, resolver.end(d, unresolved).await?));
         }
+        // A table edge between two datasets' ends; `implied` when only column lineage names the
+        // input. A dataset reading itself is no edge; two unknown ends make no relationship (the
+        // event stays stored for replay).
+        let table_edge = |i: &ol::Dataset, o: &ol::Dataset, ie: &End, oe: &End, known: bool, implied: bool| {
+            if ie == oe || !known {
+                return None;
+            }
+            let mut details = base(i, o);
+            details["sql"] = json!(event.job_sql);
+            details["sourceCode"] =
+                json!(event.job_source_code.as_ref().map(|c| json!({"language": c.language, "sourceCode": c.code})));
+            if implied {
+                details["impliedBy"] = json!("columnLineage");
+            }
+            Some(Assertion {
+                edge: NewEdge {
+                    source: ie.clone(),
+                    target: oe.clone(),
+                    description: None,
+                    source_type: SOURCE_TYPE.into(),
+                    operation: Some(operation.into()),
+                    derived: None,
+                    transformations: None,
+                    last_asserted_at: Some(event.event_time),
+                },
+                evidence: evidence(details),
+            })
+        };
         let mut out = Vec::new();
         // A dataset matching several writable datastores contributes one end per datastore.
         for (i, input_earlier, input_ends) in &inputs {
@@ -372,30 +398,24 @@ impl Lineage {
                 }
                 for (ie, ic) in input_ends {
                     for (oe, oc) in output_ends {
-                        if ie == oe || (ic.is_none() && oc.is_none()) {
-                            // A dataset reading itself is no edge; two unknown ends make no
-                            // relationship (the event stays stored for replay).
-                            continue;
-                        }
-                        let mut details = base(i, o);
-                        details["sql"] = json!(event.job_sql);
-                        details["sourceCode"] = json!(event
-                            .job_source_code
-                            .as_ref()
-                            .map(|c| json!({"language": c.language, "sourceCode": c.code})));
-                        out.push(Assertion {
-                            edge: NewEdge {
-                                source: ie.clone(),
-                                target: oe.clone(),
-                                description: None,
-                                source_type: SOURCE_TYPE.into(),
-                                operation: Some(operation.into()),
-                                derived: None,
-                                transformations: None,
-                                last_asserted_at: Some(event.event_time),
-                            },
-                            evidence: evidence(details),
-                        });
+                        out.extend(table_edge(i, o, ie, oe, ic.is_some() || oc.is_some(), false));
+                    }
+                }
+            }
+        }
+        // Column lineage implies table lineage: a dataset only an output's column lineage names
+        // (dbt leaves seeds out of a model's `inputs`) is that output's parent all the same.
+        for (o, _, output_ends) in &outputs {
+            let named: BTreeSet<(&str, &str)> =
+                o.column_inputs().map(|f| (f.namespace.as_str(), f.name.as_str())).collect();
+            for (namespace, name) in named {
+                if event.inputs.iter().any(|d| d.namespace == namespace && d.name == name) {
+                    continue;
+                }
+                let source_ds = resolver.input_dataset(namespace, name);
+                for (ie, ic) in resolver.end(&source_ds, unresolved).await? {
+                    for (oe, oc) in output_ends {
+                        out.extend(table_edge(&source_ds, o, &ie, oe, ic.is_some() || oc.is_some(), true));
                     }
                 }
             }
@@ -458,7 +478,7 @@ impl Lineage {
                             description: None,
                             source_type: SOURCE_TYPE.into(),
                             operation: Some(operation.into()),
-                            derived: Some(ol::derived(&edge.input.transformations)),
+                            derived: ol::derived(&edge.input.transformations),
                             transformations: Some(Value::Array(transformations.clone())),
                             last_asserted_at: Some(event.event_time),
                         },

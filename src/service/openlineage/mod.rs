@@ -14,6 +14,7 @@
 //! resolved event into an `AssertionBatch` by the run-state rules above, `metadata` gathers the
 //! datasets' descriptions, tags, owners and field types, and `report` holds what comes back.
 
+mod adopt;
 mod assertions;
 pub(crate) use assertions::job_key;
 mod metadata;
@@ -29,7 +30,7 @@ use serde_json::{json, Value};
 
 pub use recover::PendingRange;
 use report::Pending;
-pub use report::{unresolved_json, EventReport, IngestReport, Unresolved};
+pub use report::{accepted, unresolved_json, EventReport, IngestReport, Unresolved};
 pub use resolve::external_fqn;
 use resolve::Resolver;
 
@@ -108,12 +109,12 @@ fn stored_errors(errors: &Value) -> Vec<(String, String)> {
         .unwrap_or_default()
 }
 
-/// Why an event that changed nothing was ignored (its summary's `ignored_reason`, which
-/// `openLineageEvents(ignoredReason:)` filters by): `duplicate` (set where duplicates are
-/// found), `late START` (a START or RUNNING of a run that already failed or aborted), `nothing
-/// resolved` (it names datasets, none of which resolved to a container), `no lineage` (no
-/// inputs or no outputs to connect, and no metadata to apply), or `already known` (what it
-/// asserts was all asserted before, or its connections have two unknown ends).
+/// Why an event changed no lineage (its summary's `ignored_reason`, on `ignored` and `recorded`
+/// events alike, which `openLineageEvents(ignoredReason:)` filters by): `duplicate` (set where
+/// duplicates are found), `late START` (a START or RUNNING of a run that already failed or
+/// aborted), `nothing resolved` (it names datasets, none of which resolved to a container), `no
+/// lineage` (no inputs or no outputs to connect, and no metadata to apply), or `already known`
+/// (what it asserts was all asserted before, or its connections have two unknown ends).
 fn ignored_reason(event: &Event, late_start: bool, unresolved: &[Unresolved]) -> &'static str {
     let datasets = event.datasets().count();
     if late_start {
@@ -125,6 +126,13 @@ fn ignored_reason(event: &Event, late_start: bool, unresolved: &[Unresolved]) ->
     } else {
         "already known"
     }
+}
+
+/// Whether an event that changed no lineage recorded its run's state: a RunEvent with an
+/// `eventType`, unless it is a START or RUNNING of a run that already ended (which the run's
+/// terminal state outlives).
+fn records_run_state(event: &Event, late_start: bool) -> bool {
+    event.kind == EventKind::Run && event.run_id.is_some() && event.event_type.is_some() && !late_start
 }
 
 fn kind_name(kind: EventKind) -> &'static str {
@@ -260,7 +268,7 @@ impl Lineage {
                 session_failed = true;
                 store_down |= matches!(e, StoreError::Unavailable(_));
                 forward.clear();
-                for rep in report.events[first..].iter_mut().filter(|r| matches!(r.status, "applied" | "ignored")) {
+                for rep in report.events[first..].iter_mut().filter(|r| accepted(r.status)) {
                     rep.status = "failed";
                     rep.unavailable = store_down;
                     rep.errors.push((String::new(), "the store could not commit the event; retry".into()));
@@ -268,10 +276,7 @@ impl Lineage {
             }
         }
         if store_down {
-            report.events[first..]
-                .iter_mut()
-                .filter(|r| matches!(r.status, "applied" | "ignored"))
-                .for_each(|r| r.unavailable = true);
+            report.events[first..].iter_mut().filter(|r| accepted(r.status)).for_each(|r| r.unavailable = true);
         }
         if let Some(f) = &self.forwarder {
             forward.iter().for_each(|raw| f.forward(raw));
@@ -323,7 +328,7 @@ impl Lineage {
         }
         // Applied or ignored before: nothing to do. A failed or denied event is tried again (the
         // store may be back, the caller may have the rights).
-        if duplicate && matches!(status, "applied" | "ignored") {
+        if duplicate && accepted(status) {
             rep.status = "ignored";
             rep.summary = json!({"duplicate_of": stored.id, "original_status": status, "ignored_reason": "duplicate"});
             return rep;
@@ -331,7 +336,7 @@ impl Lineage {
         let raw = stored.body;
         self.apply_stored(caller, &mut rep, stored.id, validated, pending).await;
         // Forwarded once committed.
-        if self.forwarder.is_some() && matches!(rep.status, "applied" | "ignored") {
+        if self.forwarder.is_some() && accepted(rep.status) {
             forward.push(raw);
         }
         rep
@@ -358,7 +363,17 @@ impl Lineage {
         match self.apply_event(caller, event_id, &event, pending).await {
             Ok(assertions::Applied { summary, metadata, unresolved, late_start }) => {
                 let changed = summary.edges_asserted + summary.edges_retired + summary.evidence_retired + metadata > 0;
-                rep.status = if changed { "applied" } else { "ignored" };
+                // A run event that changed no lineage still told its run's state (a FAIL fails
+                // the run, turns its outputs FAILED); only a late START of an ended run, or an
+                // event with no type, says nothing new.
+                let recorded = !changed && records_run_state(&event, late_start);
+                rep.status = match (changed, recorded) {
+                    (true, _) => "applied",
+                    (false, true) => "recorded",
+                    (false, false) => "ignored",
+                };
+                // A recorded event says as an ignored one does why its lineage changed nothing
+                // (`nothing resolved` finds the events to replay once their tables are registered).
                 let reason = (!changed).then(|| ignored_reason(&event, late_start, &unresolved));
                 rep.edges_created = summary.edges_created;
                 rep.summary = json!({
@@ -374,6 +389,9 @@ impl Lineage {
                 });
                 if let Some(reason) = reason {
                     rep.summary["ignored_reason"] = json!(reason);
+                }
+                if recorded {
+                    rep.summary["run_state"] = json!(state_name(event.event_type));
                 }
                 rep.unresolved = unresolved;
             }
@@ -419,6 +437,7 @@ impl Lineage {
         let mut report = IngestReport::default();
         let mut cursor = after;
         let mut pending = Pending::default();
+        let mut adopted: std::collections::HashSet<(String, String)> = std::collections::HashSet::new();
         loop {
             let batch = self.store.events_after(cursor, 500).await?;
             let Some(last) = batch.last() else { break };
@@ -439,7 +458,21 @@ impl Lineage {
                 let mut rep = EventReport::new(report.events.len());
                 rep.id = Some(stored.id);
                 rep.kind = validated.as_ref().ok().map(|e| kind_name(e.kind));
+                // Its datasets, to move what their external placeholders held once applied.
+                let datasets: Vec<(String, String)> = validated
+                    .as_ref()
+                    .map(|e| e.datasets().map(|d| (d.namespace.clone(), d.name.clone())).collect())
+                    .unwrap_or_default();
                 lineage.apply_stored(&caller, &mut rep, stored.id, validated, &mut pending).await;
+                if accepted(rep.status) {
+                    // Once per dataset and replay: afterwards it resolves, so no later event
+                    // adds to its placeholder.
+                    for (namespace, name) in datasets {
+                        if adopted.insert((namespace.clone(), name.clone())) {
+                            lineage.adopt_placeholder(&namespace, &name).await?;
+                        }
+                    }
+                }
                 progress(&rep);
                 report.events.push(rep);
                 tokio::task::yield_now().await;

@@ -17,7 +17,7 @@ use crate::service::Lineage;
 pub struct EventReport {
     pub index: usize,
     pub id: Option<Id>,
-    /// `applied`, `ignored`, `rejected`, `failed` or `denied`.
+    /// `applied`, `recorded`, `ignored`, `rejected`, `failed` or `denied` (see `accepted`).
     pub status: &'static str,
     pub kind: Option<&'static str>,
     /// `[{location, message}]`.
@@ -44,6 +44,14 @@ pub struct Unresolved {
 #[derive(Debug, Clone, Default)]
 pub struct IngestReport {
     pub events: Vec<EventReport>,
+}
+
+/// Whether an event with this outcome was taken (it changed what it could, or had nothing new):
+/// `applied` (lineage or metadata changed), `recorded` (no lineage changed, but the run's state
+/// was recorded: a FAIL that retires nothing still fails its run) or `ignored` (nothing new).
+/// `rejected`, `denied` and `failed` events were not taken; the last two are tried again.
+pub fn accepted(status: &str) -> bool {
+    matches!(status, "applied" | "recorded" | "ignored")
 }
 
 impl IngestReport {
@@ -88,16 +96,13 @@ impl Pending {
     pub(super) fn finish(&mut self, rep: &EventReport, event: Option<&Event>) {
         let Some(id) = rep.id else { return };
         if let Some(e) = event {
-            if matches!(rep.status, "applied" | "ignored")
+            if accepted(rep.status)
                 && e.kind == EventKind::Run
                 && matches!(e.event_type, Some(RunState::Fail) | Some(RunState::Abort))
             {
                 self.failed_runs.extend(e.run_id.clone());
             }
-            if matches!(rep.status, "applied" | "ignored")
-                && e.kind == EventKind::Run
-                && e.event_type == Some(RunState::Complete)
-            {
+            if accepted(rep.status) && e.kind == EventKind::Run && e.event_type == Some(RunState::Complete) {
                 self.completed_runs.extend(e.run_id.clone());
             }
         }

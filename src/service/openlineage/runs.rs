@@ -109,7 +109,7 @@ impl Lineage {
             let mut resolver = Resolver::new(&lineage, &caller, datastores, Default::default());
             for stored in batch {
                 read += 1;
-                if !matches!(stored.status.as_str(), "applied" | "ignored") {
+                if !super::report::accepted(&stored.status) {
                     continue;
                 }
                 let Ok(event) = ol::validate(&stored.body, stored.received_at, &limits) else { continue };

@@ -668,6 +668,24 @@ pub(super) async fn run_io(db: impl Runner, ids: &[Id]) -> StoreResult<Vec<(Id, 
     decode_by_ids::<IoProps>(db, cypher!("run_io"), ids, "entry").await
 }
 
+/// `Store::replace_io_end`: each `READ`, `WROTE`, `READS` or `WRITES` relationship to the
+/// external asset is merged anew to the container (keeping its properties, its end's now the
+/// container's) unless one is there already, and removed.
+pub(super) async fn replace_io_end(txn: &mut Txn, from: &End, to: &End) -> StoreResult<u64> {
+    let End::External { fqn } = from else { return Ok(0) };
+    let Some(container_id) = to.container_id() else { return Ok(0) };
+    let moved = exec(
+        txn,
+        cypher!("io_replace_end")
+            .param("fqn", fqn.clone())
+            .param("container_id", container_id)
+            .param("to_key", to.key()),
+    )
+    .await?;
+    let n: Vec<i64> = moved.column("moved")?;
+    Ok(n.first().copied().unwrap_or(0).max(0) as u64)
+}
+
 pub(super) async fn jobs_of_ends(mut db: impl Runner, ends: &[End]) -> StoreResult<Vec<(Id, IoEntry)>> {
     if ends.is_empty() {
         return Ok(Vec::new());

@@ -118,6 +118,38 @@ fn end_columns(end: &End) -> (Option<Id>, Option<&str>) {
     }
 }
 
+/// `Store::replace_io_end`. `run_io` is keyed by run, so the runs are those of the jobs that
+/// list either end (every run's datasets are its job's too).
+pub(super) fn replace_io_end(c: &Connection, from: &End, to: &End) -> rusqlite::Result<u64> {
+    store_query(STORE, "replace_io_end");
+    let (from_key, to_key) = (from.key(), to.key());
+    let (container_id, fqn) = end_columns(to);
+    let runs = "SELECT id FROM runs WHERE job_id IN (SELECT job_id FROM job_io WHERE end_key IN (?1, ?2))";
+    let mut n = c.execute(
+        &format!(
+            "DELETE FROM run_io WHERE run_id IN ({runs}) AND end_key = ?1 AND EXISTS
+               (SELECT 1 FROM run_io o WHERE o.run_id = run_io.run_id AND o.direction = run_io.direction AND o.end_key = ?2)"
+        ),
+        params![from_key, to_key],
+    )?;
+    n += c.execute(
+        &format!(
+            "UPDATE run_io SET end_key = ?2, container_id = ?3, fqn = ?4 WHERE run_id IN ({runs}) AND end_key = ?1"
+        ),
+        params![from_key, to_key, container_id, fqn],
+    )?;
+    n += c.execute(
+        "DELETE FROM job_io WHERE end_key = ?1 AND EXISTS
+           (SELECT 1 FROM job_io o WHERE o.job_id = job_io.job_id AND o.direction = job_io.direction AND o.end_key = ?2)",
+        params![from_key, to_key],
+    )?;
+    n += c.execute(
+        "UPDATE job_io SET end_key = ?2, container_id = ?3, fqn = ?4 WHERE end_key = ?1",
+        params![from_key, to_key, container_id, fqn],
+    )?;
+    Ok(n as u64)
+}
+
 fn job_by_name_tx(c: &Connection, name: &JobName) -> rusqlite::Result<Option<Job>> {
     store_query(STORE, "job_by_name");
     c.prepare_cached(&format!("SELECT {JOB_COLS} FROM jobs WHERE namespace = ?1 AND name = ?2"))?

@@ -205,14 +205,14 @@ fn column_lineage_with_transformations() {
             masking: true
         }]
     );
-    assert!(derived(&email.input.transformations) && masking(&email.input.transformations));
+    assert!(derived(&email.input.transformations) == Some(true) && masking(&email.input.transformations));
     let id = &d.column_lineage[1];
     assert_eq!(
         (id.output_field.as_str(), id.input.name.as_str(), id.input.field.as_str()),
         ("order_id", "shop.public.raw_orders", "id")
     );
     assert_eq!(id.input.transformations, vec![t(TransformationKind::Direct, Some("IDENTITY"), false)]);
-    assert!(!derived(&id.input.transformations));
+    assert_eq!(derived(&id.input.transformations), Some(false));
     assert_eq!(d.dataset_wide.len(), 1);
     assert_eq!(d.dataset_wide[0].field, "status");
     assert_eq!(d.dataset_wide[0].transformations, vec![t(TransformationKind::Indirect, Some("FILTER"), false)]);
@@ -255,9 +255,9 @@ fn legacy_column_lineage_strings() {
         masking: false,
     };
     assert_eq!(of("a"), vec![vec![identity.clone()], vec![identity]]);
-    assert!(!derived(&of("a")[0]));
+    assert_eq!(derived(&of("a")[0]), Some(false));
     assert_eq!(of("b"), vec![vec![t(TransformationKind::Direct, Some("TRANSFORMATION"), false)]]);
-    assert!(derived(&of("b")[0]));
+    assert_eq!(derived(&of("b")[0]), Some(true));
     let masked = Transformation {
         kind: TransformationKind::Direct,
         subtype: Some("MASKED".into()),
@@ -275,11 +275,11 @@ fn legacy_column_lineage_strings() {
     assert_eq!(of("e"), vec![vec![described("x + 1")]]);
     assert_eq!(of("f"), vec![vec![described("upper(x)")]]);
     assert_eq!(of("g"), vec![Vec::<Transformation>::new()]);
-    assert!(derived(&of("g")[0]), "saying nothing is not saying it is a copy");
+    assert_eq!(derived(&of("g")[0]), None, "an empty list says nothing: not said");
     // A 1-2-0 list wins over the output field's legacy string.
     assert_eq!(of("h"), vec![vec![t(TransformationKind::Indirect, Some("JOIN"), false)]]);
     assert_eq!(of("i"), vec![vec![t(TransformationKind::Direct, Some("IDENTITY"), false)]]);
-    assert!(!derived(&of("i")[0]));
+    assert_eq!(derived(&of("i")[0]), Some(false));
 }
 
 #[test]
@@ -510,17 +510,20 @@ fn warnings_are_capped() {
 fn derived_masking_and_indirect() {
     use TransformationKind::{Direct, Indirect, Other};
     let identity = t(Direct, Some("IDENTITY"), false);
-    assert!(!derived(std::slice::from_ref(&identity)));
-    assert!(derived(&[]), "no information is not a plain copy");
-    assert!(derived(&[t(Direct, Some("TRANSFORMATION"), false)]));
-    assert!(derived(&[t(Direct, Some("AGGREGATION"), false)]));
-    assert!(derived(&[t(Direct, None, false)]));
-    assert!(derived(&[t(Direct, Some("IDENTITY"), true)]), "a masked identity is not a copy");
-    assert!(derived(&[identity.clone(), t(Direct, Some("TRANSFORMATION"), false)]));
-    assert!(derived(&[t(Other("MAGIC".into()), Some("IDENTITY"), false)]));
+    assert_eq!(derived(std::slice::from_ref(&identity)), Some(false));
+    assert_eq!(derived(&[]), None, "no information: not said either way");
+    assert_eq!(derived(&[t(Direct, Some("TRANSFORMATION"), false)]), Some(true));
+    assert_eq!(derived(&[t(Direct, Some("AGGREGATION"), false)]), Some(true));
+    assert_eq!(derived(&[t(Direct, None, false)]), Some(true));
+    assert_eq!(derived(&[t(Direct, Some("IDENTITY"), true)]), Some(true), "a masked identity is not a copy");
+    assert_eq!(derived(&[identity.clone(), t(Direct, Some("TRANSFORMATION"), false)]), Some(true));
+    assert_eq!(derived(&[t(Other("MAGIC".into()), Some("IDENTITY"), false)]), Some(true));
     // Spark's legacy mode lists the query's filters and joins on every copied column.
-    assert!(!derived(&[identity.clone(), t(Indirect, Some("JOIN"), false), t(Indirect, Some("FILTER"), false)]));
-    assert!(derived(&[t(Indirect, Some("JOIN"), false)]));
+    assert_eq!(
+        derived(&[identity.clone(), t(Indirect, Some("JOIN"), false), t(Indirect, Some("FILTER"), false)]),
+        Some(false)
+    );
+    assert_eq!(derived(&[t(Indirect, Some("JOIN"), false)]), Some(true));
 
     assert!(!masking(&[]));
     assert!(!masking(std::slice::from_ref(&identity)));
