@@ -487,7 +487,7 @@ pub async fn lineage_graph<S: EdgeSource + ?Sized>(s: &S, centre: i64, depth: us
     Ok(json!({"data": {"lineageGraph": out}}))
 }
 
-pub(crate) struct Reached {
+struct Reached {
     id: i64,
     distance: usize,
     via: BEdge,
@@ -496,7 +496,7 @@ pub(crate) struct Reached {
 
 /// The service's `transitive`: nearest first, edges of a level in id order, one level read
 /// past `depth` to tell whether the answer was cut.
-pub(crate) async fn transitive<S: EdgeSource + ?Sized>(
+async fn transitive<S: EdgeSource + ?Sized>(
     s: &S,
     start: i64,
     depth: usize,

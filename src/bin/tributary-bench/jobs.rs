@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use crate::baseline::{transitive, Adj, Ask, Dir};
+use crate::baseline::Ask;
 use crate::gen::{container_key, Graph};
 use crate::harness::{Client, Side};
 use crate::history::paired;
@@ -27,6 +27,9 @@ use crate::Plan;
 const PER_CENTRE: usize = 40;
 /// Jobs writing the hub's first downstream layer.
 const HUB_JOBS: usize = 20;
+/// Containers of the hub's first layer (the first by name) considered for the failure: one
+/// `impact` each.
+const CANDIDATES: usize = 50;
 
 const LINEAGE_GRAPH_JOBS: &str =
     "query($c: Int!, $d: Int!) { lineageGraph(containerId: $c, depth: $d, includeJobs: true) {
@@ -114,9 +117,9 @@ pub(crate) async fn jobs(client: &Client, plan: &Plan, g: &Graph, report: &mut R
             n += 1;
         }
     }
-    // The hub's first downstream layer, written by jobs reading the hub, taken by name, not by
-    // `impact`'s order (which differs by store), so both stores must find the same FAILED and
-    // STALE containers.
+    // The hub's first downstream layer, written by jobs reading the hub, the first `HUB_JOBS` by
+    // name, not by `impact`'s order (which differs by store), so both stores must find the same
+    // FAILED and STALE containers.
     let hub = Graph::container_id(g.hubs[0]);
     let (_, v) = client.ask(Side::Service, &Ask::impact(hub, 1, 10_000)).await?;
     let mut layer: Vec<(String, i64)> = v["data"]["impact"]["containers"]
@@ -128,39 +131,38 @@ pub(crate) async fn jobs(client: &Client, plan: &Plan, g: &Graph, report: &mut R
         })
         .unwrap_or_default();
     layer.sort();
-    // The one that fails has the largest downstream in the generated graph (the first by name
-    // among equals; walked in memory, so every candidate costs no store call), so that health
-    // has STALE containers to find, far down where the graph allows; what health must then say
-    // comes from the service's own `impact` of it, which also follows the ingest scenario's edges.
-    let reach = tributary::service::jobs::STALE_DEPTH;
-    let adj = Adj::build(g);
-    let mut largest: Option<(usize, i64)> = None;
-    for (_, c) in &layer {
-        let (_, below) = transitive(&adj, *c, reach, Dir::Down, usize::MAX, false).await?;
-        if largest.is_none_or(|(n, _)| below.len() > n) {
-            largest = Some((below.len(), *c));
-        }
-    }
-    let failing = match largest {
-        Some((_, c)) => (Some(c), downstream(client, c, reach, 10_000).await?),
-        None => (None, BTreeMap::new()),
-    };
-    let mut first: Vec<i64> = layer.iter().map(|(_, id)| *id).take(HUB_JOBS).collect();
-    if let Some(f) = failing.0.filter(|f| !first.contains(f)) {
-        first.push(f);
-    }
+    let first: Vec<i64> = layer.iter().map(|(_, id)| *id).take(HUB_JOBS).collect();
     let hub_ds = dataset(g, hub).ok_or_else(|| anyhow::anyhow!("the hub is not a generated container"))?;
     for &t in &first {
         let Some(tgt) = dataset(g, t) else { continue };
-        let job = format!("load_{t}_from_hub");
-        events.extend(run_events(&job, n, vec![hub_ds.clone()], vec![tgt.clone()], "COMPLETE"));
+        events.extend(run_events(&format!("load_{t}_from_hub"), n, vec![hub_ds.clone()], vec![tgt], "COMPLETE"));
         n += 1;
-        if Some(t) == failing.0 {
-            events.extend(run_events(&job, n, vec![hub_ds.clone()], vec![tgt], "FAIL"));
-            n += 1;
-        }
     }
     post_events(client, &events).await?;
+    // Then one of the first `CANDIDATES` by name fails: the one with the largest downstream now (its `impact`, which both
+    // stores answer alike: the queries scenario compares it with the baseline), the first by name
+    // among equals, so that health has STALE containers to find, far down where the graph
+    // allows; that `impact` is also what health must then say.
+    let reach = tributary::service::jobs::STALE_DEPTH;
+    let mut failing = (None, BTreeMap::new());
+    for (_, c) in layer.iter().take(CANDIDATES) {
+        let below = downstream(client, *c, reach, 10_000).await?;
+        if failing.0.is_none() || below.len() > failing.1.len() {
+            failing = (Some(*c), below);
+        }
+    }
+    if let Some(t) = failing.0 {
+        let tgt = dataset(g, t).ok_or_else(|| anyhow::anyhow!("container {t} is not a generated container"))?;
+        let job = format!("load_{t}_from_hub");
+        let mut runs = Vec::new();
+        if !first.contains(&t) {
+            runs.extend(run_events(&job, n, vec![hub_ds.clone()], vec![tgt.clone()], "COMPLETE"));
+            n += 1;
+        }
+        runs.extend(run_events(&job, n, vec![hub_ds], vec![tgt], "FAIL"));
+        n += 1;
+        post_events(client, &runs).await?;
+    }
     say(&format!("  (jobs: {n} runs recorded, {} around the hub)", first.len()));
 
     let plain: Vec<Ask> = centres.iter().map(|&c| Ask::lineage_graph(c, 5)).collect();
@@ -183,9 +185,9 @@ pub(crate) async fn jobs(client: &Client, plan: &Plan, g: &Graph, report: &mut R
     let (_, v) = client.ask(Side::Service, &health[0]).await?;
     anyhow::ensure!(v["errors"].is_null(), "impact with health failed: {}", v["errors"]);
     let items = v["data"]["impact"]["containers"].as_array().cloned().unwrap_or_default();
-    // What health must say: the failed run's output FAILED, and exactly
-    // the hub's downstream within the stale reach below it STALE, however far down; any other
-    // answer is a mismatch (the smoke test requires none).
+    // What health must say: the failed run's output FAILED, and exactly the hub's downstream
+    // within the stale reach below it STALE, however far down; any other answer is a mismatch
+    // (the smoke test requires none).
     let (mut failed, mut stale, mut mismatches, mut farthest) = (0, 0, 0, 0);
     for c in &items {
         let Some(id) = c["container"]["id"].as_i64() else { continue };
