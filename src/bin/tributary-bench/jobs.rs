@@ -139,10 +139,10 @@ pub(crate) async fn jobs(client: &Client, plan: &Plan, g: &Graph, report: &mut R
         n += 1;
     }
     post_events(client, &events).await?;
-    // Then one of the first `CANDIDATES` by name fails: the one with the largest downstream now (its `impact`, which both
-    // stores answer alike: the queries scenario compares it with the baseline), the first by name
-    // among equals, so that health has STALE containers to find, far down where the graph
-    // allows; that `impact` is also what health must then say.
+    // Then one of the first `CANDIDATES` by name fails: the one with the largest downstream now
+    // (its `impact`, which both stores answer alike: the queries scenario compares it with the
+    // baseline), the first by name among equals, so that health has STALE containers to find,
+    // far down where the graph allows; that `impact` is also what health must then say.
     let reach = tributary::service::jobs::STALE_DEPTH;
     let mut failing = (None, BTreeMap::new());
     for (_, c) in layer.iter().take(CANDIDATES) {
