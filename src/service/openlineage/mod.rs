@@ -256,28 +256,27 @@ impl Lineage {
             // worker's other tasks in between events.
             tokio::task::yield_now().await;
         }
-        // Outcomes not recorded or not committed, whatever the store's error: those events are
-        // not done (they stay `pending`), so the request must not be answered as done and the
-        // client (or the Kafka consumer) sends them again. A 2xx here would leave them pending
-        // for good; a store that failed with an internal error while restarting did that.
+        // Outcomes not recorded or not committed because the store is down: those events
+        // are not done (they stay `pending`), and the client must send them again.
         let flush_error = lineage.flush(&mut pending).await;
-        let mut undone = flush_error.is_some();
+        let mut store_down = flush_error.as_ref().is_some_and(|e| matches!(e, StoreError::Unavailable(_)));
         let mut session_failed = false;
         if let Some(s) = session {
             session_failed = flush_error.is_some() || report.events[first..].iter().any(|r| r.status == "failed");
             if let Err(e) = s.commit_session().await {
                 tracing::error!(error = %e, events = report.events.len() - first, "committing OpenLineage events failed");
                 session_failed = true;
-                undone = true;
+                store_down |= matches!(e, StoreError::Unavailable(_));
                 forward.clear();
                 for rep in report.events[first..].iter_mut().filter(|r| accepted(r.status)) {
                     rep.status = "failed";
+                    rep.unavailable = store_down;
                     rep.errors.push((String::new(), "the store could not commit the event; retry".into()));
                 }
             }
         }
-        if undone {
-            report.events[first..].iter_mut().for_each(|r| r.unavailable = true);
+        if store_down {
+            report.events[first..].iter_mut().filter(|r| accepted(r.status)).for_each(|r| r.unavailable = true);
         }
         if let Some(f) = &self.forwarder {
             forward.iter().for_each(|raw| f.forward(raw));
