@@ -11,7 +11,11 @@ use serde_json::{json, Value};
 use crate::both_stores;
 use crate::common::TestApp;
 
-both_stores!(registering_the_tables_adopts_their_placeholders, listing_the_namespace_adopts_its_placeholders);
+both_stores!(
+    registering_the_tables_adopts_their_placeholders,
+    listing_the_namespace_adopts_its_placeholders,
+    an_auto_created_container_adopts_its_placeholder
+);
 
 const LATE: &str = "postgres://late.example.com:5432";
 const CLEAN: &str = "postgres://clean.example.com:5432";
@@ -299,4 +303,24 @@ async fn listing_the_namespace_adopts_its_placeholders(app: TestApp) {
     replay(&app).await;
     assert_eq!(shape(&app, LATE, late[0]).await, want, "and with the replay, the edges");
     assert_eq!(adoptions(&app).await.len(), 4);
+}
+
+/// Auto-creation turned on after the events: the next event naming the table (with the columns
+/// creation needs) creates its container, which adopts what the placeholder held.
+async fn an_auto_created_container_adopts_its_placeholder(app: TestApp) {
+    let late_ds = datastore(&app, "late", &[LATE]).await;
+    let late = register(&app, late_ds, &["orders", "stage", "export"]).await;
+    ingest(&app, LATE).await;
+    let app = app.with_auto_create().await;
+    let mut again = event(LATE, "COMPLETE", &run_id(LATE, 5), "audit", &["raw_orders"], &[]);
+    again["inputs"][0]["facets"] = json!({"schema": {"fields": [{"name": "id", "type": "bigint"}]}});
+    let (status, body) = app.post("/api/v1/lineage", &json!([again])).await;
+    assert_eq!(status, 201, "{body:#}");
+    let after = shape(&app, LATE, late[0]).await;
+    assert_eq!(after["jobs"]["load"]["job"], json!([["CONTAINER raw_orders"], ["CONTAINER orders"]]), "{after:#}");
+    assert_eq!(after["jobs"]["audit"]["job"], json!([["CONTAINER raw_orders"], []]), "{after:#}");
+    assert!(after["edges"].as_array().unwrap().contains(&json!("raw_orders -> orders by \"load\"")), "{after:#}");
+    let adopted = adoptions(&app).await;
+    assert_eq!(adopted.len(), 1, "{adopted:?}");
+    assert_eq!(adopted[0].1, json!(format!("{LATE}/analytics.public.raw_orders")));
 }
