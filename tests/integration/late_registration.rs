@@ -39,7 +39,11 @@ fn event(ns: &str, state: &str, run: &str, job: &str, inputs: &[&str], outputs: 
 }
 
 fn jobs_ns(ns: &str) -> String {
-    if ns == LATE { "late_jobs".into() } else { "clean_jobs".into() }
+    if ns == LATE {
+        "late_jobs".into()
+    } else {
+        "clean_jobs".into()
+    }
 }
 
 fn run_id(ns: &str, n: u32) -> String {
@@ -122,7 +126,11 @@ async fn shape(app: &TestApp, ns: &str, centre: i64) -> Value {
             .iter()
             .map(|x| {
                 let name = x["container"]["name"].as_str().map(str::to_string);
-                format!("{} {}", x["kind"].as_str().unwrap(), name.unwrap_or_else(|| plain(x["name"].as_str().unwrap())))
+                format!(
+                    "{} {}",
+                    x["kind"].as_str().unwrap(),
+                    name.unwrap_or_else(|| plain(x["name"].as_str().unwrap()))
+                )
             })
             .collect();
         out.sort();
@@ -156,10 +164,10 @@ async fn shape(app: &TestApp, ns: &str, centre: i64) -> Value {
     let g = &g["lineageGraph"];
     let name_of = |id: &str| -> String {
         if let Some(job) = id.strip_prefix("job:") {
-            let j = g["jobs"].as_array().unwrap().iter().find(|j| j["id"].to_string() == job);
+            let j = g["jobs"].as_array().unwrap().iter().find(|j| j["id"].as_i64() == job.parse().ok());
             return format!("job {}", j.map(|j| j["name"].as_str().unwrap()).unwrap_or("?"));
         }
-        let node = g["nodes"].as_array().unwrap().iter().find(|n| n["id"].to_string() == id);
+        let node = g["nodes"].as_array().unwrap().iter().find(|n| n["id"].as_i64() == id.parse().ok());
         node.map(|n| n["name"].as_str().unwrap().to_string()).unwrap_or_else(|| plain(id))
     };
     let mut nodes: Vec<String> = g["nodes"].as_array().unwrap().iter().map(|n| name_of(&n["id"].to_string())).collect();
@@ -169,10 +177,19 @@ async fn shape(app: &TestApp, ns: &str, centre: i64) -> Value {
         .as_array()
         .unwrap()
         .iter()
-        .map(|e| format!("{} -> {}", name_of(&e["sourceContainerId"].to_string()), name_of(&e["targetContainerId"].to_string())))
+        .map(|e| {
+            format!(
+                "{} -> {}",
+                name_of(&e["sourceContainerId"].to_string()),
+                name_of(&e["targetContainerId"].to_string())
+            )
+        })
         .chain(g["externalEdges"].as_array().unwrap().iter().map(|e| {
             let id = |side: &str| {
-                e[format!("{side}NodeId")].as_str().map(str::to_string).unwrap_or_else(|| e[format!("{side}ContainerId")].to_string())
+                e[format!("{side}NodeId")]
+                    .as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| e[format!("{side}ContainerId")].to_string())
             };
             format!("{} -> {}", name_of(&id("source")), name_of(&id("target")))
         }))
@@ -294,7 +311,10 @@ async fn listing_the_namespace_adopts_its_placeholders(app: TestApp) {
     let late = register(&app, late_ds, &["orders", "stage", "raw_orders", "export"]).await;
     ingest(&app, LATE).await;
     let before = shape(&app, LATE, late[0]).await;
-    assert_eq!(before["jobs"]["load"]["run"], json!([["EXTERNAL analytics.public.raw_orders"], ["EXTERNAL analytics.public.orders"]]));
+    assert_eq!(
+        before["jobs"]["load"]["run"],
+        json!([["EXTERNAL analytics.public.raw_orders"], ["EXTERNAL analytics.public.orders"]])
+    );
 
     datastore(&app, "late", &[LATE]).await;
     let after = shape(&app, LATE, late[0]).await;

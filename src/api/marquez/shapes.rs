@@ -455,9 +455,7 @@ fn transformation(e: &crate::domain::Edge) -> (Option<String>, Option<String>) {
             text(t.get("description")).or_else(|| e.description.clone()),
             text(t.get("type")).or_else(|| Some("TRANSFORMATION".into())),
         ),
-        None => {
-            (e.description.clone(), e.derived.map(|d| if d { "TRANSFORMATION" } else { "IDENTITY" }.into()))
-        }
+        None => (e.description.clone(), e.derived.map(|d| if d { "TRANSFORMATION" } else { "IDENTITY" }.into())),
     }
 }
 

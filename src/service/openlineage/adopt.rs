@@ -93,11 +93,14 @@ impl Lineage {
     ) -> Result<usize> {
         let to = End::Container { id: container.id };
         let recorded = external_fqn(namespace.trim(), name.trim());
-        let fqns: BTreeSet<String> =
-            [recorded.clone(), external_fqn(&normalize_namespace(namespace), name.trim()), external_fqn(namespace, name)]
-                .into_iter()
-                .chain(fqn.map(str::to_string))
-                .collect();
+        let fqns: BTreeSet<String> = [
+            recorded.clone(),
+            external_fqn(&normalize_namespace(namespace), name.trim()),
+            external_fqn(namespace, name),
+        ]
+        .into_iter()
+        .chain(fqn.map(str::to_string))
+        .collect();
         let from: Vec<End> = fqns.into_iter().map(|fqn| End::External { fqn }).collect();
         let edges = self.store.live_edges_touching_ends(&from, SOURCE_TYPE).await?;
         // Nothing to move: no change recorded, so adopting again is a no-op.
