@@ -427,7 +427,12 @@ impl Lineage {
         require_name("type", &input.kind)?;
         let mut input = input;
         input.namespaces = input.namespaces.iter().map(|n| n.trim().to_string()).filter(|n| !n.is_empty()).collect();
-        Ok(self.store.upsert_datastore(input).await?)
+        let datastore = self.store.upsert_datastore(input).await?;
+        // A namespace listed now may make datasets recorded as external assets its containers.
+        if !datastore.namespaces.is_empty() {
+            self.adopt_placeholders("", None, Some(&datastore.namespaces)).await?;
+        }
+        Ok(datastore)
     }
 
     pub async fn upsert_container(&self, caller: &Caller, input: ContainerInput) -> Result<Container> {
@@ -472,6 +477,8 @@ impl Lineage {
         if !rows.is_empty() {
             self.store.put_metadata(rows).await?;
         }
+        // Late registration: lineage recorded under the table's external placeholder moves here.
+        self.adopt_placeholders(&container.name, Some(container.id), None).await?;
         Ok(container)
     }
 

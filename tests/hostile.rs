@@ -385,8 +385,20 @@ impl Store for FaultyStore {
     async fn jobs_of_ends(&self, ends: &[End]) -> StoreResult<Vec<(Id, tributary::domain::IoEntry)>> {
         delegate!(self, jobs_of_ends(ends))
     }
-    async fn replace_io_end(&self, from: &End, to: &End) -> StoreResult<u64> {
-        delegate!(self, replace_io_end(from, to))
+    async fn replace_io_ends(
+        &self,
+        from: &[End],
+        to: &End,
+        change: Option<tributary::domain::NewChange>,
+    ) -> StoreResult<u64> {
+        delegate!(self, replace_io_ends(from, to, change))
+    }
+    async fn external_placeholders(
+        &self,
+        needle: &str,
+        source_type: &str,
+    ) -> StoreResult<Vec<(String, String, String)>> {
+        delegate!(self, external_placeholders(needle, source_type))
     }
     async fn failed_latest_runs(
         &self,

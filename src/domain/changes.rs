@@ -1,7 +1,8 @@
 //! The change log's model: what a committed change to lineage records (edge asserted, retired,
-//! revived, relabelled or deleted; container or field created or dropped) and its position in
-//! the store's ordered, durable log. Stores write a `NewChange` in the same transaction as the
-//! change itself and hand back `Change`s in position order; the service pages and filters them.
+//! revived, relabelled or deleted; container or field created or dropped; an external asset
+//! adopted by its container) and its position in the store's ordered, durable log. Stores write
+//! a `NewChange` in the same transaction as the change itself and hand back `Change`s in
+//! position order; the service pages and filters them.
 
 use super::{Edge, Id, Timestamp};
 
@@ -22,10 +23,14 @@ pub enum ChangeKind {
     ContainerDropped,
     FieldCreated,
     FieldDropped,
+    /// An external asset's lineage (a dataset recorded before its table was catalogued) moved to
+    /// the container it turned out to be: its edges retired, the jobs' and runs' datasets and
+    /// the evidence now the container's. `detail` names the asset.
+    ExternalAdopted,
 }
 
 impl ChangeKind {
-    pub const ALL: [ChangeKind; 9] = [
+    pub const ALL: [ChangeKind; 10] = [
         ChangeKind::EdgeAsserted,
         ChangeKind::EdgeRetired,
         ChangeKind::EdgeRevived,
@@ -35,6 +40,7 @@ impl ChangeKind {
         ChangeKind::ContainerDropped,
         ChangeKind::FieldCreated,
         ChangeKind::FieldDropped,
+        ChangeKind::ExternalAdopted,
     ];
 
     /// The stored spelling.
@@ -49,6 +55,7 @@ impl ChangeKind {
             ChangeKind::ContainerDropped => "container_dropped",
             ChangeKind::FieldCreated => "field_created",
             ChangeKind::FieldDropped => "field_dropped",
+            ChangeKind::ExternalAdopted => "external_adopted",
         }
     }
 

@@ -598,10 +598,27 @@ store_trait! {
         async fn run_io(&self, _run_ids: &[Id]) -> StoreResult<Vec<(Id, crate::domain::IoEntry)>> {
             Err(not_supported(self.kind()))
         }
-        /// The job and run datasets naming `from` (an external asset) name `to` instead (the
-        /// container it turned out to be); an entry whose job or run already lists `to` in the
-        /// same direction is dropped. How many entries moved or went. One transaction.
-        async fn replace_io_end(&self, _from: &End, _to: &End) -> StoreResult<u64> {
+        /// The job and run datasets naming one of `from` (external assets) name `to` instead (the
+        /// container they turned out to be); an entry whose job or run already lists `to` in the
+        /// same direction is dropped. `change`, when given, is recorded in the same transaction
+        /// (the adoption's entry in the change log). How many entries moved or went.
+        async fn replace_io_ends(
+            &self,
+            _from: &[End],
+            _to: &End,
+            _change: Option<crate::domain::NewChange>,
+        ) -> StoreResult<u64> {
+            Err(not_supported(self.kind()))
+        }
+        /// The external assets that may be OpenLineage placeholders a registration adopts, whose
+        /// fqn (lowercased) contains `needle` (given lowercased; empty for all): `(fqn, namespace,
+        /// name)` of each job dataset naming one (the dataset as sent), and `(fqn, "", "")` of
+        /// each one a live edge of `source_type` names. Distinct, ordered.
+        async fn external_placeholders(
+            &self,
+            _needle: &str,
+            _source_type: &str,
+        ) -> StoreResult<Vec<(String, String, String)>> {
             Err(not_supported(self.kind()))
         }
         /// The job datasets (as `job_io`) on one of these ends (containers or external assets):

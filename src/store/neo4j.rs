@@ -869,10 +869,24 @@ impl Store for Neo4jStore {
         jobs::run_io(AutoCommit(self), run_ids).await
     }
 
-    async fn replace_io_end(&self, from: &End, to: &End) -> StoreResult<u64> {
+    async fn replace_io_ends(
+        &self,
+        from: &[End],
+        to: &End,
+        change: Option<crate::domain::NewChange>,
+    ) -> StoreResult<u64> {
         jobs::flush_session(self).await?;
-        let (from, to) = (from.clone(), to.clone());
-        write_txn!(self, |txn| jobs::replace_io_end(txn, &from, &to))
+        let (from, to) = (from.to_vec(), to.clone());
+        write_txn!(self, |txn| jobs::replace_io_ends(txn, &from, &to, change.as_slice()))
+    }
+
+    async fn external_placeholders(
+        &self,
+        needle: &str,
+        source_type: &str,
+    ) -> StoreResult<Vec<(String, String, String)>> {
+        jobs::flush_session(self).await?;
+        jobs::external_placeholders(AutoCommit(self), needle, source_type).await
     }
 
     async fn jobs_of_ends(&self, ends: &[End]) -> StoreResult<Vec<(Id, IoEntry)>> {

@@ -54,7 +54,7 @@ use super::{GraphAround, GraphScope, PriorEvidence, Record, RecordChunks, Store,
 use crate::domain::{
     AssertionBatch, AssertionSummary, Change, Container, ContainerInput, ContainerStats, Datastore, DatastoreInput,
     Direction, Edge, EdgeFilter, EdgePatch, End, EventFilter, EventOutcome, Evidence, Field, Id, IoEntry, Job,
-    JobFilter, KnownRun, NewEdge, Page, PageRequest, Run, RunFilter, RunRecord, StoredEvent, Timestamp,
+    JobFilter, KnownRun, NewChange, NewEdge, Page, PageRequest, Run, RunFilter, RunRecord, StoredEvent, Timestamp,
 };
 use crate::metrics::store_query;
 
@@ -709,10 +709,30 @@ impl Store for SqliteStore {
         self.read_ids(run_ids, jobs::run_io).await
     }
 
-    async fn replace_io_end(&self, from: &End, to: &End) -> StoreResult<u64> {
+    async fn replace_io_ends(&self, from: &[End], to: &End, change: Option<NewChange>) -> StoreResult<u64> {
         self.flush_jobs()?;
-        let (from, to) = (from.clone(), to.clone());
-        self.write(move |tx| jobs::replace_io_end(tx, &from, &to).map_err(sql_err)).await
+        let (from, to) = (from.to_vec(), to.clone());
+        self.write(move |tx| {
+            let mut n = 0;
+            for f in &from {
+                n += jobs::replace_io_end(tx, f, &to).map_err(sql_err)?;
+            }
+            if let Some(change) = &change {
+                changes::record(tx, std::slice::from_ref(change))?;
+            }
+            Ok(n)
+        })
+        .await
+    }
+
+    async fn external_placeholders(
+        &self,
+        needle: &str,
+        source_type: &str,
+    ) -> StoreResult<Vec<(String, String, String)>> {
+        self.flush_jobs()?;
+        let (needle, source_type) = (needle.to_string(), source_type.to_string());
+        self.read(move |c| jobs::external_placeholders(c, &needle, &source_type)).await
     }
 
     async fn jobs_of_ends(&self, ends: &[End]) -> StoreResult<Vec<(Id, IoEntry)>> {

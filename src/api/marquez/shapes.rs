@@ -445,7 +445,8 @@ pub struct FieldData {
 }
 
 /// An edge's transformation as Marquez names it: the first OpenLineage transformation's type
-/// and description, else `IDENTITY` for a copy and `TRANSFORMATION` for a derived value.
+/// and description, else `IDENTITY` for a copy and `TRANSFORMATION` for a derived value, and
+/// none when neither was said (as Marquez answers a field sent without a transformation).
 fn transformation(e: &crate::domain::Edge) -> (Option<String>, Option<String>) {
     let first = e.transformations.as_ref().and_then(|t| t.as_array()).and_then(|a| a.first()).cloned();
     let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
@@ -454,9 +455,7 @@ fn transformation(e: &crate::domain::Edge) -> (Option<String>, Option<String>) {
             text(t.get("description")).or_else(|| e.description.clone()),
             text(t.get("type")).or_else(|| Some("TRANSFORMATION".into())),
         ),
-        None => {
-            (e.description.clone(), Some(if e.derived == Some(true) { "TRANSFORMATION" } else { "IDENTITY" }.into()))
-        }
+        None => (e.description.clone(), e.derived.map(|d| if d { "TRANSFORMATION" } else { "IDENTITY" }.into())),
     }
 }
 

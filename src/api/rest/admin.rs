@@ -211,8 +211,9 @@ pub struct ColumnSource {
     pub source_field_id: Option<i64>,
     /// Set when the source is an asset outside the catalog.
     pub source_external_fqn: Option<String>,
-    /// The value passed through an expression rather than a plain copy.
-    pub derived: bool,
+    /// The value passed through an expression rather than a plain copy; null when the producer
+    /// did not say (an OpenLineage field with no `transformations`).
+    pub derived: Option<bool>,
     pub operation: Option<String>,
     pub source_type: String,
     pub edge_id: i64,
@@ -270,7 +271,7 @@ pub async fn columns(
                     End::External { fqn } => Some(fqn.clone()),
                     _ => None,
                 },
-                derived: e.derived.unwrap_or(false),
+                derived: e.derived,
                 operation: e.operation,
                 source_type: e.source_type,
                 edge_id: e.id,

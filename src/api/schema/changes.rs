@@ -33,6 +33,10 @@ pub enum ChangeKind {
     ContainerDropped,
     FieldCreated,
     FieldDropped,
+    /// An external asset (a dataset recorded before its table was registered) adopted by the
+    /// container it turned out to be: its jobs' and runs' datasets, evidence and edges moved
+    /// there, its own edges retired. `detail` names it: `{"fqn", "namespace", "name", "edges"}`.
+    ExternalAdopted,
 }
 
 /// One committed change to lineage, at its place in the store's change log.

@@ -627,6 +627,11 @@ impl<'a> Resolver<'a> {
                     .await?;
             }
         }
+        // Lineage recorded under the dataset's placeholder before (its namespace listed since)
+        // moves to the new container.
+        for (other_ns, other_name, _) in identities(d) {
+            self.lineage.adopt_into(other_ns, other_name, None, &container).await?;
+        }
         // Another spelling that did not resolve before may name the new container now (a column
         // lineage input naming `public.orders` for the `shop.public.orders` this event created):
         // its failure is forgotten, and the names read ahead for the event include the container.

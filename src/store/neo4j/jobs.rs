@@ -686,6 +686,40 @@ pub(super) async fn replace_io_end(txn: &mut Txn, from: &End, to: &End) -> Store
     Ok(n.first().copied().unwrap_or(0).max(0) as u64)
 }
 
+/// `Store::replace_io_ends`: `replace_io_end` of each, then the change (the change log's
+/// statement last, as everywhere: see `changes::record_in`).
+pub(super) async fn replace_io_ends(
+    txn: &mut Txn,
+    from: &[End],
+    to: &End,
+    change: &[crate::domain::NewChange],
+) -> StoreResult<u64> {
+    let mut n = 0;
+    for f in from {
+        n += replace_io_end(txn, f, to).await?;
+    }
+    super::changes::record_in(txn, change).await?;
+    Ok(n)
+}
+
+/// `Store::external_placeholders`, one auto-commit read (`external_placeholders.cypher`).
+pub(super) async fn external_placeholders(
+    mut db: impl Runner,
+    needle: &str,
+    source_type: &str,
+) -> StoreResult<Vec<(String, String, String)>> {
+    let rows = db
+        .run(
+            cypher!("external_placeholders")
+                .param("needle", needle.to_string())
+                .param("source_type", source_type.to_string()),
+        )
+        .await?;
+    let (fqns, namespaces, names) =
+        (rows.column::<String>("fqn")?, rows.column::<String>("namespace")?, rows.column::<String>("name")?);
+    Ok(fqns.into_iter().zip(namespaces).zip(names).map(|((f, ns), n)| (f, ns, n)).collect())
+}
+
 pub(super) async fn jobs_of_ends(mut db: impl Runner, ends: &[End]) -> StoreResult<Vec<(Id, IoEntry)>> {
     if ends.is_empty() {
         return Ok(Vec::new());

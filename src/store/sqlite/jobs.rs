@@ -150,6 +150,28 @@ pub(super) fn replace_io_end(c: &Connection, from: &End, to: &End) -> rusqlite::
     Ok(n as u64)
 }
 
+/// `Store::external_placeholders`: the job datasets' external ends (with the dataset as sent)
+/// and the live edges' external ends, whose fqn contains the needle. `job_io` has no index on
+/// its fqn, so this reads every job dataset: registration's price, not ingest's.
+pub(super) fn external_placeholders(
+    c: &Connection,
+    needle: &str,
+    source_type: &str,
+) -> rusqlite::Result<Vec<(String, String, String)>> {
+    select_rows(
+        c,
+        "external_placeholders",
+        "SELECT fqn, namespace, name FROM job_io WHERE fqn IS NOT NULL AND instr(unicode_lower(fqn), ?1) > 0
+         UNION SELECT source_fqn, '', '' FROM edges
+           WHERE source_kind = 'x' AND retired_at IS NULL AND source_type = ?2 AND instr(unicode_lower(source_fqn), ?1) > 0
+         UNION SELECT target_fqn, '', '' FROM edges
+           WHERE target_kind = 'x' AND retired_at IS NULL AND source_type = ?2 AND instr(unicode_lower(target_fqn), ?1) > 0
+         ORDER BY 1, 2, 3",
+        params![needle, source_type],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )
+}
+
 fn job_by_name_tx(c: &Connection, name: &JobName) -> rusqlite::Result<Option<Job>> {
     store_query(STORE, "job_by_name");
     c.prepare_cached(&format!("SELECT {JOB_COLS} FROM jobs WHERE namespace = ?1 AND name = ?2"))?
