@@ -96,6 +96,8 @@ const KIND_TEXT = {
   CONTAINER_DROPPED: 'table dropped',
   FIELD_CREATED: 'field created',
   FIELD_DROPPED: 'field dropped',
+  // A dataset first seen unregistered, now a table: its jobs, edges and evidence moved to it.
+  EXTERNAL_ADOPTED: 'registered as a table (was external):',
 };
 
 export class Home {

@@ -8,10 +8,9 @@
 
 use rusqlite::{params, Connection, Row};
 
-use super::edges::query_edges;
 use super::rows::{json_text, parse_ts, ts};
 use super::{internal, select_rows, sql_err, STORE};
-use crate::domain::{changes::edge_history, Change, ChangeKind, Id, NewChange, Timestamp};
+use crate::domain::{Change, ChangeKind, Id, NewChange, Timestamp};
 use crate::metrics::store_query;
 use crate::store::StoreResult;
 
@@ -102,17 +101,6 @@ pub(super) fn purge(tx: &Connection, before: Timestamp) -> StoreResult<u64> {
     store_query(STORE, "purge_changes");
     let n = tx.execute("DELETE FROM changes WHERE at < ?1", params![ts(&before)]).map_err(sql_err)?;
     Ok(n as u64)
-}
-
-/// Records what the edges' own history tells (see `edge_history`), oldest first; returns how
-/// many changes. Containers and fields keep no creation time, so nothing is made up for them.
-pub(super) fn backfill(tx: &Connection) -> StoreResult<usize> {
-    let edges = query_edges(tx, "backfill_changes_edges", "1", []).map_err(sql_err)?;
-    let mut changes: Vec<NewChange> = edges.iter().flat_map(edge_history).collect();
-    // Stable: an edge's own changes keep their order at equal times.
-    changes.sort_by_key(|c| (c.at, c.edge_id));
-    record(tx, &changes)?;
-    Ok(changes.len())
 }
 
 /// `internal` for the schema step, which runs before the store exists.

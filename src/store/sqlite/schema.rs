@@ -11,7 +11,10 @@
 
 use rusqlite::Connection;
 
-use super::changes::{backfill, migrate_error};
+use super::changes::{migrate_error, record};
+use super::edges::query_edges;
+use super::sql_err;
+use crate::domain::{changes::edge_history, NewChange};
 use crate::store::StoreResult;
 
 /// The `evidence` table's definition after `CREATE TABLE [IF NOT EXISTS] evidence`, shared by
@@ -326,4 +329,15 @@ pub fn register_unicode_lower(conn: &Connection) -> rusqlite::Result<()> {
             })
         },
     )
+}
+
+/// Records what the edges' own history tells (see `edge_history`), oldest first; returns how
+/// many changes. Containers and fields keep no creation time, so nothing is made up for them.
+fn backfill(tx: &Connection) -> StoreResult<usize> {
+    let edges = query_edges(tx, "backfill_changes_edges", "1", []).map_err(sql_err)?;
+    let mut changes: Vec<NewChange> = edges.iter().flat_map(edge_history).collect();
+    // Stable: an edge's own changes keep their order at equal times.
+    changes.sort_by_key(|c| (c.at, c.edge_id));
+    record(tx, &changes)?;
+    Ok(changes.len())
 }
