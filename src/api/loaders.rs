@@ -260,7 +260,10 @@ pub struct Loaders {
     pub jobs_by_name: Cached<JobByNameLoader>,
     /// What is failing, computed once per request the first time a health is asked
     /// (`service::jobs::HealthIndex`).
-    pub health_index: tokio::sync::Mutex<Option<Arc<crate::service::jobs::HealthIndex>>>,
+    /// By instant: `None` for now, else an as-of answer's.
+    pub health_index: tokio::sync::Mutex<
+        std::collections::HashMap<Option<crate::domain::Timestamp>, Arc<crate::service::jobs::HealthIndex>>,
+    >,
     pub metadata: Prefetching<MetadataLoader>,
 }
 
@@ -282,7 +285,7 @@ impl Loaders {
         self.runs_by_run_id.clear::<String>();
         self.jobs_by_name.clear::<(String, String)>();
         if let Ok(mut h) = self.health_index.try_lock() {
-            *h = None;
+            h.clear();
         }
         self.metadata.clear();
     }
@@ -345,7 +348,7 @@ impl Loaders {
                 },
                 entry: |row| row,
             }),
-            health_index: tokio::sync::Mutex::new(None),
+            health_index: tokio::sync::Mutex::new(std::collections::HashMap::new()),
         }
     }
 }
