@@ -265,6 +265,10 @@ pub struct Loaders {
         std::collections::HashMap<Option<crate::domain::Timestamp>, Arc<crate::service::jobs::HealthIndex>>,
     >,
     pub metadata: Prefetching<MetadataLoader>,
+    /// Jobs' latest runs as of an instant (`None`: the job had none then), by (instant, job):
+    /// an as-of graph reads its jobs' runs at once, and each `Job.latestRun` finds its own here.
+    pub latest_runs_at:
+        std::sync::Mutex<std::collections::HashMap<(crate::domain::Timestamp, Id), Option<crate::domain::Run>>>,
 }
 
 impl Loaders {
@@ -286,6 +290,9 @@ impl Loaders {
         self.jobs_by_name.clear::<(String, String)>();
         if let Ok(mut h) = self.health_index.try_lock() {
             h.clear();
+        }
+        if let Ok(mut runs) = self.latest_runs_at.lock() {
+            runs.clear();
         }
         self.metadata.clear();
     }
@@ -349,6 +356,7 @@ impl Loaders {
                 entry: |row| row,
             }),
             health_index: tokio::sync::Mutex::new(std::collections::HashMap::new()),
+            latest_runs_at: std::sync::Mutex::new(std::collections::HashMap::new()),
         }
     }
 }

@@ -16,6 +16,10 @@
 //! they wrote nothing), and one downstream traversal from the failed containers, one statement
 //! per level. Its cost follows the number of failures, not the size of the graph: with nothing
 //! failing it is one read.
+//!
+//! **As of an instant.** Read through a view (`Lineage::at`), the same functions answer for the
+//! view's instant: the jobs' datasets, latest runs and failures come from the runs then
+//! (`service::jobs_asof`), the stale walk from the edges live then.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 

@@ -117,7 +117,11 @@ async fn a_jobs_datasets_as_of_an_instant_are_what_its_run_then_read_and_wrote(a
 
     // Jobs are no longer said to be today's; today the job lists every dataset it ever read.
     let not_rebuilt = then["lineageGraph"]["asOf"]["notReconstructed"].as_array().unwrap();
-    assert!(not_rebuilt.iter().all(|t| !t.as_str().unwrap().split(|c: char| !c.is_alphanumeric()).any(|w| w == "jobs")));
+    assert!(not_rebuilt.iter().all(|t| !t
+        .as_str()
+        .unwrap()
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| w == "jobs")));
     assert!(then["lineageGraph"]["asOf"]["reconstructed"].to_string().contains("jobs and runs"));
     let today = app.ok(GRAPH, json!({"c": out, "t": null})).await;
     assert_eq!(names(&job(&today, "load")["inputs"]), vec!["a".to_string(), "b".to_string()]);

@@ -215,9 +215,13 @@ impl Job {
     /// the states it had reported by then).
     async fn latest_run(&self, ctx: &Context<'_>) -> GqlResult<Option<Run>> {
         let Some(job) = self.visible() else { return Ok(None) };
-        if self.0.as_of.is_some() {
-            let mut latest = lineage(ctx).view_at(self.0.as_of).latest_runs(std::slice::from_ref(job)).await?;
-            return Ok(latest.remove(&job.id).map(|run| Run { run, restricted: false }));
+        if let Some(at) = self.0.as_of {
+            let cached = loaders(ctx).latest_runs_at.lock().ok().and_then(|c| c.get(&(at, job.id)).cloned());
+            let run = match cached {
+                Some(run) => run,
+                None => lineage(ctx).view_at(Some(at)).latest_runs(std::slice::from_ref(job)).await?.remove(&job.id),
+            };
+            return Ok(run.map(|run| Run { run, restricted: false }));
         }
         match job.latest_run_id {
             Some(id) => load_run(ctx, id).await,
@@ -459,6 +463,16 @@ impl ContainerHealth {
             out.push(Run::checked(ctx, r.clone()).await?);
         }
         Ok(out)
+    }
+}
+
+/// Jobs' latest runs as of an instant, read for a whole graph, for each `Job.latestRun` to find.
+pub(super) fn feed_latest_runs_at(
+    ctx: &Context<'_>,
+    runs: impl Iterator<Item = ((Timestamp, Id), Option<domain::Run>)>,
+) {
+    if let Ok(mut cache) = loaders(ctx).latest_runs_at.lock() {
+        cache.extend(runs);
     }
 }
 

@@ -26,7 +26,11 @@ pub struct QueryRoot;
 
 /// A lineage graph as GraphQL returns it (as of `at` when asked), with what the selection asks
 /// of it prefetched.
-async fn graph_out(ctx: &Context<'_>, g: service::LineageGraph, at: Option<domain::Timestamp>) -> GqlResult<LineageGraph> {
+async fn graph_out(
+    ctx: &Context<'_>,
+    g: service::LineageGraph,
+    at: Option<domain::Timestamp>,
+) -> GqlResult<LineageGraph> {
     let look = ctx.look_ahead();
     let node_ids: Vec<Id> = g.nodes.iter().map(|n| n.container_id).collect();
     let wants_nodes = look.field("nodes").exists();
@@ -111,13 +115,28 @@ async fn graph_with_jobs(
     // `latestRun` (and the run's check of its job) finds them there instead of waiting out a
     // loader's batching window per kind.
     loaders(ctx).jobs.feed(between.jobs.iter().map(|j| (j.id, j.clone()))).await;
-    // (As of an instant, each job's run then is read with the job: see `Job.latestRun`.)
-    if at.is_none() && ctx.look_ahead().field("jobs").field("latestRun").exists() {
-        let latest: Vec<Id> = between.jobs.iter().filter_map(|j| j.latest_run_id).collect();
-        loaders(ctx).runs.prefetch(latest).await.map_err(Error::from)?;
-    }
+    prefetch_latest_runs(ctx, &between.jobs, at).await?;
     let (jobs, job_edges) = super::jobs::jobs_out(ctx, between, at).await?;
     Ok(LineageGraph { jobs, job_edges, ..graph_out(ctx, g, at).await? })
+}
+
+/// The graph's jobs' latest runs (as of `at`, when asked), read at once when the selection asks
+/// for them.
+async fn prefetch_latest_runs(ctx: &Context<'_>, jobs: &[domain::Job], at: Option<domain::Timestamp>) -> GqlResult<()> {
+    if !ctx.look_ahead().field("jobs").field("latestRun").exists() {
+        return Ok(());
+    }
+    match at {
+        None => {
+            let latest: Vec<Id> = jobs.iter().filter_map(|j| j.latest_run_id).collect();
+            loaders(ctx).runs.prefetch(latest).await.map_err(Error::from)?;
+        }
+        Some(t) => {
+            let mut runs = lineage(ctx).view_at(at).latest_runs(jobs).await?;
+            super::jobs::feed_latest_runs_at(ctx, jobs.iter().map(|j| ((t, j.id), runs.remove(&j.id))));
+        }
+    }
+    Ok(())
 }
 
 /// An impact answer as GraphQL returns it (as of `at` when asked), with what the selection asks
@@ -266,6 +285,9 @@ impl QueryRoot {
             .await?
             .job_lineage_graph(caller(ctx), job_id, depth.unwrap_or(2), side.map(Into::into))
             .await?;
+        if at.is_some() {
+            prefetch_latest_runs(ctx, &between.jobs, at).await?;
+        }
         let (jobs, job_edges) = super::jobs::jobs_out(ctx, between, at).await?;
         Ok(LineageGraph { jobs, job_edges, as_of: AsOf::of(at), ..graph_out(ctx, g, at).await? })
     }
