@@ -53,9 +53,7 @@ impl Lineage {
     pub async fn at(&self, at: Option<Timestamp>) -> Result<Cow<'_, Lineage>> {
         let Some(at) = at else { return Ok(Cow::Borrowed(self)) };
         self.check_instant("asOf", at).await?;
-        let mut view = self.clone();
-        view.as_of = Some(at);
-        Ok(Cow::Owned(view))
+        Ok(self.view_at(Some(at)))
     }
 
     /// An instant the store can answer for: not in the future, not before its first edge.
