@@ -316,7 +316,24 @@ async fn a_version_2_data_directorys_runs_answer_as_of_an_instant() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(fixture_of("v2", "tributary.db"), dir.path().join("tributary.db")).unwrap();
     let server = Server::start(&["--data-dir", dir.path().to_str().unwrap()], &[]);
-    let token = read_json_of("v2", "tokens.json")["admin"].as_str().unwrap().to_string();
+    runs_answer_as_of_an_instant(&server, read_json_of("v2", "tokens.json")["admin"].as_str().unwrap()).await;
+}
+
+/// The same on a version 1 Neo4j database (the fixture's `experiment` run failed alike).
+#[tokio::test]
+async fn a_version_1_neo4j_databases_runs_answer_as_of_an_instant() {
+    let Some(Neo4jTurn { uri, graph: g, _turn }) = neo4j_turn().await else { return };
+    load_version_1(&g).await;
+    {
+        let server = Server::start(&["--neo4j-uri", &uri], &[]);
+        runs_answer_as_of_an_instant(&server, read_json("tokens.json")["admin"].as_str().unwrap()).await;
+    }
+    connect(&uri).await.unwrap().wipe().await.unwrap();
+}
+
+/// See `a_version_2_data_directorys_runs_answer_as_of_an_instant`.
+async fn runs_answer_as_of_an_instant(server: &Server, token: &str) {
+    let token = token.to_string();
     let now = || chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
     let job = server.gql(Some(&token), "{ job(namespace: \"etl\", name: \"experiment\") { id } }").await;
     let job = job["data"]["job"]["id"].as_i64().unwrap();
