@@ -35,7 +35,7 @@ pub const AS_OF_NOT_RECONSTRUCTED: &[&str] = &[
     "catalog records (names, types, fields, metadata) are today's; a container or field deleted since has none",
     "an edge's attributes and evidence (description, operation, transformations, details) are their latest",
     "manual edges deleted since are gone (only provider edges are retired and keep their intervals)",
-    "a job's facets (description, owners, SQL, source code location) are their latest; an earlier complete write a later one replaced is not kept",
+    "a job's facets (description, owners, SQL, source code location) are their latest",
     "a container record's producers, consumers, lastWrite and health are today's (an answer's own job list, jobEdges, healthAlert and health are the instant's)",
 ];
 

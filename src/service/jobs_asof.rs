@@ -12,6 +12,9 @@
 //!   until Monday's run and `b` from Tuesday's reads `a` as of Monday and `b` as of Wednesday
 //!   (a direction its run named nothing in, as a FAIL without outputs, keeps the job's datasets
 //!   last seen by `t`; a job with no run by `t`, only job events, has those);
+//! - a written dataset's latest complete write then is the run then when it completed, else the
+//!   job's record when that write was by `t`, else its latest COMPLETE run ended by `t` that
+//!   wrote it;
 //! - health is computed as today from those runs and the edges live at `t`.
 //!
 //! Today (no instant) every read is the store's as before: a job's datasets are the union over
@@ -26,8 +29,12 @@ use std::collections::{BTreeSet, HashMap};
 
 use super::Lineage;
 use crate::domain::jobs::{current_state, is_failure, is_terminal};
-use crate::domain::{End, Id, IoDirection, IoEntry, Job, Run, Timestamp};
+use crate::domain::{End, Id, IoDirection, IoEntry, Job, PageRequest, Run, RunFilter, Timestamp};
 use crate::error::Result;
+
+/// How many of a job's latest COMPLETE runs begun by an instant are searched for the one that
+/// had ended by then (a run still going at the instant began before it, so a few suffice).
+const EARLIER_RUNS: i64 = 10;
 
 /// The run as it stood at `at`: the states it had reported by then and what follows from them
 /// (state, start, end, its latest event), its facets as today (an error message only while it
@@ -124,6 +131,9 @@ impl Lineage {
             stored.entry(job).or_default().push(e);
         }
         let mut out = Vec::new();
+        // Jobs whose latest complete write of a dataset came after the instant: the one before
+        // it is looked for among their earlier runs.
+        let mut earlier: BTreeSet<Id> = BTreeSet::new();
         for id in ids {
             let stored = stored.remove(&id).unwrap_or_default();
             let run = latest.get(&id);
@@ -137,11 +147,46 @@ impl Lineage {
                 };
                 for mut e in entries {
                     e.completed = completed_then(by_run, &stored, &e, at);
+                    if e.completed.is_none() && replaced_after(&stored, &e, at) {
+                        earlier.insert(id);
+                    }
                     out.push((id, e));
                 }
             }
         }
+        self.complete_writes_before(&mut out, &earlier, at).await?;
         Ok(out)
+    }
+
+    /// Fills in, for `jobs`' written datasets in `io` with no complete write known by `at`, the
+    /// latest COMPLETE run of the job that had ended by `at` and wrote them (among its last
+    /// `EARLIER_RUNS` begun by then): the write a later one replaced in the job's record.
+    async fn complete_writes_before(&self, io: &mut [(Id, IoEntry)], jobs: &BTreeSet<Id>, at: Timestamp) -> Result<()> {
+        let filter = RunFilter { state: Some("COMPLETE".into()), until: Some(at), ..Default::default() };
+        let mut done: HashMap<Id, Run> = HashMap::new();
+        for job in jobs {
+            let page = PageRequest { page: 1, size: EARLIER_RUNS };
+            let runs = self.store.runs_of_job(*job, &filter, page).await?.items;
+            if let Some(run) = runs.into_iter().find(|r| r.ended_at.is_some_and(|e| e <= at)) {
+                done.insert(run.id, run);
+            }
+        }
+        if done.is_empty() {
+            return Ok(());
+        }
+        let ids: Vec<Id> = done.keys().copied().collect();
+        let mut wrote: HashMap<(Id, (IoDirection, String)), (Id, Timestamp)> = HashMap::new();
+        for (run, e) in self.store.run_io(&ids).await? {
+            if let Some(r) = done.get(&run).filter(|_| e.direction == IoDirection::Wrote) {
+                if let Some(ended) = r.ended_at {
+                    wrote.insert((r.job_id, e.key()), (r.id, ended));
+                }
+            }
+        }
+        for (job, e) in io.iter_mut().filter(|(job, e)| e.completed.is_none() && jobs.contains(job)) {
+            e.completed = wrote.get(&(*job, e.key())).copied();
+        }
+        Ok(())
     }
 
     /// The job datasets on these ends, as `Store::jobs_of_ends`: today's, or as of the instant
@@ -158,6 +203,12 @@ impl Lineage {
         let keys: BTreeSet<String> = ends.iter().map(End::key).collect();
         Ok(self.job_io_at(&jobs).await?.into_iter().filter(|(_, e)| keys.contains(&e.end.key())).collect())
     }
+}
+
+/// Whether the job's record holds a complete write of `e` after `at` (which replaced any before).
+fn replaced_after(stored: &[IoEntry], e: &IoEntry, at: Timestamp) -> bool {
+    e.direction == IoDirection::Wrote
+        && stored.iter().find(|s| s.key() == e.key()).and_then(|s| s.completed).is_some_and(|(_, done)| done > at)
 }
 
 /// A written dataset's latest complete write by its job as of `at`: by the run then when it

@@ -146,7 +146,7 @@ async fn health_and_latest_runs_as_of_an_instant_are_the_runs_then(app: TestApp)
         lineageGraph(containerId: $c, depth: 2, asOf: $t, includeJobs: true) {
           nodes { id healthAlert } jobs { name latestRun { runId state } } }
         impact(containerId: $c, asOf: $t) {
-          containers { container { id } health { state causes { runId } lastRun { runId state } } } } }";
+          containers { container { id } health { state lastWrittenAt causes { runId } lastRun { runId state } } } } }";
     let at = |t: Option<&str>| {
         let app = &app;
         let vars = json!({"c": src, "t": t});
@@ -163,6 +163,19 @@ async fn health_and_latest_runs_as_of_an_instant_are_the_runs_then(app: TestApp)
             h["causes"].as_array().unwrap().iter().map(|r| r["runId"].as_str().unwrap().to_string()).collect();
         (h["state"].as_str().unwrap().to_string(), causes)
     };
+    let written = |g: &Value, id: i64| {
+        g["impact"]["containers"].as_array().unwrap().iter().find(|c| c["container"]["id"] == id).unwrap()["health"]
+            ["lastWrittenAt"]
+            .clone()
+    };
+    let ended = |run: String| {
+        let app = &app;
+        async move {
+            let q = "query($r: String!) { run(runId: $r) { endedAt } }";
+            app.ok(q, json!({"r": run})).await["run"]["endedAt"].clone()
+        }
+    };
+    let (first_write, rewrite) = (ended(uuid(10)).await, ended(uuid(12)).await);
     let latest = |g: &Value, name: &str| {
         let r = &job(g, name)["latestRun"];
         (r["runId"].as_str().unwrap().to_string(), r["state"].as_str().unwrap().to_string())
@@ -184,6 +197,8 @@ async fn health_and_latest_runs_as_of_an_instant_are_the_runs_then(app: TestApp)
     assert_eq!(health(&between, out), ("FAILED".into(), vec![uuid(11)]));
     assert_eq!(health(&between, down), ("STALE".into(), vec![uuid(11)]));
     assert_eq!(latest(&between, "load_out"), (uuid(11), "FAIL".into()));
+    // Its last complete write then was the first run's, though the job's record now holds the rerun's.
+    assert_eq!(written(&between, out), first_write);
     assert_eq!(latest(&between, "load_down"), (uuid(20), "COMPLETE".into()));
 
     for g in [at(Some(&rerun)).await, at(None).await] {
@@ -191,6 +206,7 @@ async fn health_and_latest_runs_as_of_an_instant_are_the_runs_then(app: TestApp)
         assert_eq!(health(&g, out), ("FRESH".into(), vec![]));
         assert_eq!(health(&g, down), ("FRESH".into(), vec![]));
         assert_eq!(latest(&g, "load_out"), (uuid(12), "COMPLETE".into()));
+        assert_eq!(written(&g, out), rewrite);
     }
     // Today's answer about the container itself agrees.
     assert_eq!(app.health(out).await, ("FRESH".into(), vec![]));
