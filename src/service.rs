@@ -11,6 +11,7 @@ pub mod external;
 pub mod frontier;
 pub mod history;
 pub mod jobs;
+pub mod jobs_asof;
 pub mod kafka;
 pub mod marquez;
 pub mod openlineage;

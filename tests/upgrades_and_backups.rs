@@ -306,6 +306,78 @@ async fn a_version_2_data_directory_is_migrated_and_answers_as_before() {
     );
 }
 
+/// Jobs, runs and health as of an instant need nothing new stored (#45): the runs an upgrade
+/// records from a version 2 store's events hold the states and datasets, with their times, that
+/// an as-of answer reads. The fixture's `experiment` run FAILed writing DAILY (container 4): as of
+/// an instant before its rerun it is still the job's latest run and DAILY is FAILED; as of an
+/// instant after the rerun, and today, DAILY is FRESH and the rerun is the latest.
+#[tokio::test]
+async fn a_version_2_data_directorys_runs_answer_as_of_an_instant() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(fixture_of("v2", "tributary.db"), dir.path().join("tributary.db")).unwrap();
+    let server = Server::start(&["--data-dir", dir.path().to_str().unwrap()], &[]);
+    runs_answer_as_of_an_instant(&server, read_json_of("v2", "tokens.json")["admin"].as_str().unwrap()).await;
+}
+
+/// The same on a version 1 Neo4j database (the fixture's `experiment` run failed alike).
+#[tokio::test]
+async fn a_version_1_neo4j_databases_runs_answer_as_of_an_instant() {
+    let Some(Neo4jTurn { uri, graph: g, _turn }) = neo4j_turn().await else { return };
+    load_version_1(&g).await;
+    {
+        let server = Server::start(&["--neo4j-uri", &uri], &[]);
+        runs_answer_as_of_an_instant(&server, read_json("tokens.json")["admin"].as_str().unwrap()).await;
+    }
+    connect(&uri).await.unwrap().wipe().await.unwrap();
+}
+
+/// See `a_version_2_data_directorys_runs_answer_as_of_an_instant`.
+async fn runs_answer_as_of_an_instant(server: &Server, token: &str) {
+    let token = token.to_string();
+    let now = || chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
+    let job = server.gql(Some(&token), "{ job(namespace: \"etl\", name: \"experiment\") { id } }").await;
+    let job = job["data"]["job"]["id"].as_i64().unwrap();
+    // (state of DAILY, the job's latest run id and state) as of `t`, or today.
+    let at = |t: Option<String>| {
+        let (server, token) = (&server, &token);
+        async move {
+            let as_of = t.map(|t| format!(", asOf: \"{t}\"")).unwrap_or_default();
+            let q = format!(
+                "{{ jobLineageGraph(jobId: {job}, depth: 1{as_of}) {{
+                     nodes {{ id healthAlert }} jobs {{ id latestRun {{ runId state }} }} }} }}"
+            );
+            let g = server.gql(Some(token), &q).await;
+            let g = &g["data"]["jobLineageGraph"];
+            let daily = g["nodes"].as_array().unwrap().iter().find(|n| n["id"] == 4).unwrap()["healthAlert"].clone();
+            let run = &g["jobs"].as_array().unwrap().iter().find(|j| j["id"] == job).unwrap()["latestRun"];
+            (daily, run["runId"].as_str().unwrap().to_string(), run["state"].as_str().unwrap().to_string())
+        }
+    };
+    let failed = (json!("FAILED"), "22222222-2222-4222-8222-222222222222".to_string(), "FAIL".to_string());
+    let before = now();
+    assert_eq!(at(Some(before.clone())).await, failed);
+    assert_eq!(at(None).await, failed);
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let rerun = "55555555-5555-4555-8555-555555555555";
+    let event = |state: &str| {
+        json!({
+            "eventType": state, "eventTime": now(), "producer": "https://example.com/fixture",
+            "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+            "run": {"runId": rerun}, "job": {"namespace": "etl", "name": "experiment"},
+            "inputs": [{"namespace": "s3://landing", "name": "orders_raw"}],
+            "outputs": [{"namespace": "snowflake://acct", "name": "ANALYTICS.MART.DAILY"}],
+        })
+    };
+    let r = server.events(&token, json!([event("START"), event("COMPLETE")])).await;
+    assert!(r["events"].as_array().unwrap().iter().all(|e| e["status"] != "rejected"), "{r:#}");
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let after = now();
+    assert_eq!(at(Some(before)).await, failed, "as of before the rerun, nothing changed");
+    let fresh = (Value::Null, rerun.to_string(), "COMPLETE".to_string());
+    assert_eq!(at(Some(after)).await, fresh);
+    assert_eq!(at(None).await, fresh);
+}
+
 /// An empty export file in `dir`: what `import` loads to make a new, empty store.
 fn empty_export(dir: &tempfile::TempDir) -> std::path::PathBuf {
     let file = dir.path().join("empty.jsonl");

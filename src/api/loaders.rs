@@ -260,8 +260,15 @@ pub struct Loaders {
     pub jobs_by_name: Cached<JobByNameLoader>,
     /// What is failing, computed once per request the first time a health is asked
     /// (`service::jobs::HealthIndex`).
-    pub health_index: tokio::sync::Mutex<Option<Arc<crate::service::jobs::HealthIndex>>>,
+    /// By instant: `None` for now, else an as-of answer's.
+    pub health_index: tokio::sync::Mutex<
+        std::collections::HashMap<Option<crate::domain::Timestamp>, Arc<crate::service::jobs::HealthIndex>>,
+    >,
     pub metadata: Prefetching<MetadataLoader>,
+    /// Jobs' latest runs as of an instant (`None`: the job had none then), by (instant, job):
+    /// an as-of graph reads its jobs' runs at once, and each `Job.latestRun` finds its own here.
+    pub latest_runs_at:
+        std::sync::Mutex<std::collections::HashMap<(crate::domain::Timestamp, Id), Option<crate::domain::Run>>>,
 }
 
 impl Loaders {
@@ -282,7 +289,10 @@ impl Loaders {
         self.runs_by_run_id.clear::<String>();
         self.jobs_by_name.clear::<(String, String)>();
         if let Ok(mut h) = self.health_index.try_lock() {
-            *h = None;
+            h.clear();
+        }
+        if let Ok(mut runs) = self.latest_runs_at.lock() {
+            runs.clear();
         }
         self.metadata.clear();
     }
@@ -345,7 +355,8 @@ impl Loaders {
                 },
                 entry: |row| row,
             }),
-            health_index: tokio::sync::Mutex::new(None),
+            health_index: tokio::sync::Mutex::new(std::collections::HashMap::new()),
+            latest_runs_at: std::sync::Mutex::new(std::collections::HashMap::new()),
         }
     }
 }

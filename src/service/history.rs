@@ -9,8 +9,9 @@
 //! alike.
 //!
 //! What is reconstructed and what is not is said in the answer ([`AS_OF_RECONSTRUCTED`],
-//! [`AS_OF_NOT_RECONSTRUCTED`]) and in the README: the stores keep each edge's live intervals,
-//! but no history of the catalog's records or of an edge's attributes.
+//! [`AS_OF_NOT_RECONSTRUCTED`]) and in the README: the stores keep each edge's live intervals
+//! and each run's states and datasets with their times (jobs, runs and health as of an instant:
+//! `service::jobs_asof`), but no history of the catalog's records or of an edge's attributes.
 
 use std::borrow::Cow;
 
@@ -25,6 +26,8 @@ pub const AS_OF_RECONSTRUCTED: &[&str] = &[
     "which edges were live, from each edge's live intervals (an edge retired and revived counts only inside its intervals)",
     "which containers and fields those edges joined, deleted ones included (by id)",
     "hasUpstream and hasDownstream, from the same edges",
+    "jobs and runs: the jobs first seen by then, what each read and wrote (what its latest run then read and wrote), its latest run then with the states it had reported by then",
+    "health (healthAlert, impact's health): computed from each job's latest run then and the edges live then",
 ];
 
 /// What an answer as of a past instant shows as it is today.
@@ -32,7 +35,8 @@ pub const AS_OF_NOT_RECONSTRUCTED: &[&str] = &[
     "catalog records (names, types, fields, metadata) are today's; a container or field deleted since has none",
     "an edge's attributes and evidence (description, operation, transformations, details) are their latest",
     "manual edges deleted since are gone (only provider edges are retired and keep their intervals)",
-    "jobs and runs (producers, consumers, lastWrite) and health are today's: health is computed from each job's latest run now",
+    "a job's facets (description, owners, SQL, source code location) are their latest",
+    "a container record's producers, consumers, lastWrite and health are today's (an answer's own job list, jobEdges, healthAlert and health are the instant's)",
 ];
 
 /// Edges read per page when `edges(asOf:)` filters a listing.
@@ -49,9 +53,7 @@ impl Lineage {
     pub async fn at(&self, at: Option<Timestamp>) -> Result<Cow<'_, Lineage>> {
         let Some(at) = at else { return Ok(Cow::Borrowed(self)) };
         self.check_instant("asOf", at).await?;
-        let mut view = self.clone();
-        view.as_of = Some(at);
-        Ok(Cow::Owned(view))
+        Ok(self.view_at(Some(at)))
     }
 
     /// An instant the store can answer for: not in the future, not before its first edge.

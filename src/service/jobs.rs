@@ -16,6 +16,10 @@
 //! they wrote nothing), and one downstream traversal from the failed containers, one statement
 //! per level. Its cost follows the number of failures, not the size of the graph: with nothing
 //! failing it is one read.
+//!
+//! **As of an instant.** Read through a view (`Lineage::at`), the same functions answer for the
+//! view's instant: the jobs' datasets, latest runs and failures come from the runs then
+//! (`service::jobs_asof`), the stale walk from the edges live then.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -38,6 +42,8 @@ pub struct JobView {
     pub job: Job,
     /// The caller lacks `VIEWER` on a datastore the job touches: only the id is shown.
     pub restricted: bool,
+    /// The instant of the view it was read through: its runs and datasets are asked as of it.
+    pub as_of: Option<Timestamp>,
 }
 
 /// The health of one container.
@@ -189,7 +195,7 @@ impl Lineage {
     /// The jobs as the caller may see them.
     pub async fn job_views(&self, caller: &Caller, jobs: Vec<Job>) -> Result<Vec<JobView>> {
         if caller.unrestricted_admin {
-            return Ok(jobs.into_iter().map(|job| JobView { job, restricted: false }).collect());
+            return Ok(jobs.into_iter().map(|job| JobView { job, restricted: false, as_of: self.as_of }).collect());
         }
         let ids: Vec<Id> = jobs.iter().map(|j| j.id).collect();
         let datastores = self.job_datastores(&ids).await?;
@@ -197,7 +203,7 @@ impl Lineage {
             .into_iter()
             .map(|job| {
                 let restricted = !may_see(caller, datastores.get(&job.id).cloned().unwrap_or_default());
-                JobView { job, restricted }
+                JobView { job, restricted, as_of: self.as_of }
             })
             .collect())
     }
@@ -310,7 +316,7 @@ impl Lineage {
         if !missing.is_empty() {
             let jobs: Vec<Id> = missing.iter().map(|r| r.job_id).collect();
             let mut by_job: HashMap<Id, Vec<Id>> = HashMap::new();
-            for (job, e) in self.store.job_io(&jobs).await? {
+            for (job, e) in self.job_io_at(&jobs).await? {
                 if let (IoDirection::Wrote, Some(c)) = (e.direction, e.end.container_id()) {
                     by_job.entry(job).or_default().push(c);
                 }
@@ -393,7 +399,7 @@ impl Lineage {
         if ends.is_empty() {
             return Ok(JobsBetween::default());
         }
-        let rows = self.store.jobs_of_ends(&ends).await?;
+        let rows = self.jobs_of_ends_at(&ends).await?;
         let mut by_job: BTreeMap<Id, (bool, bool)> = BTreeMap::new();
         for (job, e) in &rows {
             let slot = by_job.entry(*job).or_default();
@@ -430,7 +436,7 @@ impl Lineage {
         if view.restricted {
             return Err(Error::Forbidden(format!("job {job_id} touches datastores you have no VIEWER permission on")));
         }
-        let io = self.store.job_io(&[job_id]).await?;
+        let io = self.job_io_at(&[job_id]).await?;
         let mut graph = super::LineageGraph::default();
         for (direction, dir) in [(IoDirection::Read, Direction::Upstream), (IoDirection::Wrote, Direction::Downstream)]
         {
@@ -526,9 +532,10 @@ impl Lineage {
         })
     }
 
-    /// What is failing now: see the module's notes.
+    /// What is failing now, or as of the view's instant (`service::jobs_asof`): see the
+    /// module's notes.
     pub async fn health_index(&self) -> Result<HealthIndex> {
-        let failing = self.store.failed_latest_runs(None, None, MAX_FAILURES).await?;
+        let failing = self.failing_runs(MAX_FAILURES).await?;
         let mut index = HealthIndex::default();
         if failing.is_empty() {
             return Ok(index);
@@ -542,7 +549,7 @@ impl Lineage {
         };
         // When each candidate was last written completely, by any job.
         let mut completed: HashMap<Id, Timestamp> = HashMap::new();
-        for (_, e) in self.store.jobs_of_ends(&candidates).await? {
+        for (_, e) in self.jobs_of_ends_at(&candidates).await? {
             if let (IoDirection::Wrote, Some(c), Some((_, at))) = (e.direction, e.end.container_id(), e.completed) {
                 let slot = completed.entry(c).or_insert(at);
                 *slot = (*slot).max(at);
@@ -568,7 +575,7 @@ impl Lineage {
                 break;
             }
             let ids: Vec<Id> = frontier.keys().copied().collect();
-            let edges = self.store.container_edges_of(&ids, Direction::Downstream).await?;
+            let edges = self.level_edges(&ids, Direction::Downstream, false).await?;
             let mut next: HashMap<Id, HashSet<Id>> = HashMap::new();
             for e in edges {
                 let (Some(from), End::Container { id: to }) = (e.source.container_id(), &e.target) else { continue };
@@ -596,7 +603,7 @@ impl Lineage {
     /// The health of each container, against `index` (computed once per request).
     pub async fn health_of(&self, index: &HealthIndex, ids: &[Id]) -> Result<HashMap<Id, Health>> {
         let ends: Vec<End> = ids.iter().map(|id| End::Container { id: *id }).collect();
-        let rows = if ends.is_empty() { Vec::new() } else { self.store.jobs_of_ends(&ends).await? };
+        let rows = self.jobs_of_ends_at(&ends).await?;
         let mut producers: HashMap<Id, Vec<(Id, IoEntry)>> = HashMap::new();
         for (job, e) in rows {
             if let (IoDirection::Wrote, Some(c)) = (e.direction, e.end.container_id()) {
@@ -606,12 +613,7 @@ impl Lineage {
         let job_ids: Vec<Id> =
             producers.values().flatten().map(|(j, _)| *j).collect::<HashSet<_>>().into_iter().collect();
         let jobs = if job_ids.is_empty() { Vec::new() } else { self.store.jobs_by_ids(&job_ids).await? };
-        let latest_ids: Vec<Id> = jobs.iter().filter_map(|j| j.latest_run_id).collect();
-        let latest: HashMap<Id, Run> = if latest_ids.is_empty() {
-            HashMap::new()
-        } else {
-            self.store.runs_by_ids(&latest_ids).await?.into_iter().map(|r| (r.job_id, r)).collect()
-        };
+        let latest: HashMap<Id, Run> = self.latest_runs(&jobs).await?;
         let mut out = HashMap::new();
         for id in ids {
             let rows = producers.get(id).map(Vec::as_slice).unwrap_or_default();

@@ -637,6 +637,24 @@ store_trait! {
             Err(not_supported(self.kind()))
         }
 
+        /// As of `at`: each job's latest run then, the one of `job_ids`' runs that began last at
+        /// or before `at` (by `Run::began`, then id), one per job that had begun one, in any
+        /// order, as stored now (`service::jobs_asof` cuts its states at `at`).
+        async fn latest_runs_at(&self, job_ids: &[Id], at: Timestamp) -> StoreResult<Vec<crate::domain::Run>> {
+            let filter = crate::domain::RunFilter { until: Some(at), ..Default::default() };
+            let mut out = Vec::new();
+            for id in job_ids {
+                out.extend(self.runs_of_job(*id, &filter, PageRequest { page: 1, size: 1 }).await?.items);
+            }
+            Ok(out)
+        }
+        /// As of `at`: the runs that had failed by then (FAIL or ABORT, ended at or before `at`)
+        /// and were still their job's latest run then (as `latest_runs_at`), the latest ended
+        /// first, at most `limit`: `failed_latest_runs` at a past instant.
+        async fn failed_latest_runs_at(&self, _at: Timestamp, _limit: i64) -> StoreResult<Vec<crate::domain::Run>> {
+            Err(not_supported(self.kind()))
+        }
+
         // ---- small documents: users, tokens, teams ----
         /// Creates or replaces the document (kind, key).
         async fn put_doc(&self, _kind: &str, _key: &str, _value: serde_json::Value) -> StoreResult<()> {

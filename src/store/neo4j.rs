@@ -155,6 +155,7 @@ mod graph;
 mod identity;
 mod ids;
 mod jobs;
+mod jobs_asof;
 mod migrations;
 mod retry;
 mod rows;
@@ -902,6 +903,16 @@ impl Store for Neo4jStore {
     ) -> StoreResult<Vec<JobRun>> {
         jobs::flush_session(self).await?;
         jobs::failed_latest_runs(AutoCommit(self), since, until, limit).await
+    }
+
+    async fn latest_runs_at(&self, job_ids: &[Id], at: Timestamp) -> StoreResult<Vec<JobRun>> {
+        jobs::flush_session(self).await?;
+        jobs_asof::latest_runs_at(AutoCommit(self), job_ids, &at).await
+    }
+
+    async fn failed_latest_runs_at(&self, at: Timestamp, limit: i64) -> StoreResult<Vec<JobRun>> {
+        jobs::flush_session(self).await?;
+        jobs_asof::failed_latest_runs_at(AutoCommit(self), &at, limit).await
     }
 
     // ---- the event log ----

@@ -29,6 +29,7 @@ mod frontier;
 mod graph;
 mod identity;
 mod jobs;
+mod jobs_asof;
 mod migrations;
 mod rows;
 mod schema;
@@ -749,6 +750,16 @@ impl Store for SqliteStore {
     ) -> StoreResult<Vec<Run>> {
         self.flush_jobs()?;
         self.read(move |c| jobs::failed_latest_runs(c, since, until, limit)).await
+    }
+
+    async fn latest_runs_at(&self, job_ids: &[Id], at: Timestamp) -> StoreResult<Vec<Run>> {
+        self.flush_jobs()?;
+        self.read_ids(job_ids, move |c, ids| jobs_asof::latest_runs_at(c, ids, &at)).await
+    }
+
+    async fn failed_latest_runs_at(&self, at: Timestamp, limit: i64) -> StoreResult<Vec<Run>> {
+        self.flush_jobs()?;
+        self.read(move |c| jobs_asof::failed_latest_runs_at(c, &at, limit)).await
     }
 
     async fn put_doc(&self, kind: &str, key: &str, value: serde_json::Value) -> StoreResult<()> {

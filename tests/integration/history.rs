@@ -121,9 +121,9 @@ async fn an_edge_retired_and_revived_is_live_only_inside_its_intervals(app: Test
     let reconstructed = at_dead["impact"]["asOf"]["reconstructed"].as_array().unwrap();
     assert!(reconstructed[0].as_str().unwrap().contains("live intervals"), "{reconstructed:?}");
     assert!(at_dead["impact"]["asOf"]["notReconstructed"][0].as_str().unwrap().contains("today's"));
-    // Health (on impact items) is computed from the runs now, and the answer says so.
-    let not_rebuilt = at_dead["impact"]["asOf"]["notReconstructed"].to_string();
-    assert!(not_rebuilt.contains("health are today's"), "{not_rebuilt}");
+    // Health (on impact items) is computed from the runs then, and the answer says so.
+    let rebuilt = at_dead["impact"]["asOf"]["reconstructed"].to_string();
+    assert!(rebuilt.contains("health (healthAlert, impact's health)"), "{rebuilt}");
     let at_live = app.ok(q, json!({"c": raw, "e": edge, "t": live1})).await;
     assert_eq!(
         ids(&at_live["impact"]["containers"]

@@ -16,6 +16,7 @@ mod health;
 mod history;
 mod ingest_statuses;
 mod jobs;
+mod jobs_asof;
 mod late_registration;
 mod marquez;
 mod openlineage;

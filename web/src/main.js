@@ -495,7 +495,7 @@ async function draw({ confirmed = false } = {}) {
   try {
     await clampTimes();
     if (state.job != null) {
-      const { data } = await gql(JOB_GRAPH, { job: state.job, depth: state.depth, side: graphSide(state.side), health: true });
+      const { data } = await gql(JOB_GRAPH, { job: state.job, depth: state.depth, side: graphSide(state.side), health: true, incidents: true });
       graph = { ...data.jobLineageGraph, incidents: data.incidents?.items ?? [] };
     } else {
       const vars = {
@@ -508,7 +508,10 @@ async function draw({ confirmed = false } = {}) {
         sum: state.depth < 20 && !state.since,
         next: Math.min(20, state.depth + 1),
         diff: Boolean(state.since),
-        health: !state.asOf,
+        // Health is the instant's in an as-of view; the failed runs that name a FAILED table's
+        // job are today's, so they are asked only today.
+        health: true,
+        incidents: !state.asOf,
       };
       if (state.since) vars.since = state.since;
       const { data, errors } = await gql(GRAPH, vars);
@@ -648,7 +651,7 @@ async function expand(key, side, { push = true, render = true } = {}) {
   setBusy('loading');
   let graph;
   try {
-    const { data } = await gql(GRAPH, { id: node.id, depth: 1, side: want === 'u' ? 'UPSTREAM' : want === 'd' ? 'DOWNSTREAM' : null, health: !state.asOf });
+    const { data } = await gql(GRAPH, { id: node.id, depth: 1, side: want === 'u' ? 'UPSTREAM' : want === 'd' ? 'DOWNSTREAM' : null, asOf: state.asOf, health: true });
     graph = data.lineageGraph;
   } catch (e) {
     setBusy('error');

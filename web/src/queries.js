@@ -19,17 +19,17 @@ const EDGE_CHANGE = `at edge { id sourceContainerId targetContainerId sourceNode
       evidence { provider authorship observedAt jobName runId } }`;
 
 /** The failed runs still their job's latest, with the tables their job writes: the job a FAILED
- * table on the drawing links to. */
-const INCIDENT_JOBS = `incidents(first: 50) @include(if: $health) {
+ * table on the drawing links to (today's, so not asked as of an instant). */
+const INCIDENT_JOBS = `incidents(first: 50) @include(if: $incidents) {
     items { state at errorMessage run { runId } job { id namespace name restricted outputs { container { id } } } }
   }`;
 
 /** One per draw (with the diff, the size of the next depth and the failed runs in the same
- * request), and one per expansion (depth 1, one side). `health` (not as of an instant: health is
- * today's) asks which tables are FAILED or STALE. */
+ * request), and one per expansion (depth 1, one side). `health` asks which tables are FAILED or
+ * STALE (as of the instant, when there is one); `incidents` asks today's failed runs. */
 export const GRAPH = `query Graph($id: Int!, $depth: Int!, $side: Side, $asOf: DateTime, $max: Int, $jobs: Boolean = false,
     $sum: Boolean = false, $next: Int = 2, $diff: Boolean = false, $since: DateTime = "1970-01-01T00:00:00Z",
-    $health: Boolean = false) {
+    $health: Boolean = false, $incidents: Boolean = false) {
   lineageGraph(containerId: $id, depth: $depth, side: $side, asOf: $asOf, maxNodes: $max, includeJobs: $jobs) {
     ${GRAPH_BODY}
     asOf { at notReconstructed }
@@ -48,7 +48,8 @@ export const GRAPH = `query Graph($id: Int!, $depth: Int!, $side: Side, $asOf: D
 export const SEARCH_FIRST = 12;
 
 /** The graph centred on a job (`/ui?job=<id>`). */
-export const JOB_GRAPH = `query JobGraph($job: Int!, $depth: Int!, $side: Side, $health: Boolean = false) {
+export const JOB_GRAPH = `query JobGraph($job: Int!, $depth: Int!, $side: Side, $health: Boolean = false,
+    $incidents: Boolean = false) {
   jobLineageGraph(jobId: $job, depth: $depth, side: $side) {
     ${GRAPH_BODY}
   }

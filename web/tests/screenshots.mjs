@@ -70,7 +70,7 @@ try {
   await view(`/ui?container=${replaced.tables.target.id}&depth=1&since=${encodeURIComponent(replaced.instant)}`, '#panel[data-node=diff]');
   await snap('explorer-diff');
 
-  // As of an instant: the note that jobs and health are today's.
+  // As of an instant: the lineage, jobs and health as they were then.
   await view(`/ui?container=${p.fct_revenue.id}&depth=2&jobs=1&asOf=${encodeURIComponent(new Date().toISOString())}`);
   await snap('explorer-as-of');
 

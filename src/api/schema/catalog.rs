@@ -135,7 +135,7 @@ impl Container {
     }
     /// Whether it is fresh, failed, or stale because a run upstream failed (see `HealthState`).
     async fn health(&self, ctx: &Context<'_>) -> GqlResult<super::ContainerHealth> {
-        let mut all = super::jobs::healths(ctx, &[self.0.id]).await?;
+        let mut all = super::jobs::healths(ctx, &[self.0.id], None).await?;
         let h = all.remove(&self.0.id).ok_or_else(|| Error::Internal("no health computed".into()))?;
         Ok(super::ContainerHealth(h))
     }

@@ -11,7 +11,7 @@ use super::catalog::load_container;
 use super::scalars::{dt, odt, DateTime};
 use super::{caller, lineage, loaders, paged, Container, ExternalNode, GqlResult, LineageEdge, Page, StoredEvent};
 use crate::domain::jobs::HealthState as DomainHealth;
-use crate::domain::{self, End, Id, IoDirection, IoEntry};
+use crate::domain::{self, End, Id, IoDirection, IoEntry, Timestamp};
 use crate::error::Error;
 use crate::service::{self, jobs as svc};
 
@@ -201,22 +201,35 @@ impl Job {
         let children = lineage(ctx).store.child_jobs(&[self.0.job.id]).await.map_err(Error::from)?;
         Ok(lineage(ctx).job_views(caller(ctx), children).await?.into_iter().map(Job).collect())
     }
-    /// What its runs (and job events) read, each with when it was last read.
+    /// What its runs (and job events) read, each with when it was last read (in an as-of
+    /// answer, what its latest run then read).
     async fn inputs(&self, ctx: &Context<'_>) -> GqlResult<Vec<JobDataset>> {
         self.io(ctx, IoDirection::Read).await
     }
-    /// What its runs (and job events) wrote, each with when it was last written.
+    /// What its runs (and job events) wrote, each with when it was last written (in an as-of
+    /// answer, what its latest run then wrote).
     async fn outputs(&self, ctx: &Context<'_>) -> GqlResult<Vec<JobDataset>> {
         self.io(ctx, IoDirection::Wrote).await
     }
-    /// The run that began last.
+    /// The run that began last (in an as-of answer, the one that had begun last by then, with
+    /// the states it had reported by then).
     async fn latest_run(&self, ctx: &Context<'_>) -> GqlResult<Option<Run>> {
-        match self.visible().and_then(|j| j.latest_run_id) {
+        let Some(job) = self.visible() else { return Ok(None) };
+        if let Some(at) = self.0.as_of {
+            let cached = loaders(ctx).latest_runs_at.lock().ok().and_then(|c| c.get(&(at, job.id)).cloned());
+            let run = match cached {
+                Some(run) => run,
+                None => lineage(ctx).view_at(Some(at)).latest_runs(std::slice::from_ref(job)).await?.remove(&job.id),
+            };
+            return Ok(run.map(|run| Run { run, restricted: false }));
+        }
+        match job.latest_run_id {
             Some(id) => load_run(ctx, id).await,
             None => Ok(None),
         }
     }
-    /// Its runs, the latest first; `since`/`until` bound when they began.
+    /// Its runs, the latest first; `since`/`until` bound when they began (in an as-of answer,
+    /// those begun by then, as they stood then).
     #[graphql(complexity = "paged(size, child_complexity)")]
     async fn runs(
         &self,
@@ -231,12 +244,23 @@ impl Job {
         if self.visible().is_none() {
             return Ok(Page::new(domain::Page { items: Vec::new(), total: 0, page }, |r: Run| r));
         }
+        let as_of = self.0.as_of;
         let filter = domain::RunFilter {
             state: state.map(|s| s.as_str().to_string()),
             since: since.map(|d| d.0),
-            until: until.map(|d| d.0),
+            until: match (until.map(|d| d.0), as_of) {
+                (Some(u), Some(t)) => Some(u.min(t)),
+                (u, t) => u.or(t),
+            },
         };
         let p = lineage(ctx).store.runs_of_job(self.0.job.id, &filter, page).await.map_err(Error::from)?;
+        let p = match as_of {
+            None => p,
+            Some(t) => domain::Page {
+                items: p.items.into_iter().filter_map(|r| service::jobs_asof::run_as_of(r, t)).collect(),
+                ..p
+            },
+        };
         Ok(Page::new(p, |run| Run { run, restricted: false }))
     }
     async fn first_seen_at(&self) -> Option<DateTime> {
@@ -252,7 +276,13 @@ impl Job {
         if self.visible().is_none() {
             return Ok(Vec::new());
         }
-        let io = loaders(ctx).job_io.load_one(self.0.job.id).await.map_err(Error::from)?.unwrap_or_default();
+        let io = match self.0.as_of {
+            None => loaders(ctx).job_io.load_one(self.0.job.id).await.map_err(Error::from)?.unwrap_or_default(),
+            Some(_) => {
+                let view = lineage(ctx).view_at(self.0.as_of);
+                view.job_io_at(&[self.0.job.id]).await?.into_iter().map(|(_, e)| e).collect()
+            }
+        };
         Ok(datasets(io, direction))
     }
 }
@@ -436,21 +466,35 @@ impl ContainerHealth {
     }
 }
 
-/// The request's health index (computed at its first use).
-pub(super) async fn health_index(ctx: &Context<'_>) -> GqlResult<Arc<svc::HealthIndex>> {
-    let mut slot = loaders(ctx).health_index.lock().await;
-    if let Some(index) = slot.as_ref() {
+/// Jobs' latest runs as of an instant, read for a whole graph, for each `Job.latestRun` to find.
+pub(super) fn feed_latest_runs_at(
+    ctx: &Context<'_>,
+    runs: impl Iterator<Item = ((Timestamp, Id), Option<domain::Run>)>,
+) {
+    if let Ok(mut cache) = loaders(ctx).latest_runs_at.lock() {
+        cache.extend(runs);
+    }
+}
+
+/// The request's health index now or as of `at` (each computed at its first use).
+pub(super) async fn health_index(ctx: &Context<'_>, at: Option<Timestamp>) -> GqlResult<Arc<svc::HealthIndex>> {
+    let mut slots = loaders(ctx).health_index.lock().await;
+    if let Some(index) = slots.get(&at) {
         return Ok(index.clone());
     }
-    let index = Arc::new(lineage(ctx).health_index().await?);
-    *slot = Some(index.clone());
+    let index = Arc::new(lineage(ctx).view_at(at).health_index().await?);
+    slots.insert(at, index.clone());
     Ok(index)
 }
 
-/// The health of these containers, against the request's index.
-pub(super) async fn healths(ctx: &Context<'_>, ids: &[Id]) -> GqlResult<std::collections::HashMap<Id, svc::Health>> {
-    let index = health_index(ctx).await?;
-    Ok(lineage(ctx).health_of(&index, ids).await?)
+/// The health of these containers now or as of `at`, against the request's index.
+pub(super) async fn healths(
+    ctx: &Context<'_>,
+    ids: &[Id],
+    at: Option<Timestamp>,
+) -> GqlResult<std::collections::HashMap<Id, svc::Health>> {
+    let index = health_index(ctx, at).await?;
+    Ok(lineage(ctx).view_at(at).health_of(&index, ids).await?)
 }
 
 /// The job datasets on a container, through the request's loader.
@@ -539,9 +583,14 @@ pub struct JobEdge {
     pub target_node_id: String,
 }
 
-/// The jobs and job edges of a graph, as the caller may see them.
-pub(super) async fn jobs_out(ctx: &Context<'_>, between: svc::JobsBetween) -> GqlResult<(Vec<Job>, Vec<JobEdge>)> {
-    let jobs: Vec<Job> = lineage(ctx).job_views(caller(ctx), between.jobs).await?.into_iter().map(Job).collect();
+/// The jobs and job edges of a graph (as of `at`, in an as-of answer), as the caller may see them.
+pub(super) async fn jobs_out(
+    ctx: &Context<'_>,
+    between: svc::JobsBetween,
+    at: Option<Timestamp>,
+) -> GqlResult<(Vec<Job>, Vec<JobEdge>)> {
+    let jobs: Vec<Job> =
+        lineage(ctx).view_at(at).job_views(caller(ctx), between.jobs).await?.into_iter().map(Job).collect();
     let edges = between
         .links
         .into_iter()

@@ -263,6 +263,9 @@ pub struct GraphNode {
     /// The live field count, when the selection asked.
     #[graphql(skip)]
     pub field_count: Option<i64>,
+    /// The instant of an as-of graph: `healthAlert` is the health then.
+    #[graphql(skip)]
+    pub as_of: Option<domain::Timestamp>,
 }
 
 #[ComplexObject]
@@ -311,7 +314,7 @@ impl GraphNode {
     /// null. Read from the request's health index only, so a whole graph costs one index;
     /// `container { health }` tells FRESH from UNKNOWN and gives the causes.
     async fn health_alert(&self, ctx: &Context<'_>) -> GqlResult<Option<super::HealthState>> {
-        let index = super::jobs::health_index(ctx).await?;
+        let index = super::jobs::health_index(ctx, self.as_of).await?;
         Ok(index.alert(self.id).map(Into::into))
     }
 }
@@ -432,6 +435,9 @@ pub struct ImpactedContainer {
     /// Its health, when the selection asked for it (computed for the whole answer at once).
     #[graphql(skip)]
     pub health: Option<crate::service::jobs::Health>,
+    /// The instant of an as-of answer: `health` is the health then.
+    #[graphql(skip)]
+    pub as_of: Option<domain::Timestamp>,
 }
 
 #[ComplexObject]
@@ -447,7 +453,7 @@ impl ImpactedContainer {
         match &self.health {
             Some(h) => Ok(super::ContainerHealth(h.clone())),
             None => {
-                let mut all = super::jobs::healths(ctx, &[self.id]).await?;
+                let mut all = super::jobs::healths(ctx, &[self.id], self.as_of).await?;
                 let h = all.remove(&self.id).ok_or_else(|| Error::Internal("no health computed".into()))?;
                 Ok(super::ContainerHealth(h))
             }

@@ -389,7 +389,7 @@ mod tests {
             retired_at: None,
             intervals: vec![domain::Interval { from: now, to: None }],
         };
-        ImpactedContainer { id: 2, distance: 1, via: Some(LineageEdge(edge)), record, health: None }
+        ImpactedContainer { id: 2, distance: 1, via: Some(LineageEdge(edge)), record, health: None, as_of: None }
     }
 
     fn container() -> Container {

@@ -24,8 +24,13 @@ use crate::service::{self, PiiOptions};
 
 pub struct QueryRoot;
 
-/// A lineage graph as GraphQL returns it, with what the selection asks of it prefetched.
-async fn graph_out(ctx: &Context<'_>, g: service::LineageGraph) -> GqlResult<LineageGraph> {
+/// A lineage graph as GraphQL returns it (as of `at` when asked), with what the selection asks
+/// of it prefetched.
+async fn graph_out(
+    ctx: &Context<'_>,
+    g: service::LineageGraph,
+    at: Option<domain::Timestamp>,
+) -> GqlResult<LineageGraph> {
     let look = ctx.look_ahead();
     let node_ids: Vec<Id> = g.nodes.iter().map(|n| n.container_id).collect();
     let wants_nodes = look.field("nodes").exists();
@@ -70,6 +75,7 @@ async fn graph_out(ctx: &Context<'_>, g: service::LineageGraph) -> GqlResult<Lin
                     field_count: counts.get(&n.container_id).copied(),
                     record,
                     datastore,
+                    as_of: at,
                 }
             })
             .collect::<Vec<_>>()
@@ -97,32 +103,59 @@ async fn graph_out(ctx: &Context<'_>, g: service::LineageGraph) -> GqlResult<Lin
     })
 }
 
-/// `graph_out` with the jobs between the graph's nodes (`includeJobs`).
-async fn graph_with_jobs(ctx: &Context<'_>, g: service::LineageGraph, keep: Option<Id>) -> GqlResult<LineageGraph> {
-    let between = lineage(ctx).jobs_between(&g, keep).await?;
+/// `graph_out` with the jobs between the graph's nodes (`includeJobs`), as of `at` when asked.
+async fn graph_with_jobs(
+    ctx: &Context<'_>,
+    g: service::LineageGraph,
+    keep: Option<Id>,
+    at: Option<domain::Timestamp>,
+) -> GqlResult<LineageGraph> {
+    let between = lineage(ctx).view_at(at).jobs_between(&g, keep).await?;
     // The jobs just read and their latest runs go into the request's caches, so each job's
     // `latestRun` (and the run's check of its job) finds them there instead of waiting out a
     // loader's batching window per kind.
     loaders(ctx).jobs.feed(between.jobs.iter().map(|j| (j.id, j.clone()))).await;
-    if ctx.look_ahead().field("jobs").field("latestRun").exists() {
-        let latest: Vec<Id> = between.jobs.iter().filter_map(|j| j.latest_run_id).collect();
-        loaders(ctx).runs.prefetch(latest).await.map_err(Error::from)?;
-    }
-    let (jobs, job_edges) = super::jobs::jobs_out(ctx, between).await?;
-    Ok(LineageGraph { jobs, job_edges, ..graph_out(ctx, g).await? })
+    prefetch_latest_runs(ctx, &between.jobs, at).await?;
+    let (jobs, job_edges) = super::jobs::jobs_out(ctx, between, at).await?;
+    Ok(LineageGraph { jobs, job_edges, ..graph_out(ctx, g, at).await? })
 }
 
-/// An impact answer as GraphQL returns it, with what the selection asks of it prefetched.
-async fn impact_out(ctx: &Context<'_>, t: service::Transitive) -> GqlResult<Impact> {
-    impact_from(ctx, Vec::new(), t).await
+/// The graph's jobs' latest runs (as of `at`, when asked), read at once when the selection asks
+/// for them.
+async fn prefetch_latest_runs(ctx: &Context<'_>, jobs: &[domain::Job], at: Option<domain::Timestamp>) -> GqlResult<()> {
+    if !ctx.look_ahead().field("jobs").field("latestRun").exists() {
+        return Ok(());
+    }
+    match at {
+        None => {
+            let latest: Vec<Id> = jobs.iter().filter_map(|j| j.latest_run_id).collect();
+            loaders(ctx).runs.prefetch(latest).await.map_err(Error::from)?;
+        }
+        Some(t) => {
+            let mut runs = lineage(ctx).view_at(at).latest_runs(jobs).await?;
+            super::jobs::feed_latest_runs_at(ctx, jobs.iter().map(|j| ((t, j.id), runs.remove(&j.id))));
+        }
+    }
+    Ok(())
+}
+
+/// An impact answer as GraphQL returns it (as of `at` when asked), with what the selection asks
+/// of it prefetched.
+async fn impact_out(ctx: &Context<'_>, t: service::Transitive, at: Option<domain::Timestamp>) -> GqlResult<Impact> {
+    impact_from(ctx, Vec::new(), t, at).await
 }
 
 /// `impact_out` with `roots` first, at distance 0 and reached by no edge (`runImpact`).
-async fn impact_from(ctx: &Context<'_>, roots: Vec<Id>, t: service::Transitive) -> GqlResult<Impact> {
+async fn impact_from(
+    ctx: &Context<'_>,
+    roots: Vec<Id>,
+    t: service::Transitive,
+    at: Option<domain::Timestamp>,
+) -> GqlResult<Impact> {
     let look = ctx.look_ahead().field("containers");
     let ids: Vec<Id> = roots.iter().copied().chain(t.reached.iter().map(|r| r.id)).collect();
     let mut healths = match look.field("health").exists() && !ids.is_empty() {
-        true => Some(super::jobs::healths(ctx, &ids).await?),
+        true => Some(super::jobs::healths(ctx, &ids, at).await?),
         false => None,
     };
     prefetch_containers(ctx, look.field("container"), &ids).await?;
@@ -149,6 +182,7 @@ async fn impact_from(ctx: &Context<'_>, roots: Vec<Id>, t: service::Transitive) 
                 via,
                 record: records.as_mut().map(|m| m.remove(&id).map(Container)),
                 health: healths.as_mut().and_then(|h| h.remove(&id)),
+                as_of: at,
             })
             .collect::<Vec<_>>()
             .into(),
@@ -226,26 +260,36 @@ impl QueryRoot {
         let side = side.map(Into::into);
         let g = lineage(ctx).at(at).await?.lineage_graph_with(container_id, depth.unwrap_or(2), side, options).await?;
         let out = match include_jobs.unwrap_or(false) {
-            true => graph_with_jobs(ctx, g, None).await?,
-            false => graph_out(ctx, g).await?,
+            true => graph_with_jobs(ctx, g, None, at).await?,
+            false => graph_out(ctx, g, at).await?,
         };
         Ok(LineageGraph { as_of: AsOf::of(at), ..out })
     }
 
     /// The lineage graph centred on a job: its inputs and what lies upstream of them, its
     /// outputs and what lies downstream (`side` keeps one), `depth` levels counting the job's
-    /// own datasets as the first, with the jobs between them (`jobs`, `jobEdges`).
+    /// own datasets as the first, with the jobs between them (`jobs`, `jobEdges`); with `asOf`,
+    /// as it was at that instant: what the job's latest run then read and wrote, the edges live
+    /// then, each job with its run then.
     async fn job_lineage_graph(
         &self,
         ctx: &Context<'_>,
         job_id: Id,
         #[graphql(default_with = "Some(2)")] depth: Option<i64>,
         side: Option<Side>,
+        as_of: Option<DateTime>,
     ) -> GqlResult<LineageGraph> {
-        let (g, between) =
-            lineage(ctx).job_lineage_graph(caller(ctx), job_id, depth.unwrap_or(2), side.map(Into::into)).await?;
-        let (jobs, job_edges) = super::jobs::jobs_out(ctx, between).await?;
-        Ok(LineageGraph { jobs, job_edges, ..graph_out(ctx, g).await? })
+        let at = as_of.map(|d| d.0);
+        let (g, between) = lineage(ctx)
+            .at(at)
+            .await?
+            .job_lineage_graph(caller(ctx), job_id, depth.unwrap_or(2), side.map(Into::into))
+            .await?;
+        if at.is_some() {
+            prefetch_latest_runs(ctx, &between.jobs, at).await?;
+        }
+        let (jobs, job_edges) = super::jobs::jobs_out(ctx, between, at).await?;
+        Ok(LineageGraph { jobs, job_edges, as_of: AsOf::of(at), ..graph_out(ctx, g, at).await? })
     }
 
     /// How big `lineageGraph` with these arguments would be, level by level, without returning
@@ -299,7 +343,7 @@ impl QueryRoot {
         side: Option<Side>,
     ) -> GqlResult<LineageGraph> {
         let g = lineage(ctx).external_lineage_graph(&id, depth.unwrap_or(2), side.map(Into::into)).await?;
-        graph_out(ctx, g).await
+        graph_out(ctx, g, None).await
     }
 
     /// The node an OpenLineage dataset identity denotes: its container when catalogued (the
@@ -372,7 +416,7 @@ impl QueryRoot {
             .await?
             .impact(container_id, depth.unwrap_or(20), side.into(), limit.unwrap_or(10000))
             .await?;
-        Ok(Impact { as_of: AsOf::of(at), ..impact_out(ctx, t).await? })
+        Ok(Impact { as_of: AsOf::of(at), ..impact_out(ctx, t, at).await? })
     }
 
     /// `impact` from an external asset, by its `ext:<source_type>:<fqn>` id: the containers
@@ -389,7 +433,7 @@ impl QueryRoot {
     ) -> GqlResult<Impact> {
         let side = side.unwrap_or(Side::Downstream);
         let t = lineage(ctx).external_impact(&id, depth.unwrap_or(20), side.into(), limit.unwrap_or(10000)).await?;
-        impact_out(ctx, t).await
+        impact_out(ctx, t, None).await
     }
 
     /// Where a field's value flows (DOWNSTREAM) or comes from (UPSTREAM) through field edges.
@@ -682,7 +726,7 @@ impl QueryRoot {
     ) -> GqlResult<Impact> {
         let (roots, t) =
             lineage(ctx).run_impact(caller(ctx), &run_id, depth.unwrap_or(20), limit.unwrap_or(10000)).await?;
-        impact_from(ctx, roots, t).await
+        impact_from(ctx, roots, t, None).await
     }
 
     /// The runs that failed or aborted (ended between `since` and `until`) and are still their

@@ -1,7 +1,8 @@
 //! The jobs scenario (issue #29): `lineageGraph` at depth 5 with `includeJobs` against the same
 //! query without it, and `Container.health` over the first hub's downstream (its `impact` with
 //! each item's health) against the same `impact` without health, asked of the service over the
-//! same requests in alternating order, in the same run.
+//! same requests in alternating order, in the same run; then both as of now against today's
+//! (issue #45: the same answers, read through the instant).
 //!
 //! The generated graph has no jobs: the scenario first records them through OpenLineage, as a
 //! producer would. Each container edge of the centres' depth-5 graphs (up to `PER_CENTRE` each)
@@ -38,6 +39,20 @@ const LINEAGE_GRAPH_JOBS: &str =
   externalNodes { id fqn }
   externalEdges { id sourceContainerId targetContainerId sourceExternalFqn targetExternalFqn }
   jobs { id name latestRun { state } } jobEdges { jobId kind containerId } } }";
+
+/// `LINEAGE_GRAPH_JOBS` as of an instant (issue #45: jobs, runs and health as of it).
+const LINEAGE_GRAPH_JOBS_AS_OF: &str =
+    "query($c: Int!, $d: Int!, $t: DateTime) { lineageGraph(containerId: $c, depth: $d, includeJobs: true, asOf: $t) {
+  nodes { id name containerType isTarget hasUpstream hasDownstream fieldCount datastore { name } }
+  edges { id sourceContainerId targetContainerId sourceType }
+  externalNodes { id fqn }
+  externalEdges { id sourceContainerId targetContainerId sourceExternalFqn targetExternalFqn }
+  jobs { id name latestRun { state } } jobEdges { jobId kind containerId } } }";
+
+/// `IMPACT_HEALTH` as of an instant.
+const IMPACT_HEALTH_AS_OF: &str =
+    "query($c: Int!, $d: Int!, $l: Int!, $t: DateTime) { impact(containerId: $c, depth: $d, side: DOWNSTREAM, limit: $l, asOf: $t) {
+  isPartial containers { distance container { id name } via { id sourceContainerId } health { state } } } }";
 
 const IMPACT_HEALTH: &str =
     "query($c: Int!, $d: Int!, $l: Int!) { impact(containerId: $c, depth: $d, side: DOWNSTREAM, limit: $l) {
@@ -216,5 +231,29 @@ pub(crate) async fn jobs(client: &Client, plan: &Plan, g: &Graph, report: &mut R
     report.add("jobs", "hub_downstream_stale_farthest_hops", farthest as f64, None);
     let (with, without) = paired(client, plan, &health, &plain).await?;
     report.add("jobs", "impact_hub_health_p50_ms", with, Some(without));
+
+    // The same two reads as of now (every job has one run, so the answers equal today's) against
+    // today's: what reading jobs, runs and health through the instant costs (issue #45).
+    let now = Utc::now().to_rfc3339_opts(SecondsFormat::Micros, true);
+    let graphs_now: Vec<Ask> =
+        centres.iter().map(|&c| ask(LINEAGE_GRAPH_JOBS_AS_OF, json!({"c": c, "d": 5, "t": now}))).collect();
+    let health_now = vec![Ask {
+        path: "/impact",
+        body: json!({"query": IMPACT_HEALTH_AS_OF, "variables": {"c": hub, "d": 20, "l": 10_000, "t": now}}),
+    }];
+    let mut mismatches = 0;
+    for (today, then) in with_jobs.iter().zip(&graphs_now).chain(health.iter().zip(&health_now)) {
+        let (_, x) = client.ask(Side::Service, today).await?;
+        let (_, y) = client.ask(Side::Service, then).await?;
+        anyhow::ensure!(y["errors"].is_null(), "an as-of read with jobs failed: {}", y["errors"]);
+        if x["data"] != y["data"] {
+            mismatches += 1;
+        }
+    }
+    report.add("jobs", "asof_now_with_jobs_and_health_mismatches", mismatches as f64, None);
+    let (with, without) = paired(client, plan, &graphs_now, &with_jobs).await?;
+    report.add("jobs", "lineageGraph_d5_include_jobs_asof_now_p50_ms", with, Some(without));
+    let (with, without) = paired(client, plan, &health_now, &health).await?;
+    report.add("jobs", "impact_hub_health_asof_now_p50_ms", with, Some(without));
     Ok(())
 }

@@ -25,7 +25,8 @@ use crate::store::StoreResult;
 
 const JOB_COLS: &str = "id, namespace, name, processing_type, integration, job_type, description, owners, \
     source_code_location, sql, parent_id, root_id, first_seen_at, last_seen_at, latest_run_id, latest_run_began";
-const RUN_COLS: &str = "id, run_id, job_id, state, states, started_at, ended_at, nominal_start, nominal_end, \
+pub(super) const RUN_COLS: &str =
+    "id, run_id, job_id, state, states, started_at, ended_at, nominal_start, nominal_end, \
     error_message, error_language, parent_run_id, first_seen_at, last_seen_at";
 const IO_COLS: &str = "direction, end_key, container_id, fqn, namespace, name, at";
 
@@ -69,7 +70,7 @@ fn parse_states(text: &str) -> rusqlite::Result<Vec<RunStateChange>> {
     pairs.into_iter().map(|(state, at)| Ok(RunStateChange { state, at: required_ts(at)? })).collect()
 }
 
-fn run_row(r: &Row) -> rusqlite::Result<Run> {
+pub(super) fn run_row(r: &Row) -> rusqlite::Result<Run> {
     let states: String = r.get(4)?;
     Ok(Run {
         id: r.get(0)?,

@@ -129,6 +129,8 @@ CREATE TABLE IF NOT EXISTS runs (
 );
 CREATE INDEX IF NOT EXISTS runs_job ON runs(job_id, began);
 CREATE INDEX IF NOT EXISTS runs_parent ON runs(parent_run_id) WHERE parent_run_id IS NOT NULL;
+-- The failures by when they ended: health as of an instant (`jobs_asof`) starts from them.
+CREATE INDEX IF NOT EXISTS runs_failed_ended ON runs(ended_at) WHERE state IN ('FAIL', 'ABORT');
 CREATE TABLE IF NOT EXISTS run_io (
   run_id INTEGER NOT NULL,
   direction TEXT NOT NULL,
