@@ -12,7 +12,8 @@ use std::process::Command;
 
 use serde_json::Value;
 
-const SCENARIOS: [&str; 7] = ["load", "statements", "queries", "concurrency", "memory", "ingest", "jobs"];
+const SCENARIOS: [&str; 8] =
+    ["load", "statements", "queries", "concurrency", "memory", "ingest", "ingest_clients", "jobs"];
 
 fn run(args: &[&str]) -> Vec<Value> {
     let dir = std::env::temp_dir().join(format!("tributary-bench-smoke-{}-{}", std::process::id(), args.len()));

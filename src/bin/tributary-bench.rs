@@ -14,6 +14,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[path = "tributary-bench/baseline.rs"]
 mod baseline;
+#[path = "tributary-bench/clients.rs"]
+mod clients;
 #[path = "tributary-bench/concurrency.rs"]
 mod concurrency;
 #[path = "tributary-bench/gen.rs"]
@@ -94,6 +96,9 @@ enum Scenario {
     Memory,
     /// OpenLineage ingest over HTTP in batches of 1,000 RunEvents with column lineage.
     Ingest,
+    /// OpenLineage events one per request from 8 concurrent clients, as `openlineage-python`
+    /// sends them, against the same number in requests of 1,000 (issue #44).
+    IngestClients,
     /// explainLineage, lineageSummary and lineageGraph's maxNodes against lineageGraph (issue #19).
     Paths,
     /// lineageGraph with includeJobs, and impact with each item's health, against the same
@@ -105,7 +110,7 @@ enum Scenario {
     Kafka,
 }
 
-const ALL: [Scenario; 9] = [
+const ALL: [Scenario; 10] = [
     Scenario::Load,
     Scenario::Statements,
     Scenario::Queries,
@@ -113,6 +118,7 @@ const ALL: [Scenario; 9] = [
     Scenario::Concurrency,
     Scenario::Memory,
     Scenario::Ingest,
+    Scenario::IngestClients,
     Scenario::Paths,
     Scenario::Jobs,
 ];
@@ -155,7 +161,7 @@ struct Args {
     #[arg(long, value_delimiter = ',')]
     queries: Option<Vec<String>>,
     /// Comma-separated scenarios (default: all but kafka): load, statements, queries, history,
-    /// concurrency, memory, ingest, paths, jobs, kafka.
+    /// concurrency, memory, ingest, ingest-clients, paths, jobs, kafka.
     #[arg(long, value_enum, value_delimiter = ',')]
     scenarios: Option<Vec<Scenario>>,
     /// Where to write the results as JSON.
@@ -343,6 +349,9 @@ async fn run(args: Args) -> anyhow::Result<()> {
             resolver_lookups(opened.store.as_ref(), &dir.0, &g, &mut report).await?;
         }
         ingest(&client, &plan, &args, &g, neo_base.is_some(), &mut report).await?;
+    }
+    if plan.has(Scenario::IngestClients) {
+        clients::ingest_clients(&client, &plan, &args, &g, neo_base.is_some(), &mut report).await?;
     }
     if plan.has(Scenario::Kafka) {
         kafka::kafka(&client, &plan, &args, &g, opened.store.clone(), &mut report).await?;
