@@ -769,7 +769,8 @@ async fn query_log_rows_with_a_user_are_runs_of_their_job(app: TestApp) {
 
 /// The embedded store keeps a request's job and run updates until its commit (a run's START
 /// and COMPLETE in one request write its rows once): the same events sent all in one request
-/// and one per request give the same jobs, runs, datasets, times and last writes.
+/// and one per request give the same jobs, runs, datasets, times and last writes; and from 8
+/// concurrent clients, the same jobs, runs, edges, evidence, change log and health.
 async fn one_request_records_what_one_event_per_request_does(app: TestApp) {
     let ids = app.tables("wh", NS, &["p1_a", "p1_b", "p1_c", "p2_a", "p2_b", "p2_c"]).await;
     let events = |p: &str, base: u32| -> Vec<Value> {
@@ -839,6 +840,124 @@ async fn one_request_records_what_one_event_per_request_does(app: TestApp) {
             );
         }
         assert_eq!(w["b"]["health"]["state"], "FAILED", "{w:#}");
+    }
+
+    // The same events of 8 jobs (one per producer process) sent three ways: one per request in
+    // turn, all in one request, and from 8 concurrent clients (one job each, one event per
+    // request, as openlineage-python sends them, issue #44). Each job's runs, its tables' edges
+    // with their evidence, their change logs and health come out identical.
+    let mut tables = Vec::new();
+    for (copy, base) in [("s1", 1_000), ("s2", 2_000), ("s3", 3_000)] {
+        let names: Vec<String> = (0..8).flat_map(|k| ["a", "b", "c"].map(|t| format!("{copy}j{k}_{t}"))).collect();
+        let ids = app.tables("wh", NS, &names.iter().map(String::as_str).collect::<Vec<_>>()).await;
+        tables.push((copy, base, ids));
+    }
+    let copy_of = |copy: &str, base: u32| -> Vec<Vec<Value>> {
+        (0..8u32).map(|k| events(&format!("{copy}j{k}"), base + 10 * k)).collect()
+    };
+    for e in copy_of("s1", 1_000).into_iter().flatten() {
+        app.ingest(e).await;
+    }
+    app.ingest(Value::Array(copy_of("s2", 2_000).into_iter().flatten().collect())).await;
+    let clients = copy_of("s3", 3_000).into_iter().map(|job| {
+        let app = &app;
+        async move {
+            for e in job {
+                app.ingest(e).await;
+            }
+        }
+    });
+    futures_util::future::join_all(clients).await;
+
+    // Everything one copy's job k answers, with its names, run ids and table ids made neutral.
+    let observed = |copy: &'static str, base: u32, ids: Vec<i64>, k: usize| {
+        let app = &app;
+        async move {
+            let own = &ids[3 * k..3 * k + 3];
+            let position = |c: &Value| own.iter().position(|t| Some(*t) == c.as_i64()).map_or(-1, |p| p as i64);
+            let job = app.ok(JOB, json!({"n": format!("{copy}j{k}_job")})).await;
+            let mut tables = Vec::new();
+            for &c in own {
+                let edges = app
+                    .ok(
+                        "query($c: Int!) { edges(containerId: $c, includeRetired: true, size: 200) { items {
+                           sourceContainerId targetContainerId sourceType operation
+                           retired: retiredAt intervals { from }
+                           evidence { provider evidenceType authorship jobName runId retired: retiredAt } } } }",
+                        json!({"c": c}),
+                    )
+                    .await;
+                let mut edges: Vec<Value> = edges["edges"]["items"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|e| {
+                        let mut evidence: Vec<Value> = e["evidence"]
+                            .as_array()
+                            .unwrap()
+                            .iter()
+                            .map(|v| {
+                                let mut v = v.clone();
+                                v["retired"] = json!(!v["retired"].is_null());
+                                v
+                            })
+                            .collect();
+                        evidence.sort_by_key(|v| v.to_string());
+                        json!({
+                            "source": position(&e["sourceContainerId"]),
+                            "target": position(&e["targetContainerId"]),
+                            "type": [&e["sourceType"], &e["operation"]],
+                            "retired": !e["retired"].is_null(),
+                            "intervals": e["intervals"].as_array().unwrap().len(),
+                            "evidence": evidence,
+                        })
+                    })
+                    .collect();
+                edges.sort_by_key(|v| v.to_string());
+                let changes = app
+                    .ok(
+                        "query($c: Int) { changes(first: 100, containerId: $c) { items { kind containerIds } } }",
+                        json!({"c": c}),
+                    )
+                    .await;
+                let changes: Vec<Value> = changes["changes"]["items"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|i| {
+                        let ends: Vec<i64> = i["containerIds"].as_array().unwrap().iter().map(position).collect();
+                        json!({"kind": i["kind"], "ends": ends})
+                    })
+                    .collect();
+                let (state, causes) = app.health(c).await;
+                tables.push(json!({"edges": edges, "changes": changes, "health": state, "causes": causes}));
+            }
+            let mut text = json!({"job": job, "tables": tables}).to_string().replace(&format!("{copy}j{k}_"), "P_");
+            for r in 1..=3 {
+                text = text.replace(&uuid(base + 10 * k as u32 + r), &format!("run-{r}"));
+            }
+            serde_json::from_str::<Value>(&text).unwrap()
+        }
+    };
+    for k in 0..8 {
+        let mut answers = Vec::new();
+        for (copy, base, ids) in &tables {
+            answers.push((*copy, observed(copy, *base, ids.clone(), k).await));
+        }
+        let (one_by_one, rest) = answers.split_first().unwrap();
+        assert_eq!(one_by_one.1["job"]["job"]["runs"]["total"], 3, "{:#}", one_by_one.1);
+        assert!(
+            one_by_one.1["tables"].as_array().unwrap().iter().any(|t| !t["edges"].as_array().unwrap().is_empty()),
+            "the job's events left edges: {:#}",
+            one_by_one.1
+        );
+        for (copy, answer) in rest {
+            assert_eq!(
+                answer, &one_by_one.1,
+                "job {k}, {copy} against one event per request:\n{answer:#}\n{:#}",
+                one_by_one.1
+            );
+        }
     }
 }
 
