@@ -141,23 +141,8 @@ pub enum TokenAction {
     },
 }
 
-/// What the rows of an `import-query-log` file hold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LogKind {
-    Queries,
-    Views,
-    Procedures,
-}
-
-impl From<LogKind> for crate::ingest::sql::query_log::LogKind {
-    fn from(kind: LogKind) -> Self {
-        match kind {
-            LogKind::Queries => Self::Queries,
-            LogKind::Views => Self::Views,
-            LogKind::Procedures => Self::Procedures,
-        }
-    }
-}
+/// What the rows of an `import-query-log` file hold: the ingest's own type, no twin.
+pub use crate::ingest::sql::query_log::LogKind;
 
 /// Whether requests must carry a token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

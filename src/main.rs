@@ -87,7 +87,7 @@ async fn token(action: TokenAction) -> anyhow::Result<()> {
 fn read_log(path: &std::path::Path, kind: LogKind) -> anyhow::Result<tributary::ingest::sql::query_log::QueryLog> {
     use tributary::ingest::sql::query_log::{read_query_log, QueryLogError};
     let file = std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
-    read_query_log(file, kind.into()).map_err(|e| match e {
+    read_query_log(file, kind).map_err(|e| match e {
         QueryLogError::Header(e) => anyhow::Error::new(e),
         QueryLogError::Row { row, source } => {
             anyhow::Error::new(source).context(format!("{}: row {row} is not valid CSV", path.display()))

@@ -21,8 +21,8 @@
 
 use chrono::{DateTime, Datelike, NaiveDateTime, Utc};
 
-/// What the rows of a file hold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What the rows of a file hold (also `import-query-log --kind`'s values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum LogKind {
     /// A query log: statements as they ran, applied in `start_time` order.
     Queries,
