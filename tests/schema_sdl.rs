@@ -24,7 +24,7 @@ fn contract_operations_exist() {
         "enum HealthState {",
         "runImpact(runId: String!, depth: Int = 20, limit: Int = 10000): Impact!",
         "incidents(since: DateTime, until: DateTime, first: Int = 50, after: String): IncidentPage!",
-        "jobLineageGraph(jobId: Int!, depth: Int = 2, side: Side): LineageGraph!",
+        "jobLineageGraph(jobId: Int!, depth: Int = 2, side: Side, asOf: DateTime): LineageGraph!",
         "explainLineage(from: EndInput!, to: EndInput!, maxPaths: Int = 3, maxDepth: Int = 20, asOf: DateTime): LineageExplanation!",
         "lineageSummary(containerId: Int!, depth: Int = 2, side: Side): LineageSummary!",
         "input EndInput {\n\tcontainerId: Int\n\tfieldId: Int\n}",

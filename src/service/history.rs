@@ -36,7 +36,7 @@ pub const AS_OF_NOT_RECONSTRUCTED: &[&str] = &[
     "an edge's attributes and evidence (description, operation, transformations, details) are their latest",
     "manual edges deleted since are gone (only provider edges are retired and keep their intervals)",
     "a job's facets (description, owners, SQL, source code location) are their latest",
-    "a container record's producers, consumers, lastWrite and health are today's (an answer's own job list, jobEdges, healthAlert and health are the instant's)",
+    "a container record's producers, consumers and lastWrite are today's (its state, FAILED or STALE, is the instant's)",
 ];
 
 /// Edges read per page when `edges(asOf:)` filters a listing.

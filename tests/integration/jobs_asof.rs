@@ -144,21 +144,27 @@ async fn health_and_latest_runs_as_of_an_instant_are_the_runs_then(app: TestApp)
     // healthAlert on the graph, health on impact, and each job's latest run, as of `t`.
     let q = "query($c: Int!, $t: DateTime) {
         lineageGraph(containerId: $c, depth: 2, asOf: $t, includeJobs: true) {
-          nodes { id healthAlert } jobs { name latestRun { runId state } } }
+          nodes { id healthAlert container { health { state } } } jobs { name latestRun { runId state } } }
         impact(containerId: $c, asOf: $t) {
-          containers { container { id } health { state lastWrittenAt causes { runId } lastRun { runId state } } } } }";
+          containers { container { id health { state } } health { state lastWrittenAt causes { runId } lastRun { runId state } } } } }";
     let at = |t: Option<&str>| {
         let app = &app;
         let vars = json!({"c": src, "t": t});
         async move { app.ok(q, vars).await }
     };
     let alert = |g: &Value, id: i64| {
-        g["lineageGraph"]["nodes"].as_array().unwrap().iter().find(|n| n["id"] == id).unwrap()["healthAlert"].clone()
+        let node = g["lineageGraph"]["nodes"].as_array().unwrap().iter().find(|n| n["id"] == id).unwrap();
+        // The node's container record answers the same state as of the instant (FRESH where
+        // the alert is null).
+        let state = node["container"]["health"]["state"].clone();
+        let alert = node["healthAlert"].clone();
+        assert_eq!(if alert.is_null() { json!("FRESH") } else { alert.clone() }, state, "{node:#}");
+        alert
     };
     let health = |g: &Value, id: i64| {
-        let h = g["impact"]["containers"].as_array().unwrap().iter().find(|c| c["container"]["id"] == id).unwrap()
-            ["health"]
-            .clone();
+        let item = g["impact"]["containers"].as_array().unwrap().iter().find(|c| c["container"]["id"] == id).unwrap();
+        assert_eq!(item["container"]["health"]["state"], item["health"]["state"], "{item:#}");
+        let h = item["health"].clone();
         let causes: Vec<String> =
             h["causes"].as_array().unwrap().iter().map(|r| r["runId"].as_str().unwrap().to_string()).collect();
         (h["state"].as_str().unwrap().to_string(), causes)

@@ -36,7 +36,16 @@ impl Datastore {
     }
 }
 
-pub struct Container(pub domain::Container);
+/// A container record; reached from a graph node or an impact item as of an instant, the
+/// instant (`health` is then the instant's).
+pub struct Container(pub domain::Container, pub Option<domain::Timestamp>);
+
+impl Container {
+    /// The record read today (no instant).
+    pub fn today(c: domain::Container) -> Self {
+        Container(c, None)
+    }
+}
 
 #[Object]
 impl Container {
@@ -135,7 +144,7 @@ impl Container {
     }
     /// Whether it is fresh, failed, or stale because a run upstream failed (see `HealthState`).
     async fn health(&self, ctx: &Context<'_>) -> GqlResult<super::ContainerHealth> {
-        let mut all = super::jobs::healths(ctx, &[self.0.id], None).await?;
+        let mut all = super::jobs::healths(ctx, &[self.0.id], self.1).await?;
         let h = all.remove(&self.0.id).ok_or_else(|| Error::Internal("no health computed".into()))?;
         Ok(super::ContainerHealth(h))
     }
@@ -156,7 +165,7 @@ pub(super) async fn load_datastore(ctx: &Context<'_>, id: Id) -> GqlResult<Optio
 }
 
 pub(super) async fn load_container(ctx: &Context<'_>, id: Id) -> GqlResult<Option<Container>> {
-    Ok(loaders(ctx).containers.load_one(id).await.map_err(Error::from)?.map(Container))
+    Ok(loaders(ctx).containers.load_one(id).await.map_err(Error::from)?.map(Container::today))
 }
 
 pub(super) async fn load_field(ctx: &Context<'_>, id: Id) -> GqlResult<Option<Field>> {

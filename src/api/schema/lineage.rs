@@ -308,7 +308,7 @@ impl GraphNode {
     }
     /// The whole container record.
     async fn container(&self, ctx: &Context<'_>) -> GqlResult<Option<Container>> {
-        Ok(self.record(ctx).await?.map(|c| Container(c.as_ref().clone())))
+        Ok(self.record(ctx).await?.map(|c| Container(c.as_ref().clone(), self.as_of)))
     }
     /// FAILED or STALE when a failed run (still its job's latest) left the container so, else
     /// null. Read from the request's health index only, so a whole graph costs one index;
@@ -444,8 +444,8 @@ pub struct ImpactedContainer {
 impl ImpactedContainer {
     async fn container(&self, ctx: &Context<'_>) -> GqlResult<Option<Container>> {
         match &self.record {
-            Some(c) => Ok(c.as_ref().map(|c| Container(c.0.clone()))),
-            None => load_container(ctx, self.id).await,
+            Some(c) => Ok(c.as_ref().map(|c| Container(c.0.clone(), self.as_of))),
+            None => Ok(load_container(ctx, self.id).await?.map(|c| Container(c.0, self.as_of))),
         }
     }
     /// Whether it is fresh, failed or stale because of a failed run upstream (see `HealthState`).

@@ -101,7 +101,7 @@ impl MutationRoot {
                 },
             )
             .await?;
-        Ok(Container(c))
+        Ok(Container::today(c))
     }
 
     async fn delete_container(&self, ctx: &Context<'_>, id: Id) -> GqlResult<bool> {

@@ -393,7 +393,7 @@ mod tests {
     }
 
     fn container() -> Container {
-        Container(domain::Container {
+        Container::today(domain::Container {
             id: 2,
             datastore_id: 3,
             name: "orders".into(),

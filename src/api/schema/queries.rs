@@ -180,7 +180,7 @@ async fn impact_from(
                 id,
                 distance,
                 via,
-                record: records.as_mut().map(|m| m.remove(&id).map(Container)),
+                record: records.as_mut().map(|m| m.remove(&id).map(Container::today)),
                 health: healths.as_mut().and_then(|h| h.remove(&id)),
                 as_of: at,
             })
@@ -553,7 +553,7 @@ impl QueryRoot {
         match (id, qualified_name) {
             (Some(id), None) => load_container(ctx, id).await,
             (None, Some(name)) => match lineage(ctx).resolve_table_in("qualifiedName", &name, datastore_id).await {
-                Ok(c) => Ok(Some(Container(c))),
+                Ok(c) => Ok(Some(Container::today(c))),
                 Err(Error::NotFound(_)) => Ok(None),
                 Err(e) => Err(e.into()),
             },
@@ -592,7 +592,7 @@ impl QueryRoot {
     ) -> GqlResult<ContainerPage> {
         let page = service::validate_page(page.unwrap_or(1), size.unwrap_or(50))?;
         let p = lineage(ctx).store.list_containers(datastore_id, name.as_deref(), page).await.map_err(Error::from)?;
-        Ok(Page::new(p, Container))
+        Ok(Page::new(p, Container::today))
     }
 
     async fn field(&self, ctx: &Context<'_>, id: Id) -> GqlResult<Option<Field>> {
