@@ -5,6 +5,16 @@
 //! SHA-256, so a copy of the store gives no usable token. Users, tokens and teams are small
 //! documents (`Store::put_doc`), the same on both stores. A request resolves its token, the
 //! user and the user's teams once, into a `Caller` holding the permission per datastore.
+//!
+//! # How it fits
+//!
+//! Identity. `Auth` turns a `Bearer`/`Token` header into a `Caller`: the token's SHA-256 finds its `Token` document,
+//! then the `User` and the `Team`s it belongs to. `Caller` holds the user, the `Role` (`ADMIN`, `MANAGER`, `MEMBER`),
+//! whether it is an unrestricted admin, and the best `Permission` (`REPORTER` < `VIEWER` < `EDITOR`) per datastore;
+//! `require`, `require_admin` and `require_unrestricted_admin` return `Forbidden` with the reason. `Caller::system()`
+//! is the unrestricted admin of auth off and of replay. Users, tokens and teams are small JSON documents
+//! (`Store::put_doc`, kinds `user`, `token`, `team`), the same on both stores and exported with the rest.
+//! `ensure_first_admin` makes `admin` on a store with no users.
 
 use std::collections::HashMap;
 use std::sync::Arc;

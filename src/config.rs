@@ -1,4 +1,10 @@
 //! One typed configuration: clap flags with env fallbacks, validated at start.
+//!
+//! # How it fits
+//!
+//! `Cli` and its `Command`s (`serve`, `schema`, `export`, `import`, `replay`, `token create|list|revoke`) are clap
+//! derives with env fallbacks; the doc comments become `--help`. `StoreArgs::kind()` decides the store once and returns
+//! `StoreKind::{Embedded, Neo4j}`; `AuthMode::{On, Off}` is an enum too. Neither is a boolean.
 
 use std::path::PathBuf;
 

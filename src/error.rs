@@ -1,6 +1,24 @@
 //! The errors a client can see, each with one stable code, mapped in one table
 //! (`Error::code`, `Error::http_status`). Internal and store errors are masked: the client
 //! gets the code and a generic message, the log gets the detail.
+//!
+//! # How it fits
+//!
+//! `error::Error` is the one table of client-visible errors. `Error::code` gives the GraphQL `extensions.code` and
+//! `Error::http_status` the REST status:
+//!
+//! | variant | code | status |
+//! | --- | --- | --- |
+//! | `BadInput` | `BAD_USER_INPUT` | 422 |
+//! | `Unauthenticated` | `UNAUTHENTICATED` | 401 |
+//! | `Forbidden` | `FORBIDDEN` | 403 |
+//! | `NotFound` | `NOT_FOUND` | 404 |
+//! | `Conflict` | `CONFLICT` | 409 |
+//! | `Unavailable` | `UNAVAILABLE` | 503 |
+//! | `Internal` | `INTERNAL` | 500 |
+//!
+//! `From<StoreError>` maps store errors onto this table and logs `Unavailable` and `Internal`. `Error` is deliberately
+//! not `Display`, so that async-graphql cannot turn it into an error without a code.
 
 use async_graphql::ErrorExtensions;
 

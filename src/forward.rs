@@ -4,6 +4,13 @@
 //! Ingest never waits on it: events go into a bounded queue that one background task drains,
 //! posting each to the target with a few retries. A full queue or a target that keeps failing
 //! drops the event with a warning and a metric, never an ingest error.
+//!
+//! # How it fits
+//!
+//! `Forwarder` posts accepted events to `--emit-openlineage-url` from one background task: a bounded queue (10,000),
+//! four attempts, and drops counted in `tributary_openlineage_forwarded_total`. Ingest never waits on it or fails
+//! because of it. `Forwarder::start_waiting` is for `import-query-log`: `submit` waits for room instead of dropping,
+//! and the command awaits the task, which ends when the queue is drained.
 
 use std::time::Duration;
 

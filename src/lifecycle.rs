@@ -2,6 +2,18 @@
 //! a Neo4j that is not up yet (a container starting beside it), finishes at start the events a
 //! previous process stored but did not apply (a `kill -9` mid-request), and on SIGTERM lets
 //! the requests in flight finish within a bounded grace period.
+//!
+//! # How it fits
+//!
+//! What `serve` does around serving, so a fault costs a wait rather than data. `open_store_waiting` retries a Neo4j
+//! that cannot be reached yet (0.5 s doubling to 5 s, a log line each time) for `--store-wait-secs`; the embedded store
+//! opens at once or not at all. `spawn_finish_pending` finds, on a task of its own so readiness does not wait, the
+//! events a previous process stored but never applied (status `pending`, received before this start, so no request in
+//! flight now) and applies them (`Lineage::finish_pending_openlineage`, `service/openlineage/recover.rs`: `replay`
+//! bounded to their id range). `serve_until_drained` runs `run_lineage` and, once the signal came, gives the requests
+//! in flight `--shutdown-grace-secs` before returning without them. `serve_finishing_pending`, what `main` calls once
+//! the store is open, starts the one and runs the other (tests/hostile.rs holds that replay at a known point and checks
+//! `/readyz` answers meanwhile).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -1,4 +1,15 @@
 //! Prometheus metrics, declared in one place and prefixed `tributary_`.
+//!
+//! # How it fits
+//!
+//! All metrics are declared in one place, with the `tributary_` prefix:
+//! `tributary_store_queries_total{store,operation}` (stores call `store_query` once per statement),
+//! `tributary_store_call_duration_seconds{store,call}` (each `Store` method, timed by `TimeoutStore`),
+//! `tributary_store_statement_duration_seconds{store,statement}` (each Cypher statement inside a Neo4j transaction),
+//! `tributary_http_requests_total`, `tributary_http_request_duration_seconds`,
+//! `tributary_openlineage_forwarded_total{outcome}`, `tributary_events_purged_total` and
+//! `tributary_store_retries_total{store,code}` (Neo4j transactions run again after a transient error). Tests read
+//! deltas of `store_queries_total(store)` to prove that a query costs a bounded number of statements.
 
 use std::sync::OnceLock;
 

@@ -1,5 +1,12 @@
 //! Composition: open the store, build the schema and router, serve until shutdown.
 //! `run` takes its listener and shutdown signal as arguments so tests bind port 0.
+//!
+//! # How it fits
+//!
+//! `open_store` reports failure with a message that says what to fix. `app` builds the router from a `Lineage` and the
+//! auth mode. `run_lineage` takes its listener and shutdown future, so it can be tested. `spawn_retention` purges
+//! stored events past `--event-retention-days`, at start and hourly. `shutdown_signal` resolves on SIGTERM or Ctrl-C,
+//! and axum then finishes the requests in flight.
 
 use std::future::Future;
 use std::net::SocketAddr;

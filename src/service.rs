@@ -4,6 +4,28 @@
 //! Graph queries expand frontiers level by level: one batched store statement per level and
 //! direction, never one per node, and never variable-length path patterns (they enumerate paths
 //! and explode on diamonds).
+//!
+//! # How it fits
+//!
+//! `Lineage` holds an `Arc<dyn Store>`, the optional `Forwarder` and the auto-create switch. Every method that needs a
+//! permission takes the `&Caller`.
+//! - It validates input: names, page sizes 1..=1000, `depth` 1..=20 (`MAX_DEPTH`), `limit` up to `MAX_RESULT_LIMIT`.
+//! - It checks permissions, applies the rules in `domain::rules`, and turns "not there" into `NotFound`.
+//! - It traverses the graph: `lineage_graph`, `impact`, `pii_flow` and `field_connections`. These are breadth-first
+//!   expansions of a frontier. Each level makes one batched `container_edges_of` / `field_edges_of` call per direction,
+//!   the two directions side by side. It never uses variable-length path patterns, because those enumerate paths and
+//!   explode on diamond-shaped graphs. `lineage_graph` then reads its flags and unsided edge set with
+//!   `container_graph_around`: the edges inside the answer that the expansion did not read and `EXISTS` probes for the
+//!   nodes whose edges it did not read (the last level's), never the whole fan-out of a hub (see *What is read* below).
+//!   A traversal starts from a `Start`: a container (a field for `pii_flow`) or an external asset
+//!   (`external_lineage_graph`, `external_impact`), whose live edges `live_edges_touching_ends` reads once as the first
+//!   level; the levels after it are the same code whichever the start.
+//! - `upsert_container` records the user's own `description`, `tags` and `owners` as metadata of source `user`;
+//!   `metadata_assertions` flags the effective value (`domain::effective_flags`).
+//! - `match_container` is the one name matcher (`database.schema.name`, case-insensitive, exact before dot-suffix
+//!   before slash-suffix) shared by OpenLineage, external engines and SQL. It costs one indexed store read:
+//!   `name_candidates` turns the wanted name into the names a matching container can have (the name and its suffixes
+//!   after each `.` or `/`), `Store::containers_by_names` finds those by lowercased name, and `match_rank` ranks them.
 
 pub mod changes;
 pub mod diff;

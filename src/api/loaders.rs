@@ -1,6 +1,22 @@
 //! Data loaders: every cross-node field resolves through one of these, so a query over 500
 //! nodes costs one store statement per kind of thing it reads, not one per node.
 //! A fresh set is made per request (its cache must not outlive the request).
+//!
+//! # How it fits
+//!
+//! `Loaders` is the per-request set of async-graphql `DataLoader`s: containers, fields, datastores, field counts,
+//! container stats, evidence and has-lineage, each keyed by id. The three that give every key a value (stats, field
+//! counts, has-lineage) are one generic `EveryKeyLoader<V, R>` with the empty value, the store read and the row mapping
+//! as arguments. `fieldCount` reads only the live field count (`Store::field_counts`, an index-only count);
+//! `linkedFieldCount` needs `container_stats`, which also looks at every field's edges, and when both are asked the
+//! stats feed the counts (`Prefetching::feed`), one read for the two. Every cross-node field goes through one of them,
+//! so a graph of 500 nodes costs one store read per kind of thing, not one per node. A resolver that knows a whole
+//! answer's ids prefetches them (`Prefetching::prefetch`): one store read straight into the loader's cache, without
+//! `DataLoader::load_many`'s 1 ms batching window, which a graph query would otherwise wait out once per kind.
+//! `lineageGraph` also attaches each node's prefetched container record to its `GraphNode`, so a node's half-dozen
+//! container fields read it in place instead of each asking the loader (and cloning the record); `impact` and `piiFlow`
+//! attach their items' records the same way. A new `Loaders` is made for each request, so no cache outlives a request
+//! and replicas never serve each other stale data.
 
 use std::collections::{HashMap, HashSet};
 use std::future::Future;

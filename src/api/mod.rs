@@ -1,5 +1,21 @@
 //! HTTP transport: the axum router, GraphQL over it, health, readiness and metrics.
 //! Handlers authenticate, call the service and map results; rules live in `service`.
+//!
+//! # How it fits
+//!
+//! The axum `router` serves `/graphql` (POST, and GET for GraphiQL) with a 2 MiB body limit, the four OpenLineage
+//! routes and `/v1/api/lineage` with a 50 MiB limit, the REST lineage routes and `/openapi.json` (`api::rest`),
+//! `/healthz`, `/readyz` and `/metrics` (no token), CORS, and a `track_requests` middleware for the HTTP metrics.
+//! `graphql_handler` works in this order:
+//! 1. It authenticates the `Authorization` header into a `Caller` (`auth::Auth::authenticate`).
+//! 2. It parses the body; anything but GraphQL JSON gets 400 `BAD_USER_INPUT`.
+//! 3. It parses the query once, or takes the parsed document of the same query text from `ParsedQueries` (an LRU of 256
+//!    documents, for texts up to 16 KiB; clients send the same few queries again and again, and parsing was a tenth of
+//!    a small graph query), hands it to the executor (`Request::set_parsed_query`) and counts its aliases
+//!    (`MAX_ALIASES`).
+//! 4. It attaches a fresh `Loaders`, the `Lineage` service, the `Auth` and the `Caller`.
+//! 5. It gives `BAD_USER_INPUT` to executor errors that have no code: parse, validation, and the depth and complexity
+//!    limits.
 
 pub mod answers;
 pub mod loaders;

@@ -1,6 +1,16 @@
 //! The OpenLineage REST endpoints. All four run the same ingest (`Lineage::ingest_openlineage`);
 //! only the answer's shape differs: seed 000's per-event report on `/api/v1/lineage` and
 //! `/api/lineage/openlineage`, seed 002's summary on `/api/v1/openlineage/lineage[/batch]`.
+//!
+//! # How it fits
+//!
+//! The REST handlers. All four OpenLineage routes run `Lineage::ingest_openlineage`; only the answer differs: seed
+//! 000's per-event report (`report_json`) or seed 002's summary (`collate_single`, `collate_batch`). `external_lineage`
+//! is seed 004's `POST /v1/api/lineage`. REST errors are `{"detail": ...}`. Every ingest handler takes the
+//! `Authenticated<Body, Wording>` extractor: it authenticates from the headers first, so a request without a valid
+//! token is answered 401 before its body (up to 50 MiB) is read or inflated; only then does it read the body within the
+//! limit, gunzip it and parse it (a single event or list, a `{"events": [...]}` batch, or any JSON for seed 004's
+//! edge). A refusal is worded as seed 000's `{detail}` or seed 002's failure, by `Wording`.
 
 use std::marker::PhantomData;
 

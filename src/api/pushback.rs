@@ -11,6 +11,18 @@
 //! even looked at, so tokens cannot be guessed at speed. It is hand-written rather than
 //! `governor`'s keyed limiter because the gate must look at an address's budget without
 //! spending it (only failures spend), which `governor` does not offer.
+//!
+//! # How it fits
+//!
+//! How the service says "not now". `IngestGate` (two tokio semaphores: the running slots, and running + queued) is a
+//! middleware on the REST ingest routes, taken before the body is read, and is put in the GraphQL context for
+//! `ingestOpenLineage`; past it a request is refused at once with `OVERLOADED` (503, `Retry-After`). `AuthThrottle` is
+//! a middleware on every route that authenticates (GraphQL, ingest, the REST API; not health, metrics or the pages): a
+//! token bucket of failed authentications per client address (`ConnectInfo`, which `server::run_limited` provides; a
+//! router driven without a socket is not throttled), checked before the token is, spent when a presented token fails
+//! (401, or the `AuthFailed` mark GraphQL's 200 answers carry). Its warnings go through `LogEvery`, so neither can
+//! flood the log. The limits come from `config::PushBackArgs` through `server::run_limited`; `run` and `run_lineage`
+//! use the defaults. Invariant: reads never pass the ingest gate.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};

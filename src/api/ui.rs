@@ -13,6 +13,27 @@
 //! other request, and the pages themselves, revalidate (`no-cache` with an `ETag`), so a new
 //! binary is never hidden behind a stale cache. Text is sent gzipped to clients that accept it,
 //! compressed once per process on first use.
+//!
+//! # How it fits
+//!
+//! The web pages, served from the binary: the lineage explorer at `/ui` (every path under it is the same page; its
+//! state is its query string), its assets under `/ui/assets/`, and GraphiQL at `GET /graphql`. The files are
+//! `web/dist/`, embedded with `include_bytes!`; pages revalidate, and an asset asked for with the version its page
+//! names (`?v=` and a SHA-256 prefix) is cached for a year. `web/` is its own front-end project: sources in `web/src/`
+//! (plain JavaScript, cytoscape.js to draw, dagre to lay out in a web worker), one build script `web/build.mjs`
+//! (esbuild), a lock file, and the committed bundle that `scripts/web-check` rebuilds and compares; `web/tests/` drives
+//! both pages in headless Chromium against a real `serve` on each store (`scripts/ui-test`, the last step of
+//! `scripts/test`). The explorer's modules: `main.js` (the URL state, drawing, expansion, time, explain), `home.js`
+//! (the home page: `changes` read on from its end cursor, `incidents`, datastores with their counts, recent jobs),
+//! `model.js` (what is drawn: containers, externals, jobs and their edges, a diff's marks, and `groupWide`/`visible`,
+//! which fold a layer wider than 40 into one group node per feeding node without losing the nodes, so opening a group
+//! needs no request), `layout.js` (dagre in the worker; up to 200 nodes both directions and a few wrappings of wide
+//! layers are tried and the one Fit shows largest on the canvas wins), `graph.js` (cytoscape; Fit never below 12 px
+//! labels), `listview.js` (the same nodes and edges as text, groups with their members), `panel.js` (container,
+//! external, job, group, diff and explain panels), `columns.js` (the column view, SVG). Invariant: the pages use only
+//! the public GraphQL API (one `lineageGraph` request per draw, carrying the diff, the next depth's `lineageSummary`,
+//! the nodes' `healthAlert` and the `incidents` when asked; one per expansion; one more, once, to find the store's
+//! first edge when a time is set) and load nothing from elsewhere.
 
 use std::io::Write;
 use std::sync::{LazyLock, OnceLock};

@@ -2,6 +2,17 @@
 //!
 //! Invariant: nothing here does I/O or knows about axum, async-graphql, rusqlite or neo4rs.
 //! The types derive `serde` only where a store persists them as JSON (export lines, details).
+//!
+//! # How it fits
+//!
+//! This is the model: `Datastore`, `Container`, `Field`, `Edge` with `End::{Container, Field, External}`, `Interval`,
+//! `Evidence`, `NewEdge`, `EdgePatch`, `Page`, and for providers `Assertion`, `AssertionBatch`, `AssertionSummary`,
+//! `MetadataAssertion` and `StoredEvent`. It has no I/O.
+//! - `domain::rules` holds the seed rules that need no database, as pure functions: `check_granularity` (both ends
+//!   containers or both fields), `is_user_source_type` (`manual`, `catalog_import` and `inferred` belong to the user;
+//!   any other source type names a provider that maintains the edge), `delete_retires` (a provider's edge retires, a
+//!   user's is deleted), `wants_auto_container_edge`, and `is_masking` / `is_indirect_only` for `piiFlow`.
+//! - `effective_flags`: a `user` value wins, otherwise the most recently asserted.
 
 pub mod changes;
 pub mod jobs;

@@ -8,6 +8,18 @@
 //! pauses its partitions and commits nothing; on SIGTERM it commits what it stored and leaves
 //! the group. `config` holds the flags, `consumer` the loop, and this file what the rest of
 //! the service sees: `spawn`, and the state `/readyz` reports.
+//!
+//! # How it fits
+//!
+//! The second transport of OpenLineage ingest, off unless `--kafka-brokers` is set. `kafka::spawn` runs a librdkafka
+//! consumer (`rdkafka`, built from vendored source) in a group on a task of its own; `main` starts it beside the HTTP
+//! server and waits for it at shutdown. Each batch of messages goes to `Lineage::ingest_kafka_batch`
+//! (`service/kafka.rs`), which stores messages that are no event as `rejected` with their topic, partition and offset
+//! and passes the events to `ingest_openlineage`, the HTTP routes' function. Invariant: an offset is committed only
+//! after that call returned Ok (its events are in the event log), and only for partitions still assigned; on any error
+//! the batch is retried with the partitions paused, and nothing is committed. Applied once follows from the event log's
+//! fingerprint (content) identity, as for a resent request. Rebalance callbacks run only inside `recv`, never while a
+//! batch is stored. `/readyz` shows `kafka::readiness_line`; the `tributary_kafka_*` metrics live in `metrics.rs`.
 
 pub mod config;
 mod consumer;

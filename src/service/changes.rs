@@ -7,6 +7,31 @@
 //! that touch a container within `depth` of its start, by the same traversal as `lineageGraph`;
 //! a follower more than `MAX_BACKLOG` changes behind the log's head is told so, with the cursor
 //! to resume from, and its stream ends.
+//!
+//! # How it fits
+//!
+//! (`domain::changes`, `store/*/changes.rs`, `service::changes`, `api::schema::changes`, `api::subscriptions`). Every
+//! store write that changes lineage appends `NewChange`s (edge asserted, retired, revived, relabelled, deleted;
+//! container or field created, dropped, each with the containers it touches) in the same transaction as the change, so
+//! a change is in the log if and only if it committed. Positions must be unique and increasing in commit order, or a
+//! reader paging "after X" could miss a change that commits later with a smaller position. The embedded store gets this
+//! for free: positions are `AUTOINCREMENT` row ids given inside the one writer's transaction. On Neo4j, where replicas
+//! write concurrently, positions come from the `:Counter {name: 'change'}` node, and `record_changes` is always the
+//! last statement of its transaction: its write lock on the counter is held until commit, so the writer holding
+//! position `p` commits before anyone can take `p + 1`, and a reader who has seen `p + 1` can never later see `p`
+//! appear. The cost is that lineage writers serialize on that node for their final statement and commit only. (The
+//! alternative, reading only up to a watermark of committed positions, needs a second structure and a way to tell a
+//! slow commit from a rolled-back one.) `migrate_change_log` (each store's `schema.rs`) creates the table or labels at
+//! open and, when this open created them, backfills the edges' history (`edge_history`) in the same transaction; on
+//! Neo4j the counter's creation is the claim, so replicas starting together backfill once, and a log emptied by
+//! retention is never backfilled again. `spawn_retention` purges changes with events. `changes` pages with an opaque
+//! cursor (`base64url("change:<p>")`). The `lineageChanged` subscription is a poller over the store's log, never an
+//! in-process channel, so every replica sees every change: each read takes at most 500 changes after its cursor,
+//! recomputes the container's neighbourhood with `lineage_graph` when there are any, and keeps the changes touching a
+//! container in it before or after; past 10,000 behind the head it sends `FELL_BEHIND` with its cursor and ends. `GET
+//! /graphql` with a websocket upgrade runs it (`graphql-transport-ws`); the token comes from `connection_init`, a
+//! refusal closes with 4401 or 4403, and the connection's `Loaders` are emptied before each change so no cache outlives
+//! it.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::Duration;

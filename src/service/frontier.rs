@@ -6,6 +6,23 @@
 //! Counting what lies beyond a frontier costs at most one batched count statement
 //! (`Store::count_neighbours`), never a further level of traversal: where the traversal already
 //! read a node's edges, the count comes from what it read.
+//!
+//! # How it fits
+//!
+//! Whether an answer is complete, written once for every traversal: `frontier::Completeness` (`is_partial`, the
+//! frontier with a `StopReason` and the neighbours beyond each node, the cycles). The counts beyond come from the edges
+//! a traversal already read; for the nodes it did not expand, one `Store::count_neighbours` per side (a count on the
+//! ends' indexes, no edge read in full). Cycles are the strongly connected parts of what was read (`cycles_among`,
+//! iterative Kosaraju), one shortest cycle each, in memory; a traversal keeps only the pairs it read (`Cycles`) and the
+//! search runs when an answer selects `cycles` (`api::schema::paths::CycleList`), as most never do (it was a tenth of
+//! an `impact`); a quick acyclicity check (Kahn's peeling over flat arrays) answers the common case. `apply_budget`
+//! cuts a graph's two expansions to `maxNodes`, nearest levels first, and `expand_containers` stops reading levels once
+//! a side holds more than the budget, so a budget bounds the work as well as the answer. `paths::explain_lineage` walks
+//! level by level from both ends, the smaller frontier first (`hop_edges` is its one read, through `level_edges`, so
+//! `asOf` works as for every traversal), until the levels add up to `maxDepth` or `maxPaths + 1` paths are known, then
+//! runs Yen's k shortest simple paths over the edges read (simple: a cycle is never walked twice); at most
+//! `SEARCH_BUDGET` nodes. `summary::lineage_summary` is `lineage_graph`'s expansion counted per level, with nothing
+//! read around the nodes.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 

@@ -12,6 +12,19 @@
 //! [`AS_OF_NOT_RECONSTRUCTED`]) and in the README: the stores keep each edge's live intervals
 //! and each run's states and datasets with their times (jobs, runs and health as of an instant:
 //! `service::jobs_asof`), but no history of the catalog's records or of an edge's attributes.
+//!
+//! # How it fits
+//!
+//! `Lineage::at(asOf)` checks the instant (not in the future, not before `Store::first_edge_created`) and returns a
+//! view of the service whose `as_of` is set; the traversals above read every level through `Lineage::level_edges` and
+//! the graph's surroundings through `Lineage::graph_around`. Without an instant these are the store's
+//! `container_edges_of` / `field_edges_of` / `container_graph_around`, unchanged; with one they read
+//! `container_edges_ever_of` / `field_edges_ever_of` (every edge around the ids, live or retired, deleted ends
+//! included) and keep those `Edge::live_at` the instant, and the flags come from the same edges
+//! (`GraphAround::of_edges`). Invariant: the liveness rule at an instant lives only in `Edge::live_at`, and no resolver
+//! or store filters by time. `edges(asOf)` pages after filtering (`edges_page`). `lineage_diff` / `field_lineage_diff`
+//! run two as-of traversals side by side and compare them; a retired and an appeared edge between the same ends are one
+//! relabel.
 
 use std::borrow::Cow;
 

@@ -20,6 +20,46 @@
 //! **As of an instant.** Read through a view (`Lineage::at`), the same functions answer for the
 //! view's instant: the jobs' datasets, latest runs and failures come from the runs then
 //! (`service::jobs_asof`), the stale walk from the edges live then.
+//!
+//! # How it fits
+//!
+//! (`domain::jobs`, `service/openlineage/runs.rs`, `service::jobs`, `api::schema::jobs`, `store/*/jobs.rs`). An
+//! OpenLineage job (namespace and name) and run (`runId`) are records of their own, written by `Store::record_run` in
+//! the event's transaction, right after its `apply_assertions`: the event's `RunRecord` (the job facets `jobType`,
+//! `documentation`, `ownership`, `sourceCodeLocation`, `sql`; the run facets `nominalTime`, `errorMessage`, `parent`;
+//! the datasets it read and wrote, as the resolver resolved them) is folded into the stored job and run by
+//! `domain::jobs`'s pure rules (`merge_job`, `merge_run`, `merge_io`, `note_run`), which both stores call, so events
+//! may arrive in any order: a job's facets are its latest event's, a run's state is its latest terminal state once it
+//! has one (a terminal state stays terminal), its datasets the union of its events', and a job keeps its latest run (by
+//! start) and, per written dataset, its latest COMPLETE run (`completed`). A run's datasets from earlier events
+//! (`prior_datasets`, read beside the other reads of `apply_resolved`) are paired with the event's own when its table
+//! edges are built, never with each other, so a run that sends its inputs on START and its outputs on COMPLETE (Spark's
+//! DataSourceV2) gets its table edge. That read is `Store::run_with_io` (one statement); `record_run` writes only the
+//! datasets whose time moves (one multi-row upsert per table; on Neo4j after its own locking lookup of the job and
+//! run). The embedded store keeps a session's job and run updates in the session (`sqlite/jobs.rs` `JobsBuffer`):
+//! `run_with_io` and `record_run` read and merge there, a new job or run is inserted at once (its id is needed), and
+//! each updated row, dataset row and completed write is written once, before the commit or before any read of those
+//! tables in the session, so a run's START and COMPLETE in one request cost one write of each (outside a session a call
+//! flushes its own buffer at its end). A store upgraded from before jobs holds a note (`meta/jobs_backfill`, written by
+//! its migration step); `serve` then records the stored events' jobs and runs through the same `run_record` before it
+//! listens (`Lineage::backfill_jobs_and_runs`, `lifecycle::backfill_jobs_and_runs`), resolving datasets to what exists
+//! and creating nothing. `service::jobs` answers the queries with one permission rule: a job (and its runs) is shown to
+//! a caller with `VIEWER` on the datastore of every container it reads or writes, and is a placeholder
+//! (`JobView::restricted`: id only) to anyone else. **Health stays cheap** because it is never stored: `HealthIndex` is
+//! computed once per request (cached in `Loaders::health_index`) from the jobs' latest runs that are failures (one
+//! indexed read: the job row names its latest run), what those runs wrote (or their jobs' outputs), whether each was
+//! written completely since (`job_io.completed`), and one downstream traversal from the failed containers, one
+//! statement per level, at most 20; with nothing failing it is one read, and its cost follows the failures, not the
+//! graph. `runImpact` is the `impact` traversal started from several containers at once (`Start::Nodes`), the run's
+//! outputs at distance 0; `lineageGraph(includeJobs)` and `jobLineageGraph` add `Lineage::jobs_between` (the jobs with
+//! an input and an output among the graph's nodes, from `jobs_of_ends`). In GraphQL, a page of containers' `producers`,
+//! `consumers` and `lastWrite` share one `jobs_of_ends` read (`Loaders::container_jobs`), and evidence's `job` and
+//! `run` go through per-request loaders by name and by `runId`. **As of an instant** (`service::jobs_asof`) the same
+//! functions read through the view's instant, as traversals do with `level_edges`: `job_io_at`/`jobs_of_ends_at` give
+//! what each job's latest run then read and wrote (`Store::latest_runs_at`: the run that began last by then),
+//! `latest_runs` that run with its states cut at the instant (`run_as_of`), `failing_runs` the failures still latest
+//! then (`Store::failed_latest_runs_at`), and the stale walk reads the edges live then. Nothing is stored for it: the
+//! runs' states and datasets are the history.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 

@@ -10,6 +10,17 @@
 //! store does the substring scans, each ranked (`Store::search_containers`, `search_fields`,
 //! `search_externals`); this file merges the scopes, keeps each thing's best match and cuts the
 //! list at `first`.
+//!
+//! # How it fits
+//!
+//! `Lineage::search_by_name` (GraphQL `search`): one query against containers, fields and external assets. It peels the
+//! forms that name a scope (`<datastore>:<name>`, an OpenLineage `<namespace>/<name>` of a namespace a datastore lists,
+//! which the resolver's `dataset_node` also resolves exactly), asks the store's ranked substring scans
+//! (`Store::search_containers`, `search_fields`, `search_externals`: exact, then prefix, then the rest, in the
+//! statement) for each scope, keeps each thing's best match and cuts at `first`. Jobs plug in at the one place marked
+//! `JOBS PLUG IN HERE`. The scans read every live container (or field) of the scope: a substring has no index to seek,
+//! and a search box asks for a few dozen hits. `impact`'s traversal (`transitive`) also collects the external ends it
+//! meets as `Transitive.externals`, leaves at the distance of their edge, not counted by `limit`.
 
 use std::collections::HashMap;
 

@@ -12,6 +12,30 @@
 //! import can analyse chunks in parallel while it records them one after the other, in order.
 //! Both steps run inside one import [`Operation`]: its id marks the evidence, and its cache
 //! resolves each name once.
+//!
+//! # How it fits
+//!
+//! Table lineage recorded by name, with seed 004's accumulation (`record_table_lineage`: CTAS and VIEW replace the
+//! target's sources from the same provider, other operations add), also through `apply_assertions`. `record_external`
+//! serves `recordLineage` and `POST /v1/api/lineage` (source type `external`). `analyze_sql` and `ingest_sql` run
+//! `ingest::sql` on the blocking pool behind a semaphore, and record edges of the datastore's type with the masked SQL
+//! as evidence. Analysis (`analyze_sql_in`) and recording (`record_sql`) are separate steps, so `import-query-log`
+//! analyses chunks ahead in parallel while it records them in order (the CSV reader is `ingest::sql::query_log`, the
+//! loop `Lineage::import_query_log` in `service/sql/query_log.rs`, reporting progress through a callback; a row naming
+//! its user records that user's job and a run, `SqlRun`, in the chunk's session, as `ingestSql(job:)` does). Both run
+//! inside an `external::Operation`: an id from the store's operation counter (`Store::next_operation_id`), written on
+//! every evidence row as `last_observed_operation_id` (the store keeps the first one it saw), and a cache scoped to the
+//! operation for name → container (LRU, 10,000 names), container → fields (LRU, 2,000 lists) and datastores, built on
+//! `match_container`. The cache dies with the operation, so nothing goes stale across calls; `resolve_many`,
+//! `containers_named` and `fields_many` fill it for many names in one `containers_by_names` (and one
+//! `field_names_of_containers`), matching exactly as `match_container` does. `record_sql` (`service/sql/record.rs`)
+//! fills it for a whole chunk first, then records the chunk's statements in order in one `Store::session` (embedded:
+//! one write transaction, one commit; reads in it see the chunk's earlier writes, so a statement's retirements are what
+//! they were with a commit per statement). Any failure in the session rolls the chunk back and records it again
+//! statement by statement, each in its own transactions (as a Neo4j session failed by a concurrent writer is), so the
+//! statements before a failing one are kept and its error is the answer. With a forwarder, `record_sql` also builds
+//! seed 004's COMPLETE RunEvent for each recorded statement (inputs, outputs with `columnLineage`, the masked SQL as
+//! the job's `sql` facet, job named `sql.<fingerprint>`) and queues it once the chunk commits.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, OnceLock};

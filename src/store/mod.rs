@@ -5,6 +5,40 @@
 //! traversal cost a bounded number of statements, and coarse writes that each run in one
 //! transaction. Business rules (which edges retire, the auto container edge) live in
 //! `domain`/`service`; a store applies what it is told and enforces only uniqueness.
+//!
+//! # How it fits
+//!
+//! The `Store` trait is the only way to reach a database. It is declared once, by `store_trait!`, from two lists:
+//! `by_hand` (`kind`, `session`, `export`, `import`, `import_chunks`) and `limited` (everything else). The same
+//! invocation hands the `limited` list to `timeout::limit_store_methods!`, which writes `TimeoutStore`'s
+//! implementation: each of those methods runs the inner store's within the limit and records
+//! `tributary_store_call_duration_seconds` under its name. So a new method is written in the trait and the two stores,
+//! never forwarded by hand. Its reads are batched: they take many ids and cost one statement. Its writes are coarse,
+//! and each is one transaction. A store enforces only uniqueness. It applies what the service decides and holds no
+//! business rules. Beside the catalog, edges and traversal, it has:
+//! - **Provider assertions.** `apply_assertions(batch, now)`, in one transaction: upsert the batch's metadata; for each
+//!   assertion create its edge (keyed by source, target and source type) or revive it when retired (a new live
+//!   interval), raise `last_asserted_at` and upsert its evidence row live; retire the listed evidence rows; then retire
+//!   each candidate edge that no live evidence backs any more, closing its interval. The embedded store reads the
+//!   asserted edges and their evidence in two statements for the whole batch, and writes a live edge's and an existing
+//!   evidence row's unindexed columns in place. Also `evidence_by_keys`, `live_evidence_of_key` (a job's live evidence
+//!   and its edges; retired evidence, which piles up as a job's inputs change, is not read) and
+//!   `live_edges_touching_ends`.
+//! - **The event log.** `insert_event` / `insert_events` (return the existing event for a known fingerprint),
+//!   `finish_event` / `finish_events`, `list_events`, `run_event_states` (id, status and type of a run's events, for
+//!   the START-after-FAIL rule), `events_after` (replay), `purge_events` (retention).
+//! - **Sessions.** `session()` returns a view whose calls share one transaction, committed by `commit_session()` on it
+//!   (the embedded store: the writer's transaction; Neo4j: one explicit transaction, `store/neo4j/session.rs`, that
+//!   every call of the view, reads included, runs in). `session_conflicts()` says whether a concurrent writer can fail
+//!   a session (Neo4j).
+//! - **Metadata.** `put_metadata` (keyed by container, field, attribute and source; `asserted_at` moves only when the
+//!   value changes) and `metadata_for_container`.
+//! - **Documents.** `put_doc`, `get_doc`, `list_docs`: small JSON values by kind and key.
+//! - `export` / `import` of `Record`s (one line of `tributary export` each, events, metadata and documents included).
+//!   `import_chunks` is `import` fed from a channel a chunk at a time (the same checks and all-or-nothing outcome; the
+//!   embedded store's writer thread waits for each chunk inside its one transaction): `tributary-bench --size xlarge`
+//!   loads 23 million records through it without ever holding them all, which as one `Vec<Record>` would take over 10
+//!   GiB. `StoreError` is `NotFound | Conflict | Invalid | Unavailable | Internal`.
 
 pub mod neo4j;
 pub mod schema_version;

@@ -7,6 +7,34 @@
 //! Version 1 is the schema of the releases that recorded no version; a store with data but no
 //! record is at version 1. The steps themselves live with each store: `sqlite::migrations`,
 //! `neo4j::migrations`.
+//!
+//! # How it fits
+//!
+//! (`store/schema_version.rs`, `store/sqlite/migrations.rs`, `store/neo4j/migrations.rs`). Each store records the
+//! version of its schema, numbered on its own (`sqlite::SCHEMA_VERSION`, `neo4j::SCHEMA_VERSION`): the embedded store
+//! in `PRAGMA user_version` (a header field: read at open without a table lookup, written inside the transaction that
+//! writes it, copied into a backup), Neo4j in the one `(:TributarySchema {name: 'tributary', version})` node, unique by
+//! a constraint. Version 1 is the schema of the releases before versions: a store with data but no record is at version
+//! 1; version 2 is the same schema with its version recorded; the embedded store's version 3 rebuilds `evidence` and
+//! `metadata` as `WITHOUT ROWID` tables and drops the edges' container-end indexes. Opening a store (every command,
+//! `SqliteStore::open`, `Neo4jStore::connect`) reads the version once, then:
+//! - newer than the binary: refused before anything is written (`StoreError::Invalid`, "... was written by a newer
+//!   Tributary (schema version N); this binary reads schema versions up to M: upgrade the binary"), so start-up does
+//!   not retry it;
+//! - older: each missing step of the store's `MIGRATIONS` list runs and records its version in one transaction, logged
+//!   `store schema migrated` with `from`, `to`, `step`, `duration_ms`. SQLite: `BEGIN IMMEDIATE`, the version read
+//!   again under the write lock, so two processes opening one store migrate it once. Neo4j: a step's index and
+//!   constraint commands first, each alone (Neo4j refuses them in a transaction that writes data; they must be `IF NOT
+//!   EXISTS`), then one write transaction that begins by locking the version node (`schema_version_lock.cypher`) and
+//!   reading the version under the lock, so of replicas starting together one migrates and the others find the step
+//!   done;
+//! - new (no record, no data): the current schema and version at once.
+//!
+//! Then the idempotent schema runs as it always did (`SCHEMA`, `schema::set_up`), so a new table, index or constraint
+//! needs no step. Invariant: a step never assumes what `SCHEMA` or `set_up` creates, since on an old store it runs
+//! before them; and a store created new never runs a step, so the two paths are compared by
+//! `tests/upgrades_and_backups.rs`, which migrates the committed version-1 fixture and expects the answers version 1
+//! gave. `wipe` keeps the version node, as it keeps the constraints it describes.
 
 use std::time::Duration;
 

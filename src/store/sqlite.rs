@@ -17,6 +17,69 @@
 //! the store and its connections, how a call runs (`read`, `write`, `write_unguarded`), the
 //! statement helpers the concerns share (`select_rows`, `select_page`), and the `Store` impl,
 //! each method a short dispatch.
+//!
+//! # How it fits
+//!
+//! is the default, embedded store: SQLite bundled through rusqlite, in `<data-dir>/tributary.db`. `store/sqlite.rs`
+//! holds the store, how a call runs (`read` on one of four reader connections on the calling thread, `write` one
+//! transaction on the writer via the blocking pool, `write_unguarded` without a savepoint in a session), the shared
+//! `select_rows` and `select_page` (every paged list: a WHERE of only the filters given, a count, a cached page
+//! statement), and the one `impl Store`, whose methods dispatch to the concern files: `schema.rs` (tables and indexes),
+//! `rows.rs` (row mapping, `rarray` parameters), `catalog.rs`, `edges.rs`, `graph.rs`, `assertions.rs`, `events.rs`,
+//! `identity.rs`, `transfer.rs`, `migrations.rs` (the schema version, see *Schema versions* below), `backup.rs`
+//! (`tributary backup`: SQLite's online backup API inside one read transaction, so the copy is one snapshot while
+//! `serve` writes; written to `FILE.partial` and renamed when whole), and `session.rs` (the request-long write
+//! transaction and the checkpoint thread).
+//! - There is one writer connection behind a mutex, as SQLite has one writer anyway, and four reader connections, so
+//!   reads never wait on writes. A read runs right on the calling task's worker thread: a hop to the blocking pool and
+//!   back costs two thread wake-ups, and `block_in_place` ~13 µs to hand the worker over, more than most statements
+//!   here (a long read holds its worker while it runs; the other workers go on). A write outside a session runs on the
+//!   blocking pool. The OpenLineage ingest yields between events, as its session's calls never do.
+//! - Every write, and a session for its whole life, takes the writer gate (a tokio mutex), so a session's open
+//!   transaction on the writer sees no other write slip in between its calls. A session's calls run on the calling
+//!   thread; a committed session frees the gate at once, a dropped one rolls back.
+//! - Batched reads pass the ids as one `rarray` parameter. The ingest's reads, the traversal's levels and the loaders'
+//!   reads by id join it (`FROM rarray(?1) AS k CROSS JOIN edges ON edges.ukey = k.value`) rather than test `IN
+//!   rarray(?1)`, which SQLite answers by copying the array into a temporary b-tree first. Counts per container
+//!   (`field_counts`, `container_stats`) count each container's index range in a correlated subquery: a `GROUP BY`
+//!   sorted every field first. A batched read over many ids (a traversal level's edges, `containers_by_ids`,
+//!   `fields_by_ids`; from 128 ids) runs as two statements side by side, the second on another reader from the blocking
+//!   pool (`read_split`): one graph query then uses both cores. The halves of the sorted ids give the rows back in one
+//!   statement's order; a level's two halves may read two snapshots, as a traversal's levels always have; the statement
+//!   counter counts the read once. Every connection keeps temporary storage (sorts, `IN` lists, a session's savepoint
+//!   journal) in memory. The writer's page cache is 32 MiB, each reader's 8 MiB: a reader's cache is emptied after
+//!   every commit of another connection, so it stays small enough to refill.
+//! - A job's prior lineage for the OpenLineage ingest (`live_evidence_of_key`) is one join of its live evidence and
+//!   their edges' ends, with the two run ids taken out of the details in SQL (`PriorEvidence`); the resolver reads
+//!   column names from the `fields_key` index alone (`field_names_of_containers`).
+//! - Every connection registers `unicode_lower` (Rust's `to_lowercase`), used by the name searches and by the
+//!   expression index `containers_name_lc` behind `containers_by_names`, so the two stores fold non-ASCII case alike
+//!   (SQLite's own `lower` folds ASCII only). The sqlite3 shell, which lacks the function, can read the file but not
+//!   write containers.
+//! - Edge uniqueness is enforced by a `ukey` column (`source|target|sourceType`). Live intervals are kept as JSON on
+//!   the edge row. Events, metadata and documents have their own tables.
+//! - The tables an ingest writes carry only the indexes a read needs, since every row written costs one b-tree insert
+//!   per index (schema version 3): `evidence` and `metadata` are `WITHOUT ROWID` tables keyed by their primary keys
+//!   (the row lives in the key's b-tree: one b-tree fewer per row, and an update by key finds the row there); `edges`
+//!   keeps the unique `ukey`, the two ends' indexes (`edges_source_ends`, `edges_target_ends`, which the traversals
+//!   read) and `edges_source_type`, but no index on its ends' containers: the edges touching a container (deleting a
+//!   container or datastore) are found through the ends' indexes and `fields_container` (every field of a container,
+//!   deleted ones included). A new field edge from OpenLineage writes 11 b-trees where it wrote 14 (the edge with its
+//!   indexes, its change, its evidence with `evidence_key`).
+//!
+//! # Durability
+//!
+//! The store uses SQLite in WAL mode with `synchronous=NORMAL`. A committed transaction survives a `kill -9` of the
+//! process. An OS crash or power cut may lose the last few commits, but never corrupts the database. `synchronous=FULL`
+//! would survive those too, at the cost of an fsync per commit. We chose the contract's promise (kill -9) over write
+//! latency. Reads go through a memory map of the whole file (`mmap_size` 64 GiB; `.cargo/config.toml` raises SQLite's
+//! compile-time cap of 2 GiB), as every commit empties the other connections' page caches; only the writer keeps a
+//! large page cache (32 MiB). Checkpoints run on a thread of their own (a passive checkpoint every second, on its own
+//! connection), so no commit waits for one; the writer's own checkpoint at 50,000 WAL pages is only a backstop. A
+//! passive checkpoint never shortens the file, so once a WAL longer than 64 MiB (what one huge transaction, a bulk
+//! import, leaves) is wholly copied back, the same thread truncates it when no writer holds the lock (it never waits
+//! for one); otherwise the next writer's commit would shrink it to that length (`journal_size_limit`) itself, which
+//! cost the first ingest request after an xlarge import 2 s (docs/benchmarks-history.md, issue #22, third stop).
 
 mod assertions;
 mod backup;

@@ -10,6 +10,22 @@
 //! datasets, jobs, runs, tags made by hand) answer 405 pointing at OpenLineage ingest: in
 //! Tributary lineage comes from events (`POST /api/v1/lineage`) and the catalog from GraphQL.
 //! Those refusals serve nothing, so they are not in the OpenAPI document.
+//!
+//! # How it fits
+//!
+//! Marquez's read API at Marquez's paths, so Marquez's clients work unchanged: `GET /api/v1/namespaces[/{ns}]`,
+//! `/api/v1/namespaces/{ns}/datasets[/{name}]`, `/api/v1/namespaces/{ns}/jobs[/{name}[/runs]]`,
+//! `/api/v1/jobs?lastRunStates=`, `/api/v1/jobs/runs/{id}`, `/api/v1/lineage?nodeId=`,
+//! `/api/v1/column-lineage?nodeId=`, `/api/v1/search`, `/api/v1/events/lineage` and `/api/v1/events` (what
+//! `marquez-python`'s `list_events` asks), `/api/v1/sources[/{name}]`, `/api/v1/tags` and
+//! `/api/v1/namespaces/{ns}/datasets/{name}/versions[/{version}]`. `MarquezCaller` authenticates with the same
+//! `auth::Auth` (401 first); each handler reads its query with errors naming the parameter, calls one
+//! `service::marquez` method and maps it to `shapes` (camelCase, typed, `ToSchema`, registered through
+//! `utoipa_axum::routes!` like `api::rest`'s and merged into the same OpenAPI document). Errors are Marquez's `{"code",
+//! "message"}`, bad input 400; the router's own 404 and 405 answer that shape under `/api/v1/` too (`api::refusal`), so
+//! Marquez's clients read every refusal. Marquez's write routes (`WRITE_ROUTES`) answer 405 pointing at OpenLineage
+//! ingest; they serve nothing, so they are not in the document. `GET /api/v1/lineage` shares its path with the ingest
+//! route's `POST`.
 
 pub mod shapes;
 

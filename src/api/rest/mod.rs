@@ -16,6 +16,35 @@
 //! The routes and their documentation come from the same `#[utoipa::path]` attributes
 //! (`utoipa_axum::routes!`), so they cannot drift; the routes `api::router` registers itself
 //! (GraphQL, ingest, health) are described by `docs`.
+//!
+//! # How it fits
+//!
+//! The lineage REST API beside GraphQL: seed 000's `/api/lineage/...` routes (`edges`, `graph`) and seed 004's
+//! `/admin/lineage/...` routes by table name (`admin`). Each handler is a thin adapter: `RestCaller` authenticates with
+//! the same `auth::Auth` (401 `{"detail": ...}` before anything else is read), `params` reads the query string and JSON
+//! body with errors that name the parameter, and the handler calls the `service::Lineage` method its GraphQL resolver
+//! calls, so validation, permissions, limits and messages are the service's (`ApiError::service` maps
+//! `Error::http_status`, respells GraphQL argument names in snake_case, and gives seed 000's 422 list `[{type, loc,
+//! msg}]` or seed 004's 400). `shapes` holds the snake_case answers and `Lookups`, which reads what a shape needs
+//! beyond the service's answer (ends' containers, datastores and fields, evidence, field counts, has-lineage) in one
+//! batch per kind, side by side, as the loaders do; evidence `details` and `source_relation` follow the same VIEWER
+//! rule as `evidence_visible`. Table names resolve with `Lineage::resolve_table` (`service::tables`: the id, an
+//! OpenLineage `<namespace>/<name>` through `dataset_node`, `<datastore>:<name>`, else the one name matcher:
+//! `name_candidates`, `containers_by_names`, `match_rank`): 404 when nothing matches, `BadInput` naming the candidates
+//! as `<datastore>:<qualified name>` (`tables::unique_name`) when several match equally well. The routes are registered
+//! through `utoipa_axum::routes!` from their `#[utoipa::path]` attributes, so a route and its documentation cannot
+//! drift; `openapi()` merges them with `docs`, the frame (info, bearer scheme, tags) that lists by name the real
+//! handlers of the routes `api::router` registers itself (GraphQL, ingest, health, the pages), each with its own
+//! `#[utoipa::path]` naming the typed answer it sends (`api::answers`: the ingest reports and summaries, the GraphQL
+//! request and response), into the OpenAPI 3.1 document served at `GET /openapi.json`. Invariant: no stand-in function
+//! or hand-written copy of a shape documents a route. The integration suite checks real answers against the document,
+//! and the Python tests check that every route the router registers is in it.
+//!
+//! `export` writes a graph answer in another `format` (`csv`, `dot`, `graphml`, `mermaid`; JSON is the default,
+//! anything else 400): the graph, impact and pii-flow handlers turn their service answer into one neutral `Export`
+//! (nodes with a qualified name, a datastore and attributes; edges with ends, type, source type, operation, the job
+//! from visible evidence), and one writer per format renders it. Invariant: names are data; each writer escapes for its
+//! syntax (CSV cells that a spreadsheet would run as a formula get a leading `'`).
 
 mod admin;
 mod docs;

@@ -26,6 +26,28 @@
 //! - `changes`: the change feed (`LineageChange`, `ChangePage`) and `SubscriptionRoot`.
 //!
 //! Every public type is re-exported here: its path is `crate::api::schema::Name` wherever it lives.
+//!
+//! # How it fits
+//!
+//! `QueryRoot` (`queries.rs`) and `MutationRoot` (`mutations.rs`) hold the resolvers, each root whole in its file, so a
+//! root's field order in `schema.graphql` is the order in its file. The types live by concern: `catalog.rs`
+//! (`Datastore`, `Container`, `Field`, `MetadataAssertion`), `lineage.rs` (`LineageEdge`, `Evidence`, the graph, impact
+//! and PII shapes, `Side`), `reports.rs` (ingest and SQL reports), `identity.rs`, `events.rs`, `inputs.rs`,
+//! `scalars.rs` (`DateTime`) and `page.rs`: one generic `Page<T>` with a concrete GraphQL name per item type
+//! (`EdgePage`, `ContainerPage`, ...). GraphQL enums mirror domain and auth enums with `#[graphql(remote = ...)]`,
+//! which writes both `From`s. Each resolver reads the context, calls one `service::Lineage` method (or one batched
+//! store read for plain lookups) with the `Caller`, and wraps the result. The output types (`Container`, `LineageEdge`,
+//! `Evidence`, `IngestReport`, `MetadataAssertion`, `StoredEvent`, `Me`, ...) wrap domain values, so the wire shape is
+//! defined only here. `Evidence` carries a flag from `evidence_visible`, which hides `details` and `sourceRelation`
+//! unless the caller has `VIEWER` on the datastore of every catalogued end (looked up through the container loader).
+//! `build_schema` installs `limits::QueryLimits`, which checks the depth (15) and complexity (150,000) caps after
+//! validation and refuses with the cap, the query's value and the excess (async-graphql's own limits say only "too
+//! complex"); `tributary schema` prints its SDL. A list field taking `size` weighs that many copies of its selection
+//! (`complexity = "paged(size, child_complexity)"`), so lists nested at page size 1,000 are refused before they run; a
+//! traversal (`impact`, `externalImpact`, `piiFlow`, root fields that cannot nest) weighs one copy per 100 of `limit`
+//! (`limited`), so the documented maximum of 100,000 passes with up to 150 selected fields. `Container.description`,
+//! `owners` and `tags` are the effective metadata (`domain::effective_container_metadata`) read through the `metadata`
+//! loader, null without REPORTER. `search.rs` holds `search`'s `SearchKind`, `SearchMatch` and `SearchHit`.
 
 mod catalog;
 mod changes;

@@ -26,6 +26,21 @@
 //! **Files.** `datasets` (namespaces, datasets, their names and times), `catalog` (sources, tags
 //! and dataset versions), `jobs` (jobs and runs), `lineage` (`LineageDao.getLineage`'s walk and
 //! column lineage), `events` (search and the stored events).
+//!
+//! # How it fits
+//!
+//! (`service/marquez/`: `datasets`, `catalog`, `jobs`, `lineage`, `events`). What Marquez's API asks, composed from the
+//! existing store reads (one store method of its own, `events_by_event_time`): a dataset is named as the latest event
+//! that read or wrote it named it (`IoEntry.namespace/name` from `jobs_of_ends`), else by its datastore's first
+//! namespace and key; a job's current inputs and outputs are its latest run's (`run_io`), else its own (`job_io`), as
+//! Marquez shows a job's current version; the lineage graph is `LineageDao.getLineage`'s: from the start job (a
+//! dataset's latest writer, else latest reader), each step adds the visible jobs whose current datasets overlap those
+//! of the jobs of the step before (`jobs_of_ends` finds candidates, one step per batch), `depth` steps, at most
+//! `MAX_GRAPH_NODES`; column lineage walks `field_edges_of`. Sources are datastores, tags the global tags and the
+//! containers' tags, dataset versions the runs that wrote a dataset with the schema facet of their stored events. Jobs
+//! the caller may not see (`jobs::may_see`) are left out of lists, graphs, search and events (Marquez's shapes have no
+//! placeholder) and are 403 by name. Namespace and dataset lists and search read every job and its datasets (jobs are
+//! few next to tables).
 
 mod catalog;
 mod datasets;

@@ -13,6 +13,66 @@
 //! around a run of events); `resolve` matches datasets to containers, `assertions` turns a
 //! resolved event into an `AssertionBatch` by the run-state rules above, `metadata` gathers the
 //! datasets' descriptions, tags, owners and field types, and `report` holds what comes back.
+//!
+//! # How it fits
+//!
+//! (`service/openlineage/`: `mod.rs` the request flow and replay, `resolve.rs` the `Resolver` and `Known`,
+//! `assertions.rs` the run-state rules and `check_batch`, `metadata.rs`, `report.rs` the `IngestReport` and `Pending`).
+//! Applying OpenLineage events, one at a time: a request's events are validated and stored first, all in one
+//! transaction (`insert_events`; a known fingerprint, also one earlier in the same list, is a duplicate), then each
+//! event in order is resolve its datasets (`Resolver`: datastore `namespaces`, then names, then `symlinks`, then
+//! auto-creation or the zero-setup mode's creation, else an external end `ext:openlineage:<namespace>/<name>`, with a
+//! seed 002 reason; every namespace and name is read by `ingest::openlineage::naming`, the one parser of OpenLineage's
+//! naming conventions, and a dataset's symlinks are aliases of one asset: it resolves through any, is created under its
+//! `TABLE` symlink first, each of its names then resolves to it, and column-lineage input fields resolve through the
+//! event's dataset of that name; a created container's other names are kept as `openlineage-alias` documents, read only
+//! when creation is on and a name matches nothing, and by `node(namespace:, name:)`), build an `AssertionBatch` by the
+//! run-state rules, check `EDITOR` on every touched datastore (`check_batch`), and applied with one `apply_assertions`.
+//! The outcomes are recorded together at the end of the request (`finish_events`, one transaction); until then
+//! `Pending` answers for them (a duplicate of an event earlier in the list, a START after its run's FAIL in the same
+//! list), and it carries the request's datastores and what resolution learnt (`Known`: the datasets resolved, field ids
+//! by name, each container's datastore) so that each event does not read them again: a batch names the same datasets
+//! over and over, and inside a store session no other writer can add a container meanwhile (an auto-creation drops the
+//! cached misses). Evidence is keyed by job (`job_key`), so each job asserts and retires its own lineage: COMPLETE
+//! reconciles with what the run reported, FAIL and ABORT retire what the run alone asserted first, a JobEvent replaces
+//! design-time lineage, a `DROP` retires the dataset's edges. `metadata_of` turns description, owners, tags and schema
+//! facets into `MetadataAssertion`s. `replay_openlineage` re-applies stored events as `Caller::system()`. Where the
+//! store offers a session (`Store::session`: both stores), up to 1,000 events on the embedded store (`SESSION_EVENTS`;
+//! a commit writes each page it touched once, so fewer commits write fewer pages) and on Neo4j up to 200 taken within 2
+//! s (`CONFLICTING_SESSION_EVENTS`, `CONFLICTING_SESSION_TIME`: its session holds its locks on what it wrote until the
+//! commit (ids come from blocks reserved outside it, see "Ids come from the database"), its change-log entries and job
+//! and run updates wait in the session and are written before the commit, one statement per kind, and a process runs
+//! one Neo4j session at a time, a gate as the embedded store's writer, so two sessions never deadlock on each other)
+//! are applied and their outcomes recorded through it: one write transaction, whose reads see the earlier events'
+//! writes, committed once; a failed event's writes are undone alone (a savepoint per write call), except
+//! `apply_assertions`, which can fail only on the store's own errors: it runs without a savepoint (which copied every
+//! page it first touched, a tenth of an event's time), and its failure poisons the session, so nothing of it commits.
+//! When that commit fails, every event of the run reports `failed` and stays stored for `replay`; forwarding waits for
+//! the commit. Neo4j has no savepoints (a failed statement fails the whole transaction), so any failed call fails its
+//! session, and a concurrent writer can fail it too (Neo4j breaks a deadlock by failing one of the two transactions):
+//! where `Store::session_conflicts` says so, a chunk whose session failed is applied again event by event without one,
+//! each write in its own transaction and retried on a transient error as before sessions (`ingest_chunk`), so a
+//! deadlock costs time, not events. A replay (which runs beside new requests after a restart) takes no such session: on
+//! Neo4j its events commit one by one. The `Resolver` reads the candidate containers of all the event's datasets in one
+//! `containers_by_names` call (`prefetch`), and when the event names fields (a schema, column lineage) the fields of
+//! all those candidates in one `fields_of_containers` call. That lookup, the job's live evidence with its edges
+//! (`prior_evidence`) and, for a START, the run's event states are independent, so `apply_resolved` reads them side by
+//! side (`tokio::join!`): on Neo4j each is a round trip on its own connection. The `Resolver` keeps the best match in
+//! each datastore that lists the namespace, then only those the caller can edit (seed 000): a dataset matching
+//! containers in several writable datastores gives a connection for each; a dataset whose namespace a datastore lists
+//! but with no writable match (a table not catalogued yet included) denies the event; a dataset no datastore lists
+//! stays an external end. The relationship limit of 10,000 is checked again after this fan-out. An event's outcome is
+//! `applied` (lineage or metadata changed), `recorded` (a RunEvent that changed none but recorded its run's state;
+//! `mod.rs` `records_run_state`), `ignored`, `rejected`, `denied` or `failed`; `report::accepted` is the one list of
+//! the taken ones. A dataset only an output's `columnLineage` names is paired with that output like an input
+//! (`assertions_of`, evidence `impliedBy: columnLineage`), so table lineage agrees with column lineage. Registration
+//! and replay converge with a clean ingest (`adopt.rs`, one path: `adopt_into`, the decision `lookup_dataset`'s): when
+//! a dataset now resolves to a container (after `upsertContainer` and `upsertDatastore`, through `adopt_placeholders`
+//! over `Store::external_placeholders`; in `Resolver::auto_create`; once per dataset a replay names), one
+//! `apply_assertions` asserts its `ext:openlineage:` placeholder's live edges again on the container with their
+//! evidence and retires them, then `Store::replace_io_ends` moves the jobs' and runs' entries and records the
+//! `EXTERNAL_ADOPTED` change in the same transaction (last, so an interrupted adoption is finished by the next one;
+//! with nothing left to move, nothing is recorded).
 
 mod adopt;
 mod assertions;
