@@ -786,7 +786,7 @@ async fn a_request_whose_session_a_writer_fails_is_applied_event_by_event(inner:
     let job = store.job_by_name("nightly", "load_orders").await.unwrap().expect("the job is recorded");
     let runs = store.runs_of_job(job.id, &Default::default(), PageRequest { page: 1, size: 10 }).await.unwrap();
     assert_eq!(runs.total, 1, "one run, recorded once");
-    assert_eq!(runs.items[0].state, "COMPLETE");
+    assert_eq!(runs.items[0].state.as_str(), "COMPLETE");
     let stored = store.list_events(&EventFilter::default(), PageRequest { page: 1, size: 10 }).await.unwrap();
     assert!(stored.items.iter().all(|e| e.status == "applied"), "{:?}", stored.items);
 

@@ -16,8 +16,8 @@ use serde_json::json;
 use tributary::domain::{
     Assertion, AssertionBatch, AssertionSummary, Container, ContainerInput, ContainerStats, Datastore, DatastoreInput,
     Direction, Edge, EdgeFilter, EdgePatch, End, EventFilter, Evidence, FieldInput, Id, Interval, IoDirection, IoEntry,
-    Job, JobFilter, JobName, JobUpsert, MetadataAssertion, NewEdge, PageRequest, Run, RunFilter, RunRecord, RunUpsert,
-    StoredEvent, Timestamp,
+    Job, JobFilter, JobName, JobUpsert, MetadataAssertion, NewEdge, PageRequest, Run, RunFilter, RunRecord, RunState,
+    RunUpsert, StoredEvent, Timestamp,
 };
 use tributary::metrics::{store_queries_of, store_queries_total};
 use tributary::store::neo4j::{Neo4jStore, EDGE_EXISTS};
@@ -2116,7 +2116,7 @@ fn run_event(job: &str, run_id: &str, state: &str, at: i64, io: Vec<IoEntry>) ->
         job: JobUpsert::named(job_name(job), t(at)),
         run: Some(RunUpsert {
             run_id: run_id.to_string(),
-            state: state.to_string(),
+            state: RunState::parse(state).expect("a run state"),
             at: t(at),
             start: None,
             nominal_start: None,
@@ -2198,7 +2198,7 @@ async fn job_reads(store: &impl Store, cat: &Catalog) -> JobReads {
     let filters = [
         JobFilter::default(),
         JobFilter { namespace: Some("airflow".into()), name: Some("ET".to_lowercase()), ..JobFilter::default() },
-        JobFilter { last_run_state: Some("FAIL".into()), ..JobFilter::default() },
+        JobFilter { last_run_state: Some(RunState::Fail), ..JobFilter::default() },
         JobFilter { container_ids: Some(vec![b_id]), ..JobFilter::default() },
         JobFilter { namespace: Some("elsewhere".into()), ..JobFilter::default() },
     ];
@@ -2214,7 +2214,7 @@ async fn job_reads(store: &impl Store, cat: &Catalog) -> JobReads {
     let runs = store.runs_by_ids(&ids).await.expect("runs_by_ids");
     let run_filters = [
         RunFilter::default(),
-        RunFilter { state: Some("COMPLETE".into()), ..RunFilter::default() },
+        RunFilter { state: Some(RunState::Complete), ..RunFilter::default() },
         RunFilter { since: Some(t(15)), until: Some(t(25)), ..RunFilter::default() },
     ];
     let mut of_job = Vec::new();
@@ -2298,7 +2298,7 @@ async fn record_run_folds_events_as_the_embedded_store_does() {
 
     // r-1: COMPLETE arrived first, then START and RUNNING: it stays COMPLETE, began at START.
     let r1 = reads.by_run_id.iter().find(|r| r.run_id == "r-1").expect("r-1");
-    assert_eq!(r1.state, "COMPLETE");
+    assert_eq!(r1.state, RunState::Complete);
     assert_eq!(r1.states.iter().map(|s| s.state.as_str()).collect::<Vec<_>>(), ["START", "RUNNING", "COMPLETE"]);
     assert_eq!((r1.started_at, r1.ended_at, r1.duration_ms()), (Some(t(0)), Some(t(10)), Some(10_000)));
     // Its datasets are the union of its events', each at its latest time.

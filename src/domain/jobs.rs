@@ -17,14 +17,106 @@ use serde::{Deserialize, Serialize};
 
 use super::{End, Id, Timestamp};
 
-/// Whether a state ends a run.
-pub fn is_terminal(state: &str) -> bool {
-    matches!(state, "COMPLETE" | "FAIL" | "ABORT")
+/// A run's state: the `eventType` of an OpenLineage RunEvent, the one type every layer reads
+/// (the ingest's validated event, the stored run, GraphQL's `RunState`, Marquez's run states).
+/// Each transport only spells it: the spec's and the stores' spelling is [`RunState::as_str`]
+/// (`START`, `COMPLETE`, ...: the text of SQLite's `runs.state` and the Neo4j `Run.state`
+/// property), GraphQL's enum is a remote derive of this one, Marquez's names are
+/// [`RunState::marquez_name`].
+///
+/// States order by their names, the order the stored state histories were always sorted in
+/// (a run's `states` ties on time break alphabetically), so what is stored stays byte for byte.
+/// In serde (a dump's records) it is its name; a name it does not know reads as OTHER
+/// ([`RunState::stored`]), as a store's does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum RunState {
+    Start,
+    Running,
+    Complete,
+    Abort,
+    Fail,
+    Other,
 }
 
-/// Whether a state is a run's failure (what leaves its outputs stale).
-pub fn is_failure(state: &str) -> bool {
-    matches!(state, "FAIL" | "ABORT")
+impl RunState {
+    pub const ALL: [RunState; 6] =
+        [RunState::Start, RunState::Running, RunState::Complete, RunState::Abort, RunState::Fail, RunState::Other];
+
+    /// The spec's spelling (upper case), the only one accepted.
+    pub fn parse(s: &str) -> Option<RunState> {
+        RunState::ALL.into_iter().find(|state| state.as_str() == s)
+    }
+
+    /// A state as a store holds it. Every writer stores one of the six names; anything else (a
+    /// value written by hand) reads as OTHER, as GraphQL and Marquez always showed it.
+    pub fn stored(s: &str) -> RunState {
+        RunState::parse(s).unwrap_or(RunState::Other)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunState::Start => "START",
+            RunState::Running => "RUNNING",
+            RunState::Complete => "COMPLETE",
+            RunState::Abort => "ABORT",
+            RunState::Fail => "FAIL",
+            RunState::Other => "OTHER",
+        }
+    }
+
+    /// Whether the state ends a run.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, RunState::Complete | RunState::Fail | RunState::Abort)
+    }
+
+    /// Whether the state is a run's failure (what leaves its outputs stale).
+    pub fn is_failure(self) -> bool {
+        matches!(self, RunState::Fail | RunState::Abort)
+    }
+
+    /// Marquez's name of the state (its `RunState`: NEW, RUNNING, COMPLETED, FAILED, ABORTED).
+    /// OTHER says nothing about the run's progress: it has begun, so RUNNING.
+    pub fn marquez_name(self) -> &'static str {
+        match self {
+            RunState::Start => "NEW",
+            RunState::Running | RunState::Other => "RUNNING",
+            RunState::Complete => "COMPLETED",
+            RunState::Fail => "FAILED",
+            RunState::Abort => "ABORTED",
+        }
+    }
+
+    /// The states a Marquez name covers (case-insensitive; RUNNING is RUNNING and OTHER), none
+    /// for a name Marquez does not have.
+    pub fn of_marquez_name(name: &str) -> Vec<RunState> {
+        let wanted = name.trim().to_ascii_uppercase();
+        RunState::ALL.into_iter().filter(|s| s.marquez_name() == wanted).collect()
+    }
+}
+
+impl<'de> Deserialize<'de> for RunState {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(RunState::stored(&String::deserialize(d)?))
+    }
+}
+
+impl Ord for RunState {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl PartialOrd for RunState {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl std::fmt::Display for RunState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// A job's identity.
@@ -63,7 +155,7 @@ pub struct JobFilter {
     /// A case-insensitive substring of the name, given lowercased.
     pub name: Option<String>,
     /// The state of the job's latest run.
-    pub last_run_state: Option<String>,
+    pub last_run_state: Option<RunState>,
     /// Jobs that read or write one of these containers.
     pub container_ids: Option<Vec<Id>>,
 }
@@ -71,7 +163,7 @@ pub struct JobFilter {
 /// Which runs of a job `runs_of_job` returns: in a state, and beginning in a window.
 #[derive(Debug, Clone, Default)]
 pub struct RunFilter {
-    pub state: Option<String>,
+    pub state: Option<RunState>,
     pub since: Option<Timestamp>,
     pub until: Option<Timestamp>,
 }
@@ -80,7 +172,7 @@ pub struct RunFilter {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct RunStateChange {
     pub at: Timestamp,
-    pub state: String,
+    pub state: RunState,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -90,7 +182,7 @@ pub struct Run {
     pub run_id: String,
     pub job_id: Id,
     /// The current state (see the module's rules).
-    pub state: String,
+    pub state: RunState,
     /// Every state reported, by time.
     pub states: Vec<RunStateChange>,
     pub started_at: Option<Timestamp>,
@@ -205,7 +297,7 @@ impl JobUpsert {
 pub struct RunUpsert {
     pub run_id: String,
     /// The event type (`OTHER` when the event had none).
-    pub state: String,
+    pub state: RunState,
     pub at: Timestamp,
     /// A START this report stands for too, when it tells a whole run at once (a query log's row
     /// with its start and end time); OpenLineage events report each state on its own.
@@ -305,27 +397,27 @@ pub fn note_run(job: &mut Job, run: &Run) {
 /// The state a run is in after the states it reported: its latest terminal state once it has
 /// one, else its latest state.
 pub fn current_state(states: &[RunStateChange]) -> Option<&RunStateChange> {
-    states.iter().filter(|s| is_terminal(&s.state)).max_by_key(|s| s.at).or_else(|| states.iter().max_by_key(|s| s.at))
+    states.iter().filter(|s| s.state.is_terminal()).max_by_key(|s| s.at).or_else(|| states.iter().max_by_key(|s| s.at))
 }
 
 /// The run after an event: `old` (if stored) with the event's state and facets.
 pub fn merge_run(old: Option<&Run>, new: &RunUpsert, id: Id, job_id: Id) -> Run {
     let mut states = old.map(|o| o.states.clone()).unwrap_or_default();
-    let start = new.start.map(|at| RunStateChange { at, state: "START".into() });
-    for change in [Some(RunStateChange { at: new.at, state: new.state.clone() }), start].into_iter().flatten() {
+    let start = new.start.map(|at| RunStateChange { at, state: RunState::Start });
+    for change in [Some(RunStateChange { at: new.at, state: new.state }), start].into_iter().flatten() {
         if !states.contains(&change) {
             states.push(change);
         }
     }
     states.sort();
-    let current = current_state(&states).cloned().unwrap_or(RunStateChange { at: new.at, state: new.state.clone() });
+    let current = current_state(&states).cloned().unwrap_or(RunStateChange { at: new.at, state: new.state });
     let started_at = states
         .iter()
-        .filter(|s| s.state == "START")
+        .filter(|s| s.state == RunState::Start)
         .map(|s| s.at)
         .min()
-        .or_else(|| states.iter().filter(|s| s.state == "RUNNING").map(|s| s.at).min());
-    let ended_at = is_terminal(&current.state).then_some(current.at);
+        .or_else(|| states.iter().filter(|s| s.state == RunState::Running).map(|s| s.at).min());
+    let ended_at = current.state.is_terminal().then_some(current.at);
     let latest = old.is_none_or(|o| new.at >= o.last_seen_at);
     let pick = |stored: Option<&Option<String>>, sent: &Option<String>| match (latest, sent, stored) {
         (true, Some(_), _) | (_, _, None) => sent.clone(),
@@ -394,7 +486,7 @@ mod tests {
     fn event(state: &str, at: i64) -> RunUpsert {
         RunUpsert {
             run_id: "r".into(),
-            state: state.into(),
+            state: RunState::stored(state),
             at: t(at),
             start: None,
             nominal_start: None,
@@ -414,12 +506,43 @@ mod tests {
     }
 
     #[test]
+    fn run_states_spell_and_map_to_marquez_both_ways() {
+        for state in RunState::ALL {
+            assert_eq!(RunState::parse(state.as_str()), Some(state));
+            assert_eq!(RunState::stored(state.as_str()), state);
+            assert_eq!(serde_json::to_value(state).ok(), Some(serde_json::json!(state.as_str())));
+            assert!(RunState::of_marquez_name(state.marquez_name()).contains(&state));
+        }
+        for (ol, mq) in [
+            (RunState::Start, "NEW"),
+            (RunState::Running, "RUNNING"),
+            (RunState::Complete, "COMPLETED"),
+            (RunState::Fail, "FAILED"),
+            (RunState::Abort, "ABORTED"),
+            (RunState::Other, "RUNNING"),
+        ] {
+            assert_eq!(ol.marquez_name(), mq);
+        }
+        assert_eq!(RunState::of_marquez_name(" running"), [RunState::Running, RunState::Other]);
+        assert!(RunState::of_marquez_name("DONE").is_empty());
+        // Only the spec's spelling parses; a store's unknown value reads as OTHER.
+        assert_eq!(RunState::parse("complete"), None);
+        assert_eq!(RunState::stored("SKIPPED"), RunState::Other);
+        assert_eq!(serde_json::from_str::<RunState>("\"SKIPPED\"").ok(), Some(RunState::Other));
+        // Ordered by name, as stored histories were sorted.
+        let mut all = RunState::ALL.to_vec();
+        all.sort();
+        let names: Vec<&str> = all.iter().map(|s| s.as_str()).collect();
+        assert_eq!(names, ["ABORT", "COMPLETE", "FAIL", "OTHER", "RUNNING", "START"]);
+    }
+
+    #[test]
     fn a_terminal_state_stays_terminal_whatever_the_order() {
         let events = [event("START", 0), event("RUNNING", 5), event("COMPLETE", 10)];
         let in_order = fold(&events);
         let reversed = fold(&[events[2].clone(), events[1].clone(), events[0].clone()]);
         for run in [&in_order, &reversed] {
-            assert_eq!(run.state, "COMPLETE");
+            assert_eq!(run.state, RunState::Complete);
             assert_eq!(run.started_at, Some(t(0)));
             assert_eq!(run.ended_at, Some(t(10)));
             assert_eq!(run.duration_ms(), Some(10_000));
@@ -427,10 +550,10 @@ mod tests {
         }
         // A late RUNNING after the end does not reopen it.
         let late = fold(&[event("START", 0), event("FAIL", 10), event("RUNNING", 20)]);
-        assert_eq!(late.state, "FAIL");
+        assert_eq!(late.state, RunState::Fail);
         assert_eq!(late.ended_at, Some(t(10)));
         // Without a terminal state, the latest one.
-        assert_eq!(fold(&[event("RUNNING", 5), event("START", 0)]).state, "RUNNING");
+        assert_eq!(fold(&[event("RUNNING", 5), event("START", 0)]).state, RunState::Running);
         // The same event twice is one state change.
         assert_eq!(fold(&[event("START", 0), event("START", 0)]).states.len(), 1);
     }

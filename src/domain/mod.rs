@@ -24,8 +24,8 @@ use serde::{Deserialize, Serialize};
 
 pub use self::changes::{Change, ChangeKind, NewChange};
 pub use self::jobs::{
-    IoDirection, IoEntry, Job, JobFilter, JobName, JobUpsert, KnownRun, Run, RunFilter, RunRecord, RunStateChange,
-    RunUpsert,
+    IoDirection, IoEntry, Job, JobFilter, JobName, JobUpsert, KnownRun, Run, RunFilter, RunRecord, RunState,
+    RunStateChange, RunUpsert,
 };
 
 /// Ids of datastores, containers, fields and edges (GraphQL `Int`).

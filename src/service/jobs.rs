@@ -64,8 +64,10 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::auth::{Caller, Permission};
-use crate::domain::jobs::{is_failure, HealthState};
-use crate::domain::{Direction, End, Id, IoDirection, IoEntry, Job, JobFilter, Page, PageRequest, Run, Timestamp};
+use crate::domain::jobs::HealthState;
+use crate::domain::{
+    Direction, End, Id, IoDirection, IoEntry, Job, JobFilter, Page, PageRequest, Run, RunState, Timestamp,
+};
 use crate::error::{Error, Result};
 use crate::service::{Lineage, Transitive};
 
@@ -253,7 +255,7 @@ impl Lineage {
         &self,
         namespace: Option<String>,
         name: Option<String>,
-        last_run_state: Option<&str>,
+        last_run_state: Option<RunState>,
         datastore_id: Option<Id>,
     ) -> Result<JobFilter> {
         let container_ids = match datastore_id {
@@ -276,12 +278,7 @@ impl Lineage {
                 Some(ids)
             }
         };
-        Ok(JobFilter {
-            namespace,
-            name: name.map(|n| n.to_lowercase()),
-            last_run_state: last_run_state.map(str::to_string),
-            container_ids,
-        })
+        Ok(JobFilter { namespace, name: name.map(|n| n.to_lowercase()), last_run_state, container_ids })
     }
 
     /// `jobs(...)`: a page of jobs, restricted ones as placeholders.
@@ -557,7 +554,7 @@ impl Lineage {
             job: crate::domain::JobUpsert::named(run.job.clone(), at),
             run: Some(crate::domain::RunUpsert {
                 run_id: run.run_id.clone(),
-                state: "COMPLETE".into(),
+                state: RunState::Complete,
                 at,
                 start: run.started_at,
                 nominal_start: None,
@@ -672,7 +669,7 @@ impl Lineage {
                 let failed: Vec<Run> = rows
                     .iter()
                     .filter_map(|(job, _)| latest.get(job))
-                    .filter(|r| is_failure(&r.state))
+                    .filter(|r| r.state.is_failure())
                     .filter(|r| last_written_at.is_none_or(|w| w < r.ended_at.unwrap_or(r.last_seen_at)))
                     .cloned()
                     .collect();

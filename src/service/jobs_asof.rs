@@ -28,8 +28,8 @@ use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 
 use super::Lineage;
-use crate::domain::jobs::{current_state, is_failure, is_terminal};
-use crate::domain::{End, Id, IoDirection, IoEntry, Job, PageRequest, Run, RunFilter, Timestamp};
+use crate::domain::jobs::current_state;
+use crate::domain::{End, Id, IoDirection, IoEntry, Job, PageRequest, Run, RunFilter, RunState, Timestamp};
 use crate::error::Result;
 
 /// How many of a job's latest COMPLETE runs begun by an instant are searched for the one that
@@ -45,11 +45,11 @@ pub fn run_as_of(run: Run, at: Timestamp) -> Option<Run> {
     }
     let states: Vec<_> = run.states.iter().filter(|s| s.at <= at).cloned().collect();
     let current = current_state(&states)?.clone();
-    let first = |name: &str| states.iter().filter(|s| s.state == name).map(|s| s.at).min();
-    let started_at = first("START").or_else(|| first("RUNNING"));
-    let ended_at = is_terminal(&current.state).then_some(current.at);
+    let first = |state: RunState| states.iter().filter(|s| s.state == state).map(|s| s.at).min();
+    let started_at = first(RunState::Start).or_else(|| first(RunState::Running));
+    let ended_at = current.state.is_terminal().then_some(current.at);
     let last_seen_at = states.iter().map(|s| s.at).max().unwrap_or(current.at);
-    let failed = is_failure(&current.state);
+    let failed = current.state.is_failure();
     Some(Run {
         state: current.state,
         started_at,
@@ -162,7 +162,7 @@ impl Lineage {
     /// latest COMPLETE run of the job that had ended by `at` and wrote them (among its last
     /// `EARLIER_RUNS` begun by then): the write a later one replaced in the job's record.
     async fn complete_writes_before(&self, io: &mut [(Id, IoEntry)], jobs: &BTreeSet<Id>, at: Timestamp) -> Result<()> {
-        let filter = RunFilter { state: Some("COMPLETE".into()), until: Some(at), ..Default::default() };
+        let filter = RunFilter { state: Some(RunState::Complete), until: Some(at), ..Default::default() };
         let mut done: HashMap<Id, Run> = HashMap::new();
         for job in jobs {
             let page = PageRequest { page: 1, size: EARLIER_RUNS };
@@ -218,7 +218,7 @@ fn completed_then(run: Option<&Run>, stored: &[IoEntry], e: &IoEntry, at: Timest
     if e.direction != IoDirection::Wrote {
         return None;
     }
-    if let Some(r) = run.filter(|r| r.state == "COMPLETE") {
+    if let Some(r) = run.filter(|r| r.state == RunState::Complete) {
         if let Some(ended) = r.ended_at {
             return Some((r.id, ended));
         }

@@ -253,7 +253,7 @@ impl From<&MarquezRun> for Run {
             updated_at: time(Some(run.last_seen_at)),
             nominal_start_time: time(run.nominal_start),
             nominal_end_time: time(run.nominal_end),
-            state: m::run_state(&run.state).to_string(),
+            state: run.state.marquez_name().to_string(),
             started_at: time(run.started_at),
             ended_at: time(run.ended_at),
             duration_ms: run.duration_ms(),

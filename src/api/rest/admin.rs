@@ -9,14 +9,14 @@
 
 use std::collections::BTreeSet;
 
-use axum::extract::{RawQuery, State};
+use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde::Serialize;
+use serde::{Deserialize, Deserializer, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::export::{self, Format};
-use super::params::Params;
+use super::params::{choice, required, Query, QueryParams};
 use super::shapes::{field_end, Detail, ExternalEdge, ExternalNode, GraphEdge, GraphNode, Lookups, Want};
 use super::{ApiError, RestCaller, Seed};
 use crate::api::AppState;
@@ -28,20 +28,46 @@ use crate::service::PiiOptions;
 /// A direction: `up` (where it comes from), `down` (what it feeds) or `both`.
 #[derive(ToSchema, Clone, Copy)]
 #[schema(rename_all = "lowercase")]
-#[allow(dead_code)]
 pub enum Direction3 {
     Up,
     Down,
     Both,
 }
 
-const DIRECTIONS: [(&str, Option<Direction>); 5] = [
-    ("up", Some(Direction::Upstream)),
-    ("down", Some(Direction::Downstream)),
-    ("both", None),
-    ("upstream", Some(Direction::Upstream)),
-    ("downstream", Some(Direction::Downstream)),
+/// `upstream` and `downstream` are read too (the `/api/...` routes' words), undocumented.
+const DIRECTIONS: [(&str, Direction3); 5] = [
+    ("up", Direction3::Up),
+    ("down", Direction3::Down),
+    ("both", Direction3::Both),
+    ("upstream", Direction3::Up),
+    ("downstream", Direction3::Down),
 ];
+
+impl<'de> Deserialize<'de> for Direction3 {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Direction3, D::Error> {
+        choice(d, &DIRECTIONS)
+    }
+}
+
+impl Direction3 {
+    /// The traversal's direction, none for both.
+    fn direction(self) -> Option<Direction> {
+        match self {
+            Direction3::Up => Some(Direction::Upstream),
+            Direction3::Down => Some(Direction::Downstream),
+            Direction3::Both => None,
+        }
+    }
+}
+
+/// How a route names its table: the fields every by-name route's parameters share.
+struct TableParams<'a> {
+    /// The parameter that names it (`root`, `table`), and its value.
+    name: &'a str,
+    given: Option<String>,
+    namespace: Option<String>,
+    container_id: Option<i64>,
+}
 
 /// A table, as resolved from its name.
 #[derive(Serialize, ToSchema, Clone, Debug)]
@@ -76,10 +102,9 @@ fn fail(e: Error) -> ApiError {
 
 /// The table a request names: `container_id`, or the parameter `name` in any form
 /// `resolve_table` takes, or with `namespace` the OpenLineage dataset of that namespace and name.
-async fn table(state: &AppState, q: &Params, name: &str) -> Result<Container, ApiError> {
-    let by_id = q.int("container_id")?;
-    let namespace = q.string("namespace")?;
-    let given = q.string(name)?.filter(|v| !v.trim().is_empty());
+async fn table(state: &AppState, q: TableParams<'_>) -> Result<Container, ApiError> {
+    let TableParams { name, given, namespace, container_id: by_id } = q;
+    let given = given.filter(|v| !v.trim().is_empty());
     match (by_id, given) {
         (Some(_), Some(_)) => Err(ApiError::invalid(
             Seed::Admin,
@@ -104,9 +129,8 @@ async fn table(state: &AppState, q: &Params, name: &str) -> Result<Container, Ap
     }
 }
 
-#[derive(IntoParams)]
+#[derive(IntoParams, Deserialize)]
 #[into_params(parameter_in = Query)]
-#[allow(dead_code)]
 pub struct AdminGraphQuery {
     /// The table at the centre: a qualified name (`database.schema.table`, or a unique suffix),
     /// `datastore:database.schema.table`, an OpenLineage `namespace/name`, or its id.
@@ -123,7 +147,11 @@ pub struct AdminGraphQuery {
     direction: Option<Direction3>,
     /// `json` (default), `csv` (one row per edge), `dot` (Graphviz), `graphml` or `mermaid`.
     #[param(inline)]
-    format: Option<super::export::FormatName>,
+    format: Option<Format>,
+}
+
+impl QueryParams for AdminGraphQuery {
+    const SEED: Seed = Seed::Admin;
 }
 
 /// The lineage graph around a table.
@@ -158,13 +186,13 @@ pub struct AdminGraph {
 pub async fn graph(
     State(state): State<AppState>,
     RestCaller(caller): RestCaller,
-    RawQuery(query): RawQuery,
+    Query(q): Query<AdminGraphQuery>,
 ) -> Result<Response, ApiError> {
-    let q = Params::parse(Seed::Admin, query.as_deref());
-    let format = Format::of(&q)?;
-    let depth = q.int("depth")?.unwrap_or(2);
-    let side = q.choice("direction", &DIRECTIONS)?.flatten();
-    let root = table(&state, &q, "root").await?;
+    let format = q.format.unwrap_or_default();
+    let depth = q.depth.unwrap_or(2);
+    let side = q.direction.and_then(Direction3::direction);
+    let root = TableParams { name: "root", given: q.root, namespace: q.namespace, container_id: q.container_id };
+    let root = table(&state, root).await?;
     let g = state.lineage.lineage_graph(root.id, depth, side).await.map_err(fail)?;
     if format != Format::Json {
         let x = export::of_graph(&state.lineage.store, &caller, &g).await.map_err(fail)?;
@@ -185,9 +213,8 @@ pub async fn graph(
     .into_response())
 }
 
-#[derive(IntoParams)]
+#[derive(IntoParams, Deserialize)]
 #[into_params(parameter_in = Query)]
-#[allow(dead_code)]
 pub struct TableQuery {
     /// A qualified table name (`database.schema.table`, or a unique suffix),
     /// `datastore:database.schema.table`, an OpenLineage `namespace/name`, or its id.
@@ -196,6 +223,10 @@ pub struct TableQuery {
     namespace: Option<String>,
     /// The table by id, instead of `table`.
     container_id: Option<i64>,
+}
+
+impl QueryParams for TableQuery {
+    const SEED: Seed = Seed::Admin;
 }
 
 /// One source column of one of the table's columns.
@@ -242,10 +273,10 @@ pub struct ColumnLineage {
 pub async fn columns(
     State(state): State<AppState>,
     RestCaller(_caller): RestCaller,
-    RawQuery(query): RawQuery,
+    Query(q): Query<TableQuery>,
 ) -> Result<Json<ColumnLineage>, ApiError> {
-    let q = Params::parse(Seed::Admin, query.as_deref());
-    let t = table(&state, &q, "table").await?;
+    let t = TableParams { name: "table", given: q.table, namespace: q.namespace, container_id: q.container_id };
+    let t = table(&state, t).await?;
     let edges = state.lineage.column_lineage(t.id).await.map_err(fail)?;
     let mut want = Want::default().edges(&edges, false);
     want.containers.insert(t.id);
@@ -281,9 +312,8 @@ pub async fn columns(
     Ok(Json(ColumnLineage { table: table_ref(&t, &l), columns }))
 }
 
-#[derive(IntoParams)]
+#[derive(IntoParams, Deserialize)]
 #[into_params(parameter_in = Query)]
-#[allow(dead_code)]
 pub struct ImpactQuery {
     /// A qualified table name (`database.schema.table`, or a unique suffix),
     /// `datastore:database.schema.table`, an OpenLineage `namespace/name`, or its id.
@@ -303,7 +333,11 @@ pub struct ImpactQuery {
     limit: Option<i64>,
     /// `json` (default), `csv` (one row per edge), `dot` (Graphviz), `graphml` or `mermaid`.
     #[param(inline)]
-    format: Option<super::export::FormatName>,
+    format: Option<Format>,
+}
+
+impl QueryParams for ImpactQuery {
+    const SEED: Seed = Seed::Admin;
 }
 
 /// A table reached, with how far and by which edge.
@@ -346,14 +380,15 @@ pub struct TableImpact {
 }
 
 /// The column a `pii-flow` request names: `field_id`, or `column` of the table it names.
-async fn column(state: &AppState, q: &Params) -> Result<(Container, crate::domain::Field), ApiError> {
-    let Some(id) = q.int("field_id")? else {
-        let column = q.required_string("column", "a column name of the table (or field_id=)")?;
-        let t = table(state, q, "table").await?;
+async fn column(state: &AppState, q: PiiFlowQuery) -> Result<(Container, crate::domain::Field), ApiError> {
+    let Some(id) = q.field_id else {
+        let column = required(Seed::Admin, "column", q.column, "a column name of the table (or field_id=)")?;
+        let t = TableParams { name: "table", given: q.table, namespace: q.namespace, container_id: q.container_id };
+        let t = table(state, t).await?;
         let f = state.lineage.resolve_column(&t, &column).await.map_err(fail)?;
         return Ok((t, f));
     };
-    if ["table", "column", "container_id", "namespace"].iter().any(|p| q.string(p).is_ok_and(|v| v.is_some())) {
+    if q.table.is_some() || q.column.is_some() || q.container_id.is_some() || q.namespace.is_some() {
         return Err(ApiError::invalid(
             Seed::Admin,
             &["query", "field_id"],
@@ -370,8 +405,8 @@ async fn column(state: &AppState, q: &Params) -> Result<(Container, crate::domai
 }
 
 /// `up` or `down` for the transitive routes (`both` is not a traversal of theirs).
-fn one_side(q: &Params) -> Result<Direction, ApiError> {
-    match q.choice("direction", &DIRECTIONS)? {
+fn one_side(direction: Option<Direction3>) -> Result<Direction, ApiError> {
+    match direction.map(Direction3::direction) {
         None => Ok(Direction::Downstream),
         Some(Some(d)) => Ok(d),
         Some(None) => Err(ApiError::invalid(
@@ -404,13 +439,13 @@ fn one_side(q: &Params) -> Result<Direction, ApiError> {
 pub async fn impact(
     State(state): State<AppState>,
     RestCaller(caller): RestCaller,
-    RawQuery(query): RawQuery,
+    Query(q): Query<ImpactQuery>,
 ) -> Result<Response, ApiError> {
-    let q = Params::parse(Seed::Admin, query.as_deref());
-    let format = Format::of(&q)?;
-    let side = one_side(&q)?;
-    let (depth, limit) = (q.int("depth")?.unwrap_or(20), q.int("limit")?.unwrap_or(10_000));
-    let t = table(&state, &q, "table").await?;
+    let format = q.format.unwrap_or_default();
+    let side = one_side(q.direction)?;
+    let (depth, limit) = (q.depth.unwrap_or(20), q.limit.unwrap_or(10_000));
+    let t = TableParams { name: "table", given: q.table, namespace: q.namespace, container_id: q.container_id };
+    let t = table(&state, t).await?;
     let r = state.lineage.impact(t.id, depth, side, limit).await.map_err(fail)?;
     if format != Format::Json {
         let start = End::Container { id: t.id };
@@ -453,9 +488,8 @@ pub async fn impact(
     Ok(Json(TableImpact { table: table_ref(&t, &l), is_partial: r.is_partial, tables, externals }).into_response())
 }
 
-#[derive(IntoParams)]
+#[derive(IntoParams, Deserialize)]
 #[into_params(parameter_in = Query)]
-#[allow(dead_code)]
 pub struct PiiFlowQuery {
     /// A qualified table name (`database.schema.table`, or a unique suffix),
     /// `datastore:database.schema.table`, an OpenLineage `namespace/name`, or its id.
@@ -483,7 +517,11 @@ pub struct PiiFlowQuery {
     through_masking: Option<bool>,
     /// `json` (default), `csv` (one row per edge), `dot` (Graphviz), `graphml` or `mermaid`.
     #[param(inline)]
-    format: Option<super::export::FormatName>,
+    format: Option<Format>,
+}
+
+impl QueryParams for PiiFlowQuery {
+    const SEED: Seed = Seed::Admin;
 }
 
 /// A column the value reaches.
@@ -537,17 +575,16 @@ pub struct PiiFlow {
 pub async fn pii_flow(
     State(state): State<AppState>,
     RestCaller(caller): RestCaller,
-    RawQuery(query): RawQuery,
+    Query(q): Query<PiiFlowQuery>,
 ) -> Result<Response, ApiError> {
-    let q = Params::parse(Seed::Admin, query.as_deref());
-    let format = Format::of(&q)?;
-    let side = one_side(&q)?;
-    let (depth, limit) = (q.int("depth")?.unwrap_or(20), q.int("limit")?.unwrap_or(10_000));
+    let format = q.format.unwrap_or_default();
+    let side = one_side(q.direction)?;
+    let (depth, limit) = (q.depth.unwrap_or(20), q.limit.unwrap_or(10_000));
     let options = PiiOptions {
-        include_indirect: q.bool("include_indirect")?.unwrap_or(false),
-        through_masking: q.bool("through_masking")?.unwrap_or(false),
+        include_indirect: q.include_indirect.unwrap_or(false),
+        through_masking: q.through_masking.unwrap_or(false),
     };
-    let (t, f) = column(&state, &q).await?;
+    let (t, f) = column(&state, q).await?;
     let r = state.lineage.pii_flow(f.id, depth, side, limit, options).await.map_err(fail)?;
     if format != Format::Json {
         let start = End::Field { id: f.id, container_id: t.id };

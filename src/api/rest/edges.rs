@@ -3,14 +3,14 @@
 //! `edge` reads the store by id as the `edge` query does).
 
 use axum::body::Bytes;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
-use super::params::{Body, Params};
+use super::params::{Body, Query, QueryParams};
 use super::shapes::{Detail, Edge, Lookups, Page, ValidationError};
 use super::{path_id, ApiError, RestCaller, Seed};
 use crate::api::AppState;
@@ -105,9 +105,8 @@ pub async fn create_edge(
 }
 
 /// The filters of List Edges.
-#[derive(IntoParams)]
+#[derive(IntoParams, Deserialize)]
 #[into_params(parameter_in = Query)]
-#[allow(dead_code)]
 pub struct ListEdgesQuery {
     /// Edges where this container is the source or target.
     container_id: Option<i64>,
@@ -126,6 +125,10 @@ pub struct ListEdgesQuery {
     size: Option<i64>,
 }
 
+impl QueryParams for ListEdgesQuery {
+    const SEED: Seed = Seed::Lineage;
+}
+
 #[utoipa::path(
     get,
     path = "/api/lineage/edges",
@@ -141,16 +144,15 @@ pub struct ListEdgesQuery {
 pub async fn list_edges(
     State(state): State<AppState>,
     RestCaller(caller): RestCaller,
-    RawQuery(query): RawQuery,
+    Query(q): Query<ListEdgesQuery>,
 ) -> Result<Json<Page<Edge>>, ApiError> {
-    let q = Params::parse(Seed::Lineage, query.as_deref());
     let filter = EdgeFilter {
-        container_id: q.int("container_id")?,
-        field_id: q.int("field_id")?,
-        source_type: q.string("source_type")?,
-        include_retired: q.bool("include_retired")?.unwrap_or(false),
+        container_id: q.container_id,
+        field_id: q.field_id,
+        source_type: q.source_type,
+        include_retired: q.include_retired.unwrap_or(false),
     };
-    let (page, size) = (q.int("page")?.unwrap_or(1), q.int("size")?.unwrap_or(50));
+    let (page, size) = (q.page.unwrap_or(1), q.size.unwrap_or(50));
     let fail = |e: Error| ApiError::service(Seed::Lineage, e, &[("query", "page"), ("query", "size")]);
     let page = service::validate_page(page, size).map_err(fail)?;
     let p = state.lineage.list_edges(filter, page).await.map_err(fail)?;

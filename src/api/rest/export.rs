@@ -24,7 +24,6 @@ use axum::response::{IntoResponse, Response};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::params::Params;
 use super::shapes::{Lookups, Want};
 use super::ApiError;
 use crate::auth::Caller;
@@ -33,21 +32,16 @@ use crate::error::Error;
 use crate::service::{self, external_node_id};
 use crate::store::Store;
 
-/// The `format` values, for the OpenAPI document.
-#[derive(utoipa::ToSchema, Clone, Copy)]
-#[schema(rename_all = "lowercase")]
-#[allow(dead_code)]
-pub enum FormatName {
-    Json,
-    Csv,
-    Dot,
-    Graphml,
-    Mermaid,
-}
+/// The query parameter that names the format.
+pub const FORMAT: &str = "format";
 
-/// What an answer is written as.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+// What an answer is written as: the `format` query parameter (`json` when absent). The doc
+// comment is its description in the OpenAPI document, kept as it was.
+/// The `format` values, for the OpenAPI document.
+#[derive(utoipa::ToSchema, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[schema(rename_all = "lowercase")]
 pub enum Format {
+    #[default]
     Json,
     Csv,
     Dot,
@@ -63,21 +57,23 @@ const FORMATS: [(&str, Format); 5] = [
     ("mermaid", Format::Mermaid),
 ];
 
-impl Format {
-    /// The `format` query parameter; anything else is 400 naming the allowed values, on every
-    /// route that takes it (the `/api/...` routes' other invalid input is 422).
-    pub fn of(q: &Params) -> Result<Format, ApiError> {
-        let Some(raw) = q.string("format")? else { return Ok(Format::Json) };
+/// Case-insensitive, trimmed; anything else is refused naming the allowed values.
+impl<'de> serde::Deserialize<'de> for Format {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Format, D::Error> {
+        let raw = <String as serde::Deserialize>::deserialize(d)?;
         let wanted = raw.trim().to_ascii_lowercase();
         FORMATS.iter().find(|(name, _)| *name == wanted).map(|(_, f)| *f).ok_or_else(|| {
-            ApiError::detail(
-                StatusCode::BAD_REQUEST,
-                format!(
-                    "query parameter format must be one of {}; got {raw:?}",
-                    FORMATS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
-                ),
-            )
+            let names: Vec<&str> = FORMATS.iter().map(|(n, _)| *n).collect();
+            serde::de::Error::custom(format!("must be one of {}; got {raw:?}", names.join(", ")))
         })
+    }
+}
+
+impl Format {
+    /// An unknown `format` is 400 naming the allowed values, on every route that takes it (the
+    /// `/api/...` routes' other invalid input is 422); `params` reads it first.
+    pub fn refusal(message: String) -> ApiError {
+        ApiError::detail(StatusCode::BAD_REQUEST, message)
     }
 
     fn content_type(self) -> &'static str {

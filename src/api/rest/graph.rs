@@ -2,13 +2,14 @@
 //! container's metadata sources, each over the service method of its GraphQL query
 //! (`lineage_graph`, `container_fields`, `field_connections`, `metadata_assertions`).
 
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use serde::{Deserialize, Deserializer};
 use utoipa::{IntoParams, ToSchema};
 
 use super::export::{self, Format};
-use super::params::Params;
+use super::params::{choice, Query, QueryParams};
 use super::shapes::{
     ConnectedField, Detail, FieldConnections, FieldItem, Graph, Lookups, MetadataAssertion, Page, ValidationError, Want,
 };
@@ -21,18 +22,30 @@ use crate::service;
 /// A traversal direction.
 #[derive(ToSchema, Clone, Copy)]
 #[schema(rename_all = "lowercase")]
-#[allow(dead_code)]
 pub enum Side {
     Upstream,
     Downstream,
 }
 
-pub(super) const SIDES: [(&str, Direction); 2] =
-    [("upstream", Direction::Upstream), ("downstream", Direction::Downstream)];
+const SIDES: [(&str, Side); 2] = [("upstream", Side::Upstream), ("downstream", Side::Downstream)];
 
-#[derive(IntoParams)]
+impl From<Side> for Direction {
+    fn from(side: Side) -> Direction {
+        match side {
+            Side::Upstream => Direction::Upstream,
+            Side::Downstream => Direction::Downstream,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Side {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Side, D::Error> {
+        choice(d, &SIDES)
+    }
+}
+
+#[derive(IntoParams, Deserialize)]
 #[into_params(parameter_in = Query)]
-#[allow(dead_code)]
 pub struct GraphQuery {
     /// The container to centre the graph on.
     container_id: i64,
@@ -44,7 +57,12 @@ pub struct GraphQuery {
     side: Option<Side>,
     /// `json` (default), `csv` (one row per edge), `dot` (Graphviz), `graphml` or `mermaid`.
     #[param(inline)]
-    format: Option<super::export::FormatName>,
+    format: Option<Format>,
+}
+
+impl QueryParams for GraphQuery {
+    const SEED: Seed = Seed::Lineage;
+    const REQUIRED: &'static str = "an integer id";
 }
 
 #[utoipa::path(
@@ -70,13 +88,11 @@ pub struct GraphQuery {
 pub async fn lineage_graph(
     State(state): State<AppState>,
     RestCaller(caller): RestCaller,
-    RawQuery(query): RawQuery,
+    Query(q): Query<GraphQuery>,
 ) -> Result<Response, ApiError> {
-    let q = Params::parse(Seed::Lineage, query.as_deref());
-    let format = Format::of(&q)?;
-    let container_id = q.required_int("container_id")?;
-    let depth = q.int("depth")?.unwrap_or(2);
-    let side = q.choice("side", &SIDES)?;
+    let (format, container_id) = (q.format.unwrap_or_default(), q.container_id);
+    let depth = q.depth.unwrap_or(2);
+    let side = q.side.map(Direction::from);
     let fail = |e: Error| ApiError::service(Seed::Lineage, e, &[("query", "container_id"), ("query", "depth")]);
     let g = state.lineage.lineage_graph(container_id, depth, side).await.map_err(fail)?;
     if format != Format::Json {
@@ -86,9 +102,8 @@ pub async fn lineage_graph(
     Ok(Json(Lookups::graph(&state.lineage.store, &caller, g).await.map_err(fail)?).into_response())
 }
 
-#[derive(IntoParams)]
+#[derive(IntoParams, Deserialize)]
 #[into_params(parameter_in = Query)]
-#[allow(dead_code)]
 pub struct FieldsQuery {
     /// A case-insensitive part of the field name.
     name: Option<String>,
@@ -96,6 +111,10 @@ pub struct FieldsQuery {
     page: Option<i64>,
     #[param(default = 50, minimum = 1, maximum = 1000)]
     size: Option<i64>,
+}
+
+impl QueryParams for FieldsQuery {
+    const SEED: Seed = Seed::Lineage;
 }
 
 #[utoipa::path(
@@ -115,12 +134,13 @@ pub async fn container_fields(
     State(state): State<AppState>,
     RestCaller(_caller): RestCaller,
     Path(container_id): Path<String>,
-    RawQuery(query): RawQuery,
+    q: Result<Query<FieldsQuery>, ApiError>,
 ) -> Result<Json<Page<FieldItem>>, ApiError> {
+    // The path is checked before the query, as it always was.
     let container_id = path_id(Seed::Lineage, "container_id", &container_id)?;
-    let q = Params::parse(Seed::Lineage, query.as_deref());
-    let name = q.string("name")?;
-    let (page, size) = (q.int("page")?.unwrap_or(1), q.int("size")?.unwrap_or(50));
+    let Query(q) = q?;
+    let name = q.name;
+    let (page, size) = (q.page.unwrap_or(1), q.size.unwrap_or(50));
     let fail = |e: Error| ApiError::service(Seed::Lineage, e, &[("query", "page"), ("query", "size")]);
     let page = service::validate_page(page, size).map_err(fail)?;
     let p = state.lineage.container_fields(container_id, name.as_deref(), page).await.map_err(fail)?;
@@ -141,13 +161,16 @@ pub async fn container_fields(
     })))
 }
 
-#[derive(IntoParams)]
+#[derive(IntoParams, Deserialize)]
 #[into_params(parameter_in = Query)]
-#[allow(dead_code)]
 pub struct ConnectionsQuery {
     /// Keep only fields in these containers; repeat it: `?container_ids=42&container_ids=55`.
     #[param(style = Form, explode)]
     container_ids: Option<Vec<i64>>,
+}
+
+impl QueryParams for ConnectionsQuery {
+    const SEED: Seed = Seed::Lineage;
 }
 
 #[utoipa::path(
@@ -167,11 +190,12 @@ pub async fn field_connections(
     State(state): State<AppState>,
     RestCaller(_caller): RestCaller,
     Path(field_id): Path<String>,
-    RawQuery(query): RawQuery,
+    q: Result<Query<ConnectionsQuery>, ApiError>,
 ) -> Result<Json<FieldConnections>, ApiError> {
+    // The path is checked before the query, as it always was.
     let field_id = path_id(Seed::Lineage, "field_id", &field_id)?;
-    let q = Params::parse(Seed::Lineage, query.as_deref());
-    let container_ids = q.ints("container_ids")?;
+    let Query(q) = q?;
+    let container_ids = q.container_ids;
     let fail = |e: Error| ApiError::service(Seed::Lineage, e, &[("path", "field_id")]);
     let (fields, edges) = state.lineage.field_connections(field_id, container_ids).await.map_err(fail)?;
     let l = Want { fields: fields.iter().copied().collect(), ..Want::default() }

@@ -3,10 +3,11 @@
 //! (`GET /openapi.json`).
 //!
 //! Each handler is a thin adapter: it authenticates (`RestCaller`, the `auth::Auth` of every
-//! route), reads its parameters (`Params`, `body`), calls the same `service::Lineage` method as
-//! the GraphQL resolver, and writes the answer in the seed's snake_case shape (`shapes`), reading
-//! what the shape needs beyond the service's answer in one batch per kind (`shapes::Lookups`), as
-//! the GraphQL loaders do. No rule lives here.
+//! route), reads its parameters (`params::Query`, the struct its document describes; `Body`),
+//! calls the same `service::Lineage` method as the GraphQL resolver, and writes the answer in
+//! the seed's snake_case shape (`shapes`), reading what the shape needs beyond the service's
+//! answer in one batch per kind (`shapes::Lookups`), as the GraphQL loaders do. No rule lives
+//! here.
 //!
 //! Errors follow each seed: seed 000's routes answer `{"detail": "..."}` (401, 403, 404, 409), a
 //! body that is not JSON 400, and invalid input 422 with FastAPI's list
@@ -68,7 +69,6 @@ use super::AppState;
 use crate::error::Error;
 use crate::service::Caller;
 
-pub use self::params::Params;
 pub use self::shapes::Detail;
 
 /// The REST routes, with their documentation.

@@ -15,9 +15,11 @@ use crate::domain::{self, End, Id, IoDirection, IoEntry, Timestamp};
 use crate::error::Error;
 use crate::service::{self, jobs as svc};
 
+// GraphQL's spelling of the domain's `RunState` (a stored state it does not know reads as
+// OTHER, `RunState::stored`); its doc is the schema's description.
 /// An OpenLineage run state (the event types a run reports).
 #[derive(Enum, Copy, Clone, Eq, PartialEq, Debug)]
-#[graphql(remote = "crate::ingest::openlineage::RunState")]
+#[graphql(remote = "crate::domain::RunState")]
 pub enum RunState {
     Start,
     Running,
@@ -25,16 +27,6 @@ pub enum RunState {
     Fail,
     Abort,
     Other,
-}
-
-impl RunState {
-    /// A stored state; one the ingest does not know reads as OTHER.
-    pub fn parse(s: &str) -> RunState {
-        crate::ingest::openlineage::RunState::parse(s).map_or(RunState::Other, RunState::from)
-    }
-    pub fn as_str(self) -> &'static str {
-        crate::ingest::openlineage::RunState::from(self).as_str()
-    }
 }
 
 /// A container's health (see `Container.health`).
@@ -246,7 +238,7 @@ impl Job {
         }
         let as_of = self.0.as_of;
         let filter = domain::RunFilter {
-            state: state.map(|s| s.as_str().to_string()),
+            state: state.map(Into::into),
             since: since.map(|d| d.0),
             until: match (until.map(|d| d.0), as_of) {
                 (Some(u), Some(t)) => Some(u.min(t)),
@@ -332,14 +324,12 @@ impl Run {
     }
     /// Its latest terminal state once it has one (COMPLETE, FAIL, ABORT stay), else its latest.
     async fn state(&self) -> Option<RunState> {
-        self.visible().map(|r| RunState::parse(&r.state))
+        self.visible().map(|r| r.state.into())
     }
     /// Every state it reported, by time.
     async fn states(&self) -> Vec<RunStateChange> {
         self.visible()
-            .map(|r| {
-                r.states.iter().map(|s| RunStateChange { state: RunState::parse(&s.state), at: dt(s.at) }).collect()
-            })
+            .map(|r| r.states.iter().map(|s| RunStateChange { state: s.state.into(), at: dt(s.at) }).collect())
             .unwrap_or_default()
     }
     async fn started_at(&self) -> Option<DateTime> {
@@ -533,7 +523,7 @@ impl Incident {
         load_job(ctx, self.0.run.job_id).await
     }
     async fn state(&self) -> RunState {
-        RunState::parse(&self.0.run.state)
+        self.0.run.state.into()
     }
     async fn error_message(&self) -> Option<&str> {
         self.0.run.error_message.as_deref()

@@ -692,7 +692,7 @@ impl QueryRoot {
         #[graphql(default_with = "Some(50)")] size: Option<i64>,
     ) -> GqlResult<JobPage> {
         let page = service::validate_page(page.unwrap_or(1), size.unwrap_or(50))?;
-        let filter = lineage(ctx).job_filter(namespace, name, last_run_state.map(|s| s.as_str()), datastore_id).await?;
+        let filter = lineage(ctx).job_filter(namespace, name, last_run_state.map(Into::into), datastore_id).await?;
         let p = lineage(ctx).jobs(caller(ctx), filter, page).await?;
         Ok(Page::new(p, Job))
     }

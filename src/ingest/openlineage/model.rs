@@ -32,42 +32,9 @@ impl EventKind {
     }
 }
 
-/// A RunEvent's `eventType`: the run state it reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum RunState {
-    Start,
-    Running,
-    Complete,
-    Abort,
-    Fail,
-    Other,
-}
-
-impl RunState {
-    /// The spec's spelling (upper case), the only one accepted.
-    pub fn parse(s: &str) -> Option<RunState> {
-        Some(match s {
-            "START" => RunState::Start,
-            "RUNNING" => RunState::Running,
-            "COMPLETE" => RunState::Complete,
-            "ABORT" => RunState::Abort,
-            "FAIL" => RunState::Fail,
-            "OTHER" => RunState::Other,
-            _ => return None,
-        })
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunState::Start => "START",
-            RunState::Running => "RUNNING",
-            RunState::Complete => "COMPLETE",
-            RunState::Abort => "ABORT",
-            RunState::Fail => "FAIL",
-            RunState::Other => "OTHER",
-        }
-    }
-}
+/// A RunEvent's `eventType`: the run state it reports, the domain's one type (parsed in the
+/// spec's upper-case spelling only, `RunState::parse`).
+pub use crate::domain::RunState;
 
 /// A job's identity.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -105,17 +105,18 @@ impl Lineage {
         if let Some(ns) = namespace {
             self.marquez_namespace(caller, ns).await?;
         }
-        let wanted: Vec<Option<String>> = match states {
+        let wanted: Vec<Option<RunState>> = match states {
             None => vec![None],
             Some(list) => {
                 let mut out = Vec::new();
                 for s in list {
-                    let Some(ol) = states_of(s) else {
+                    let covered = RunState::of_marquez_name(s);
+                    if covered.is_empty() {
                         return Err(Error::BadInput(format!(
                             "lastRunStates must be among NEW, RUNNING, COMPLETED, FAILED, ABORTED; got {s:?}"
                         )));
-                    };
-                    out.extend(ol.iter().map(|s| Some(s.to_string())));
+                    }
+                    out.extend(covered.into_iter().map(Some));
                 }
                 out
             }

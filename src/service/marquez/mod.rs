@@ -55,7 +55,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use crate::auth::Permission;
 use crate::domain::{
     Container, Datastore, Direction, Edge, End, Field, Id, IoDirection, IoEntry, Job, JobFilter, PageRequest, Run,
-    RunFilter, StoredEvent, Timestamp,
+    RunFilter, RunState, StoredEvent, Timestamp,
 };
 use crate::error::{Error, Result};
 use crate::service::jobs::may_see;
@@ -141,31 +141,6 @@ fn split_namespace(s: &str) -> Option<(String, &str)> {
     let colon = start + s[start..].find(':')?;
     let (ns, rest) = (&s[..colon], &s[colon + 1..]);
     (!ns.trim().is_empty()).then(|| (ns.to_string(), rest))
-}
-
-/// The Marquez run state of an OpenLineage event type.
-pub fn run_state(state: &str) -> &'static str {
-    match state {
-        "START" => "NEW",
-        "RUNNING" => "RUNNING",
-        "COMPLETE" => "COMPLETED",
-        "FAIL" => "FAILED",
-        "ABORT" => "ABORTED",
-        // OTHER says nothing about the run's progress: it has begun.
-        _ => "RUNNING",
-    }
-}
-
-/// The OpenLineage event types a Marquez run state covers (`lastRunStates=`).
-pub fn states_of(marquez: &str) -> Option<&'static [&'static str]> {
-    match marquez.trim().to_ascii_uppercase().as_str() {
-        "NEW" => Some(&["START"]),
-        "RUNNING" => Some(&["RUNNING", "OTHER"]),
-        "COMPLETED" => Some(&["COMPLETE"]),
-        "FAILED" => Some(&["FAIL"]),
-        "ABORTED" => Some(&["ABORT"]),
-        _ => None,
-    }
 }
 
 /// A namespace and when it was first and last seen in an event (none for a datastore's own).
@@ -486,20 +461,5 @@ mod tests {
         assert!(like("a_ple", "apple.filling"));
         assert!(!like("pear", "apple"));
         assert!(like("", "x"));
-    }
-
-    #[test]
-    fn run_states_map_both_ways() {
-        for (ol, mq) in [
-            ("START", "NEW"),
-            ("RUNNING", "RUNNING"),
-            ("COMPLETE", "COMPLETED"),
-            ("FAIL", "FAILED"),
-            ("ABORT", "ABORTED"),
-        ] {
-            assert_eq!(run_state(ol), mq);
-            assert!(states_of(mq).is_some_and(|s| s.contains(&ol)));
-        }
-        assert!(states_of("DONE").is_none());
     }
 }

@@ -7,7 +7,7 @@
 use std::collections::{BTreeSet, HashSet};
 
 use super::resolve::Resolver;
-use super::{state_name, Unresolved};
+use super::Unresolved;
 use crate::domain::{End, Id, IoDirection, IoEntry, JobName, JobUpsert, RunRecord, RunUpsert};
 use crate::error::Result;
 use crate::ingest::openlineage::{self as ol, Event, EventKind, RunState};
@@ -167,7 +167,7 @@ fn run_record(event: &Event, job: &ol::JobRef, event_id: Id, evidence_key: &str,
     let run = match (&event.kind, &event.run_id) {
         (EventKind::Run, Some(run_id)) => Some(RunUpsert {
             run_id: run_id.clone(),
-            state: state_name(event.event_type).to_string(),
+            state: event.event_type.unwrap_or(RunState::Other),
             at: event.event_time,
             start: None,
             nominal_start: event.run_facets.nominal_start,

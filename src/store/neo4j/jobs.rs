@@ -32,7 +32,7 @@ use super::{allocate, decode_by_ids, exec, first_id, Cmd, Neo4jStore, Run as Run
 use crate::domain::jobs::{merge_io, merge_job, merge_run, note_run};
 use crate::domain::{
     End, Id, IoDirection, IoEntry, Job, JobFilter, JobName, JobUpsert, KnownRun, Page, PageRequest, Run, RunFilter,
-    RunRecord, RunStateChange, Timestamp,
+    RunRecord, RunState, RunStateChange, Timestamp,
 };
 use crate::store::{StoreError, StoreResult};
 
@@ -136,13 +136,19 @@ pub(super) struct RunProps {
 
 /// States as stored: `[[state, at], ...]`, the embedded store's text.
 fn states_text(states: &[RunStateChange]) -> String {
-    serde_json::Value::Array(states.iter().map(|s| serde_json::json!([s.state, ts(&s.at)])).collect()).to_string()
+    serde_json::Value::Array(states.iter().map(|s| serde_json::json!([s.state.as_str(), ts(&s.at)])).collect())
+        .to_string()
 }
 
 fn parse_states(text: &str) -> StoreResult<Vec<RunStateChange>> {
     let pairs: Vec<(String, String)> =
         serde_json::from_str(text).map_err(|e| StoreError::Internal(format!("bad run states in neo4j: {e}")))?;
-    pairs.into_iter().map(|(state, at)| Ok(RunStateChange { state, at: required_ts(at, "run state time")? })).collect()
+    pairs
+        .into_iter()
+        .map(|(state, at)| {
+            Ok(RunStateChange { state: RunState::stored(&state), at: required_ts(at, "run state time")? })
+        })
+        .collect()
 }
 
 impl Decode for RunProps {
@@ -154,7 +160,7 @@ impl Decode for RunProps {
             id: p.id,
             run_id: p.run_id,
             job_id: p.job_id,
-            state: p.state,
+            state: RunState::stored(&p.state),
             states: parse_states(&p.states)?,
             started_at: parse_opt_ts(p.started_at)?,
             ended_at: parse_opt_ts(p.ended_at)?,
@@ -176,7 +182,7 @@ fn run_row(r: &Run) -> BoltType {
         ("id", r.id.into()),
         ("run_id", r.run_id.clone().into()),
         ("job_id", r.job_id.into()),
-        ("state", r.state.clone().into()),
+        ("state", r.state.as_str().into()),
         ("states", states_text(&r.states).into()),
         ("started_at", t(&r.started_at)),
         ("ended_at", t(&r.ended_at)),
@@ -482,7 +488,7 @@ impl JobsBuffer {
         for e in &changes {
             self.run_io.insert((run.id, e.direction, e.end.key()), e.clone());
         }
-        if run.state == "COMPLETE" {
+        if run.state == RunState::Complete {
             if let Some(ended) = run.ended_at {
                 // What the run wrote, in this event or an earlier one, was last written completely now.
                 self.marks.push((job_id, run.id, ended));
@@ -609,7 +615,7 @@ pub(super) async fn list_jobs(mut db: impl Runner, f: &JobFilter, page: PageRequ
         cypher!("job_list")
             .param("namespace", f.namespace.clone())
             .param("name", f.name.clone())
-            .param("state", f.last_run_state.clone())
+            .param("state", f.last_run_state.map(|s| s.as_str()))
             .param("keys", keys)
             .param("skip", page.offset())
             .param("limit", page.size),
@@ -650,7 +656,7 @@ pub(super) async fn runs_of_job(
     db.run(
         cypher!("run_of_job")
             .param("job_id", job_id)
-            .param("state", f.state.clone())
+            .param("state", f.state.map(|s| s.as_str()))
             .param("since", f.since.as_ref().map(ts))
             .param("until", f.until.as_ref().map(ts))
             .param("skip", page.offset())

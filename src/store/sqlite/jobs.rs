@@ -18,7 +18,7 @@ use super::{select_page, select_rows, sql_err, Filter, Listing, STORE};
 use crate::domain::jobs::{merge_io, merge_job, merge_run, note_run};
 use crate::domain::{
     End, Id, IoDirection, IoEntry, Job, JobFilter, JobName, JobUpsert, KnownRun, Page, PageRequest, Run, RunFilter,
-    RunRecord, RunStateChange, RunUpsert, Timestamp,
+    RunRecord, RunState, RunStateChange, RunUpsert, Timestamp,
 };
 use crate::metrics::store_query;
 use crate::store::StoreResult;
@@ -62,12 +62,17 @@ fn job_row(r: &Row) -> rusqlite::Result<Job> {
 
 /// States as stored: `[[state, at], ...]`.
 fn states_text(states: &[RunStateChange]) -> String {
-    json_text(&serde_json::Value::Array(states.iter().map(|s| serde_json::json!([s.state, ts(&s.at)])).collect()))
+    json_text(&serde_json::Value::Array(
+        states.iter().map(|s| serde_json::json!([s.state.as_str(), ts(&s.at)])).collect(),
+    ))
 }
 
 fn parse_states(text: &str) -> rusqlite::Result<Vec<RunStateChange>> {
     let pairs: Vec<(String, String)> = serde_json::from_str(text).map_err(conversion)?;
-    pairs.into_iter().map(|(state, at)| Ok(RunStateChange { state, at: required_ts(at)? })).collect()
+    pairs
+        .into_iter()
+        .map(|(state, at)| Ok(RunStateChange { state: RunState::stored(&state), at: required_ts(at)? }))
+        .collect()
 }
 
 pub(super) fn run_row(r: &Row) -> rusqlite::Result<Run> {
@@ -76,7 +81,7 @@ pub(super) fn run_row(r: &Row) -> rusqlite::Result<Run> {
         id: r.get(0)?,
         run_id: r.get(1)?,
         job_id: r.get(2)?,
-        state: r.get(3)?,
+        state: RunState::stored(&r.get::<_, String>(3)?),
         states: parse_states(&states)?,
         started_at: parse_ts(r.get(5)?)?,
         ended_at: parse_ts(r.get(6)?)?,
@@ -275,7 +280,7 @@ fn write_run(c: &Connection, run: &Run, how: Write) -> rusqlite::Result<Id> {
     let p = params![
         run.run_id,
         run.job_id,
-        run.state,
+        run.state.as_str(),
         states_text(&run.states),
         run.started_at.as_ref().map(ts),
         run.ended_at.as_ref().map(ts),
@@ -541,7 +546,7 @@ fn record_run_tx(c: &Connection, buffer: &mut JobsBuffer, record: &RunRecord) ->
     if !new_job || (job.latest_run_id, job.latest_run_began) != latest {
         buffer.put_job(job.clone(), how);
     }
-    if run.run.state == "COMPLETE" {
+    if run.run.state == RunState::Complete {
         if let Some(ended) = run.run.ended_at {
             let written = run.io.iter().filter(|e| e.direction == IoDirection::Wrote).map(|e| e.end.key()).collect();
             buffer.marks.push((job.id, run.run.id, ended, written));
@@ -643,7 +648,10 @@ pub(super) fn list_jobs(c: &Connection, f: &JobFilter, page: PageRequest) -> rus
     let mut w = Filter::default();
     w.when("namespace = ?", f.namespace.clone().map(SqlValue::Text))
         .when("instr(unicode_lower(name), ?) > 0", f.name.clone().map(SqlValue::Text))
-        .when("latest_run_id IN (SELECT id FROM runs WHERE state = ?)", f.last_run_state.clone().map(SqlValue::Text));
+        .when(
+            "latest_run_id IN (SELECT id FROM runs WHERE state = ?)",
+            f.last_run_state.map(|s| SqlValue::Text(s.as_str().into())),
+        );
     if let Some(ids) = &f.container_ids {
         let keys: Vec<String> = ids.iter().map(|id| End::Container { id: *id }.key()).collect();
         let list = serde_json::Value::from(keys).to_string();
@@ -724,7 +732,7 @@ const RUNS: Listing = Listing {
 pub(super) fn runs_of_job(c: &Connection, job_id: Id, f: &RunFilter, page: PageRequest) -> rusqlite::Result<Page<Run>> {
     let mut w = Filter::default();
     w.when("job_id = ?", Some(SqlValue::Integer(job_id)))
-        .when("state = ?", f.state.clone().map(SqlValue::Text))
+        .when("state = ?", f.state.map(|s| SqlValue::Text(s.as_str().into())))
         .when("began >= ?", f.since.as_ref().map(|t| SqlValue::Text(ts(t))))
         .when("began <= ?", f.until.as_ref().map(|t| SqlValue::Text(ts(t))));
     select_page(c, &RUNS, &w.sql(), w.params, page, run_row)
