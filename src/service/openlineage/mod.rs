@@ -18,6 +18,7 @@ mod adopt;
 mod assertions;
 pub(crate) use assertions::job_key;
 mod metadata;
+mod prior;
 mod recover;
 mod report;
 mod resolve;
@@ -239,6 +240,19 @@ impl Lineage {
         let (session, lineage) = if in_session { self.session().await } else { (None, self.clone()) };
         let first = report.events.len();
         let mut pending = Pending::default();
+        if session.is_some() {
+            // The chunk's prior state in one read per kind (see `prior`), of the events it will
+            // apply: the valid ones but duplicates of events applied, ignored or rejected before.
+            let events: Vec<&Event> = items
+                .iter()
+                .take(max)
+                .filter(|(_, (_, (stored, duplicate)))| {
+                    !(*duplicate && (stored.status == "rejected" || accepted(&stored.status)))
+                })
+                .filter_map(|(_, (v, _))| v.as_ref().ok())
+                .collect();
+            pending.prior = prior::Prior::read(&lineage, &events).await;
+        }
         let mut forward = Vec::new();
         for _ in 0..max {
             if budget.is_some_and(|b| started.elapsed() >= b) {
