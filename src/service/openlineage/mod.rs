@@ -13,6 +13,9 @@
 //! around a run of events); `resolve` matches datasets to containers, `assertions` turns a
 //! resolved event into an `AssertionBatch` by the run-state rules above, `metadata` gathers the
 //! datasets' descriptions, tags, owners and field types, and `report` holds what comes back.
+//! `prior` reads what a chunk's events need of the store's state (their jobs' evidence, their
+//! runs' states and datasets) once for the chunk, one read per kind, and keeps it current as
+//! each event is applied.
 
 mod adopt;
 mod assertions;

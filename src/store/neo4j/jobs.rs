@@ -20,7 +20,10 @@
 //! and the run's datasets (`UNWIND`), the completed writes of a COMPLETE run, and the evidence
 //! tie. In a session (see `session`) the writes wait in the session's `JobsBuffer` and go out
 //! once for all its events, the same six `UNWIND` statements; an event of a job and run the
-//! session already met costs its id block at most.
+//! session already met costs its id block at most. A chunk of OpenLineage events meets all its
+//! jobs and runs at once before its first event (`Store::look_up_runs`: one locking
+//! `job_record_lookup_many` for the chunk, the jobs and runs not stored noted as such), so its
+//! events' `record_run` calls look up nothing.
 
 use std::collections::HashMap;
 
