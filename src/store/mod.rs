@@ -153,6 +153,18 @@ impl PriorEvidence {
     }
 }
 
+/// What a chunk of OpenLineage events records about jobs and runs: see [`Store::look_up_runs`].
+/// Each list distinct.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ChunkJobs {
+    /// The events' own jobs (whose datasets `record_run` merges into).
+    pub jobs: Vec<crate::domain::JobName>,
+    /// Their parent and root jobs that are not among `jobs`.
+    pub related: Vec<crate::domain::JobName>,
+    /// The events' runIds.
+    pub run_ids: Vec<String>,
+}
+
 /// The containers of a lineage graph and what its traversal already read: see
 /// [`Store::container_graph_around`].
 #[derive(Debug, Clone, Default)]
@@ -442,6 +454,17 @@ store_trait! {
         async fn apply_assertions(&self, _batch: AssertionBatch, _now: Timestamp) -> StoreResult<AssertionSummary> {
             Err(not_supported(self.kind()))
         }
+        /// `apply_assertions`, and the id of each assertion's edge, in the batch's order (what an
+        /// OpenLineage chunk's prior state needs to follow its evidence from event to event:
+        /// `service::openlineage::prior`). A store that cannot tell gives no ids, and the caller
+        /// then reads the evidence of the keys the batch touched again.
+        async fn apply_assertions_with_ids(
+            &self,
+            batch: AssertionBatch,
+            now: Timestamp,
+        ) -> StoreResult<(AssertionSummary, Vec<Id>)> {
+            Ok((self.apply_assertions(batch, now).await?, Vec::new()))
+        }
         /// Upserts metadata values by (container, field, attribute, source) in one transaction:
         /// `asserted_at` moves only when the value changes; `observed_at`, provider and details
         /// always take the new row's.
@@ -480,6 +503,15 @@ store_trait! {
                 .map(|e| (e.id, e))
                 .collect();
             Ok(live.iter().map(|e| PriorEvidence::of(e, edges.get(&e.edge_id))).collect())
+        }
+        /// `live_evidence_of_key` of each of these keys, in one read: by key in the given order,
+        /// then by edge id (a chunk of OpenLineage events reads its jobs' lineage so far at once).
+        async fn live_evidence_of_keys(&self, keys: &[String]) -> StoreResult<Vec<PriorEvidence>> {
+            let mut out = Vec::new();
+            for key in keys {
+                out.extend(self.live_evidence_of_key(key).await?);
+            }
+            Ok(out)
         }
         /// Live edges of this source type with an end on one of these ends (for DROP and RENAME).
         async fn live_edges_touching_ends(
@@ -526,6 +558,16 @@ store_trait! {
         /// to know whether its run already failed, without reading the bodies.
         async fn run_event_states(&self, _run_id: &str) -> StoreResult<Vec<(Id, String, Option<String>)>> {
             Err(not_supported(self.kind()))
+        }
+        /// `run_event_states` of each of these runs in one read, as `(runId, id, status,
+        /// eventType)`, by run in the given order, then by id.
+        async fn runs_event_states(&self, run_ids: &[String]) -> StoreResult<Vec<(String, Id, String, Option<String>)>> {
+            let mut out = Vec::new();
+            for run_id in run_ids {
+                let states = self.run_event_states(run_id).await?;
+                out.extend(states.into_iter().map(|(id, status, t)| (run_id.clone(), id, status, t)));
+            }
+            Ok(out)
         }
         /// Newest first.
         async fn list_events(&self, _filter: &EventFilter, _page: PageRequest) -> StoreResult<Page<StoredEvent>> {
@@ -610,6 +652,17 @@ store_trait! {
             };
             let io = self.run_io(&[run.id]).await?.into_iter().map(|(_, e)| e).collect();
             Ok(crate::domain::KnownRun { run: Some(run), io })
+        }
+        /// `run_with_io` of each run a chunk of OpenLineage events names, by runId (a run not
+        /// stored: `KnownRun::default()`), in one read; in a Neo4j session also the chunk's jobs
+        /// and runs looked up and locked, as `record_run` would one event at a time, and kept
+        /// for the session's `record_run` calls (see `store::neo4j::jobs`).
+        async fn look_up_runs(&self, wanted: &ChunkJobs) -> StoreResult<Vec<(String, crate::domain::KnownRun)>> {
+            let mut out = Vec::with_capacity(wanted.run_ids.len());
+            for run_id in &wanted.run_ids {
+                out.push((run_id.clone(), self.run_with_io(run_id).await?));
+            }
+            Ok(out)
         }
         /// A job's runs, the latest first (by `Run::began`, then id).
         async fn runs_of_job(

@@ -534,6 +534,14 @@ impl Store for Neo4jStore {
     /// One transaction of at most nine statements whatever the batch size (see `assertions`),
     /// run again when a concurrent batch created one of its edges first.
     async fn apply_assertions(&self, batch: AssertionBatch, now: Timestamp) -> StoreResult<AssertionSummary> {
+        Ok(assertions::apply_assertions(self, batch, now).await?.0)
+    }
+
+    async fn apply_assertions_with_ids(
+        &self,
+        batch: AssertionBatch,
+        now: Timestamp,
+    ) -> StoreResult<(AssertionSummary, Vec<Id>)> {
         assertions::apply_assertions(self, batch, now).await
     }
 
@@ -580,6 +588,11 @@ impl Store for Neo4jStore {
         assertions::live_evidence_of_key(AutoCommit(self), key).await
     }
 
+    /// One statement for all the keys (`live_evidence_of_keys.cypher`).
+    async fn live_evidence_of_keys(&self, keys: &[String]) -> StoreResult<Vec<PriorEvidence>> {
+        assertions::live_evidence_of_keys(AutoCommit(self), keys).await
+    }
+
     async fn live_edges_touching_ends(&self, ends: &[End], source_type: &str) -> StoreResult<Vec<Edge>> {
         assertions::live_edges_touching_ends(AutoCommit(self), ends, source_type).await
     }
@@ -604,6 +617,15 @@ impl Store for Neo4jStore {
         };
         let io = jobs::run_io(AutoCommit(self), &[run.id]).await?.into_iter().map(|(_, e)| e).collect();
         Ok(crate::domain::KnownRun { run: Some(run), io })
+    }
+
+    /// In a session, one locking statement into the session's buffer for the chunk's jobs and
+    /// runs (`job_record_lookup_many`), the runs then answered from it; outside one, two reads.
+    async fn look_up_runs(
+        &self,
+        wanted: &crate::store::ChunkJobs,
+    ) -> StoreResult<Vec<(String, crate::domain::KnownRun)>> {
+        jobs::look_up_runs(self, wanted).await
     }
 
     async fn jobs_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Job>> {
@@ -737,6 +759,14 @@ impl Store for Neo4jStore {
             return events::run_event_states(Pool(self), run_id).await;
         }
         events::run_event_states(AutoCommit(self), run_id).await
+    }
+
+    /// One statement for all the runs, beside a session that wrote no outcome yet.
+    async fn runs_event_states(&self, run_ids: &[String]) -> StoreResult<Vec<(String, Id, String, Option<String>)>> {
+        if self.beside(session::Beside::Events) {
+            return events::runs_event_states(Pool(self), run_ids).await;
+        }
+        events::runs_event_states(AutoCommit(self), run_ids).await
     }
 
     async fn list_events(&self, filter: &EventFilter, page: PageRequest) -> StoreResult<Page<StoredEvent>> {

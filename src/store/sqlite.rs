@@ -384,6 +384,14 @@ impl Store for SqliteStore {
     }
 
     async fn apply_assertions(&self, batch: AssertionBatch, now: Timestamp) -> StoreResult<AssertionSummary> {
+        Ok(self.apply_assertions_with_ids(batch, now).await?.0)
+    }
+
+    async fn apply_assertions_with_ids(
+        &self,
+        batch: AssertionBatch,
+        now: Timestamp,
+    ) -> StoreResult<(AssertionSummary, Vec<Id>)> {
         self.write_unguarded(move |tx| assertions::apply_assertions(tx, batch, now)).await
     }
 
@@ -561,6 +569,11 @@ impl Store for SqliteStore {
         self.read(move |c| assertions::live_evidence_of_key(c, &key)).await
     }
 
+    async fn live_evidence_of_keys(&self, keys: &[String]) -> StoreResult<Vec<PriorEvidence>> {
+        let keys = keys.to_vec();
+        self.read(move |c| assertions::live_evidence_of_keys(c, &keys)).await
+    }
+
     async fn live_edges_touching_ends(&self, ends: &[End], source_type: &str) -> StoreResult<Vec<Edge>> {
         let (ends, source_type) = (ends.to_vec(), source_type.to_string());
         self.read(move |c| assertions::live_edges_touching_ends(c, &ends, &source_type)).await
@@ -591,6 +604,19 @@ impl Store for SqliteStore {
     async fn run_event_states(&self, run_id: &str) -> StoreResult<Vec<(Id, String, Option<String>)>> {
         let run_id = run_id.to_string();
         self.read(move |c| events::run_event_states(c, &run_id)).await
+    }
+
+    async fn runs_event_states(&self, run_ids: &[String]) -> StoreResult<Vec<(String, Id, String, Option<String>)>> {
+        let run_ids = run_ids.to_vec();
+        self.read(move |c| {
+            let mut out = Vec::new();
+            for run_id in run_ids {
+                let states = events::run_event_states(c, &run_id)?;
+                out.extend(states.into_iter().map(|(id, status, t)| (run_id.clone(), id, status, t)));
+            }
+            Ok(out)
+        })
+        .await
     }
 
     async fn list_events(&self, filter: &EventFilter, page: PageRequest) -> StoreResult<Page<StoredEvent>> {

@@ -25,6 +25,7 @@ both_stores!(
     one_request_records_what_one_event_per_request_does,
     one_request_logs_the_changes_one_event_per_request_does,
     one_request_leaves_the_metadata_one_event_per_request_does,
+    one_request_sees_what_its_earlier_events_did_to_other_jobs,
 );
 
 pub(crate) const NS: &str = "postgres://wh:5432";
@@ -1104,4 +1105,127 @@ async fn one_request_leaves_the_metadata_one_event_per_request_does(app: TestApp
             "the repeated value keeps the time it changed, not the last observation: {times:?}"
         );
     }
+}
+
+/// A request's events work from the prior state read once for the request (issue #44, item 1):
+/// what an earlier event of the request did, to its own job's evidence or to another job's (a
+/// DROP retires every job's evidence on the table, a RENAME moves it, a JobEvent replaces the
+/// job's design-time lineage), is what a later event sees, as when each came in a request of its
+/// own. The FAIL of a run retires only the evidence that run asserted first: after the DROP the
+/// edge a -> b is asserted anew by r2, so r2's FAIL retires it.
+async fn one_request_sees_what_its_earlier_events_did_to_other_jobs(app: TestApp) {
+    let names: Vec<String> =
+        ["w1", "w2"].iter().flat_map(|p| ["a", "b", "c", "d", "e"].map(|t| format!("{p}_{t}"))).collect();
+    let ids = app.tables("wh", NS, &names.iter().map(String::as_str).collect::<Vec<_>>()).await;
+    let lifecycle = |mut d: Value, change: &str, previous: Option<Value>| {
+        let mut facet = json!({"_producer": PRODUCER, "_schemaURL": "https://openlineage.io/spec/facets/1-0-1/LifecycleStateChangeDatasetFacet.json", "lifecycleStateChange": change});
+        if let Some(p) = previous {
+            facet["previousIdentifier"] = p;
+        }
+        d["facets"] = json!({"lifecycleStateChange": facet});
+        d
+    };
+    let events = |p: &str, base: u32| -> Vec<Value> {
+        let d = |n: &str| ds(&format!("{p}_{n}"));
+        let (job, other) = (format!("{p}_job"), format!("{p}_other"));
+        let mut design = event("COMPLETE", &at(0), &uuid(base + 9), &job, vec![d("c")], vec![d("d")]);
+        design.as_object_mut().unwrap().retain(|k, _| k != "run" && k != "eventType");
+        design["schemaURL"] = json!("https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/JobEvent");
+        vec![
+            event("START", &at(0), &uuid(base + 1), &job, vec![d("a")], vec![d("b")]),
+            event("COMPLETE", &at(10), &uuid(base + 1), &job, vec![d("a")], vec![d("b"), d("c")]),
+            // Another job drops b: a -> b and its evidence retire.
+            event("COMPLETE", &at(20), &uuid(base + 2), &other, vec![], vec![lifecycle(d("b"), "DROP", None)]),
+            // a -> b again, first asserted by r3 now; its FAIL retires it (and a -> c stays r1's).
+            event("START", &at(30), &uuid(base + 3), &job, vec![d("a")], vec![d("b"), d("c")]),
+            event("FAIL", &at(40), &uuid(base + 3), &job, vec![], vec![]),
+            // The job's design-time lineage, twice: the second replaces the first.
+            design.clone(),
+            {
+                let mut again = design.clone();
+                again["inputs"] = json!([d("a")]);
+                again
+            },
+            // Another job renames c to e: a -> c moves to a -> e.
+            event(
+                "COMPLETE",
+                &at(50),
+                &uuid(base + 4),
+                &other,
+                vec![],
+                vec![lifecycle(d("e"), "RENAME", Some(json!({"namespace": NS, "name": format!("db.public.{p}_c")})))],
+            ),
+            // The job completes with a -> e only: what it asserted before retires.
+            event("COMPLETE", &at(60), &uuid(base + 5), &job, vec![d("a")], vec![d("e")]),
+        ]
+    };
+    for e in events("w1", 500) {
+        app.ingest(e).await;
+    }
+    app.ingest(Value::Array(events("w2", 600))).await;
+
+    // Every edge of a copy's tables with its evidence, by table position, run ids made neutral.
+    let observed = |own: Vec<i64>, p: &'static str, base: u32| {
+        let app = &app;
+        async move {
+            let position = |c: &Value| own.iter().position(|t| Some(*t) == c.as_i64()).map_or(-1, |p| p as i64);
+            let mut edges = Vec::new();
+            for &c in &own {
+                let answer = app
+                    .ok(
+                        "query($c: Int!) { edges(containerId: $c, includeRetired: true, size: 200) { items {
+                           sourceContainerId targetContainerId retired: retiredAt intervals { from }
+                           evidence { evidenceType jobName runId details retired: retiredAt } } } }",
+                        json!({"c": c}),
+                    )
+                    .await;
+                for e in answer["edges"]["items"].as_array().unwrap() {
+                    let mut evidence: Vec<Value> = e["evidence"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|v| {
+                            json!({
+                                "type": v["evidenceType"], "job": v["jobName"], "run": v["runId"],
+                                "firstRun": v["details"]["firstRunId"], "state": v["details"]["runState"],
+                                "retired": !v["retired"].is_null(),
+                            })
+                        })
+                        .collect();
+                    evidence.sort_by_key(|v| v.to_string());
+                    edges.push(json!({
+                        "source": position(&e["sourceContainerId"]),
+                        "target": position(&e["targetContainerId"]),
+                        "retired": !e["retired"].is_null(),
+                        "intervals": e["intervals"].as_array().unwrap().len(),
+                        "evidence": evidence,
+                    }));
+                }
+            }
+            edges.sort_by_key(|v| v.to_string());
+            edges.dedup();
+            let mut text = Value::Array(edges).to_string().replace(&format!("{p}_"), "P_");
+            for r in 1..=9 {
+                text = text.replace(&uuid(base + r), &format!("run-{r}"));
+            }
+            serde_json::from_str::<Value>(&text).unwrap()
+        }
+    };
+    let one_by_one = observed(ids[..5].to_vec(), "w1", 500).await;
+    let batched = observed(ids[5..].to_vec(), "w2", 600).await;
+    assert_eq!(batched, one_by_one, "one request:\n{batched:#}\none per request:\n{one_by_one:#}");
+    let edge = |s: i64, t: i64| {
+        one_by_one
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["source"] == s && e["target"] == t)
+            .cloned()
+            .unwrap_or_default()
+    };
+    // a -> b: dropped, asserted again by run 3, retired by its FAIL.
+    assert_eq!(edge(0, 1)["retired"], true, "{one_by_one:#}");
+    assert_eq!(edge(0, 1)["intervals"], 2, "{one_by_one:#}");
+    // a -> e: moved there by the RENAME and asserted by the last COMPLETE.
+    assert_eq!(edge(0, 4)["retired"], false, "{one_by_one:#}");
 }

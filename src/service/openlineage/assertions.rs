@@ -65,23 +65,47 @@ impl Lineage {
         let key = event.job.as_ref().map(|job| job_key(event.kind, &job.namespace, &job.name));
         let run_id = event.run_id.clone().unwrap_or_default();
         let state = event.event_type;
-        let starts = event.kind == EventKind::Run
-            && matches!(state, Some(RunState::Start) | Some(RunState::Running) | Some(RunState::Other) | None);
+        let starts = super::prior::starts(event);
         let check_run = key.is_some() && starts && !pending.failed_runs.contains(&run_id);
+        // What the chunk read ahead (see `prior`); the rest is read here.
+        let datasets_run = super::runs::prior_datasets_run(event);
+        let evidence_ahead = key.as_deref().and_then(|k| pending.prior.evidence(k));
+        let states_ahead = check_run.then(|| pending.prior.states(&run_id)).flatten();
+        let run_ahead = datasets_run.and_then(|r| pending.prior.run(r));
+        let (evidence_read, states_read, run_read) =
+            (evidence_ahead.is_none(), states_ahead.is_none(), run_ahead.is_none());
         // Independent reads side by side: on Neo4j each is a round trip of its own.
-        let (prefetched, states, prior, prior_datasets) = tokio::join!(
+        let (prefetched, states, prior, known_run) = tokio::join!(
             resolver.prefetch(event),
             async {
-                match check_run {
-                    true => self.store.run_event_states(&run_id).await.map(Some),
-                    false => Ok(None),
+                match (check_run, states_ahead) {
+                    (false, _) => Ok(None),
+                    (true, Some(states)) => Ok(Some(states)),
+                    (true, None) => self.store.run_event_states(&run_id).await.map(Some),
                 }
             },
-            self.prior_evidence(key.as_deref()),
-            self.prior_datasets(event),
+            async {
+                match (key.as_deref(), evidence_ahead) {
+                    (Some(_), Some(prior)) => Ok(prior),
+                    (k, _) => self.prior_evidence(k).await,
+                }
+            },
+            async {
+                match (datasets_run, run_ahead) {
+                    (None, _) => Ok(None),
+                    (Some(_), Some(run)) => Ok(Some(run)),
+                    (Some(r), None) => self.store.run_with_io(r).await.map(Some),
+                }
+            },
         );
         prefetched?;
-        let (states, prior, prior_datasets) = (states?, prior?, prior_datasets?);
+        let (states, prior, known_run) = (states?, prior?, known_run?);
+        pending.prior.keep(
+            key.as_deref().filter(|_| evidence_read).map(|k| (k, prior.as_slice())),
+            states.as_ref().filter(|_| states_read).map(|s| (run_id.as_str(), s)),
+            datasets_run.zip(known_run.as_ref()).filter(|_| run_read),
+        );
+        let prior_datasets = super::runs::prior_datasets(event, known_run);
         let mut unresolved = BTreeSet::new();
         let mut batch = AssertionBatch::default();
 
@@ -171,7 +195,9 @@ impl Lineage {
             batch.assert.extend(std::mem::take(&mut renamed));
             self.check_batch(caller, &batch, resolver.known_datastores()).await?;
             let metadata = batch.metadata.len() as i64;
-            let sum = self.store.apply_assertions(batch, crate::domain::now()).await?;
+            let note = pending.prior.note(&batch);
+            let (sum, edge_ids) = self.store.apply_assertions_with_ids(batch, crate::domain::now()).await?;
+            pending.prior.applied(note, &edge_ids);
             self.register_tags(new_tags).await?;
             return Ok(Applied::new(sum, metadata, unresolved, resolver));
         }
@@ -196,6 +222,7 @@ impl Lineage {
                 });
             if failed {
                 if let Some(key) = &key {
+                    pending.prior.recorded(event.run_id.as_deref());
                     self.record_job_and_run(event, event_id, key, None).await?;
                 }
                 return Ok(Applied::new(AssertionSummary::default(), 0, unresolved, resolver).late_start());
@@ -270,8 +297,11 @@ impl Lineage {
         batch.assert.extend(renamed);
         self.check_batch(caller, &batch, resolver.known_datastores()).await?;
         let metadata = batch.metadata.len() as i64;
-        let sum = self.store.apply_assertions(batch, crate::domain::now()).await?;
+        let note = pending.prior.note(&batch);
+        let (sum, edge_ids) = self.store.apply_assertions_with_ids(batch, crate::domain::now()).await?;
+        pending.prior.applied(note, &edge_ids);
         if let Some(key) = &key {
+            pending.prior.recorded(event.run_id.as_deref());
             self.record_job_and_run(event, event_id, key, Some(resolver)).await?;
         }
         self.register_tags(new_tags).await?;

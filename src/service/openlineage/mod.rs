@@ -13,6 +13,9 @@
 //! around a run of events); `resolve` matches datasets to containers, `assertions` turns a
 //! resolved event into an `AssertionBatch` by the run-state rules above, `metadata` gathers the
 //! datasets' descriptions, tags, owners and field types, and `report` holds what comes back.
+//! `prior` reads what a chunk's events need of the store's state (their jobs' evidence, their
+//! runs' states and datasets) once for the chunk, one read per kind, and keeps it current as
+//! each event is applied.
 //!
 //! # How it fits
 //!
@@ -78,6 +81,7 @@ mod adopt;
 mod assertions;
 pub(crate) use assertions::job_key;
 mod metadata;
+mod prior;
 mod recover;
 mod report;
 mod resolve;
@@ -299,6 +303,19 @@ impl Lineage {
         let (session, lineage) = if in_session { self.session().await } else { (None, self.clone()) };
         let first = report.events.len();
         let mut pending = Pending::default();
+        if session.is_some() {
+            // The chunk's prior state in one read per kind (see `prior`), of the events it will
+            // apply: the valid ones but duplicates of events applied, ignored or rejected before.
+            let events: Vec<&Event> = items
+                .iter()
+                .take(max)
+                .filter(|(_, (_, (stored, duplicate)))| {
+                    !(*duplicate && (stored.status == "rejected" || accepted(&stored.status)))
+                })
+                .filter_map(|(_, (v, _))| v.as_ref().ok())
+                .collect();
+            pending.prior = prior::Prior::read(&lineage, &events).await;
+        }
         let mut forward = Vec::new();
         for _ in 0..max {
             if budget.is_some_and(|b| started.elapsed() >= b) {

@@ -90,6 +90,8 @@ pub(super) struct Pending {
     datastores: Option<Vec<Datastore>>,
     /// What the resolver learnt, handed from event to event.
     pub(super) known: Known,
+    /// The chunk's prior state, read ahead when it is applied in a session (see `prior`).
+    pub(super) prior: super::prior::Prior,
 }
 
 impl Pending {

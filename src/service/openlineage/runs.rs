@@ -8,7 +8,7 @@ use std::collections::{BTreeSet, HashSet};
 
 use super::resolve::Resolver;
 use super::Unresolved;
-use crate::domain::{End, Id, IoDirection, IoEntry, JobName, JobUpsert, RunRecord, RunUpsert};
+use crate::domain::{End, Id, IoDirection, IoEntry, JobName, JobUpsert, KnownRun, RunRecord, RunUpsert};
 use crate::error::Result;
 use crate::ingest::openlineage::{self as ol, Event, EventKind, RunState};
 use crate::service::Lineage;
@@ -21,37 +21,44 @@ pub(super) struct PriorDatasets {
     pub(super) outputs: Vec<ol::Dataset>,
 }
 
-impl Lineage {
-    /// The run's datasets from its earlier events (none for a new run, a JobEvent, a FAIL or
-    /// ABORT, whose edges are not asserted, or an event that names no dataset to pair them with).
-    pub(super) async fn prior_datasets(&self, event: &Event) -> Result<PriorDatasets> {
-        let run_id = match (&event.kind, &event.run_id) {
-            (EventKind::Run, Some(id)) => id,
-            _ => return Ok(PriorDatasets::default()),
-        };
-        if matches!(event.event_type, Some(RunState::Fail | RunState::Abort))
-            || (event.inputs.is_empty() && event.outputs.is_empty())
-        {
-            return Ok(PriorDatasets::default());
-        }
-        let known = self.store.run_with_io(run_id).await?;
-        let named = |list: &[ol::Dataset]| -> HashSet<(String, String)> {
-            list.iter().map(|d| (d.namespace.clone(), d.name.clone())).collect()
-        };
-        let (mut seen_in, mut seen_out) = (named(&event.inputs), named(&event.outputs));
-        let mut out = PriorDatasets::default();
-        for e in known.io {
-            let (seen, list) = match e.direction {
-                IoDirection::Read => (&mut seen_in, &mut out.inputs),
-                IoDirection::Wrote => (&mut seen_out, &mut out.outputs),
-            };
-            if seen.insert((e.namespace.clone(), e.name.clone())) {
-                list.push(ol::Dataset { namespace: e.namespace, name: e.name, ..Default::default() });
-            }
-        }
-        Ok(out)
+/// The run whose earlier events' datasets the event pairs with its own (`prior_datasets`): none
+/// for a JobEvent, a FAIL or ABORT, whose edges are not asserted, or an event that names no
+/// dataset to pair them with.
+pub(super) fn prior_datasets_run(event: &Event) -> Option<&str> {
+    let run_id = match (&event.kind, &event.run_id) {
+        (EventKind::Run, Some(id)) => id,
+        _ => return None,
+    };
+    if matches!(event.event_type, Some(RunState::Fail | RunState::Abort))
+        || (event.inputs.is_empty() && event.outputs.is_empty())
+    {
+        return None;
     }
+    Some(run_id)
+}
 
+/// The run's datasets from its earlier events (`known`: the run as stored, read when
+/// `prior_datasets_run` names it; none for a new run).
+pub(super) fn prior_datasets(event: &Event, known: Option<KnownRun>) -> PriorDatasets {
+    let Some(known) = known else { return PriorDatasets::default() };
+    let named = |list: &[ol::Dataset]| -> HashSet<(String, String)> {
+        list.iter().map(|d| (d.namespace.clone(), d.name.clone())).collect()
+    };
+    let (mut seen_in, mut seen_out) = (named(&event.inputs), named(&event.outputs));
+    let mut out = PriorDatasets::default();
+    for e in known.io {
+        let (seen, list) = match e.direction {
+            IoDirection::Read => (&mut seen_in, &mut out.inputs),
+            IoDirection::Wrote => (&mut seen_out, &mut out.outputs),
+        };
+        if seen.insert((e.namespace.clone(), e.name.clone())) {
+            list.push(ol::Dataset { namespace: e.namespace, name: e.name, ..Default::default() });
+        }
+    }
+    out
+}
+
+impl Lineage {
     /// Records the event's job and run (and the datasets it read and wrote) in its transaction.
     /// `resolver` has resolved the event's datasets already, so their ends come from its cache.
     pub(super) async fn record_job_and_run(

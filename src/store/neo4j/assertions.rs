@@ -115,11 +115,12 @@ fn asserted_row(e: &Edge) -> StoreResult<BoltType> {
 /// Runs the batch in one transaction. Batches naming the same edge serialize on its uniqueness
 /// key (see `assert_edges_lookup`), so a concurrent batch creating it first makes this one assert
 /// it, as in the embedded store.
+/// The batch's summary and each assertion's edge id, in batch order.
 pub(super) async fn apply_assertions(
     store: &Neo4jStore,
     batch: AssertionBatch,
     now: Timestamp,
-) -> StoreResult<AssertionSummary> {
+) -> StoreResult<(AssertionSummary, Vec<Id>)> {
     // Two batches creating the same new edge cannot lock a relationship that does not exist
     // yet: the second hits the uniqueness constraint and rolls back. Run again, it finds the
     // edge and asserts it, as the embedded store's single writer would have.
@@ -138,7 +139,11 @@ pub(super) async fn apply_assertions(
     }
 }
 
-async fn apply_assertions_in(txn: &mut Txn, batch: &AssertionBatch, now: Timestamp) -> StoreResult<AssertionSummary> {
+async fn apply_assertions_in(
+    txn: &mut Txn,
+    batch: &AssertionBatch,
+    now: Timestamp,
+) -> StoreResult<(AssertionSummary, Vec<Id>)> {
     let now = micros(now);
     let now_text = ts(&now);
     let mut summary = AssertionSummary { edges_asserted: count(batch.assert.len())?, ..AssertionSummary::default() };
@@ -297,7 +302,14 @@ async fn apply_assertions_in(txn: &mut Txn, batch: &AssertionBatch, now: Timesta
         }
     }
     record_in(txn, &changes).await?;
-    Ok(summary)
+    let edge_ids = slot_of_assertion
+        .iter()
+        .map(|slot| match *slot {
+            Slot::New(i) => created[i].id,
+            Slot::Stored(i) => asserted[i].id,
+        })
+        .collect();
+    Ok((summary, edge_ids))
 }
 
 /// Upserts metadata rows in one statement (none for no rows), in the caller's transaction. The
@@ -346,6 +358,24 @@ pub(super) async fn evidence_by_keys(mut db: impl Run, keys: &[String]) -> Store
 
 pub(super) async fn live_evidence_of_key(mut db: impl Run, key: &str) -> StoreResult<Vec<PriorEvidence>> {
     let rows = db.run(cypher!("live_evidence_of_key").param("key", key.to_string())).await?;
+    let evidence = rows.decode::<EvidenceProps>("evidence")?;
+    let edges = rows.column::<Vec<EdgeProps>>("edge")?;
+    evidence
+        .iter()
+        .zip(edges)
+        .map(|(e, edge)| {
+            let edge = edge.into_iter().next().map(Decode::decode).transpose()?;
+            Ok(PriorEvidence::of(e, edge.as_ref()))
+        })
+        .collect()
+}
+
+/// `live_evidence_of_key` of each key in one statement, by key in the given order, then edge id.
+pub(super) async fn live_evidence_of_keys(mut db: impl Run, keys: &[String]) -> StoreResult<Vec<PriorEvidence>> {
+    if keys.is_empty() {
+        return Ok(Vec::new());
+    }
+    let rows = db.run(cypher!("live_evidence_of_keys").param("keys", keys.to_vec())).await?;
     let evidence = rows.decode::<EvidenceProps>("evidence")?;
     let edges = rows.column::<Vec<EdgeProps>>("edge")?;
     evidence

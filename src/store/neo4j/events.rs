@@ -131,6 +131,21 @@ pub(super) async fn run_event_states(mut db: impl Run, run_id: &str) -> StoreRes
     Ok(ids.into_iter().zip(statuses).zip(types).map(|((i, s), t)| (i, s, t)).collect())
 }
 
+pub(super) async fn runs_event_states(
+    mut db: impl Run,
+    run_ids: &[String],
+) -> StoreResult<Vec<(String, Id, String, Option<String>)>> {
+    if run_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let rows = db.run(cypher!("runs_event_states").param("run_ids", run_ids.to_vec())).await?;
+    let runs: Vec<String> = rows.column("run_id")?;
+    let ids: Vec<Id> = rows.column("id")?;
+    let statuses: Vec<String> = rows.column("status")?;
+    let types: Vec<Option<String>> = rows.column("event_type")?;
+    Ok(runs.into_iter().zip(ids).zip(statuses).zip(types).map(|(((r, i), s), t)| (r, i, s, t)).collect())
+}
+
 pub(super) async fn list_events(
     mut db: impl Run,
     filter: &EventFilter,

@@ -20,7 +20,10 @@
 //! and the run's datasets (`UNWIND`), the completed writes of a COMPLETE run, and the evidence
 //! tie. In a session (see `session`) the writes wait in the session's `JobsBuffer` and go out
 //! once for all its events, the same six `UNWIND` statements; an event of a job and run the
-//! session already met costs its id block at most.
+//! session already met costs its id block at most. A chunk of OpenLineage events meets all its
+//! jobs and runs at once before its first event (`Store::look_up_runs`: one locking
+//! `job_record_lookup_many` for the chunk, the jobs and runs not stored noted as such), so its
+//! events' `record_run` calls look up nothing.
 
 use std::collections::HashMap;
 
@@ -34,7 +37,7 @@ use crate::domain::{
     End, Id, IoDirection, IoEntry, Job, JobFilter, JobName, JobUpsert, KnownRun, Page, PageRequest, Run, RunFilter,
     RunRecord, RunState, RunStateChange, Timestamp,
 };
-use crate::store::{StoreError, StoreResult};
+use crate::store::{ChunkJobs, StoreError, StoreResult};
 
 pub(super) const JOB_COUNTER: &str = "job";
 pub(super) const RUN_COUNTER: &str = "run";
@@ -331,6 +334,8 @@ enum Tie {
 pub(super) struct JobsBuffer {
     jobs: HashMap<JobName, BufferedJob>,
     job_names: HashMap<Id, JobName>,
+    /// Jobs looked up and not stored (`look_up_chunk`), so their first event looks up nothing.
+    absent_jobs: std::collections::HashSet<JobName>,
     /// By runId; `None` when looked up and not stored.
     runs: HashMap<String, Option<BufferedRun>>,
     run_ids: HashMap<Id, String>,
@@ -367,6 +372,7 @@ impl JobsBuffer {
     fn put_job(&mut self, job: Job, io: Option<Vec<IoEntry>>, new: bool) {
         let name = JobName { namespace: job.namespace.clone(), name: job.name.clone() };
         queue(&mut self.job_writes, job.id, new);
+        self.absent_jobs.remove(&name);
         self.job_names.insert(job.id, name.clone());
         self.jobs.insert(name, BufferedJob { job, io });
     }
@@ -375,8 +381,8 @@ impl JobsBuffer {
     async fn look_up(&mut self, txn: &mut Txn, record: &RunRecord, names: &[&JobName]) -> StoreResult<()> {
         let upsert = &record.job;
         let run_key = record.run.as_ref().map(|r| r.run_id.clone());
-        let known = names.iter().all(|n| self.jobs.contains_key(*n))
-            && self.jobs.get(&upsert.name).is_some_and(|j| j.io.is_some())
+        let known = names.iter().all(|n| self.jobs.contains_key(*n) || self.absent_jobs.contains(*n))
+            && (self.jobs.get(&upsert.name).is_some_and(|j| j.io.is_some()) || self.absent_jobs.contains(&upsert.name))
             && run_key.as_ref().is_none_or(|k| self.runs.contains_key(k));
         if known {
             return Ok(());
@@ -417,6 +423,74 @@ impl JobsBuffer {
                 }
                 self.runs.insert(key, run);
             }
+        }
+        Ok(())
+    }
+
+    /// `look_up` for a whole chunk of events at once (`job_record_lookup_many`): what the
+    /// session has not met yet of the chunk's jobs and runs, read and locked in one statement;
+    /// a job or run not stored is noted as such, so its first event looks up nothing either.
+    async fn look_up_chunk(&mut self, txn: &mut Txn, wanted: &ChunkJobs) -> StoreResult<()> {
+        let met = |n: &JobName| self.jobs.contains_key(n) || self.absent_jobs.contains(n);
+        let mut names: Vec<&JobName> = wanted.jobs.iter().chain(&wanted.related).filter(|n| !met(n)).collect();
+        // The event's own jobs whose datasets the session has not read (a job met as a parent).
+        let own: Vec<&JobName> = wanted
+            .jobs
+            .iter()
+            .filter(|n| !self.absent_jobs.contains(*n) && self.jobs.get(*n).is_none_or(|j| j.io.is_none()))
+            .collect();
+        let mut run_ids: Vec<&String> = wanted.run_ids.iter().filter(|r| !self.runs.contains_key(*r)).collect();
+        if names.is_empty() && own.is_empty() && run_ids.is_empty() {
+            return Ok(());
+        }
+        // One order for every writer's locks.
+        names.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+        names.dedup();
+        run_ids.sort();
+        run_ids.dedup();
+        let found = exec(
+            txn,
+            cypher!("job_record_lookup_many")
+                .param("names", list(names.iter().map(|n| name_row(n)).collect()))
+                .param("own", list(own.iter().map(|n| name_row(n)).collect()))
+                .param("run_ids", run_ids.iter().map(|r| (*r).clone()).collect::<Vec<String>>()),
+        )
+        .await?;
+        let decode_io = |rows: Vec<IoProps>| -> StoreResult<Vec<IoEntry>> {
+            rows.into_iter().map(|p| p.decode().map(|(_, e)| e)).collect()
+        };
+        // What the session wrote is newer than what Neo4j holds: kept.
+        for job in found.value::<Vec<JobProps>>("jobs")? {
+            let job = job.decode()?;
+            let name = JobName { namespace: job.namespace.clone(), name: job.name.clone() };
+            self.job_names.insert(job.id, name.clone());
+            self.jobs.entry(name).or_insert(BufferedJob { job, io: None });
+        }
+        for n in names {
+            if !self.jobs.contains_key(n) {
+                self.absent_jobs.insert(n.clone());
+            }
+        }
+        for row in found.value::<Vec<OwnJobIo>>("job_io")? {
+            let name = JobName { namespace: row.namespace, name: row.name };
+            if let Some(own) = self.jobs.get_mut(&name) {
+                // No dataset of it was written in the session before it was read: Neo4j's are current.
+                if own.io.is_none() {
+                    own.io = Some(decode_io(row.io)?);
+                }
+            }
+        }
+        let mut stored: HashMap<String, BufferedRun> = HashMap::new();
+        for row in found.value::<Vec<RunWithIo>>("runs")? {
+            let run = row.run.decode()?;
+            stored.insert(run.run_id.clone(), BufferedRun { io: decode_io(row.io)?, run });
+        }
+        for key in run_ids {
+            let run = stored.remove(key);
+            if let Some(r) = &run {
+                self.run_ids.insert(r.run.id, key.clone());
+            }
+            self.runs.insert(key.clone(), run);
         }
         Ok(())
     }
@@ -585,6 +659,51 @@ pub(super) async fn flush_session(store: &Neo4jStore) -> StoreResult<()> {
         Err(e) => Err(e),
     };
     super::session::settle(&mut inner, result)
+}
+
+/// A stored job's datasets as `job_record_lookup_many` returns them.
+#[derive(Deserialize)]
+struct OwnJobIo {
+    namespace: String,
+    name: String,
+    io: Vec<IoProps>,
+}
+
+/// A stored run with its datasets as `job_record_lookup_many` returns them.
+#[derive(Deserialize)]
+struct RunWithIo {
+    run: RunProps,
+    io: Vec<IoProps>,
+}
+
+/// `Store::look_up_runs`: in a session, the chunk's jobs and runs looked up and locked in one
+/// statement into the session's buffer, and the runs answered from it; outside one, the runs
+/// and their datasets in two reads.
+pub(super) async fn look_up_runs(store: &Neo4jStore, wanted: &ChunkJobs) -> StoreResult<Vec<(String, KnownRun)>> {
+    if let Some(session) = &store.session {
+        let mut inner = session.lock().await;
+        let result = match super::session::open_with_jobs(&mut inner) {
+            Ok((txn, jobs)) => jobs.look_up_chunk(txn, wanted).await.map(|()| {
+                wanted.run_ids.iter().map(|r| (r.clone(), jobs.known_run(r).unwrap_or_default())).collect::<Vec<_>>()
+            }),
+            Err(e) => Err(e),
+        };
+        return super::session::settle(&mut inner, result);
+    }
+    let runs = runs_by_run_ids(super::AutoCommit(store), &wanted.run_ids).await?;
+    let ids: Vec<Id> = runs.iter().map(|r| r.id).collect();
+    let mut io: HashMap<Id, Vec<IoEntry>> = HashMap::new();
+    for (owner, e) in run_io(super::AutoCommit(store), &ids).await? {
+        io.entry(owner).or_default().push(e);
+    }
+    let mut by_run_id: HashMap<String, KnownRun> = runs
+        .into_iter()
+        .map(|run| {
+            let io = io.remove(&run.id).unwrap_or_default();
+            (run.run_id.clone(), KnownRun { run: Some(run), io })
+        })
+        .collect();
+    Ok(wanted.run_ids.iter().map(|r| (r.clone(), by_run_id.remove(r).unwrap_or_default())).collect())
 }
 
 /// `run_with_io` in a session: from the session's buffer when it met the run.

@@ -67,12 +67,14 @@ fn evidence_states_tx(
     )
 }
 
+/// The batch's summary and each assertion's edge id, in batch order.
 pub(super) fn apply_assertions(
     tx: &Connection,
     batch: AssertionBatch,
     now: Timestamp,
-) -> StoreResult<AssertionSummary> {
+) -> StoreResult<(AssertionSummary, Vec<Id>)> {
     let mut sum = AssertionSummary::default();
+    let mut edge_ids = Vec::with_capacity(batch.assert.len());
     put_metadata_tx(tx, &batch.metadata).map_err(sql_err)?;
     let ukeys: Vec<String> =
         batch.assert.iter().map(|a| edge_ukey(&a.edge.source, &a.edge.target, &a.edge.source_type)).collect();
@@ -157,6 +159,7 @@ pub(super) fn apply_assertions(
             }
         };
         sum.edges_asserted += 1;
+        edge_ids.push(edge_id);
         let mut ev = a.evidence;
         ev.edge_id = edge_id;
         ev.retired_at = None;
@@ -209,7 +212,7 @@ pub(super) fn apply_assertions(
         let edges = edges_by_ids_tx(tx, &unbacked).map_err(sql_err)?;
         sum.edges_retired += close_edges(tx, edges, now)?;
     }
-    Ok(sum)
+    Ok((sum, edge_ids))
 }
 
 pub(super) fn put_metadata_tx(tx: &Connection, rows: &[MetadataAssertion]) -> rusqlite::Result<()> {
@@ -276,6 +279,16 @@ pub(super) fn evidence_by_keys(c: &Connection, keys: &[String]) -> rusqlite::Res
         params![str_array(keys)],
         evidence_row,
     )
+}
+
+/// `live_evidence_of_key` of each key, one cached statement each (in process, a loop of index
+/// seeks costs what one statement over all of them would).
+pub(super) fn live_evidence_of_keys(c: &Connection, keys: &[String]) -> rusqlite::Result<Vec<PriorEvidence>> {
+    let mut out = Vec::new();
+    for key in keys {
+        out.extend(live_evidence_of_key(c, key)?);
+    }
+    Ok(out)
 }
 
 pub(super) fn live_evidence_of_key(c: &Connection, key: &str) -> rusqlite::Result<Vec<PriorEvidence>> {
