@@ -1,11 +1,16 @@
 //! What changed in a lineage between two instants (issue #19, part 2): `lineageDiff` around a
 //! container and `fieldLineageDiff` around a field.
 //!
-//! A diff is two traversals, one as of each instant (`Lineage::at`, so the same reads and the
-//! same liveness rule as every as-of answer), compared: the nodes and edges only the later one
-//! has appeared, those only the earlier one has were retired, and an edge retired in favour of
-//! one between the same ends with another label (source type or operation) is reported once, as
-//! relabelled. Each change carries the instant it happened (from the edge's intervals); its
+//! A diff compares what the lineage was as of each instant: the nodes and edges only the later
+//! one has appeared, those only the earlier one has were retired, and an edge retired in favour
+//! of one between the same ends with another label (source type or operation) is reported once,
+//! as relabelled. Both instants are read by one traversal (issue #45, item 3): each level asks
+//! the store once for the edges live at either instant (`Store::container_edges_live_at` with
+//! both), and `Edge::live_at` splits them between two walks that each go on from their own
+//! frontier; the edges between a container graph's nodes that neither walk read come the same
+//! way (`container_edges_within_at`). Each walk gathers what `graph_from` as of its instant
+//! draws (the integration test `as_of_graphs_and_diffs_agree_with_the_edges_live_then` holds
+//! the two to the same answers), at about the cost of one as-of traversal instead of two. Each change carries the instant it happened (from the edge's intervals); its
 //! evidence (job, run, operation ids, observed time) is the edge's.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
