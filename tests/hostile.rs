@@ -42,7 +42,7 @@ use tributary::domain::{
 use tributary::store::neo4j::Neo4jStore;
 use tributary::store::sqlite::SqliteStore;
 use tributary::store::timeout::{TimeoutStore, DEFAULT_LIMIT};
-use tributary::store::{Record, Store, StoreError, StoreResult};
+use tributary::store::{GraphScope, Record, Store, StoreError, StoreResult};
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
@@ -283,11 +283,17 @@ impl Store for FaultyStore {
     async fn field_edges_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>> {
         delegate!(self, field_edges_of(ids, direction))
     }
-    async fn container_edges_ever_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>> {
-        delegate!(self, container_edges_ever_of(ids, direction))
+    async fn container_edges_live_at(&self, ids: &[Id], d: Direction, at: &[Timestamp]) -> StoreResult<Vec<Edge>> {
+        delegate!(self, container_edges_live_at(ids, d, at))
     }
-    async fn field_edges_ever_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>> {
-        delegate!(self, field_edges_ever_of(ids, direction))
+    async fn field_edges_live_at(&self, ids: &[Id], d: Direction, at: &[Timestamp]) -> StoreResult<Vec<Edge>> {
+        delegate!(self, field_edges_live_at(ids, d, at))
+    }
+    async fn container_edges_within_at(&self, s: &[Id], t: &[Id], at: &[Timestamp]) -> StoreResult<Vec<Edge>> {
+        delegate!(self, container_edges_within_at(s, t, at))
+    }
+    async fn container_edge_flags_at(&self, scope: &GraphScope, at: Timestamp) -> StoreResult<(Vec<Id>, Vec<Id>)> {
+        delegate!(self, container_edge_flags_at(scope, at))
     }
     async fn first_edge_created(&self) -> StoreResult<Option<tributary::domain::Timestamp>> {
         delegate!(self, first_edge_created())

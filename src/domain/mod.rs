@@ -197,14 +197,27 @@ impl Edge {
     /// exclusive). An edge with no recorded interval counts from its creation while unretired,
     /// so rows written before intervals were kept still answer.
     pub fn live_at(&self, at: Timestamp) -> bool {
-        if self.intervals.is_empty() {
-            return self.created <= at && self.retired_at.is_none_or(|r| at < r);
-        }
-        self.intervals.iter().any(|i| i.from <= at && i.to.is_none_or(|t| at < t))
+        live_at(self.created, self.retired_at, self.intervals.iter().map(|i| (i.from, i.to)), at)
     }
     pub fn is_field_edge(&self) -> bool {
         self.source.is_field() || self.target.is_field()
     }
+}
+
+/// [`Edge::live_at`] from an edge's parts: inside one of `intervals` (`from` inclusive, `to`
+/// exclusive); with none recorded, from `created` while unretired. The one rule: the embedded
+/// store's SQL calls it too (`edge_live_at`, store/sqlite/live_at.rs), the Neo4j Cypher spells
+/// it (cypher/*_live_at*.cypher).
+pub fn live_at(
+    created: Timestamp,
+    retired_at: Option<Timestamp>,
+    mut intervals: impl Iterator<Item = (Timestamp, Option<Timestamp>)>,
+    at: Timestamp,
+) -> bool {
+    let Some(first) = intervals.next() else {
+        return created <= at && retired_at.is_none_or(|r| at < r);
+    };
+    std::iter::once(first).chain(intervals).any(|(from, to)| from <= at && to.is_none_or(|t| at < t))
 }
 
 /// What a caller asks a store to create.

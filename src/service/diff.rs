@@ -1,16 +1,21 @@
 //! What changed in a lineage between two instants (issue #19, part 2): `lineageDiff` around a
 //! container and `fieldLineageDiff` around a field.
 //!
-//! A diff is two traversals, one as of each instant (`Lineage::at`, so the same reads and the
-//! same liveness rule as every as-of answer), compared: the nodes and edges only the later one
-//! has appeared, those only the earlier one has were retired, and an edge retired in favour of
-//! one between the same ends with another label (source type or operation) is reported once, as
-//! relabelled. Each change carries the instant it happened (from the edge's intervals); its
+//! A diff compares what the lineage was as of each instant: the nodes and edges only the later
+//! one has appeared, those only the earlier one has were retired, and an edge retired in favour
+//! of one between the same ends with another label (source type or operation) is reported once,
+//! as relabelled. Both instants are read by one traversal (issue #45, item 3): each level asks
+//! the store once for the edges live at either instant (`Store::container_edges_live_at` with
+//! both), and `Edge::live_at` splits them between two walks that each go on from their own
+//! frontier; the edges between a container graph's nodes that neither walk read come the same
+//! way (`container_edges_within_at`). Each walk gathers what `graph_from` as of its instant
+//! draws (the integration test `as_of_graphs_and_diffs_agree_with_the_edges_live_then` holds
+//! the two to the same answers), at about the cost of one as-of traversal instead of two. Each change carries the instant it happened (from the edge's intervals); its
 //! evidence (job, run, operation ids, observed time) is the edge's.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use super::{validate_depth, GraphOptions, Lineage, Start, MAX_DEPTH};
+use super::{validate_depth, Lineage, MAX_DEPTH};
 use crate::domain::{self, Direction, Edge, End, Id, Timestamp};
 use crate::error::{Error, Result};
 
@@ -64,6 +69,105 @@ struct Snapshot {
     edges: BTreeMap<Id, Edge>,
 }
 
+/// One instant's walk of `container_snapshots`: what `graph_from`'s two expansions gather.
+struct Walk {
+    centre: Id,
+    /// Distance of each container reached, per side.
+    up: HashMap<Id, usize>,
+    down: HashMap<Id, usize>,
+    /// Container-to-container edges and edges to or from external assets, by id.
+    edges: BTreeMap<Id, Edge>,
+    externals: BTreeMap<Id, Edge>,
+    /// The depth: containers nearer than it had their edges that way read.
+    depth: usize,
+}
+
+impl Walk {
+    fn new(centre: Id) -> Walk {
+        Walk {
+            centre,
+            up: HashMap::new(),
+            down: HashMap::new(),
+            edges: BTreeMap::new(),
+            externals: BTreeMap::new(),
+            depth: 0,
+        }
+    }
+
+    /// One level of `expand_containers` from `frontier` over `found` (the level's edges live at
+    /// this walk's instant, of both walks' frontiers): the next frontier.
+    fn level<'e>(
+        &mut self,
+        direction: Direction,
+        level: usize,
+        depth: usize,
+        frontier: &[Id],
+        found: impl Iterator<Item = &'e Edge>,
+    ) -> Vec<Id> {
+        self.depth = depth;
+        let dist = match direction {
+            Direction::Upstream => &mut self.up,
+            Direction::Downstream => &mut self.down,
+        };
+        dist.entry(self.centre).or_insert(0);
+        let near: HashSet<Id> = frontier.iter().copied().collect();
+        let mut next = Vec::new();
+        for e in found {
+            if !matches!(super::near_end(e, direction), End::Container { id } if near.contains(id)) {
+                continue;
+            }
+            if let End::Container { id } = super::far_end(e, direction) {
+                if !dist.contains_key(id) {
+                    dist.insert(*id, level);
+                    next.push(*id);
+                }
+            }
+            match (&e.source, &e.target) {
+                (End::External { .. }, _) | (_, End::External { .. }) => {
+                    self.externals.insert(e.id, e.clone());
+                }
+                (End::Container { .. }, End::Container { .. }) => {
+                    self.edges.insert(e.id, e.clone());
+                }
+                _ => {}
+            }
+        }
+        next
+    }
+
+    fn nodes(&self) -> BTreeSet<Id> {
+        std::iter::once(self.centre).chain(self.up.keys().copied()).chain(self.down.keys().copied()).collect()
+    }
+
+    /// `GraphScope::unread` of this walk's graph: (the nodes whose outgoing edges it did not
+    /// read, those whose incoming edges it did not read).
+    fn unread(&self) -> (HashSet<Id>, HashSet<Id>) {
+        let read = |dist: &HashMap<Id, usize>| -> HashSet<Id> {
+            dist.iter().filter(|(_, d)| **d < self.depth).map(|(id, _)| *id).collect()
+        };
+        let (inbound, outbound) = (read(&self.up), read(&self.down));
+        let nodes = self.nodes();
+        (
+            nodes.iter().copied().filter(|id| !outbound.contains(id)).collect(),
+            nodes.iter().copied().filter(|id| !inbound.contains(id)).collect(),
+        )
+    }
+
+    fn snapshot(self) -> Snapshot {
+        let mut s = Snapshot::default();
+        s.nodes.extend(self.nodes().into_iter().map(DiffNode::Container));
+        for e in self.externals.values() {
+            for end in [&e.source, &e.target] {
+                if let End::External { fqn } = end {
+                    s.nodes.insert(DiffNode::External(super::external_node_id(&e.source_type, fqn)));
+                }
+            }
+        }
+        s.edges.extend(self.edges.into_iter().chain(self.externals));
+        s
+    }
+}
+
 impl Lineage {
     /// The container lineage within `depth` (on `side`, or both) as of `to` (default now),
     /// compared with the same as of `from`.
@@ -110,50 +214,109 @@ impl Lineage {
             }
             _ => {}
         }
-        let (before, after) =
-            tokio::try_join!(self.snapshot(around, depth, side, from), self.snapshot(around, depth, side, to))?;
+        let (before, after) = match around {
+            Around::Container(id) => self.container_snapshots(id, depth, side, [from, to]).await?,
+            Around::Field(id) => self.field_snapshots(id, depth, side, [from, to]).await?,
+        };
         Ok(compare(before, after, from, to))
     }
 
-    /// The lineage around a container (as `lineageGraph` draws it) or a field as of `at`.
-    async fn snapshot(&self, around: Around, depth: usize, side: Option<Direction>, at: Timestamp) -> Result<Snapshot> {
-        let view = self.at(Some(at)).await?;
-        let mut s = Snapshot::default();
-        let field_id = match around {
-            Around::Container(id) => {
-                let g = view.graph_from(Start::Node(id), None, depth, side, GraphOptions::default()).await?;
-                s.nodes.extend(g.nodes.iter().map(|n| DiffNode::Container(n.container_id)));
-                s.nodes.extend(g.external_nodes.iter().map(|n| DiffNode::External(n.id.clone())));
-                s.edges.extend(g.edges.into_iter().chain(g.external_edges).map(|e| (e.id, e)));
-                return Ok(s);
-            }
-            Around::Field(id) => id,
-        };
-        s.nodes.insert(DiffNode::Field(field_id));
+    /// The lineage around a container as `lineageGraph` draws it (its nodes, external nodes,
+    /// edges and external edges) as of each instant, by one traversal: each level's edges are
+    /// read once, live at either instant, and split by `Edge::live_at` into the two walks, which
+    /// then go on from their own frontiers; so are the edges between the nodes that the walks
+    /// did not read. The same answers as two `graph_from`s as of each instant.
+    async fn container_snapshots(
+        &self,
+        id: Id,
+        depth: usize,
+        side: Option<Direction>,
+        at: [Timestamp; 2],
+    ) -> Result<(Snapshot, Snapshot)> {
+        let mut walks = [Walk::new(id), Walk::new(id)];
         for direction in [Direction::Upstream, Direction::Downstream] {
             if side.is_some_and(|s| s != direction) {
                 continue;
             }
-            let mut seen = BTreeSet::from([field_id]);
-            let mut frontier = vec![field_id];
-            for _ in 0..depth.min(MAX_DEPTH as usize) {
-                if frontier.is_empty() {
+            let mut frontiers = [vec![id], vec![id]];
+            for level in 1..=depth {
+                let ids: BTreeSet<Id> = frontiers.iter().flatten().copied().collect();
+                if ids.is_empty() {
                     break;
                 }
-                let mut next = Vec::new();
-                for e in view.level_edges(&frontier, direction, true).await? {
-                    if let End::Field { id, .. } = super::far_end(&e, direction) {
-                        if seen.insert(*id) {
-                            next.push(*id);
-                            s.nodes.insert(DiffNode::Field(*id));
-                        }
-                    }
-                    s.edges.insert(e.id, e);
+                let ids: Vec<Id> = ids.into_iter().collect();
+                let found = self.store.container_edges_live_at(&ids, direction, &at).await?;
+                for ((walk, frontier), t) in walks.iter_mut().zip(frontiers.iter_mut()).zip(at) {
+                    *frontier = walk.level(direction, level, depth, frontier, found.iter().filter(|e| e.live_at(t)));
                 }
-                frontier = next;
             }
         }
-        Ok(s)
+        // The edges between the nodes that neither walk read (as `graph_from` reads them for a
+        // graph of both sides; one side's graph holds only its paths).
+        if side.is_none() {
+            let unread = walks.each_ref().map(Walk::unread);
+            let union = |pick: fn(&(HashSet<Id>, HashSet<Id>)) -> &HashSet<Id>| -> Vec<Id> {
+                unread.iter().flat_map(pick).copied().collect::<BTreeSet<Id>>().into_iter().collect()
+            };
+            let (sources, targets) = (union(|u| &u.0), union(|u| &u.1));
+            let within = self.store.container_edges_within_at(&sources, &targets, &at).await?;
+            for ((walk, (sources, targets)), t) in walks.iter_mut().zip(&unread).zip(at) {
+                let joins = |e: &&Edge| match (&e.source, &e.target) {
+                    (End::Container { id: s }, End::Container { id: t }) => sources.contains(s) && targets.contains(t),
+                    _ => false,
+                };
+                walk.edges.extend(within.iter().filter(|e| e.live_at(t)).filter(joins).map(|e| (e.id, e.clone())));
+            }
+        }
+        let [before, after] = walks.map(Walk::snapshot);
+        Ok((before, after))
+    }
+
+    /// The field lineage around a field as of each instant, by one traversal as
+    /// `container_snapshots`: every field edge read level by level from the field.
+    async fn field_snapshots(
+        &self,
+        field_id: Id,
+        depth: usize,
+        side: Option<Direction>,
+        at: [Timestamp; 2],
+    ) -> Result<(Snapshot, Snapshot)> {
+        let mut snapshots = [Snapshot::default(), Snapshot::default()];
+        for s in &mut snapshots {
+            s.nodes.insert(DiffNode::Field(field_id));
+        }
+        for direction in [Direction::Upstream, Direction::Downstream] {
+            if side.is_some_and(|s| s != direction) {
+                continue;
+            }
+            let mut seen = [BTreeSet::from([field_id]), BTreeSet::from([field_id])];
+            let mut frontiers = [vec![field_id], vec![field_id]];
+            for _ in 0..depth.min(MAX_DEPTH as usize) {
+                let ids: BTreeSet<Id> = frontiers.iter().flatten().copied().collect();
+                if ids.is_empty() {
+                    break;
+                }
+                let ids: Vec<Id> = ids.into_iter().collect();
+                let found = self.store.field_edges_live_at(&ids, direction, &at).await?;
+                for (((s, seen), frontier), t) in snapshots.iter_mut().zip(&mut seen).zip(&mut frontiers).zip(at) {
+                    let near: HashSet<Id> = frontier.drain(..).collect();
+                    for e in found.iter().filter(|e| e.live_at(t)) {
+                        if !matches!(super::near_end(e, direction), End::Field { id, .. } if near.contains(id)) {
+                            continue;
+                        }
+                        if let End::Field { id, .. } = super::far_end(e, direction) {
+                            if seen.insert(*id) {
+                                frontier.push(*id);
+                                s.nodes.insert(DiffNode::Field(*id));
+                            }
+                        }
+                        s.edges.insert(e.id, e.clone());
+                    }
+                }
+            }
+        }
+        let [before, after] = snapshots;
+        Ok((before, after))
     }
 
     /// `from` and `to` (default now) checked as `asOf` is, and in order.

@@ -4,9 +4,11 @@
 //! One rule, one place: every traversal (`lineageGraph`, `impact`, `piiFlow`,
 //! `fieldConnections`, `lineageDiff`) reads its levels through [`Lineage::level_edges`] and the
 //! graph's surroundings through [`Lineage::graph_around`]. Without an instant they are today's
-//! store reads, unchanged; with one they read every edge around the level, live or retired, and
-//! keep those [`Edge::live_at`] the instant. The stores answer the same reads, so both answer
-//! alike.
+//! store reads, unchanged; with one they are the stores' reads "live at t"
+//! (`Store::container_edges_live_at`, `container_edges_within_at`, `container_edge_flags_at`):
+//! each store tests [`Edge::live_at`]'s rule where the edges lie (the embedded store in SQL, with
+//! the rule's own Rust function; Neo4j in Cypher) and decodes only the edges live then, so a hub
+//! next to the graph costs its first live edge, as today's `EXISTS` does, not its whole fan-out.
 //!
 //! What is reconstructed and what is not is said in the answer ([`AS_OF_RECONSTRUCTED`],
 //! [`AS_OF_NOT_RECONSTRUCTED`]) and in the README: the stores keep each edge's live intervals
@@ -108,27 +110,27 @@ impl Lineage {
                 false => self.store.container_edges_of(ids, direction).await?,
             });
         };
-        let ever = match over_fields {
-            true => self.store.field_edges_ever_of(ids, direction).await?,
-            false => self.store.container_edges_ever_of(ids, direction).await?,
-        };
-        Ok(ever.into_iter().filter(|e| e.live_at(at)).collect())
+        Ok(match over_fields {
+            true => self.store.field_edges_live_at(ids, direction, &[at]).await?,
+            false => self.store.container_edges_live_at(ids, direction, &[at]).await?,
+        })
     }
 
     /// What a lineage graph shows around its containers: the store's cheap read today; as of an
-    /// instant, the same answer from the edges live then.
+    /// instant, the same two reads with the store's liveness test at the instant.
     pub(crate) async fn graph_around(&self, scope: &GraphScope) -> Result<GraphAround> {
-        if self.as_of.is_none() {
+        let Some(at) = self.as_of else {
             return Ok(self.store.container_graph_around(scope).await?);
-        }
+        };
         // Only what the traversal did not read, as the stores do: edges out of the containers
         // whose outgoing edges it did not read, into those whose incoming edges it did not read.
         let (sources, targets) = scope.unread();
-        let (upstream, downstream) = tokio::try_join!(
-            self.level_edges(&targets, Direction::Upstream, false),
-            self.level_edges(&sources, Direction::Downstream, false)
+        let instants = [at];
+        let (edges, (has_upstream, has_downstream)) = tokio::try_join!(
+            self.store.container_edges_within_at(&sources, &targets, &instants),
+            self.store.container_edge_flags_at(scope, at)
         )?;
-        Ok(GraphAround::of_edges(scope, upstream, downstream))
+        Ok(GraphAround { edges, has_upstream, has_downstream })
     }
 
     /// One edge by id (retired ones too); in a view, only if it was live at the instant.

@@ -410,14 +410,35 @@ store_trait! {
         async fn container_edges_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>>;
         /// Live field-level edges whose target (`Upstream`) or source (`Downstream`) is one of `ids`.
         async fn field_edges_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>>;
-        /// Container-level edges in any state (live or retired, deleted ends included) whose target
-        /// (`Upstream`) or source (`Downstream`) is one of `ids`: what a traversal as of a past time
-        /// reads. The service keeps those live at its instant (`Edge::live_at`), the one place that
-        /// rule lives.
-        async fn container_edges_ever_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>>;
-        /// Field-level edges in any state whose target (`Upstream`) or source (`Downstream`) is one
-        /// of `ids`, as `container_edges_ever_of`.
-        async fn field_edges_ever_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>>;
+        /// Container-level edges (the other end a container or an external asset) live at one of
+        /// `at` (`Edge::live_at`; retired since, deleted ends included) whose target (`Upstream`)
+        /// or source (`Downstream`) is one of `ids`: a level of a traversal as of a past instant,
+        /// or of two at once (a diff, which tells them apart with `Edge::live_at`). The store
+        /// tests liveness where the edges lie and returns only those live then.
+        async fn container_edges_live_at(
+            &self,
+            ids: &[Id],
+            direction: Direction,
+            at: &[Timestamp],
+        ) -> StoreResult<Vec<Edge>>;
+        /// Field-level edges live at one of `at` whose target (`Upstream`) or source
+        /// (`Downstream`) is one of `ids`, as `container_edges_live_at`.
+        async fn field_edges_live_at(&self, ids: &[Id], direction: Direction, at: &[Timestamp]) -> StoreResult<Vec<Edge>>;
+        /// Container-to-container edges live at one of `at` from one of `sources` to one of
+        /// `targets` (deleted ends included): `container_graph_around`'s edges as of a past
+        /// instant (or two), for a caller that holds what its traversal read.
+        async fn container_edges_within_at(
+            &self,
+            sources: &[Id],
+            targets: &[Id],
+            at: &[Timestamp],
+        ) -> StoreResult<Vec<Edge>>;
+        /// `container_graph_around`'s flags as of `at`: which of the scope's unread targets have
+        /// an edge live then from outside `scope.ids` (a container, deleted or not, or an
+        /// external asset by an edge not in `known_external_edges`), and which of its unread
+        /// sources one to outside; `(upstream, downstream)`, in any order, possibly repeated.
+        /// Without reading a hub's fan-out: each stops at the first such edge.
+        async fn container_edge_flags_at(&self, scope: &GraphScope, at: Timestamp) -> StoreResult<(Vec<Id>, Vec<Id>)>;
         /// The earliest `created` of any edge: before it the store knows nothing. `None` when empty.
         async fn first_edge_created(&self) -> StoreResult<Option<Timestamp>>;
         /// Per id of `ids`, how many distinct live neighbours lie `direction` of it outside

@@ -502,12 +502,30 @@ impl Store for Neo4jStore {
         graph::field_edges_of(AutoCommit(self), ids, direction).await
     }
 
-    async fn container_edges_ever_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>> {
-        graph::edges_ever_of(AutoCommit(self), ids, direction, false).await
+    async fn container_edges_live_at(
+        &self,
+        ids: &[Id],
+        direction: Direction,
+        at: &[Timestamp],
+    ) -> StoreResult<Vec<Edge>> {
+        graph::edges_live_at(AutoCommit(self), ids, direction, false, at).await
     }
 
-    async fn field_edges_ever_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>> {
-        graph::edges_ever_of(AutoCommit(self), ids, direction, true).await
+    async fn field_edges_live_at(&self, ids: &[Id], direction: Direction, at: &[Timestamp]) -> StoreResult<Vec<Edge>> {
+        graph::edges_live_at(AutoCommit(self), ids, direction, true, at).await
+    }
+
+    async fn container_edges_within_at(
+        &self,
+        sources: &[Id],
+        targets: &[Id],
+        at: &[Timestamp],
+    ) -> StoreResult<Vec<Edge>> {
+        graph::container_edges_within_at(AutoCommit(self), sources, targets, at).await
+    }
+
+    async fn container_edge_flags_at(&self, scope: &GraphScope, at: Timestamp) -> StoreResult<(Vec<Id>, Vec<Id>)> {
+        graph::container_edge_flags_at(AutoCommit(self), scope, at).await
     }
 
     async fn first_edge_created(&self) -> StoreResult<Option<Timestamp>> {

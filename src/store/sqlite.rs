@@ -94,6 +94,7 @@ mod graph;
 mod identity;
 mod jobs;
 mod jobs_asof;
+mod live_at;
 mod migrations;
 mod rows;
 mod schema;
@@ -360,12 +361,35 @@ impl Store for SqliteStore {
         self.read_split(ids, move |c, ids| graph::field_edges_of(c, ids, direction)).await
     }
 
-    async fn container_edges_ever_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>> {
-        self.read_ids(ids, move |c, ids| graph::container_edges_ever_of(c, ids, direction)).await
+    async fn container_edges_live_at(
+        &self,
+        ids: &[Id],
+        direction: Direction,
+        at: &[Timestamp],
+    ) -> StoreResult<Vec<Edge>> {
+        let at = at.to_vec();
+        self.read_split(ids, move |c, ids| graph::container_edges_live_at(c, ids, direction, &at)).await
     }
 
-    async fn field_edges_ever_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>> {
-        self.read_ids(ids, move |c, ids| graph::field_edges_ever_of(c, ids, direction)).await
+    async fn field_edges_live_at(&self, ids: &[Id], direction: Direction, at: &[Timestamp]) -> StoreResult<Vec<Edge>> {
+        let at = at.to_vec();
+        self.read_split(ids, move |c, ids| graph::field_edges_live_at(c, ids, direction, &at)).await
+    }
+
+    async fn container_edges_within_at(
+        &self,
+        sources: &[Id],
+        targets: &[Id],
+        at: &[Timestamp],
+    ) -> StoreResult<Vec<Edge>> {
+        let (sources, targets, at) = (sources.to_vec(), targets.to_vec(), at.to_vec());
+        self.read(move |c| graph::container_edges_within_at(c, &sources, &targets, &at)).await
+    }
+
+    async fn container_edge_flags_at(&self, scope: &GraphScope, at: Timestamp) -> StoreResult<(Vec<Id>, Vec<Id>)> {
+        let (sources, targets) = scope.unread();
+        let (ids, known) = (scope.ids.clone(), scope.known_external_edges.clone());
+        self.read(move |c| graph::container_edge_flags_at(c, &ids, &known, &sources, &targets, at)).await
     }
 
     async fn first_edge_created(&self) -> StoreResult<Option<Timestamp>> {

@@ -1,6 +1,7 @@
 //! Lineage as of a past instant and diffs between two instants (issue #19, parts 1 and 2), and
 //! the sticky terminal state of a run, fed through the real OpenLineage endpoint.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -14,6 +15,7 @@ both_stores!(
     a_diff_lists_what_a_sequence_of_runs_added_and_retired,
     bad_instants_are_refused,
     a_late_start_keeps_the_completed_state,
+    as_of_graphs_and_diffs_agree_with_the_edges_live_then,
 );
 
 const WH: &str = "postgres://warehouse.example.com:5432";
@@ -368,4 +370,212 @@ async fn a_late_start_keeps_the_completed_state(app: TestApp) {
     // A START of a new run still records START.
     app.send(run_event("START", "r3", "load", vec![ds("raw_orders")], vec![ds("orders")])).await;
     assert_eq!(run_states(&app).await, vec![json!("START")]);
+}
+
+/// A container-level end as the oracle below keys it: a container id or an external asset's fqn.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum Node {
+    C(i64),
+    X(String),
+}
+
+/// A live container-level edge as `edges(asOf:)` lists it: (id, source, target, sourceType).
+type LiveEdge = (i64, Node, Node, String);
+
+fn node_of(e: &Value, side: &str) -> Node {
+    match e[format!("{side}ContainerId")].as_i64() {
+        Some(id) => Node::C(id),
+        None => Node::X(e[format!("{side}ExternalFqn")].as_str().unwrap().to_string()),
+    }
+}
+
+/// What `lineageGraph(containerId, depth, asOf)` must draw, worked out from the edges live then
+/// alone: (container ids, external node ids, edge ids, external edge ids, hasUpstream ids,
+/// hasDownstream ids).
+type Drawn = (BTreeSet<i64>, BTreeSet<String>, BTreeSet<i64>, BTreeSet<i64>, BTreeSet<i64>, BTreeSet<i64>);
+
+fn draw(live: &[LiveEdge], centre: i64, depth: usize) -> Drawn {
+    let mut nodes = BTreeSet::from([centre]);
+    let mut externals: BTreeSet<i64> = BTreeSet::new();
+    for upstream in [true, false] {
+        let mut seen = BTreeSet::from([centre]);
+        let mut frontier = vec![centre];
+        for _ in 0..depth {
+            let mut next = Vec::new();
+            for (id, s, t, _) in live {
+                let (near, far) = if upstream { (t, s) } else { (s, t) };
+                if !matches!(near, Node::C(n) if frontier.contains(n)) {
+                    continue;
+                }
+                match far {
+                    Node::C(f) if seen.insert(*f) => next.push(*f),
+                    Node::X(_) => {
+                        externals.insert(*id);
+                    }
+                    _ => {}
+                }
+            }
+            nodes.extend(&next);
+            frontier = next;
+        }
+    }
+    let inside = |n: &Node| matches!(n, Node::C(c) if nodes.contains(c));
+    let edges = live.iter().filter(|(_, s, t, _)| inside(s) && inside(t)).map(|e| e.0).collect();
+    let leaves = |id: i64, far: &Node| match far {
+        Node::C(c) => !nodes.contains(c),
+        Node::X(_) => !externals.contains(&id),
+    };
+    let (mut up, mut down) = (BTreeSet::new(), BTreeSet::new());
+    for (id, s, t, _) in live {
+        if let Node::C(c) = t {
+            if nodes.contains(c) && leaves(*id, s) {
+                up.insert(*c);
+            }
+        }
+        if let Node::C(c) = s {
+            if nodes.contains(c) && leaves(*id, t) {
+                down.insert(*c);
+            }
+        }
+    }
+    let external_nodes = live
+        .iter()
+        .filter(|e| externals.contains(&e.0))
+        .flat_map(|(_, s, t, st)| [s, t].into_iter().filter_map(move |n| match n {
+            Node::X(fqn) => Some(format!("ext:{st}:{fqn}")),
+            Node::C(_) => None,
+        }))
+        .collect();
+    (nodes, external_nodes, edges, externals, up, down)
+}
+
+/// As of instants around edges created, retired (a job's next run, a failed run) and revived (an
+/// edge with two intervals), with external assets at both ends: `lineageGraph` draws what the
+/// edges live then (`edges(asOf:)`, a listing filtered in the service) draw, its
+/// `hasUpstream`/`hasDownstream` flags included, from several centres and depths; and
+/// `lineageDiff` between any two of the instants lists exactly what differs between the two
+/// graphs (it reads both instants in one traversal; the graphs are read one instant at a time).
+async fn as_of_graphs_and_diffs_agree_with_the_edges_live_then(app: TestApp) {
+    let (ds_id, raw, orders) = app.warehouse().await;
+    // b and c are only drawn; their tables make the events' datasets containers.
+    let (a, _b, _c, d, e) = (
+        app.table(ds_id, "a").await,
+        app.table(ds_id, "b").await,
+        app.table(ds_id, "c").await,
+        app.table(ds_id, "d").await,
+        app.table(ds_id, "e").await,
+    );
+    let landing = json!({"namespace": "s3://landing", "name": "drop/orders.csv"});
+    let export = json!({"namespace": "s3://exports", "name": "b.parquet"});
+    app.send(run_event("COMPLETE", "r1", "load", vec![landing.clone()], vec![ds("raw_orders")])).await;
+    app.send(run_event("COMPLETE", "r2", "clean", vec![ds("raw_orders")], vec![ds("orders"), ds("a")])).await;
+    app.send(run_event("COMPLETE", "r3", "agg", vec![ds("orders")], vec![ds("b")])).await;
+    app.send(run_event("COMPLETE", "r4", "fan", vec![ds("a")], vec![ds("c"), ds("d")])).await;
+    let t1 = instant().await;
+    app.send(run_event("COMPLETE", "r5", "clean", vec![ds("raw_orders")], vec![ds("orders")])).await;
+    app.send(run_event("COMPLETE", "r6", "export", vec![ds("b")], vec![export.clone()])).await;
+    app.send(run_event("START", "r7", "agg2", vec![ds("d")], vec![ds("e")])).await;
+    let t2 = instant().await;
+    app.send(run_event("COMPLETE", "r8", "clean", vec![ds("raw_orders")], vec![ds("orders"), ds("a")])).await;
+    app.send(run_event("FAIL", "r7", "agg2", vec![], vec![])).await;
+    let t3 = instant().await;
+    app.send(run_event("COMPLETE", "r9", "fan", vec![ds("a")], vec![ds("c")])).await;
+    let t4 = instant().await;
+    let instants = [t1, t2, t3, t4];
+
+    let listing = "query($t: DateTime) { edges(asOf: $t, size: 1000) { total items {
+        id sourceType sourceContainerId targetContainerId sourceExternalFqn targetExternalFqn sourceFieldId targetFieldId } } }";
+    let graph = "query($c: Int!, $d: Int!, $t: DateTime) { lineageGraph(containerId: $c, depth: $d, asOf: $t) {
+        nodes { id hasUpstream hasDownstream } edges { id } externalNodes { id } externalEdges { id } } }";
+    let mut drawn: BTreeMap<(i64, usize, usize), Drawn> = BTreeMap::new();
+    for (i, t) in instants.iter().enumerate() {
+        let listed = app.ok(listing, json!({"t": t})).await["edges"].clone();
+        let live: Vec<LiveEdge> = listed["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["sourceFieldId"].is_null() && e["targetFieldId"].is_null())
+            .map(|e| {
+                let st = e["sourceType"].as_str().unwrap().to_string();
+                (e["id"].as_i64().unwrap(), node_of(e, "source"), node_of(e, "target"), st)
+            })
+            .collect();
+        for centre in [raw, orders, a, d] {
+            for depth in [1, 2, 3] {
+                let g = app.ok(graph, json!({"c": centre, "d": depth, "t": t})).await["lineageGraph"].clone();
+                let list = |k: &str| g[k].as_array().unwrap().clone();
+                let ids = |k: &str| -> BTreeSet<i64> { list(k).iter().map(|n| n["id"].as_i64().unwrap()).collect() };
+                let flagged = |k: &str| -> BTreeSet<i64> {
+                    list("nodes").iter().filter(|n| n[k] == json!(true)).map(|n| n["id"].as_i64().unwrap()).collect()
+                };
+                let externals: BTreeSet<String> =
+                    list("externalNodes").iter().map(|n| n["id"].as_str().unwrap().to_string()).collect();
+                let answer = (
+                    ids("nodes"),
+                    externals,
+                    ids("edges"),
+                    ids("externalEdges"),
+                    flagged("hasUpstream"),
+                    flagged("hasDownstream"),
+                );
+                let expected = draw(&live, centre, depth);
+                assert_eq!(answer, expected, "centre {centre}, depth {depth}, as of {t}; live then: {live:?}");
+                drawn.insert((centre, depth, i), expected);
+            }
+        }
+    }
+    // The instants did see the history: a's edge from raw_orders retired at t2, revived by t3;
+    // d -> e live only at t2; a -> d gone at t4.
+    let edges_at = |i: usize| drawn[&(raw, 3, i)].2.clone();
+    assert!(drawn[&(raw, 1, 0)].0.contains(&a) && !drawn[&(raw, 1, 1)].0.contains(&a) && drawn[&(raw, 1, 2)].0.contains(&a));
+    assert!(drawn[&(d, 1, 1)].0.contains(&e) && !drawn[&(d, 1, 2)].0.contains(&e));
+    assert!(drawn[&(a, 1, 2)].0.contains(&d) && !drawn[&(a, 1, 3)].0.contains(&d));
+    assert!(drawn[&(orders, 2, 1)].1.iter().any(|x| x.contains("b.parquet")));
+    assert_ne!(edges_at(0), edges_at(1));
+
+    let diff = "query($c: Int!, $d: Int!, $f: DateTime!, $t: DateTime) { lineageDiff(containerId: $c, depth: $d, from: $f, to: $t) {
+        appearedNodes { kind containerId externalId } retiredNodes { kind containerId externalId }
+        appearedEdges { edge { id } } retiredEdges { edge { id } }
+        relabelledEdges { before { edge { id } } after { edge { id } } } } }";
+    for centre in [raw, orders, a, d] {
+        for depth in [1, 2, 3] {
+            for i in 0..instants.len() {
+                for j in i + 1..instants.len() {
+                    let v = json!({"c": centre, "d": depth, "f": instants[i], "t": instants[j]});
+                    let x = app.ok(diff, v).await["lineageDiff"].clone();
+                    let (before, after) = (&drawn[&(centre, depth, i)], &drawn[&(centre, depth, j)]);
+                    let nodes_of = |k: &str| -> BTreeSet<String> {
+                        x[k].as_array()
+                            .unwrap()
+                            .iter()
+                            .map(|n| match n["containerId"].as_i64() {
+                                Some(id) => id.to_string(),
+                                None => n["externalId"].as_str().unwrap().to_string(),
+                            })
+                            .collect()
+                    };
+                    let all = |g: &Drawn| -> BTreeSet<String> {
+                        g.0.iter().map(|id| id.to_string()).chain(g.1.iter().cloned()).collect()
+                    };
+                    let edge_ids = |k: &str, part: Option<&str>| -> BTreeSet<i64> {
+                        x[k].as_array()
+                            .unwrap()
+                            .iter()
+                            .map(|c| part.map_or(c, |p| &c[p])["edge"]["id"].as_i64().unwrap())
+                            .collect()
+                    };
+                    let every = |g: &Drawn| -> BTreeSet<i64> { g.2.union(&g.3).copied().collect() };
+                    let appeared: BTreeSet<i64> =
+                        edge_ids("appearedEdges", None).union(&edge_ids("relabelledEdges", Some("after"))).copied().collect();
+                    let retired: BTreeSet<i64> =
+                        edge_ids("retiredEdges", None).union(&edge_ids("relabelledEdges", Some("before"))).copied().collect();
+                    let what = format!("centre {centre}, depth {depth}, {} -> {}: {x:#}", instants[i], instants[j]);
+                    assert_eq!(nodes_of("appearedNodes"), &all(after) - &all(before), "{what}");
+                    assert_eq!(nodes_of("retiredNodes"), &all(before) - &all(after), "{what}");
+                    assert_eq!(appeared, &every(after) - &every(before), "{what}");
+                    assert_eq!(retired, &every(before) - &every(after), "{what}");
+                }
+            }
+        }
+    }
 }

@@ -3,7 +3,7 @@
 //! catalog show. One statement per call whatever the number of ids, each an auto-commit read
 //! where the `Store` impl says so, since these are most of the statements a query sends.
 
-use super::rows::{parse_opt_ts, EdgeProps};
+use super::rows::{parse_opt_ts, ts, EdgeProps};
 use super::{decode_by_ids, distinct, AutoCommit, Cmd, Run};
 use crate::domain::{ContainerStats, Direction, Edge, Id, Timestamp};
 use crate::store::{GraphAround, GraphScope, StoreResult};
@@ -24,21 +24,79 @@ pub(super) async fn field_edges_of(db: impl Run, ids: &[Id], direction: Directio
     decode_by_ids::<EdgeProps>(db, cmd, ids, "edge").await
 }
 
-/// Every edge (live or retired) at one level of an as-of traversal: container-level or
-/// field-level, into (`Upstream`) or out of (`Downstream`) `ids`.
-pub(super) async fn edges_ever_of(
+/// The edges live at one of `at` at one level of an as-of traversal: container-level or
+/// field-level, into (`Upstream`) or out of (`Downstream`) `ids`. The liveness test is in the
+/// Cypher's `WHERE` (see the statements).
+pub(super) async fn edges_live_at(
     db: impl Run,
     ids: &[Id],
     direction: Direction,
     over_fields: bool,
+    at: &[Timestamp],
 ) -> StoreResult<Vec<Edge>> {
     let cmd = match (over_fields, direction) {
-        (false, Direction::Upstream) => cypher!("container_edges_ever_upstream"),
-        (false, Direction::Downstream) => cypher!("container_edges_ever_downstream"),
-        (true, Direction::Upstream) => cypher!("field_edges_ever_upstream"),
-        (true, Direction::Downstream) => cypher!("field_edges_ever_downstream"),
+        (false, Direction::Upstream) => cypher!("container_edges_live_at_upstream"),
+        (false, Direction::Downstream) => cypher!("container_edges_live_at_downstream"),
+        (true, Direction::Upstream) => cypher!("field_edges_live_at_upstream"),
+        (true, Direction::Downstream) => cypher!("field_edges_live_at_downstream"),
     };
-    decode_by_ids::<EdgeProps>(db, cmd, ids, "edge").await
+    decode_by_ids::<EdgeProps>(db, cmd.param("at", instants(at)), ids, "edge").await
+}
+
+/// `Store::container_edges_within_at`.
+pub(super) async fn container_edges_within_at(
+    mut db: impl Run,
+    sources: &[Id],
+    targets: &[Id],
+    at: &[Timestamp],
+) -> StoreResult<Vec<Edge>> {
+    if sources.is_empty() || targets.is_empty() {
+        return Ok(Vec::new());
+    }
+    let cmd = cypher!("container_edges_within_at")
+        .param("sources", distinct(sources))
+        .param("targets", distinct(targets))
+        .param("at", instants(at));
+    db.run(cmd).await?.decode::<EdgeProps>("edge")
+}
+
+/// `Store::container_edge_flags_at`.
+pub(super) async fn container_edge_flags_at(
+    mut db: impl Run,
+    scope: &GraphScope,
+    at: Timestamp,
+) -> StoreResult<(Vec<Id>, Vec<Id>)> {
+    let (sources, targets) = scope.unread();
+    if sources.is_empty() && targets.is_empty() {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let flags = db
+        .run(
+            cypher!("container_edge_flags_at")
+                .param("ids", distinct(&scope.ids))
+                .param("known", distinct(&scope.known_external_edges))
+                .param("up", distinct(&targets))
+                .param("down", distinct(&sources))
+                .param("at", instants(&[at])),
+        )
+        .await?;
+    let (mut up, mut down) = (Vec::new(), Vec::new());
+    for row in &flags.rows {
+        let id: Id = flags.get(row, "id")?;
+        if flags.get::<bool>(row, "has_upstream")? {
+            up.push(id);
+        }
+        if flags.get::<bool>(row, "has_downstream")? {
+            down.push(id);
+        }
+    }
+    Ok((up, down))
+}
+
+/// The `$at` of the as-of statements: each instant as the store writes timestamps (to the
+/// microsecond, as every stored time is, so comparing the texts compares the times).
+fn instants(at: &[Timestamp]) -> Vec<String> {
+    at.iter().map(ts).collect()
 }
 
 pub(super) async fn first_edge_created(mut db: impl Run) -> StoreResult<Option<Timestamp>> {

@@ -34,6 +34,7 @@ pub(super) fn open_connection(path: &Path) -> StoreResult<Connection> {
     conn.set_prepared_statement_cache_capacity(128);
     rusqlite::vtab::array::load_module(&conn).map_err(internal)?;
     register_unicode_lower(&conn).map_err(internal)?;
+    live_at::register(&conn).map_err(internal)?;
     Ok(conn)
 }
 

@@ -6,6 +6,7 @@
 use rusqlite::{params, Connection};
 
 use super::edges::{query_edges, select_edges};
+use super::live_at;
 use super::rows::{distinct_ids, id_array, parse_ts};
 use super::{select_rows, STORE};
 use crate::domain::{ContainerStats, Direction, Edge, Id, Timestamp};
@@ -13,49 +14,88 @@ use crate::metrics::store_query;
 use crate::store::GraphAround;
 
 pub(super) fn container_edges_of(c: &Connection, ids: &[Id], direction: Direction) -> rusqlite::Result<Vec<Edge>> {
-    container_edges(c, ids, direction, true)
+    container_edges(c, ids, direction, None)
 }
 
 pub(super) fn field_edges_of(c: &Connection, ids: &[Id], direction: Direction) -> rusqlite::Result<Vec<Edge>> {
-    field_edges(c, ids, direction, true)
+    field_edges(c, ids, direction, None)
 }
 
-/// `Store::container_edges_ever_of`: the same read without the liveness test, on the same index
-/// prefix (kind, id); the caller keeps what was live at its instant.
-pub(super) fn container_edges_ever_of(c: &Connection, ids: &[Id], direction: Direction) -> rusqlite::Result<Vec<Edge>> {
-    container_edges(c, ids, direction, false)
+/// `Store::container_edges_live_at`: the same read with the liveness test at the instants in
+/// place of `retired_at IS NULL`, on the same index prefix (kind, id); only the rows live then
+/// are decoded.
+pub(super) fn container_edges_live_at(
+    c: &Connection,
+    ids: &[Id],
+    direction: Direction,
+    at: &[Timestamp],
+) -> rusqlite::Result<Vec<Edge>> {
+    container_edges(c, ids, direction, Some(at))
 }
 
-/// `Store::field_edges_ever_of`: `field_edges_of` without the liveness test.
-pub(super) fn field_edges_ever_of(c: &Connection, ids: &[Id], direction: Direction) -> rusqlite::Result<Vec<Edge>> {
-    field_edges(c, ids, direction, false)
+/// `Store::field_edges_live_at`: `field_edges_of` with the liveness test at the instants.
+pub(super) fn field_edges_live_at(
+    c: &Connection,
+    ids: &[Id],
+    direction: Direction,
+    at: &[Timestamp],
+) -> rusqlite::Result<Vec<Edge>> {
+    field_edges(c, ids, direction, Some(at))
 }
 
-/// Container-level edges into (`Upstream`) or out of (`Downstream`) `ids`, live ones only or all.
-fn container_edges(c: &Connection, ids: &[Id], direction: Direction, live: bool) -> rusqlite::Result<Vec<Edge>> {
+/// Live at one of the instants bound as `?{since}` ([`live_at::since`]) and `?{instants}`
+/// ([`live_at::instants`]): first the indexed `retired_at` (no row fetched for an edge retired
+/// before them), then `edge_live_at` on the row. Put last in a `WHERE`, after what the index
+/// alone answers.
+fn live_at_sql(alias: &str, since: usize, instants: usize) -> String {
+    format!(
+        "({alias}retired_at IS NULL OR {alias}retired_at >= ?{since}) \
+         AND edge_live_at({alias}created, {alias}retired_at, {alias}intervals, ?{instants})"
+    )
+}
+
+/// Container-level edges into (`Upstream`) or out of (`Downstream`) `ids`, live now (`None`) or
+/// live at one of the instants.
+fn container_edges(c: &Connection, ids: &[Id], direction: Direction, at: Option<&[Timestamp]>) -> rusqlite::Result<Vec<Edge>> {
     // One index seek per id, joined: `IN rarray(..)` would first copy the ids into a
     // temporary b-tree, for every level of every traversal.
-    let (op, near, far) = match (direction, live) {
-        (Direction::Upstream, true) => ("container_edges_upstream", "target", "source"),
-        (Direction::Upstream, false) => ("container_edges_ever_upstream", "target", "source"),
-        (Direction::Downstream, true) => ("container_edges_downstream", "source", "target"),
-        (Direction::Downstream, false) => ("container_edges_ever_downstream", "source", "target"),
+    let (op, near, far) = match (direction, at.is_some()) {
+        (Direction::Upstream, false) => ("container_edges_upstream", "target", "source"),
+        (Direction::Upstream, true) => ("container_edges_upstream_at", "target", "source"),
+        (Direction::Downstream, false) => ("container_edges_downstream", "source", "target"),
+        (Direction::Downstream, true) => ("container_edges_downstream_at", "source", "target"),
     };
-    let live = if live { " AND retired_at IS NULL" } else { "" };
-    let on = format!("{near}_kind = 'c' AND {near}_id = k.value{live} AND {far}_kind IN ('c', 'x')");
-    select_edges(c, op, &format!("rarray(?1) AS k CROSS JOIN edges ON {on}"), params![distinct_ids(ids)])
+    let Some(at) = at else {
+        let on = format!("{near}_kind = 'c' AND {near}_id = k.value AND retired_at IS NULL AND {far}_kind IN ('c', 'x')");
+        return select_edges(c, op, &format!("rarray(?1) AS k CROSS JOIN edges ON {on}"), params![distinct_ids(ids)]);
+    };
+    let on = format!("{near}_kind = 'c' AND {near}_id = k.value AND {far}_kind IN ('c', 'x') AND {}", live_at_sql("", 2, 3));
+    select_edges(
+        c,
+        op,
+        &format!("rarray(?1) AS k CROSS JOIN edges ON {on}"),
+        params![distinct_ids(ids), live_at::since(at), live_at::instants(at)],
+    )
 }
 
-/// Field-level edges into (`Upstream`) or out of (`Downstream`) `ids`, live ones only or all.
-fn field_edges(c: &Connection, ids: &[Id], direction: Direction, live: bool) -> rusqlite::Result<Vec<Edge>> {
-    let (op, near) = match (direction, live) {
-        (Direction::Upstream, true) => ("field_edges_upstream", "target"),
-        (Direction::Upstream, false) => ("field_edges_ever_upstream", "target"),
-        (Direction::Downstream, true) => ("field_edges_downstream", "source"),
-        (Direction::Downstream, false) => ("field_edges_ever_downstream", "source"),
+/// Field-level edges into (`Upstream`) or out of (`Downstream`) `ids`, live now (`None`) or live
+/// at one of the instants.
+fn field_edges(c: &Connection, ids: &[Id], direction: Direction, at: Option<&[Timestamp]>) -> rusqlite::Result<Vec<Edge>> {
+    let (op, near) = match (direction, at.is_some()) {
+        (Direction::Upstream, false) => ("field_edges_upstream", "target"),
+        (Direction::Upstream, true) => ("field_edges_upstream_at", "target"),
+        (Direction::Downstream, false) => ("field_edges_downstream", "source"),
+        (Direction::Downstream, true) => ("field_edges_downstream_at", "source"),
     };
-    let live = if live { " AND retired_at IS NULL" } else { "" };
-    query_edges(c, op, &format!("{near}_kind = 'f' AND {near}_id IN rarray(?1){live}"), params![id_array(ids)])
+    let Some(at) = at else {
+        return query_edges(c, op, &format!("{near}_kind = 'f' AND {near}_id IN rarray(?1) AND retired_at IS NULL"), params![id_array(ids)]);
+    };
+    query_edges(
+        c,
+        op,
+        &format!("{near}_kind = 'f' AND {near}_id IN rarray(?1) AND {}", live_at_sql("", 2, 3)),
+        params![id_array(ids), live_at::since(at), live_at::instants(at)],
+    )
 }
 
 /// `Store::first_edge_created`. Times are stored as fixed-width RFC 3339 text, so the smallest
@@ -77,52 +117,123 @@ pub(super) fn container_graph_around(
     sources: &[Id],
     targets: &[Id],
 ) -> rusqlite::Result<GraphAround> {
-    let edges = if sources.is_empty() || targets.is_empty() {
-        Vec::new()
-    } else {
-        // Each target's live incoming edges are read from the index and their source
-        // tested (`+` keeps it out of the seek: seeking every (source, target) pair costs
-        // sources × targets, a million seeks around a hub). From the targets' side, not
-        // the sources': fan-in is bounded by what one job reads, while a source hub's
-        // fan-out runs to thousands (reading it was a third of a depth-5 graph's time).
-        // The test runs on the index alone; only the edges found are read in full.
-        query_edges(
+    let edges = edges_within(c, sources, targets, None)?;
+    let (has_upstream, has_downstream) = edge_flags(c, ids, known, sources, targets, None)?;
+    Ok(GraphAround { edges, has_upstream, has_downstream })
+}
+
+/// `Store::container_edges_within_at`: the edges from `sources` to `targets` live at one of the
+/// instants, read as `container_graph_around` reads today's.
+pub(super) fn container_edges_within_at(
+    c: &Connection,
+    sources: &[Id],
+    targets: &[Id],
+    at: &[Timestamp],
+) -> rusqlite::Result<Vec<Edge>> {
+    edges_within(c, sources, targets, Some(at))
+}
+
+/// `Store::container_edge_flags_at`: `container_graph_around`'s flags as of `at`, each an
+/// `EXISTS` that stops at the first edge live then that leaves the graph.
+pub(super) fn container_edge_flags_at(
+    c: &Connection,
+    ids: &[Id],
+    known: &[Id],
+    sources: &[Id],
+    targets: &[Id],
+    at: Timestamp,
+) -> rusqlite::Result<(Vec<Id>, Vec<Id>)> {
+    edge_flags(c, ids, known, sources, targets, Some(at))
+}
+
+/// Live container-to-container edges from `sources` to `targets`, now or at one of `at`.
+fn edges_within(c: &Connection, sources: &[Id], targets: &[Id], at: Option<&[Timestamp]>) -> rusqlite::Result<Vec<Edge>> {
+    if sources.is_empty() || targets.is_empty() {
+        return Ok(Vec::new());
+    }
+    // Each target's live incoming edges are read from the index and their source tested (`+`
+    // keeps it out of the seek: seeking every (source, target) pair costs sources × targets, a
+    // million seeks around a hub). From the targets' side, not the sources': fan-in is bounded
+    // by what one job reads, while a source hub's fan-out runs to thousands (reading it was a
+    // third of a depth-5 graph's time). Today's test runs on the index alone; at an instant the
+    // row of an edge whose source is in the graph is fetched for `edge_live_at`. Only the edges
+    // found are read in full.
+    let Some(at) = at else {
+        return query_edges(
             c,
             "container_edges_within",
             "id IN (SELECT e.id FROM rarray(?2) AS k CROSS JOIN edges e
                ON e.target_kind = 'c' AND e.target_id = k.value AND e.retired_at IS NULL
                WHERE +e.source_kind = 'c' AND +e.source_id IN rarray(?1))",
             params![id_array(sources), distinct_ids(targets)],
-        )?
+        );
     };
-    let mut around = GraphAround { edges, ..GraphAround::default() };
+    query_edges(
+        c,
+        "container_edges_within_at",
+        &format!(
+            "id IN (SELECT e.id FROM rarray(?2) AS k CROSS JOIN edges e
+               ON e.target_kind = 'c' AND e.target_id = k.value
+               WHERE +e.source_kind = 'c' AND +e.source_id IN rarray(?1) AND {})",
+            live_at_sql("e.", 3, 4)
+        ),
+        params![id_array(sources), distinct_ids(targets), live_at::since(at), live_at::instants(at)],
+    )
+}
+
+/// Which of `targets` have a live edge from outside the graph (`ids`, or an external asset by an
+/// edge not in `known`), and which of `sources` one to outside: `(upstream, downstream)`, now or
+/// at `at`.
+fn edge_flags(
+    c: &Connection,
+    ids: &[Id],
+    known: &[Id],
+    sources: &[Id],
+    targets: &[Id],
+    at: Option<Timestamp>,
+) -> rusqlite::Result<(Vec<Id>, Vec<Id>)> {
+    let (mut has_upstream, mut has_downstream) = (Vec::new(), Vec::new());
     if sources.is_empty() && targets.is_empty() {
-        return Ok(around);
+        return Ok((has_upstream, has_downstream));
     }
-    // EXISTS stops at the first edge that leaves the set: a hub's fan-out is not read.
-    store_query(STORE, "container_edge_flags");
-    let mut stmt = c.prepare_cached(
+    // EXISTS stops at the first edge that leaves the set: a hub's fan-out is not read. Today's
+    // liveness is a seek on the index (`retired_at IS NULL`); an instant's is tested last, on
+    // the rows of the edges that leave the set.
+    let (op, seek, row) = match at {
+        None => ("container_edge_flags", "AND e.retired_at IS NULL", String::new()),
+        Some(_) => ("container_edge_flags_at", "", format!("AND {}", live_at_sql("e.", 5, 6))),
+    };
+    store_query(STORE, op);
+    let mut stmt = c.prepare_cached(&format!(
         "SELECT n.value, 0, EXISTS (SELECT 1 FROM edges e WHERE e.target_kind = 'c' AND e.target_id = n.value
-             AND e.retired_at IS NULL AND ((e.source_kind = 'c' AND e.source_id NOT IN rarray(?1))
-               OR (e.source_kind = 'x' AND e.id NOT IN rarray(?2))))
+             {seek} AND ((e.source_kind = 'c' AND e.source_id NOT IN rarray(?1))
+               OR (e.source_kind = 'x' AND e.id NOT IN rarray(?2))) {row})
          FROM rarray(?3) n
          UNION ALL
          SELECT n.value, 1, EXISTS (SELECT 1 FROM edges e WHERE e.source_kind = 'c' AND e.source_id = n.value
-             AND e.retired_at IS NULL AND ((e.target_kind = 'c' AND e.target_id NOT IN rarray(?1))
-               OR (e.target_kind = 'x' AND e.id NOT IN rarray(?2))))
-         FROM rarray(?4) n",
-    )?;
-    let rows = stmt.query_map(params![id_array(ids), id_array(known), id_array(targets), id_array(sources)], |r| {
-        Ok((r.get::<_, Id>(0)?, r.get::<_, bool>(1)?, r.get::<_, bool>(2)?))
-    })?;
+             {seek} AND ((e.target_kind = 'c' AND e.target_id NOT IN rarray(?1))
+               OR (e.target_kind = 'x' AND e.id NOT IN rarray(?2))) {row})
+         FROM rarray(?4) n"
+    ))?;
+    let (ids, known, targets, sources) = (id_array(ids), id_array(known), id_array(targets), id_array(sources));
+    let row = |r: &rusqlite::Row<'_>| Ok((r.get::<_, Id>(0)?, r.get::<_, bool>(1)?, r.get::<_, bool>(2)?));
+    let rows: Vec<(Id, bool, bool)> = match at {
+        None => stmt.query_map(params![ids, known, targets, sources], row)?.collect::<rusqlite::Result<_>>()?,
+        Some(at) => stmt
+            .query_map(
+                params![ids, known, targets, sources, live_at::since(&[at]), live_at::instants(&[at])],
+                row,
+            )?
+            .collect::<rusqlite::Result<_>>()?,
+    };
     for row in rows {
-        match row? {
-            (id, false, true) => around.has_upstream.push(id),
-            (id, true, true) => around.has_downstream.push(id),
+        match row {
+            (id, false, true) => has_upstream.push(id),
+            (id, true, true) => has_downstream.push(id),
             _ => {}
         }
     }
-    Ok(around)
+    Ok((has_upstream, has_downstream))
 }
 
 pub(super) fn container_stats(c: &Connection, ids: &[Id]) -> rusqlite::Result<Vec<ContainerStats>> {

@@ -57,7 +57,7 @@ fn parse_one_ts(s: &str) -> rusqlite::Result<Timestamp> {
 }
 
 /// An edge's `intervals` column: JSON of `[{"from": ts, "to": ts | null}]`.
-fn intervals_col(s: &str) -> Vec<crate::domain::Interval> {
+pub(super) fn intervals_col(s: &str) -> Vec<crate::domain::Interval> {
     #[derive(serde::Deserialize)]
     struct Raw<'a> {
         #[serde(borrow)]
