@@ -129,11 +129,15 @@ const OPERATION_COUNTER: &str = "operation";
 struct Cmd {
     name: &'static str,
     query: Query,
+    /// Whether the statement names edges or evidence: in a session, its buffered assertions
+    /// are written before it runs (see `overlay`).
+    lineage: bool,
 }
 
 impl Cmd {
     fn new(name: &'static str, text: &'static str) -> Self {
-        Cmd { name, query: neo4rs::query(text) }
+        let lineage = text.contains("LINEAGE") || text.contains("Evidence");
+        Cmd { name, query: neo4rs::query(text), lineage }
     }
 
     fn param(mut self, key: &str, value: impl Into<BoltType>) -> Self {
@@ -171,7 +175,7 @@ macro_rules! write_txn {
         $crate::store::neo4j::detached($crate::store::neo4j::ids::scoped(ids, async move {
             if let Some(session) = store.session.clone() {
                 let mut inner = session.lock().await;
-                let result = match $crate::store::neo4j::session::open(&mut inner) {
+                let result = match $crate::store::neo4j::session::open_for_write(&mut inner).await {
                     Ok($txn) => {
                         let (result, deferred) = $crate::store::neo4j::session::deferring($body).await;
                         inner.deferred.append(deferred);
@@ -207,6 +211,7 @@ mod ids;
 mod jobs;
 mod jobs_asof;
 mod migrations;
+mod overlay;
 mod retry;
 mod rows;
 mod schema;
@@ -534,6 +539,9 @@ impl Store for Neo4jStore {
     /// One transaction of at most nine statements whatever the batch size (see `assertions`),
     /// run again when a concurrent batch created one of its edges first.
     async fn apply_assertions(&self, batch: AssertionBatch, now: Timestamp) -> StoreResult<AssertionSummary> {
+        if let Some(session) = &self.session {
+            return session.clone().apply_assertions(self.ids.clone(), batch, now).await;
+        }
         assertions::apply_assertions(self, batch, now).await
     }
 
@@ -577,6 +585,9 @@ impl Store for Neo4jStore {
     }
 
     async fn live_evidence_of_key(&self, key: &str) -> StoreResult<Vec<PriorEvidence>> {
+        if let Some(session) = &self.session {
+            return session.clone().live_evidence_of_key(key.to_string()).await;
+        }
         assertions::live_evidence_of_key(AutoCommit(self), key).await
     }
 
