@@ -8,15 +8,18 @@
 CALL () {
   UNWIND $ukeys AS ukey
   MATCH ()-[r:LINEAGE {ukey: ukey}]->()
-  RETURN r
-  UNION
+  RETURN collect(r) AS by_key
+}
+CALL () {
   UNWIND $ids AS id
   MATCH ()-[r:LINEAGE {id: id}]->()
-  RETURN r
+  RETURN collect(r) AS by_id
 }
+UNWIND by_key + by_id AS r
+WITH DISTINCT r
 SET r.locked = true
 REMOVE r.locked
-WITH DISTINCT r
+WITH r
 OPTIONAL MATCH (e:Evidence {edge_id: r.id})
 WITH r, collect(e {.*}) AS evidence
 RETURN r {.*} AS edge, evidence
