@@ -540,7 +540,7 @@ impl Store for Neo4jStore {
     /// run again when a concurrent batch created one of its edges first.
     async fn apply_assertions(&self, batch: AssertionBatch, now: Timestamp) -> StoreResult<AssertionSummary> {
         if let Some(session) = &self.session {
-            return session.clone().apply_assertions(self.ids.clone(), batch, now).await;
+            return Ok(session.clone().apply_assertions(self.ids.clone(), batch, now).await?.0);
         }
         assertions::apply_assertions(self, batch, now).await
     }

@@ -134,7 +134,7 @@ impl AssertionBuffer {
         now: Timestamp,
         new_ids: impl AsyncFnOnce(usize) -> StoreResult<Id>,
         changes: &mut Vec<NewChange>,
-    ) -> StoreResult<AssertionSummary> {
+    ) -> StoreResult<(AssertionSummary, Vec<Id>)> {
         self.look_up(txn, batch).await?;
         let first = match self.new_edges_of(batch) {
             0 => 0,
@@ -152,17 +152,18 @@ impl AssertionBuffer {
 
     /// Folds a batch into the buffer by `apply_assertions_in`'s rules, in memory (the buffer
     /// knows every edge the batch names, `look_up`): its summary, and its change-log entries in
-    /// `changes` in the order `apply_assertions_in` records them. New edges take ids `first`,
-    /// `first + 1`, ... in creation order.
+    /// `changes` in the order `apply_assertions_in` records them, and each assertion's edge id in
+    /// batch order. New edges take ids `first`, `first + 1`, ... in creation order.
     fn fold(
         &mut self,
         batch: &AssertionBatch,
         now: Timestamp,
         first: Id,
         changes: &mut Vec<NewChange>,
-    ) -> StoreResult<AssertionSummary> {
+    ) -> StoreResult<(AssertionSummary, Vec<Id>)> {
         let now = micros(now);
-        let mut summary = AssertionSummary { edges_asserted: count(batch.assert.len())?, ..AssertionSummary::default() };
+        let mut summary =
+            AssertionSummary { edges_asserted: count(batch.assert.len())?, ..AssertionSummary::default() };
         let mut next = first;
 
         // ---- 1. edges: create or assert again, in batch order ----
@@ -206,7 +207,8 @@ impl AssertionBuffer {
                     if asserted_now.insert((id, row.key.clone())) && old.retired_at.is_some() {
                         summary.evidence_created += 1;
                     }
-                    row.first_observed_operation_id = old.first_observed_operation_id.or(row.first_observed_operation_id);
+                    row.first_observed_operation_id =
+                        old.first_observed_operation_id.or(row.first_observed_operation_id);
                     row.last_observed_operation_id = row.last_observed_operation_id.or(old.last_observed_operation_id);
                     *old = row;
                 }
@@ -249,7 +251,7 @@ impl AssertionBuffer {
             summary.edges_retired += 1;
             self.mark_changed(id);
         }
-        Ok(summary)
+        Ok((summary, edge_of_assertion))
     }
 
     /// A job's live evidence as the session sees it: the stored rows (`stored`, read without
@@ -357,7 +359,9 @@ mod tests {
     use crate::domain::{Assertion, End, Interval, NewEdge};
 
     fn at(minute: u32) -> Timestamp {
-        chrono::DateTime::parse_from_rfc3339(&format!("2026-12-06T10:{minute:02}:00Z")).unwrap().with_timezone(&chrono::Utc)
+        chrono::DateTime::parse_from_rfc3339(&format!("2026-12-06T10:{minute:02}:00Z"))
+            .unwrap()
+            .with_timezone(&chrono::Utc)
     }
 
     fn assertion(source: Id, target: Id, key: &str, op: Option<i64>) -> Assertion {
@@ -418,7 +422,8 @@ mod tests {
         };
         assert_eq!(buf.new_edges_of(&batch), 1);
         let mut changes = Vec::new();
-        let s = buf.fold(&batch, at(1), 100, &mut changes).unwrap();
+        let (s, ids) = buf.fold(&batch, at(1), 100, &mut changes).unwrap();
+        assert_eq!(ids, vec![100, 100]);
         assert_eq!((s.edges_created, s.edges_asserted, s.evidence_created), (1, 2, 1));
         assert_eq!(kinds(&changes), vec![(ChangeKind::EdgeAsserted, Some(100))]);
         let known = &buf.edges[&100];
@@ -440,12 +445,16 @@ mod tests {
         let batch = AssertionBatch { assert: vec![assertion(1, 2, "job-a", Some(9))], ..AssertionBatch::default() };
         assert_eq!(buf.new_edges_of(&batch), 0);
         let mut changes = Vec::new();
-        let s = buf.fold(&batch, at(2), 0, &mut changes).unwrap();
+        let (s, ids) = buf.fold(&batch, at(2), 0, &mut changes).unwrap();
+        assert_eq!(ids, vec![5]);
         assert_eq!((s.edges_created, s.edges_revived, s.evidence_created), (0, 1, 1));
         assert_eq!(kinds(&changes), vec![(ChangeKind::EdgeRevived, Some(5))]);
         let known = &buf.edges[&5];
         assert_eq!(known.edge.retired_at, None);
-        assert_eq!(known.edge.intervals, vec![Interval { from: at(0), to: Some(at(0)) }, Interval { from: at(2), to: None }]);
+        assert_eq!(
+            known.edge.intervals,
+            vec![Interval { from: at(0), to: Some(at(0)) }, Interval { from: at(2), to: None }]
+        );
         // The operation that first observed the row stays; the last one moves.
         assert_eq!(known.evidence[0].first_observed_operation_id, Some(3));
         assert_eq!(known.evidence[0].last_observed_operation_id, Some(9));
@@ -465,7 +474,7 @@ mod tests {
             ..AssertionBatch::default()
         };
         let mut changes = Vec::new();
-        let s = buf.fold(&batch, at(3), 0, &mut changes).unwrap();
+        let (s, _) = buf.fold(&batch, at(3), 0, &mut changes).unwrap();
         assert_eq!((s.evidence_retired, s.edges_retired), (2, 1));
         // Recorded as the edge was before it retired.
         assert_eq!(kinds(&changes), vec![(ChangeKind::EdgeRetired, Some(5))]);
@@ -491,7 +500,7 @@ mod tests {
             retire_candidates: vec![40],
             ..AssertionBatch::default()
         };
-        let s = buf.fold(&complete, at(2), 0, &mut changes).unwrap();
+        let (s, _) = buf.fold(&complete, at(2), 0, &mut changes).unwrap();
         assert_eq!((s.evidence_retired, s.edges_retired), (1, 1));
         assert!(buf.patch_prior("job-a", Vec::new()).is_empty());
         // Still to create (with its final state), not to update.

@@ -182,25 +182,25 @@ impl Session {
         .await
     }
 
-    /// `apply_assertions` in the session: folded into its buffer (see `overlay`); new edges take
+    /// `apply_assertions` in the session, with each assertion's edge id in batch order: folded into
+    /// its buffer (see `overlay`); new edges take
     /// their ids from `ids`, the metadata values and change-log entries wait with the deferred.
     pub(super) async fn apply_assertions(
         self: std::sync::Arc<Self>,
         ids: std::sync::Arc<Ids>,
         batch: AssertionBatch,
         now: Timestamp,
-    ) -> StoreResult<AssertionSummary> {
+    ) -> StoreResult<(AssertionSummary, Vec<Id>)> {
         detached(async move {
             let mut inner = self.lock().await;
             let inner = &mut *inner;
             let txn = match &mut inner.state {
                 State::Open(txn) => &mut **txn,
-                _ => return open(inner).map(|_| AssertionSummary::default()),
+                _ => return open(inner).map(|_| (AssertionSummary::default(), Vec::new())),
             };
             let mut changes = Vec::new();
-            let new_ids = async |n: usize| -> StoreResult<Id> {
-                first_id(&ids.take(&[(EDGE_COUNTER, n)]).await?, EDGE_COUNTER)
-            };
+            let new_ids =
+                async |n: usize| -> StoreResult<Id> { first_id(&ids.take(&[(EDGE_COUNTER, n)]).await?, EDGE_COUNTER) };
             let result = inner.assertions.apply(txn, &batch, now, new_ids, &mut changes).await;
             if result.is_ok() {
                 inner.deferred.metadata.extend(batch.metadata.iter().cloned());
@@ -212,7 +212,10 @@ impl Session {
     }
 
     /// `live_evidence_of_key` in the session: the stored rows with its buffer's over them.
-    pub(super) async fn live_evidence_of_key(self: std::sync::Arc<Self>, key: String) -> StoreResult<Vec<PriorEvidence>> {
+    pub(super) async fn live_evidence_of_key(
+        self: std::sync::Arc<Self>,
+        key: String,
+    ) -> StoreResult<Vec<PriorEvidence>> {
         detached(async move {
             let mut inner = self.lock().await;
             let inner = &mut *inner;
