@@ -182,9 +182,9 @@ impl Session {
         .await
     }
 
-    /// `apply_assertions` in the session, with each assertion's edge id in batch order: folded into
-    /// its buffer (see `overlay`); new edges take
-    /// their ids from `ids`, the metadata values and change-log entries wait with the deferred.
+    /// `apply_assertions` in the session, with each assertion's edge id in batch order: folded
+    /// into its buffer (see `overlay`); new edges take their ids from `ids`, the metadata values
+    /// and change-log entries wait with the deferred.
     pub(super) async fn apply_assertions(
         self: std::sync::Arc<Self>,
         ids: std::sync::Arc<Ids>,
