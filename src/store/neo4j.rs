@@ -129,11 +129,15 @@ const OPERATION_COUNTER: &str = "operation";
 struct Cmd {
     name: &'static str,
     query: Query,
+    /// Whether the statement names edges or evidence: in a session, its buffered assertions
+    /// are written before it runs (see `overlay`).
+    lineage: bool,
 }
 
 impl Cmd {
     fn new(name: &'static str, text: &'static str) -> Self {
-        Cmd { name, query: neo4rs::query(text) }
+        let lineage = text.contains("LINEAGE") || text.contains("Evidence");
+        Cmd { name, query: neo4rs::query(text), lineage }
     }
 
     fn param(mut self, key: &str, value: impl Into<BoltType>) -> Self {
@@ -171,7 +175,7 @@ macro_rules! write_txn {
         $crate::store::neo4j::detached($crate::store::neo4j::ids::scoped(ids, async move {
             if let Some(session) = store.session.clone() {
                 let mut inner = session.lock().await;
-                let result = match $crate::store::neo4j::session::open(&mut inner) {
+                let result = match $crate::store::neo4j::session::open_for_write(&mut inner).await {
                     Ok($txn) => {
                         let (result, deferred) = $crate::store::neo4j::session::deferring($body).await;
                         inner.deferred.append(deferred);
@@ -207,6 +211,7 @@ mod ids;
 mod jobs;
 mod jobs_asof;
 mod migrations;
+mod overlay;
 mod retry;
 mod rows;
 mod schema;
@@ -552,14 +557,18 @@ impl Store for Neo4jStore {
     /// One transaction of at most nine statements whatever the batch size (see `assertions`),
     /// run again when a concurrent batch created one of its edges first.
     async fn apply_assertions(&self, batch: AssertionBatch, now: Timestamp) -> StoreResult<AssertionSummary> {
-        Ok(assertions::apply_assertions(self, batch, now).await?.0)
+        Ok(self.apply_assertions_with_ids(batch, now).await?.0)
     }
 
+    /// In a session, folded into the session's buffer and written at its end (see `overlay`).
     async fn apply_assertions_with_ids(
         &self,
         batch: AssertionBatch,
         now: Timestamp,
     ) -> StoreResult<(AssertionSummary, Vec<Id>)> {
+        if let Some(session) = &self.session {
+            return session.clone().apply_assertions(self.ids.clone(), batch, now).await;
+        }
         assertions::apply_assertions(self, batch, now).await
     }
 
@@ -603,11 +612,17 @@ impl Store for Neo4jStore {
     }
 
     async fn live_evidence_of_key(&self, key: &str) -> StoreResult<Vec<PriorEvidence>> {
+        if let Some(session) = &self.session {
+            return session.clone().live_evidence_of_keys(vec![key.to_string()]).await;
+        }
         assertions::live_evidence_of_key(AutoCommit(self), key).await
     }
 
     /// One statement for all the keys (`live_evidence_of_keys.cypher`).
     async fn live_evidence_of_keys(&self, keys: &[String]) -> StoreResult<Vec<PriorEvidence>> {
+        if let Some(session) = &self.session {
+            return session.clone().live_evidence_of_keys(keys.to_vec()).await;
+        }
         assertions::live_evidence_of_keys(AutoCommit(self), keys).await
     }
 

@@ -46,7 +46,7 @@ enum Slot {
 
 /// A new edge as the first assertion of its (source, target, sourceType) creates it; its id is
 /// given once the new edges are counted.
-fn new_edge(new: &NewEdge, now: Timestamp) -> Edge {
+pub(super) fn new_edge(new: &NewEdge, now: Timestamp) -> Edge {
     Edge {
         id: 0,
         created: now,
@@ -67,7 +67,7 @@ fn new_edge(new: &NewEdge, now: Timestamp) -> Edge {
 /// is revived with a new open interval; `last_asserted_at` only moves forward; `operation` is
 /// kept once set; `derived` and `transformations` are replaced when the assertion gives them.
 /// The revival and the operation given to an edge without one are changes for the log.
-fn assert_again(
+pub(super) fn assert_again(
     edge: &mut Edge,
     new: &NewEdge,
     now: Timestamp,

@@ -654,6 +654,8 @@ impl JobsBuffer {
 pub(super) async fn flush_session(store: &Neo4jStore) -> StoreResult<()> {
     let Some(session) = &store.session else { return Ok(()) };
     let mut inner = session.lock().await;
+    // The edges and evidence first: the jobs' evidence ties name them.
+    super::session::flush_assertions(&mut inner).await?;
     let result = match super::session::open_with_jobs(&mut inner) {
         Ok((txn, jobs)) => super::ids::scoped(store.ids.clone(), jobs.flush(txn)).await,
         Err(e) => Err(e),

@@ -20,6 +20,12 @@
 //! them, one statement each for the session instead of one per write (and the `change` counter's
 //! lock taken at the session's end instead of at its first write), or before a read of them in
 //! the session (`flush_deferred`).
+//!
+//! And its edges and evidence (`overlay::AssertionBuffer`): `apply_assertions` in a session folds
+//! each batch into the edges it has met, in memory, and they are written at the commit, one
+//! statement per kind, or before any other statement of the session that reads or writes edges
+//! or evidence (`Session::exec` for a `Cmd` naming them, every `write_txn!`, the jobs' and the
+//! deferred writes).
 
 use std::cell::RefCell;
 use std::future::Future;
@@ -32,9 +38,10 @@ use super::assertions::put_metadata_in;
 use super::changes::record_in;
 use super::ids::{self, Ids};
 use super::jobs::JobsBuffer;
-use super::{db_error, detached, exec, Cmd, Rows};
-use crate::domain::{MetadataAssertion, NewChange};
-use crate::store::{StoreError, StoreResult};
+use super::overlay::AssertionBuffer;
+use super::{db_error, detached, exec, first_id, Cmd, Rows, EDGE_COUNTER};
+use crate::domain::{AssertionBatch, AssertionSummary, Id, MetadataAssertion, NewChange, Timestamp};
+use crate::store::{PriorEvidence, StoreError, StoreResult};
 
 /// Writes a session's calls made that wait for its end (see the module's note).
 #[derive(Default)]
@@ -96,6 +103,8 @@ pub(super) struct Inner {
     pub(super) jobs: JobsBuffer,
     /// What the session's calls deferred, in order, not written yet.
     pub(super) deferred: Deferred,
+    /// The edges and evidence the session met, and its assertions not written yet.
+    assertions: AssertionBuffer,
     /// The store's session gate, held while the transaction is open: this process's sessions
     /// run one at a time, as the embedded store's do, so two never deadlock on each other's
     /// locks (the edges and datasets both write).
@@ -125,6 +134,7 @@ impl Session {
                 state: State::Open(Box::new(txn)),
                 jobs: JobsBuffer::default(),
                 deferred: Deferred::default(),
+                assertions: AssertionBuffer::default(),
                 gate: Some(gate),
             }),
             wrote_catalog: AtomicBool::new(false),
@@ -160,6 +170,9 @@ impl Session {
         // Run to its end even when the caller stops waiting (see `detached`).
         detached(async move {
             let mut inner = self.lock().await;
+            if cmd.lineage {
+                flush_assertions(&mut inner).await?;
+            }
             let result = match open(&mut inner) {
                 Ok(txn) => exec(txn, cmd).await,
                 Err(e) => return Err(e),
@@ -169,11 +182,73 @@ impl Session {
         .await
     }
 
+    /// `apply_assertions` in the session, with each assertion's edge id in batch order: folded
+    /// into its buffer (see `overlay`); new edges take their ids from `ids`, the metadata values
+    /// and change-log entries wait with the deferred.
+    pub(super) async fn apply_assertions(
+        self: std::sync::Arc<Self>,
+        ids: std::sync::Arc<Ids>,
+        batch: AssertionBatch,
+        now: Timestamp,
+    ) -> StoreResult<(AssertionSummary, Vec<Id>)> {
+        detached(async move {
+            let mut inner = self.lock().await;
+            let inner = &mut *inner;
+            let txn = match &mut inner.state {
+                State::Open(txn) => &mut **txn,
+                _ => return open(inner).map(|_| (AssertionSummary::default(), Vec::new())),
+            };
+            let mut changes = Vec::new();
+            let new_ids =
+                async |n: usize| -> StoreResult<Id> { first_id(&ids.take(&[(EDGE_COUNTER, n)]).await?, EDGE_COUNTER) };
+            let result = inner.assertions.apply(txn, &batch, now, new_ids, &mut changes).await;
+            if result.is_ok() {
+                inner.deferred.metadata.extend(batch.metadata.iter().cloned());
+                inner.deferred.changes.extend(changes);
+            }
+            settle(inner, result)
+        })
+        .await
+    }
+
+    /// `live_evidence_of_keys` in the session: the stored rows with its buffer's over them, by
+    /// key in the given order, then edge id.
+    pub(super) async fn live_evidence_of_keys(
+        self: std::sync::Arc<Self>,
+        keys: Vec<String>,
+    ) -> StoreResult<Vec<PriorEvidence>> {
+        detached(async move {
+            let mut inner = self.lock().await;
+            let inner = &mut *inner;
+            let txn = match &mut inner.state {
+                State::Open(txn) => &mut **txn,
+                _ => return open(inner).map(|_| Vec::new()),
+            };
+            let stored = super::assertions::live_evidence_of_keys(&mut *txn, &keys).await;
+            let result = stored.map(|rows| {
+                let mut by_key: std::collections::HashMap<String, Vec<PriorEvidence>> =
+                    std::collections::HashMap::new();
+                for row in rows {
+                    by_key.entry(row.key.clone()).or_default().push(row);
+                }
+                let mut seen = std::collections::HashSet::new();
+                keys.iter()
+                    .filter(|k| seen.insert(k.as_str()))
+                    .flat_map(|k| inner.assertions.patch_prior(k, by_key.remove(k).unwrap_or_default()))
+                    .collect()
+            });
+            settle(inner, result)
+        })
+        .await
+    }
+
     /// Commits, taking the ids the buffered jobs and runs need from `ids` (see `ids::Ids`).
     pub(super) async fn commit(self: std::sync::Arc<Self>, ids: std::sync::Arc<Ids>) -> StoreResult<()> {
         detached(ids::scoped(ids, async move {
             let mut inner = self.lock().await;
-            // The buffered job and run updates first, the change log last (see `record_changes`).
+            // The edges and evidence first (the jobs' evidence ties name them), then the buffered
+            // job and run updates, the change log last (see `record_changes`).
+            flush_assertions(&mut inner).await?;
             let flushed = match open_with_jobs(&mut inner) {
                 Ok((txn, jobs)) => jobs.flush(txn).await,
                 Err(e) => return Err(e),
@@ -197,6 +272,7 @@ impl Session {
 /// Writes what the session's calls deferred: the metadata values, then the change log (last, as
 /// everywhere: see `record_changes`).
 async fn flush_deferred_in(inner: &mut Inner) -> StoreResult<()> {
+    flush_assertions(inner).await?;
     let Deferred { metadata, changes } = std::mem::take(&mut inner.deferred);
     if metadata.is_empty() && changes.is_empty() {
         return Ok(());
@@ -219,6 +295,27 @@ async fn flush_deferred_in(inner: &mut Inner) -> StoreResult<()> {
 pub(super) async fn flush_deferred(store: &super::Neo4jStore) -> StoreResult<()> {
     let Some(session) = &store.session else { return Ok(()) };
     flush_deferred_in(&mut *session.lock().await).await
+}
+
+/// Writes the session's buffered assertions (see `overlay`), so a statement that reads or
+/// writes edges or evidence sees them; nothing when none wait.
+pub(super) async fn flush_assertions(inner: &mut Inner) -> StoreResult<()> {
+    if inner.assertions.is_clean() {
+        return Ok(());
+    }
+    let result = match &mut inner.state {
+        State::Open(txn) => inner.assertions.flush(txn).await,
+        _ => open(inner).map(|_| ()),
+    };
+    settle(inner, result)
+}
+
+/// The open transaction for a write the buffer does not see (a `write_txn!`): the buffered
+/// assertions written first and forgotten, as that write may change the edges they hold.
+pub(super) async fn open_for_write(inner: &mut Inner) -> StoreResult<&mut Txn> {
+    flush_assertions(inner).await?;
+    inner.assertions.forget();
+    open(inner)
 }
 
 /// The open transaction, or why there is none.
