@@ -441,10 +441,12 @@ fn draw(live: &[LiveEdge], centre: i64, depth: usize) -> Drawn {
     let external_nodes = live
         .iter()
         .filter(|e| externals.contains(&e.0))
-        .flat_map(|(_, s, t, st)| [s, t].into_iter().filter_map(move |n| match n {
-            Node::X(fqn) => Some(format!("ext:{st}:{fqn}")),
-            Node::C(_) => None,
-        }))
+        .flat_map(|(_, s, t, st)| {
+            [s, t].into_iter().filter_map(move |n| match n {
+                Node::X(fqn) => Some(format!("ext:{st}:{fqn}")),
+                Node::C(_) => None,
+            })
+        })
         .collect();
     (nodes, external_nodes, edges, externals, up, down)
 }
@@ -527,7 +529,9 @@ async fn as_of_graphs_and_diffs_agree_with_the_edges_live_then(app: TestApp) {
     // The instants did see the history: a's edge from raw_orders retired at t2, revived by t3;
     // d -> e live only at t2; a -> d gone at t4.
     let edges_at = |i: usize| drawn[&(raw, 3, i)].2.clone();
-    assert!(drawn[&(raw, 1, 0)].0.contains(&a) && !drawn[&(raw, 1, 1)].0.contains(&a) && drawn[&(raw, 1, 2)].0.contains(&a));
+    assert!(
+        drawn[&(raw, 1, 0)].0.contains(&a) && !drawn[&(raw, 1, 1)].0.contains(&a) && drawn[&(raw, 1, 2)].0.contains(&a)
+    );
     assert!(drawn[&(d, 1, 1)].0.contains(&e) && !drawn[&(d, 1, 2)].0.contains(&e));
     assert!(drawn[&(a, 1, 2)].0.contains(&d) && !drawn[&(a, 1, 3)].0.contains(&d));
     assert!(drawn[&(orders, 2, 1)].1.iter().any(|x| x.contains("b.parquet")));
@@ -565,10 +569,14 @@ async fn as_of_graphs_and_diffs_agree_with_the_edges_live_then(app: TestApp) {
                             .collect()
                     };
                     let every = |g: &Drawn| -> BTreeSet<i64> { g.2.union(&g.3).copied().collect() };
-                    let appeared: BTreeSet<i64> =
-                        edge_ids("appearedEdges", None).union(&edge_ids("relabelledEdges", Some("after"))).copied().collect();
-                    let retired: BTreeSet<i64> =
-                        edge_ids("retiredEdges", None).union(&edge_ids("relabelledEdges", Some("before"))).copied().collect();
+                    let appeared: BTreeSet<i64> = edge_ids("appearedEdges", None)
+                        .union(&edge_ids("relabelledEdges", Some("after")))
+                        .copied()
+                        .collect();
+                    let retired: BTreeSet<i64> = edge_ids("retiredEdges", None)
+                        .union(&edge_ids("relabelledEdges", Some("before")))
+                        .copied()
+                        .collect();
                     let what = format!("centre {centre}, depth {depth}, {} -> {}: {x:#}", instants[i], instants[j]);
                     assert_eq!(nodes_of("appearedNodes"), &all(after) - &all(before), "{what}");
                     assert_eq!(nodes_of("retiredNodes"), &all(before) - &all(after), "{what}");

@@ -56,7 +56,12 @@ fn live_at_sql(alias: &str, since: usize, instants: usize) -> String {
 
 /// Container-level edges into (`Upstream`) or out of (`Downstream`) `ids`, live now (`None`) or
 /// live at one of the instants.
-fn container_edges(c: &Connection, ids: &[Id], direction: Direction, at: Option<&[Timestamp]>) -> rusqlite::Result<Vec<Edge>> {
+fn container_edges(
+    c: &Connection,
+    ids: &[Id],
+    direction: Direction,
+    at: Option<&[Timestamp]>,
+) -> rusqlite::Result<Vec<Edge>> {
     // One index seek per id, joined: `IN rarray(..)` would first copy the ids into a
     // temporary b-tree, for every level of every traversal.
     let (op, near, far) = match (direction, at.is_some()) {
@@ -66,10 +71,12 @@ fn container_edges(c: &Connection, ids: &[Id], direction: Direction, at: Option<
         (Direction::Downstream, true) => ("container_edges_downstream_at", "source", "target"),
     };
     let Some(at) = at else {
-        let on = format!("{near}_kind = 'c' AND {near}_id = k.value AND retired_at IS NULL AND {far}_kind IN ('c', 'x')");
+        let on =
+            format!("{near}_kind = 'c' AND {near}_id = k.value AND retired_at IS NULL AND {far}_kind IN ('c', 'x')");
         return select_edges(c, op, &format!("rarray(?1) AS k CROSS JOIN edges ON {on}"), params![distinct_ids(ids)]);
     };
-    let on = format!("{near}_kind = 'c' AND {near}_id = k.value AND {far}_kind IN ('c', 'x') AND {}", live_at_sql("", 2, 3));
+    let on =
+        format!("{near}_kind = 'c' AND {near}_id = k.value AND {far}_kind IN ('c', 'x') AND {}", live_at_sql("", 2, 3));
     select_edges(
         c,
         op,
@@ -80,7 +87,12 @@ fn container_edges(c: &Connection, ids: &[Id], direction: Direction, at: Option<
 
 /// Field-level edges into (`Upstream`) or out of (`Downstream`) `ids`, live now (`None`) or live
 /// at one of the instants.
-fn field_edges(c: &Connection, ids: &[Id], direction: Direction, at: Option<&[Timestamp]>) -> rusqlite::Result<Vec<Edge>> {
+fn field_edges(
+    c: &Connection,
+    ids: &[Id],
+    direction: Direction,
+    at: Option<&[Timestamp]>,
+) -> rusqlite::Result<Vec<Edge>> {
     let (op, near) = match (direction, at.is_some()) {
         (Direction::Upstream, false) => ("field_edges_upstream", "target"),
         (Direction::Upstream, true) => ("field_edges_upstream_at", "target"),
@@ -88,7 +100,12 @@ fn field_edges(c: &Connection, ids: &[Id], direction: Direction, at: Option<&[Ti
         (Direction::Downstream, true) => ("field_edges_downstream_at", "source"),
     };
     let Some(at) = at else {
-        return query_edges(c, op, &format!("{near}_kind = 'f' AND {near}_id IN rarray(?1) AND retired_at IS NULL"), params![id_array(ids)]);
+        return query_edges(
+            c,
+            op,
+            &format!("{near}_kind = 'f' AND {near}_id IN rarray(?1) AND retired_at IS NULL"),
+            params![id_array(ids)],
+        );
     };
     query_edges(
         c,
@@ -147,7 +164,12 @@ pub(super) fn container_edge_flags_at(
 }
 
 /// Live container-to-container edges from `sources` to `targets`, now or at one of `at`.
-fn edges_within(c: &Connection, sources: &[Id], targets: &[Id], at: Option<&[Timestamp]>) -> rusqlite::Result<Vec<Edge>> {
+fn edges_within(
+    c: &Connection,
+    sources: &[Id],
+    targets: &[Id],
+    at: Option<&[Timestamp]>,
+) -> rusqlite::Result<Vec<Edge>> {
     if sources.is_empty() || targets.is_empty() {
         return Ok(Vec::new());
     }
@@ -220,10 +242,7 @@ fn edge_flags(
     let rows: Vec<(Id, bool, bool)> = match at {
         None => stmt.query_map(params![ids, known, targets, sources], row)?.collect::<rusqlite::Result<_>>()?,
         Some(at) => stmt
-            .query_map(
-                params![ids, known, targets, sources, live_at::since(&[at]), live_at::instants(&[at])],
-                row,
-            )?
+            .query_map(params![ids, known, targets, sources, live_at::since(&[at]), live_at::instants(&[at])], row)?
             .collect::<rusqlite::Result<_>>()?,
     };
     for row in rows {
