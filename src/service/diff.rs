@@ -255,10 +255,12 @@ impl Lineage {
         // graph of both sides; one side's graph holds only its paths).
         if side.is_none() {
             let unread = walks.each_ref().map(Walk::unread);
-            let union = |pick: fn(&(HashSet<Id>, HashSet<Id>)) -> &HashSet<Id>| -> Vec<Id> {
-                unread.iter().flat_map(pick).copied().collect::<BTreeSet<Id>>().into_iter().collect()
-            };
-            let (sources, targets) = (union(|u| &u.0), union(|u| &u.1));
+            let (mut sources, mut targets) = (BTreeSet::new(), BTreeSet::new());
+            for (s, t) in &unread {
+                sources.extend(s);
+                targets.extend(t);
+            }
+            let (sources, targets): (Vec<Id>, Vec<Id>) = (sources.into_iter().collect(), targets.into_iter().collect());
             let within = self.store.container_edges_within_at(&sources, &targets, &at).await?;
             for ((walk, (sources, targets)), t) in walks.iter_mut().zip(&unread).zip(at) {
                 let joins = |e: &&Edge| match (&e.source, &e.target) {

@@ -28,7 +28,7 @@ pub(super) fn register(conn: &Connection) -> rusqlite::Result<()> {
         4,
         FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC | FunctionFlags::SQLITE_INNOCUOUS,
         |ctx| {
-            let at = ctx.get_or_create_aux(3, |v| parse_instants(v))?;
+            let at = ctx.get_or_create_aux(3, parse_instants)?;
             let text = |i: usize| -> rusqlite::Result<Option<&str>> {
                 match ctx.get_raw(i) {
                     ValueRef::Null => Ok(None),
