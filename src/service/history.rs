@@ -17,16 +17,21 @@
 //!
 //! # How it fits
 //!
-//! `Lineage::at(asOf)` checks the instant (not in the future, not before `Store::first_edge_created`) and returns a
-//! view of the service whose `as_of` is set; the traversals above read every level through `Lineage::level_edges` and
-//! the graph's surroundings through `Lineage::graph_around`. Without an instant these are the store's
-//! `container_edges_of` / `field_edges_of` / `container_graph_around`, unchanged; with one they read
-//! `container_edges_ever_of` / `field_edges_ever_of` (every edge around the ids, live or retired, deleted ends
-//! included) and keep those `Edge::live_at` the instant, and the flags come from the same edges
-//! (`GraphAround::of_edges`). Invariant: the liveness rule at an instant lives only in `Edge::live_at`, and no resolver
-//! or store filters by time. `edges(asOf)` pages after filtering (`edges_page`). `lineage_diff` / `field_lineage_diff`
-//! run two as-of traversals side by side and compare them; a retired and an appeared edge between the same ends are one
-//! relabel.
+//! `Lineage::at(asOf)` checks the instant (not in the future, not before
+//! `Store::first_edge_created`) and returns a view of the service whose `as_of` is set; the
+//! traversals read every level through `Lineage::level_edges` and the graph's surroundings through
+//! `Lineage::graph_around`. Without an instant these are the store's `container_edges_of` /
+//! `field_edges_of` / `container_graph_around`, unchanged; with one they are
+//! `container_edges_live_at` / `field_edges_live_at` (the edges around the ids live at one of the
+//! instants, deleted ends included), `container_edges_within_at` and `container_edge_flags_at`.
+//! The embedded store answers them in SQL with the registered function `edge_live_at`
+//! (`store/sqlite/live_at.rs`, which calls `domain::live_at`, the rule behind `Edge::live_at`),
+//! after an indexed `retired_at` bound; Neo4j spells the same rule in Cypher
+//! (`cypher/*_live_at*.cypher`). Invariant: the liveness rule at an instant is `domain::live_at`'s
+//! (the integration test `as_of_graphs_and_diffs_agree_with_the_edges_live_then` holds both stores
+//! to it); no resolver filters by time. `edges(asOf)` still filters its pages in Rust (`edges_page`), a listing being bounded.
+//! `lineage_diff` / `field_lineage_diff` (`service::diff`) read both instants in one traversal;
+//! a retired and an appeared edge between the same ends are one relabel.
 
 use std::borrow::Cow;
 
