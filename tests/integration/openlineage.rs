@@ -24,6 +24,7 @@ both_stores!(
     graphql_mutation_and_stored_events,
     facets_become_metadata_assertions_and_user_values_win,
     auto_creation_makes_containers_from_the_schema_facet,
+    later_events_of_a_request_resolve_to_what_earlier_ones_created,
 );
 
 const WH: &str = "postgres://warehouse.example.com:5432";
@@ -738,6 +739,61 @@ async fn auto_creation_makes_containers_from_the_schema_facet(app: TestApp) {
     assert!(edges.iter().any(|e| e["targetExternalFqn"].is_null()
         && e["targetContainerId"].is_i64()
         && e["sourceContainerId"].is_i64()));
+}
+
+/// A request's datasets are resolved ahead for all its events at once (issue #44), so what an
+/// earlier event creates must still be what a later event's other spelling of it resolves to,
+/// not a second container or an unresolved dataset.
+async fn later_events_of_a_request_resolve_to_what_earlier_ones_created(app: TestApp) {
+    let (ds_id, _, orders) = app.warehouse().await;
+    let app = app.with_auto_create().await;
+    let with_schema = |name: &str, cols: &[&str]| {
+        let mut d = json!({"namespace": WH, "name": name});
+        d["facets"] = json!({"schema": {"_producer": PRODUCER, "_schemaURL": "https://openlineage.io/spec/facets/1-1-1/SchemaDatasetFacet.json",
+                          "fields": cols.iter().map(|c| json!({"name": c, "type": "VARCHAR"})).collect::<Vec<_>>()}});
+        d
+    };
+    let create = run_event(
+        "COMPLETE",
+        "ra1",
+        "daily",
+        vec![ds("orders")],
+        vec![with_schema("analytics.public.daily_sales", &["day"])],
+    );
+    // The same table without its database, as another producer names it.
+    let read = run_event(
+        "COMPLETE",
+        "ra2",
+        "weekly",
+        vec![json!({"namespace": WH, "name": "PUBLIC.Daily_Sales"})],
+        vec![with_schema("analytics.public.weekly_sales", &["week"])],
+    );
+    let (status, body) = app.post("/api/v1/lineage", &json!([create, read])).await;
+    assert_eq!(status, 201, "{body}");
+    let statuses: Vec<&str> =
+        body["events"].as_array().unwrap().iter().map(|e| e["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, ["applied", "applied"], "{body}");
+    assert_eq!(body["events"][1]["summary"]["unresolved_datasets"], json!([]), "{body}");
+    let id_of = |name: &'static str| {
+        let app = &app;
+        async move {
+            let found = app
+                .ok(
+                    "query($d: Int!, $n: String!) { containers(datastoreId: $d, name: $n) { items { id name } } }",
+                    json!({"d": ds_id, "n": name}),
+                )
+                .await;
+            let items = found["containers"]["items"].as_array().unwrap().clone();
+            assert_eq!(items.len(), 1, "one container {name}: {found}");
+            items[0]["id"].clone()
+        }
+    };
+    let (daily, weekly) = (id_of("daily_sales").await, id_of("weekly_sales").await);
+    assert_eq!(pairs(&app.live_edges().await), {
+        let mut want = vec![(json!(orders), daily.clone()), (daily, weekly)];
+        want.sort_by_key(|a| format!("{a:?}"));
+        want
+    });
 }
 
 async fn rename_moves_the_dataset_lineage(app: TestApp) {

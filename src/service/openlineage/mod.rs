@@ -315,6 +315,7 @@ impl Lineage {
                 .filter_map(|(_, (v, _))| v.as_ref().ok())
                 .collect();
             pending.prior = prior::Prior::read(&lineage, &events).await;
+            lineage.read_ahead(caller, &events, &mut pending).await;
         }
         let mut forward = Vec::new();
         for _ in 0..max {
@@ -575,6 +576,28 @@ impl Lineage {
         let e = self.store.finish_events(outcomes).await.err()?;
         tracing::error!(error = %e, events = n, "recording events' outcomes failed");
         Some(e)
+    }
+
+    /// Reads the candidate containers and fields of every dataset the chunk's events name, in
+    /// one read each (`Resolver::read_ahead`). When a read fails, each event reads what is
+    /// missing for itself (and meets the same trouble, which it reports as before).
+    async fn read_ahead(&self, caller: &Caller, events: &[&Event], pending: &mut Pending) {
+        let datastores = match pending.datastores(self).await {
+            Ok(d) => d,
+            Err(e) => {
+                tracing::warn!(error = e.message(), "listing datastores failed; resolving datasets per event");
+                return;
+            }
+        };
+        let mut resolver = Resolver::new(self, caller, datastores, std::mem::take(&mut pending.known));
+        if let Err(e) = resolver.read_ahead(events).await {
+            tracing::warn!(
+                error = e.message(),
+                events = events.len(),
+                "reading a chunk's datasets ahead failed; reading them per event"
+            );
+        }
+        pending.known = resolver.into_known().0;
     }
 
     /// Resolves the event and applies its assertions and retirements in one transaction.

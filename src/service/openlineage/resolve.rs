@@ -19,6 +19,10 @@ use super::Unresolved;
 pub(super) struct Known {
     /// Datasets resolved so far, by identity (see `ident_key`).
     resolved: HashMap<(String, String), Resolution>,
+    /// The candidate containers read so far (for a chunk by `Resolver::read_ahead`, for an event
+    /// by `prefetch`), and the identities whose candidates they all are.
+    pool: Pool,
+    prefetched: HashSet<(String, String)>,
     /// Field ids by lowercased name, per container.
     fields: HashMap<Id, HashMap<String, Id>>,
     /// The datastore of each container read or created.
@@ -55,6 +59,50 @@ fn creation_order(d: &ol::Dataset) -> Vec<(&str, &str, Option<&str>)> {
             .map(|l| (l.namespace.as_str(), l.name.as_str(), l.kind.as_deref())),
     );
     out
+}
+
+/// Candidate containers read ahead, by lowercased name (as `containers_by_names` matches them:
+/// both stores lowercase with Rust's `to_lowercase`), so resolving a name reads only the
+/// containers a store read for its `name_candidates` would return, whatever the pool's size.
+#[derive(Default)]
+struct Pool(HashMap<String, Vec<Container>>);
+
+impl Pool {
+    fn add(&mut self, c: Container) {
+        let same = self.0.entry(c.name.to_lowercase()).or_default();
+        match same.iter_mut().find(|k| k.id == c.id) {
+            Some(k) => *k = c,
+            None => same.push(c),
+        }
+    }
+
+    /// The containers named by one of `wanted`'s candidates, by id, as the store read returns them.
+    fn candidates(&self, wanted: &str) -> Vec<Container> {
+        let mut out: Vec<Container> =
+            crate::service::name_candidates(wanted).iter().filter_map(|n| self.0.get(n)).flatten().cloned().collect();
+        out.sort_by_key(|c| c.id);
+        out.dedup_by_key(|c| c.id);
+        out
+    }
+}
+
+/// Every identity an event's datasets may resolve through: each dataset's own and its symlinks,
+/// a RENAME's previous name, the datasets its column lineage reads.
+fn wanted_keys(event: &Event) -> BTreeSet<(String, String)> {
+    let mut wanted = BTreeSet::new();
+    for d in event.datasets() {
+        wanted.extend(identities(d).map(|(ns, name, _)| ident_key(ns, name)));
+        if let Some(prev) = d.lifecycle.as_ref().and_then(|l| l.previous.as_ref()) {
+            wanted.insert(ident_key(&prev.namespace, &prev.name));
+        }
+        wanted.extend(d.column_inputs().map(|input| ident_key(&input.namespace, &input.name)));
+    }
+    wanted
+}
+
+/// Whether resolving the event looks fields up: schemas and column lineage name them.
+fn names_fields(event: &Event) -> bool {
+    event.datasets().any(|d| !d.schema.is_empty() || !d.column_lineage.is_empty() || !d.dataset_wide.is_empty())
 }
 
 /// The best match for `wanted` (trimmed, lowercased) in each of `datastores` (see
@@ -148,8 +196,8 @@ pub(super) struct Resolver<'a> {
     /// Set when zero-setup mode created a datastore: the request's list is handed on.
     datastores_changed: bool,
     cache: HashMap<(String, String), Resolution>,
-    /// Containers read ahead for the event's datasets by `prefetch`, and the datasets covered.
-    pool: Vec<Container>,
+    /// Containers read ahead (see `Known`), and the identities covered.
+    pool: Pool,
     prefetched: HashSet<(String, String)>,
     /// Field ids by lowercased name, per container (see `Known`).
     pub(super) fields: HashMap<Id, HashMap<String, Id>>,
@@ -177,8 +225,8 @@ impl<'a> Resolver<'a> {
             datastores,
             datastores_changed: false,
             cache: known.resolved,
-            pool: Vec::new(),
-            prefetched: HashSet::new(),
+            pool: known.pool,
+            prefetched: known.prefetched,
             fields: known.fields,
             container_datastores: known.datastores,
             aliases: HashMap::new(),
@@ -190,7 +238,14 @@ impl<'a> Resolver<'a> {
     /// What this resolver learnt, for the next event's; and the datastores when it created one.
     pub(super) fn into_known(self) -> (Known, Option<Vec<Datastore>>) {
         let datastores = self.datastores_changed.then_some(self.datastores);
-        (Known { resolved: self.cache, fields: self.fields, datastores: self.container_datastores }, datastores)
+        let known = Known {
+            resolved: self.cache,
+            pool: self.pool,
+            prefetched: self.prefetched,
+            fields: self.fields,
+            datastores: self.container_datastores,
+        };
+        (known, datastores)
     }
 
     pub(super) fn creates(&self) -> bool {
@@ -226,36 +281,50 @@ impl<'a> Resolver<'a> {
     }
 
     /// Reads the candidate containers of every dataset the event names in one store call, so
-    /// resolving an event costs one lookup rather than one per dataset.
+    /// resolving an event costs one lookup rather than one per dataset (none when the chunk's
+    /// `read_ahead` covered them).
     pub(super) async fn prefetch(&mut self, event: &Event) -> Result<()> {
-        let mut wanted: BTreeSet<(String, String)> = BTreeSet::new();
         let creates = self.creates();
         for d in event.datasets() {
-            wanted.extend(identities(d).map(|(ns, name, _)| ident_key(ns, name)));
             if !d.symlinks.is_empty() {
                 for (ns, name, _) in identities(d) {
                     self.aliases.insert(ident_key(ns, name), d.clone());
                 }
             }
-            if let Some(prev) = d.lifecycle.as_ref().and_then(|l| l.previous.as_ref()) {
-                wanted.insert(ident_key(&prev.namespace, &prev.name));
-            }
-            for input in d.column_inputs() {
-                let key = ident_key(&input.namespace, &input.name);
-                if creates {
-                    self.input_fields.entry(key.clone()).or_default().insert(input.field.clone());
+            if creates {
+                for input in d.column_inputs() {
+                    let key = ident_key(&input.namespace, &input.name);
+                    self.input_fields.entry(key).or_default().insert(input.field.clone());
                 }
-                wanted.insert(key);
             }
         }
+        self.read_candidates(wanted_keys(event), names_fields(event)).await
+    }
+
+    /// Reads the candidate containers (and, when an event names fields, their fields) of every
+    /// dataset a chunk's events name, in one store call each, before the first is applied
+    /// (issue #44, item 1: "resolve every dataset name of the chunk in one read"); each event's
+    /// `prefetch` then reads only what the chunk's own creations changed.
+    pub(super) async fn read_ahead(&mut self, events: &[&Event]) -> Result<()> {
+        let wanted = events.iter().flat_map(|e| wanted_keys(e)).collect();
+        self.read_candidates(wanted, events.iter().any(|e| names_fields(e))).await
+    }
+
+    /// One `containers_by_names` for the identities neither resolved nor read before, and one
+    /// `field_names` for the candidates' and resolved containers' fields not read yet.
+    async fn read_candidates(&mut self, wanted: BTreeSet<(String, String)>, names_fields: bool) -> Result<()> {
         let mut names = BTreeSet::new();
         let mut datastores = BTreeSet::new();
         let mut covered = Vec::new();
-        // Containers resolved by earlier events of the batch: no read, but their fields may be.
+        // Containers resolved or read before: no read, but their fields may be.
         let mut known: Vec<Id> = Vec::new();
         for key in wanted {
             if let Some(hit) = self.cache.get(&key) {
                 known.extend(hit.iter().flatten().map(|c| c.id));
+                continue;
+            }
+            if self.prefetched.contains(&key) {
+                known.extend(self.pool.candidates(&key.1).iter().map(|c| c.id));
                 continue;
             }
             let ds = self.namespace_datastores(&key.0);
@@ -269,16 +338,13 @@ impl<'a> Resolver<'a> {
         if !names.is_empty() {
             let names: Vec<String> = names.into_iter().collect();
             let datastores: Vec<Id> = datastores.into_iter().collect();
-            self.pool = self.lineage.store.containers_by_names(&names, Some(&datastores)).await?;
-            self.container_datastores.extend(self.pool.iter().map(|c| (c.id, c.datastore_id)));
+            let read = self.lineage.store.containers_by_names(&names, Some(&datastores)).await?;
+            self.container_datastores.extend(read.iter().map(|c| (c.id, c.datastore_id)));
+            known.extend(read.iter().map(|c| c.id));
+            read.into_iter().for_each(|c| self.pool.add(c));
             self.prefetched.extend(covered);
         }
-        // Schemas and column lineage name fields: read the candidates' fields in the same breath.
-        let names_fields = event
-            .datasets()
-            .any(|d| !d.schema.is_empty() || !d.column_lineage.is_empty() || !d.dataset_wide.is_empty());
-        let mut missing: Vec<Id> =
-            self.pool.iter().map(|c| c.id).chain(known).filter(|id| !self.fields.contains_key(id)).collect();
+        let mut missing: Vec<Id> = known.into_iter().filter(|id| !self.fields.contains_key(id)).collect();
         missing.sort_unstable();
         missing.dedup();
         if names_fields && !missing.is_empty() {
@@ -357,18 +423,12 @@ impl<'a> Resolver<'a> {
     /// order. Case-insensitive: warehouses fold unquoted names, producers spell them either way.
     async fn lookup(&self, datastores: &[Id], key: &(String, String)) -> Result<Vec<Container>> {
         let wanted = &key.1;
-        let read;
-        let pool: &[Container] = if self.prefetched.contains(key) {
-            &self.pool
+        let pool = if self.prefetched.contains(key) {
+            self.pool.candidates(wanted)
         } else {
-            read = self
-                .lineage
-                .store
-                .containers_by_names(&crate::service::name_candidates(wanted), Some(datastores))
-                .await?;
-            &read
+            self.lineage.store.containers_by_names(&crate::service::name_candidates(wanted), Some(datastores)).await?
         };
-        Ok(best_matches(pool, datastores, wanted))
+        Ok(best_matches(&pool, datastores, wanted))
     }
 
     /// Container id to datastore id of every container this resolver has read or created.
@@ -636,7 +696,7 @@ impl<'a> Resolver<'a> {
         // lineage input naming `public.orders` for the `shop.public.orders` this event created):
         // its failure is forgotten, and the names read ahead for the event include the container.
         self.cache.retain(|_, r| r.is_ok());
-        self.pool.push(container.clone());
+        self.pool.add(container.clone());
         self.remember(d, std::slice::from_ref(&container));
         Ok(Ok(container))
     }
