@@ -14,7 +14,7 @@
 //! a traversal already read; for the nodes it did not expand, one `Store::count_neighbours` per side (a count on the
 //! ends' indexes, no edge read in full). Cycles are the strongly connected parts of what was read (`cycles_among`,
 //! iterative Kosaraju), one shortest cycle each, in memory; a traversal keeps only the pairs it read (`Cycles`) and the
-//! search runs when an answer selects `cycles` (`api::schema::paths::CycleList`), as most never do (it was a tenth of
+//! search runs when an answer selects `cycles` (`api::schema::types::CycleList`), as most never do (it was a tenth of
 //! an `impact`); a quick acyclicity check (Kahn's peeling over flat arrays) answers the common case. `apply_budget`
 //! cuts a graph's two expansions to `maxNodes`, nearest levels first, and `expand_containers` stops reading levels once
 //! a side holds more than the budget, so a budget bounds the work as well as the answer. `paths::explain_lineage` walks

@@ -1,15 +1,15 @@
-//! The catalog's output types: `Datastore`, `Container`, `Field` and `MetadataAssertion`, with
-//! the loader reads that other types' resolvers use to reach them.
+//! The catalog's resolvers: `Datastore`, `Container` and `Field` (defined in `types.rs`, which
+//! other files name them from) and `MetadataAssertion`. The loader reads that other types'
+//! resolvers use to reach them are in `shared.rs`.
 
 use async_graphql::{Context, Json, Object};
 
 use super::scalars::{dt, DateTime};
-use super::{caller, lineage, loaders, paged, FieldPage, GqlResult, Page};
+use super::shared::{field_count, healths, jobs_of, last_write, load_container, load_datastore, stats};
+use super::{caller, lineage, loaders, paged, Container, Datastore, Field, FieldPage, GqlResult, Page};
 use crate::domain::{self, Id};
 use crate::error::Error;
 use crate::service;
-
-pub struct Datastore(pub domain::Datastore);
 
 #[Object]
 impl Datastore {
@@ -33,17 +33,6 @@ impl Datastore {
     }
     async fn enrichment_only(&self) -> bool {
         self.0.enrichment_only
-    }
-}
-
-/// A container record; reached from a graph node or an impact item as of an instant, the
-/// instant (`health` is then the instant's).
-pub struct Container(pub domain::Container, pub Option<domain::Timestamp>);
-
-impl Container {
-    /// The record read today (no instant).
-    pub fn today(c: domain::Container) -> Self {
-        Container(c, None)
     }
 }
 
@@ -132,19 +121,19 @@ impl Container {
     }
     /// The jobs that write it (OpenLineage outputs), each with its latest run.
     async fn producers(&self, ctx: &Context<'_>) -> GqlResult<Vec<super::Job>> {
-        super::jobs::jobs_of(ctx, self.0.id, domain::IoDirection::Wrote).await
+        jobs_of(ctx, self.0.id, domain::IoDirection::Wrote).await
     }
     /// The jobs that read it (OpenLineage inputs), each with its latest run.
     async fn consumers(&self, ctx: &Context<'_>) -> GqlResult<Vec<super::Job>> {
-        super::jobs::jobs_of(ctx, self.0.id, domain::IoDirection::Read).await
+        jobs_of(ctx, self.0.id, domain::IoDirection::Read).await
     }
     /// The latest COMPLETE run that wrote it, and when it ended.
     async fn last_write(&self, ctx: &Context<'_>) -> GqlResult<Option<super::LastWrite>> {
-        super::jobs::last_write(ctx, self.0.id).await
+        last_write(ctx, self.0.id).await
     }
     /// Whether it is fresh, failed, or stale because a run upstream failed (see `HealthState`).
     async fn health(&self, ctx: &Context<'_>) -> GqlResult<super::ContainerHealth> {
-        let mut all = super::jobs::healths(ctx, &[self.0.id], self.1).await?;
+        let mut all = healths(ctx, &[self.0.id], self.1).await?;
         let h = all.remove(&self.0.id).ok_or_else(|| Error::Internal("no health computed".into()))?;
         Ok(super::ContainerHealth(h))
     }
@@ -159,29 +148,6 @@ async fn effective_metadata(ctx: &Context<'_>, c: &domain::Container) -> GqlResu
     let rows = loaders(ctx).metadata.loader.load_one(c.id).await.map_err(Error::from)?.unwrap_or_default();
     Ok(Some(domain::effective_container_metadata(&rows)))
 }
-
-pub(super) async fn load_datastore(ctx: &Context<'_>, id: Id) -> GqlResult<Option<Datastore>> {
-    Ok(loaders(ctx).datastores.load_one(id).await.map_err(Error::from)?.map(Datastore))
-}
-
-pub(super) async fn load_container(ctx: &Context<'_>, id: Id) -> GqlResult<Option<Container>> {
-    Ok(loaders(ctx).containers.load_one(id).await.map_err(Error::from)?.map(Container::today))
-}
-
-pub(super) async fn load_field(ctx: &Context<'_>, id: Id) -> GqlResult<Option<Field>> {
-    Ok(loaders(ctx).fields.load_one(id).await.map_err(Error::from)?.map(Field))
-}
-
-pub(super) async fn field_count(ctx: &Context<'_>, id: Id) -> GqlResult<i64> {
-    Ok(loaders(ctx).field_counts.load_one(id).await.map_err(Error::from)?.unwrap_or(0))
-}
-
-pub(super) async fn stats(ctx: &Context<'_>, id: Id) -> GqlResult<(i64, i64)> {
-    let s = loaders(ctx).stats.load_one(id).await.map_err(Error::from)?;
-    Ok(s.map(|s| (s.field_count, s.linked_field_count)).unwrap_or((0, 0)))
-}
-
-pub struct Field(pub domain::Field);
 
 #[Object]
 impl Field {

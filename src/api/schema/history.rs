@@ -1,35 +1,14 @@
-//! The answers about the past (issue #19, parts 1 and 2): `AsOf`, which an answer given as of
-//! an instant carries to say what it rebuilt and what it shows as today, and `LineageDiff` with
-//! its nodes and edge changes.
+//! The answers about the past (issue #19, parts 1 and 2): `LineageDiff` with its nodes and edge
+//! changes. `AsOf`, which an answer given as of an instant carries to say what it rebuilt and
+//! what it shows as today, is in `types.rs` (every traversal's answer names it).
 
 use async_graphql::{ComplexObject, Context, SimpleObject};
 
-use super::catalog::{load_container, load_field};
 use super::scalars::{dt, odt, DateTime};
-use super::{Container, Field, GqlResult, LineageEdge};
-use crate::domain::{Id, Timestamp};
+use super::shared::{load_container, load_field};
+use super::{AsOf, Container, Field, GqlResult, LineageEdge};
+use crate::domain::Id;
 use crate::service::diff as svc;
-use crate::service::history::{AS_OF_NOT_RECONSTRUCTED, AS_OF_RECONSTRUCTED};
-
-/// The instant an answer was given as of, and what the store could rebuild for it.
-#[derive(SimpleObject)]
-pub struct AsOf {
-    pub at: DateTime,
-    /// What the answer rebuilt as it was at `at`.
-    pub reconstructed: Vec<&'static str>,
-    /// What the answer shows as it is now, because the store keeps no history of it.
-    pub not_reconstructed: Vec<&'static str>,
-}
-
-impl AsOf {
-    pub fn of(at: Option<Timestamp>) -> Option<AsOf> {
-        at.map(|at| AsOf {
-            at: dt(at),
-            reconstructed: AS_OF_RECONSTRUCTED.to_vec(),
-            not_reconstructed: AS_OF_NOT_RECONSTRUCTED.to_vec(),
-        })
-    }
-}
 
 /// A node that entered or left the lineage: a container, a field, or an external asset.
 #[derive(SimpleObject)]

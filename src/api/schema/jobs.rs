@@ -1,16 +1,16 @@
-//! Jobs and runs as GraphQL shows them: `Job`, `Run`, the datasets they read and wrote, a
-//! container's health and last write, and `incidents`. Restricted jobs and runs (the caller
-//! lacks VIEWER on a datastore they touch, `service::jobs`) answer their id and
+//! Jobs and runs as GraphQL shows them: the resolvers of `Job`, `Run`, a container's health and
+//! last write (defined in `types.rs`, which other files name them from), the datasets they read
+//! and wrote, and `incidents`; what a graph with jobs adds. The reads other files make of jobs
+//! (a container's jobs, health, `Run::checked`) are in `shared.rs`. Restricted jobs and runs (the
+//! caller lacks VIEWER on a datastore they touch, `service::jobs`) answer their id and
 //! `restricted: true`, and null or empty for everything else.
-
-use std::sync::Arc;
 
 use async_graphql::{Context, Enum, Json, Object, SimpleObject};
 
-use super::catalog::load_container;
 use super::scalars::{dt, odt, DateTime};
+use super::shared::{load_container, load_job};
 use super::{caller, lineage, loaders, paged, Container, ExternalNode, GqlResult, LineageEdge, Page, StoredEvent};
-use crate::domain::jobs::HealthState as DomainHealth;
+use super::{ContainerHealth, HealthState, Job, JobEdge, JobEdgeKind, LastWrite, Run};
 use crate::domain::{self, End, Id, IoDirection, IoEntry, Timestamp};
 use crate::error::Error;
 use crate::service::{self, jobs as svc};
@@ -29,48 +29,10 @@ pub enum RunState {
     Other,
 }
 
-/// A container's health (see `Container.health`).
-#[derive(Enum, Copy, Clone, Eq, PartialEq, Debug)]
-pub enum HealthState {
-    /// The jobs that write it last completed, and nothing upstream failed.
-    Fresh,
-    /// The latest run of a job that writes it failed or aborted after its last complete write.
-    Failed,
-    /// Something within 20 hops upstream is FAILED.
-    Stale,
-    /// No job writes it.
-    Unknown,
-}
-
-impl From<DomainHealth> for HealthState {
-    fn from(h: DomainHealth) -> Self {
-        match h {
-            DomainHealth::Fresh => HealthState::Fresh,
-            DomainHealth::Failed => HealthState::Failed,
-            DomainHealth::Stale => HealthState::Stale,
-            DomainHealth::Unknown => HealthState::Unknown,
-        }
-    }
-}
-
-/// A job as the caller may see it.
-pub struct Job(pub svc::JobView);
-
 impl Job {
     fn visible(&self) -> Option<&domain::Job> {
         (!self.0.restricted).then_some(&self.0.job)
     }
-}
-
-/// Jobs by id as the caller may see them, in the order asked (unknown ids left out).
-pub(super) async fn load_jobs(ctx: &Context<'_>, ids: &[Id]) -> GqlResult<Vec<Job>> {
-    let found = loaders(ctx).jobs.loader.load_many(ids.iter().copied()).await.map_err(Error::from)?;
-    let jobs: Vec<domain::Job> = ids.iter().filter_map(|id| found.get(id).cloned()).collect();
-    Ok(lineage(ctx).job_views(caller(ctx), jobs).await?.into_iter().map(Job).collect())
-}
-
-async fn load_job(ctx: &Context<'_>, id: Id) -> GqlResult<Option<Job>> {
-    Ok(load_jobs(ctx, &[id]).await?.into_iter().next())
 }
 
 async fn load_run(ctx: &Context<'_>, id: Id) -> GqlResult<Option<Run>> {
@@ -286,21 +248,7 @@ pub struct RunStateChange {
     pub at: DateTime,
 }
 
-/// A run as the caller may see it.
-pub struct Run {
-    pub run: domain::Run,
-    pub restricted: bool,
-}
-
 impl Run {
-    /// The run with its job's visibility for the caller.
-    pub(super) async fn checked(ctx: &Context<'_>, run: domain::Run) -> GqlResult<Run> {
-        let restricted = match load_job(ctx, run.job_id).await? {
-            Some(job) => job.0.restricted,
-            None => false,
-        };
-        Ok(Run { run, restricted })
-    }
     fn visible(&self) -> Option<&domain::Run> {
         (!self.restricted).then_some(&self.run)
     }
@@ -411,12 +359,6 @@ impl Run {
 pub type JobPage = Page<Job>;
 pub type RunPage = Page<Run>;
 
-/// A container's latest complete write: the run and when it ended.
-pub struct LastWrite {
-    pub run_id: Id,
-    pub at: domain::Timestamp,
-}
-
 #[Object]
 impl LastWrite {
     async fn run(&self, ctx: &Context<'_>) -> GqlResult<Option<Run>> {
@@ -426,9 +368,6 @@ impl LastWrite {
         dt(self.at)
     }
 }
-
-/// A container's health: see `HealthState`.
-pub struct ContainerHealth(pub svc::Health);
 
 #[Object]
 impl ContainerHealth {
@@ -464,51 +403,6 @@ pub(super) fn feed_latest_runs_at(
     if let Ok(mut cache) = loaders(ctx).latest_runs_at.lock() {
         cache.extend(runs);
     }
-}
-
-/// The request's health index now or as of `at` (each computed at its first use).
-pub(super) async fn health_index(ctx: &Context<'_>, at: Option<Timestamp>) -> GqlResult<Arc<svc::HealthIndex>> {
-    let mut slots = loaders(ctx).health_index.lock().await;
-    if let Some(index) = slots.get(&at) {
-        return Ok(index.clone());
-    }
-    let index = Arc::new(lineage(ctx).view_at(at).health_index().await?);
-    slots.insert(at, index.clone());
-    Ok(index)
-}
-
-/// The health of these containers now or as of `at`, against the request's index.
-pub(super) async fn healths(
-    ctx: &Context<'_>,
-    ids: &[Id],
-    at: Option<Timestamp>,
-) -> GqlResult<std::collections::HashMap<Id, svc::Health>> {
-    let index = health_index(ctx, at).await?;
-    Ok(lineage(ctx).view_at(at).health_of(&index, ids).await?)
-}
-
-/// The job datasets on a container, through the request's loader.
-async fn container_jobs(ctx: &Context<'_>, container_id: Id) -> GqlResult<Vec<(Id, IoEntry)>> {
-    Ok(loaders(ctx).container_jobs.load_one(container_id).await.map_err(Error::from)?.unwrap_or_default())
-}
-
-/// The jobs that write (`Wrote`) or read a container, as the caller may see them.
-pub(super) async fn jobs_of(ctx: &Context<'_>, container_id: Id, direction: IoDirection) -> GqlResult<Vec<Job>> {
-    let rows = container_jobs(ctx, container_id).await?;
-    let mut ids: Vec<Id> = rows.into_iter().filter(|(_, e)| e.direction == direction).map(|(j, _)| j).collect();
-    ids.sort_unstable();
-    ids.dedup();
-    load_jobs(ctx, &ids).await
-}
-
-/// A container's latest complete write by any job.
-pub(super) async fn last_write(ctx: &Context<'_>, container_id: Id) -> GqlResult<Option<LastWrite>> {
-    let rows = container_jobs(ctx, container_id).await?;
-    Ok(rows
-        .into_iter()
-        .filter_map(|(_, e)| e.completed.filter(|_| e.direction == IoDirection::Wrote))
-        .max_by_key(|(run, at)| (*at, *run))
-        .map(|(run_id, at)| LastWrite { run_id, at }))
 }
 
 /// A run that failed and is still its job's latest.
@@ -548,29 +442,6 @@ pub struct IncidentPage {
     /// Pass as `after` for the next page.
     pub end_cursor: String,
     pub has_more: bool,
-}
-
-/// Which way a job edge goes: a dataset the job read (`INPUT`: dataset -> job) or wrote
-/// (`OUTPUT`: job -> dataset).
-#[derive(Enum, Copy, Clone, Eq, PartialEq, Debug)]
-pub enum JobEdgeKind {
-    Input,
-    Output,
-}
-
-/// An edge between a job and a dataset in a lineage graph with jobs.
-#[derive(SimpleObject)]
-pub struct JobEdge {
-    pub job_id: Id,
-    pub kind: JobEdgeKind,
-    /// The container end, when it is one.
-    pub container_id: Option<Id>,
-    /// The external end's `ext:openlineage:<fqn>` node id, when it is one.
-    pub external_node_id: Option<String>,
-    /// The edge's source and target as node ids: `job:<id>`, a container id as text, or an
-    /// external node id.
-    pub source_node_id: String,
-    pub target_node_id: String,
 }
 
 /// The jobs and job edges of a graph (as of `at`, in an as-of answer), as the caller may see them.

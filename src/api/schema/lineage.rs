@@ -1,37 +1,28 @@
-//! Lineage's output types: `LineageEdge` with its `Evidence` and `Interval`s, the lineage graph's
-//! nodes, field connections, and what `impact` and `piiFlow` reach.
+//! Lineage's output types: the resolvers of `LineageEdge` and its `Evidence` (defined in
+//! `types.rs`, which other files name them from), `Interval`s, the lineage graph's nodes, field
+//! connections, and what `impact` and `piiFlow` reach.
 
 use std::sync::Arc;
 
-use async_graphql::{ComplexObject, Context, Enum, Json, Object, SimpleObject};
+use async_graphql::{ComplexObject, Context, Json, Object, SimpleObject};
 
-use super::catalog::{field_count, load_container, load_datastore, load_field, stats};
-use super::paths::{CycleList, FrontierNode};
 use super::plain::PlainList;
 use super::scalars::{dt, odt, DateTime};
-use super::{caller, loaders, Container, Datastore, Field, GqlResult};
-use crate::domain::{self, Direction, End, Id};
+use super::shared::{
+    container_end, edge_evidence, field_count, field_end, health_index, healths, load_container, load_datastore,
+    load_field, load_jobs, stats,
+};
+use super::types::{CycleList, FrontierNode};
+use super::{Container, Datastore, Evidence, ExternalNode, Field, GqlResult, LineageEdge};
+use crate::domain::{self, Id};
 use crate::error::Error;
 use crate::service;
-
-// `remote`: async-graphql writes the `From` conversions to and from the domain's enum, variant by
-// variant.
-#[derive(Enum, Copy, Clone, Eq, PartialEq, Debug)]
-#[graphql(remote = "Direction")]
-pub enum Side {
-    Upstream,
-    Downstream,
-}
 
 #[derive(SimpleObject)]
 pub struct Interval {
     pub from: DateTime,
     pub to: Option<DateTime>,
 }
-
-/// Evidence, with `details` and `sourceRelation` only for callers with VIEWER on every
-/// managed endpoint of its edge (the bool).
-pub struct Evidence(pub domain::Evidence, pub bool);
 
 #[Object]
 impl Evidence {
@@ -87,7 +78,7 @@ impl Evidence {
         };
         let key = (ns.to_string(), name.to_string());
         match super::loaders(ctx).jobs_by_name.load_one(key).await.map_err(Error::from)? {
-            Some(j) => Ok(super::jobs::load_jobs(ctx, &[j.id]).await?.into_iter().next()),
+            Some(j) => Ok(load_jobs(ctx, &[j.id]).await?.into_iter().next()),
             None => Ok(None),
         }
     }
@@ -107,48 +98,6 @@ impl Evidence {
     /// endpoint of the edge.
     async fn run_id(&self) -> Option<&str> {
         self.0.details.as_ref().filter(|_| self.1)?.get("runId")?.as_str()
-    }
-}
-
-/// An edge's evidence, its details gated by `evidence_visible`: what `LineageEdge.evidence`
-/// and `explainLineage`'s hops return.
-pub(super) async fn edge_evidence(ctx: &Context<'_>, edge: &domain::Edge) -> GqlResult<Vec<Evidence>> {
-    let ev = loaders(ctx).evidence.load_one(edge.id).await.map_err(Error::from)?;
-    let visible = evidence_visible(ctx, edge).await?;
-    Ok(ev.unwrap_or_default().into_iter().map(|e| Evidence(e, visible)).collect())
-}
-
-pub struct LineageEdge(pub domain::Edge);
-
-/// VIEWER on the datastore of every managed endpoint (containers through the loader, so a
-/// page of edges costs one batch); unrestricted admins always see the details.
-async fn evidence_visible(ctx: &Context<'_>, edge: &domain::Edge) -> GqlResult<bool> {
-    let caller = caller(ctx);
-    if caller.unrestricted_admin {
-        return Ok(true);
-    }
-    for end in [&edge.source, &edge.target] {
-        let Some(cid) = end.container_id() else { continue };
-        match loaders(ctx).containers.load_one(cid).await.map_err(Error::from)? {
-            Some(c) if caller.has(c.datastore_id, crate::auth::Permission::Viewer) => {}
-            Some(_) => return Ok(false),
-            // A deleted container has no datastore left to grant access.
-            None => return Ok(false),
-        }
-    }
-    Ok(true)
-}
-
-pub(super) fn container_end(end: &End) -> Option<Id> {
-    match end {
-        End::Container { id } => Some(*id),
-        _ => None,
-    }
-}
-pub(super) fn field_end(end: &End) -> Option<Id> {
-    match end {
-        End::Field { id, .. } => Some(*id),
-        _ => None,
     }
 }
 
@@ -314,7 +263,7 @@ impl GraphNode {
     /// null. Read from the request's health index only, so a whole graph costs one index;
     /// `container { health }` tells FRESH from UNKNOWN and gives the causes.
     async fn health_alert(&self, ctx: &Context<'_>) -> GqlResult<Option<super::HealthState>> {
-        let index = super::jobs::health_index(ctx, self.as_of).await?;
+        let index = health_index(ctx, self.as_of).await?;
         Ok(index.alert(self.id).map(Into::into))
     }
 }
@@ -328,18 +277,6 @@ impl GraphNode {
             None => Ok(load_container(ctx, self.id).await?.map(|c| Arc::new(c.0))),
         }
     }
-}
-
-#[derive(SimpleObject)]
-pub struct ExternalNode {
-    /// Always `external`.
-    pub node_type: &'static str,
-    /// `ext:<source_type>:<fqn>`.
-    pub id: String,
-    pub fqn: String,
-    pub source_type: String,
-    /// The node the graph is centred on (`externalLineageGraph`).
-    pub is_target: bool,
 }
 
 /// A node of the lineage graph found by name or id: a catalogued container or an external
@@ -453,7 +390,7 @@ impl ImpactedContainer {
         match &self.health {
             Some(h) => Ok(super::ContainerHealth(h.clone())),
             None => {
-                let mut all = super::jobs::healths(ctx, &[self.id], self.as_of).await?;
+                let mut all = healths(ctx, &[self.id], self.as_of).await?;
                 let h = all.remove(&self.id).ok_or_else(|| Error::Internal("no health computed".into()))?;
                 Ok(super::ContainerHealth(h))
             }

@@ -5,14 +5,26 @@
 //! One file per concern; this one holds what every resolver shares (the context accessors, the
 //! query limits and their complexity weights) and builds the schema.
 //!
+//! The files are layered, with no import circle (`scripts/import-circles src/api/schema`):
+//! `types` and `shared` at the bottom, the concern files above them, which import those two
+//! (and `page`, `plain`, `scalars`) but not each other, and the roots on top. The GraphQL types
+//! refer to each other (a `Container`'s producers are `Job`s whose outputs are `Container`s);
+//! their definitions sit in `types`, their resolvers with their concern.
+//!
+//! - `types`: the output types that more than one file names (`Container`, `Job`, `Run`,
+//!   `LineageEdge`, `Evidence`, `AsOf`, `FrontierNode`, `CycleList`, ...), defined without their
+//!   resolvers.
+//! - `shared`: the reads that resolvers in several files make (`load_container`, `healths`,
+//!   `jobs_of`, `edge_evidence`, `Run::checked`, ...).
 //! - `queries` and `mutations`: the two root objects, each whole in one file. `schema.graphql`
 //!   lists a root's fields in the order they are written there, so a new field goes where it
 //!   should appear (and the file is regenerated with `cargo run -- schema > schema.graphql`).
 //! - `catalog`: datastores, containers, fields and their metadata assertions.
 //! - `lineage`: edges, their evidence and intervals, the lineage graph, impact and PII flow.
-//! - `history`: what answers about the past add: `AsOf` and `lineageDiff`'s changes.
+//! - `history`: what answers about the past add: `lineageDiff`'s changes.
+//! - `paths`: `explainLineage`'s paths and `lineageSummary`'s counts.
 //! - `plain`: large lists answered without a future per field, when their items hold what the
-//!   selection asks.
+//!   selection asks; `plain_types`: the fields each type so answered holds.
 //! - `prefetch`: loads in one batch what a list's selection will ask of every item.
 //! - `reports`: what the SQL and OpenLineage ingests answer.
 //! - `identity`: roles, permissions, teams and `Me`.
@@ -30,7 +42,8 @@
 //! # How it fits
 //!
 //! `QueryRoot` (`queries.rs`) and `MutationRoot` (`mutations.rs`) hold the resolvers, each root whole in its file, so a
-//! root's field order in `schema.graphql` is the order in its file. The types live by concern: `catalog.rs`
+//! root's field order in `schema.graphql` is the order in its file. The types live by concern (a type another file
+//! names is defined in `types.rs`, its resolvers still with its concern): `catalog.rs`
 //! (`Datastore`, `Container`, `Field`, `MetadataAssertion`), `lineage.rs` (`LineageEdge`, `Evidence`, the graph, impact
 //! and PII shapes, `Side`), `reports.rs` (ingest and SQL reports), `identity.rs`, `events.rs`, `inputs.rs`,
 //! `scalars.rs` (`DateTime`) and `page.rs`: one generic `Page<T>` with a concrete GraphQL name per item type
@@ -62,30 +75,29 @@ mod mutations;
 mod page;
 mod paths;
 mod plain;
+mod plain_types;
 mod prefetch;
 mod queries;
 mod reports;
 mod scalars;
 mod search;
+mod shared;
+mod types;
 
 use async_graphql::{Context, Schema};
 
 use super::loaders::Loaders;
 use crate::service::{self, Caller, Lineage};
 
-pub use self::catalog::{Container, Datastore, Field, MetadataAssertion};
+pub use self::catalog::MetadataAssertion;
 pub use self::changes::{ChangeKind, ChangePage, LineageChange, SubscriptionRoot};
 pub use self::events::StoredEvent;
-pub use self::history::{AsOf, DiffNode, EdgeChange, EdgeRelabel, LineageDiff};
+pub use self::history::{DiffNode, EdgeChange, EdgeRelabel, LineageDiff};
 pub use self::identity::{DatastorePermission, Me, PermissionLevel, Role, Team};
 pub use self::inputs::{ContainerInput, CreateEdgeInput, DatastoreInput, FieldInput, TeamInput, UpdateEdgeInput};
-pub use self::jobs::{
-    ContainerHealth, HealthState, Incident, IncidentPage, Job, JobDataset, JobEdge, JobEdgeKind, JobPage, LastWrite,
-    Run, RunPage, RunState, RunStateChange,
-};
+pub use self::jobs::{Incident, IncidentPage, JobDataset, JobPage, RunPage, RunState, RunStateChange};
 pub use self::lineage::{
-    Evidence, ExternalNode, FieldConnections, GraphNode, Impact, ImpactedContainer, ImpactedExternal, Interval,
-    LineageEdge, LineageGraph, PiiField, PiiFlow, Side,
+    FieldConnections, GraphNode, Impact, ImpactedContainer, ImpactedExternal, Interval, LineageGraph, PiiField, PiiFlow,
 };
 pub use self::mutations::MutationRoot;
 pub use self::page::{ContainerPage, EdgePage, FieldPage, Page, StoredEventPage};
@@ -97,6 +109,10 @@ pub use self::reports::{
 };
 pub use self::scalars::DateTime;
 pub use self::search::{SearchHit, SearchKind, SearchMatch};
+pub use self::types::{
+    AsOf, Container, ContainerHealth, Datastore, Evidence, ExternalNode, Field, HealthState, Job, JobEdge, JobEdgeKind,
+    LastWrite, LineageEdge, Run, Side,
+};
 
 pub type TributarySchema = Schema<QueryRoot, MutationRoot, SubscriptionRoot>;
 

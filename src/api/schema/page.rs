@@ -4,8 +4,7 @@
 
 use async_graphql::{OutputType, SimpleObject};
 
-use super::jobs::{Job, Run};
-use super::{Container, Field, LineageEdge, StoredEvent};
+use super::{Container, Field, Job, LineageEdge, Run, StoredEvent};
 use crate::domain;
 
 // One page of a list, as `domain::Page` holds it, with each item wrapped in its output type.

@@ -1,85 +1,16 @@
-//! The answers about paths and completeness: `explainLineage`'s paths with the evidence of each
-//! hop, `lineageSummary`'s counts, and what every traversal says about itself (`isPartial`, the
-//! `frontier` it stopped at, the `cycles` it met).
+//! The answers about paths and size: `explainLineage`'s paths with the evidence of each hop and
+//! `lineageSummary`'s counts. What every traversal says about itself (`isPartial`, the
+//! `frontier` it stopped at, the `cycles` it met) is in `types.rs`, since every traversal's
+//! answer names it.
 
-use std::borrow::Cow;
+use async_graphql::{Context, Enum, InputObject, Object, SimpleObject};
 
-use async_graphql::parser::types::Field;
-use async_graphql::registry::Registry;
-use async_graphql::{
-    Context, ContextSelectionSet, Enum, InputObject, Object, OutputType, Positioned, ServerResult, SimpleObject, Value,
-};
-
-use super::lineage::{edge_evidence, Evidence, LineageEdge, Side};
 use super::scalars::{dt, odt, DateTime};
-use super::GqlResult;
+use super::shared::edge_evidence;
+use super::types::{frontier_out, CycleList, FrontierNode};
+use super::{Evidence, GqlResult, LineageEdge, Side};
 use crate::domain::{self, Id};
-use crate::service::frontier::{self, Completeness};
 use crate::service::{paths, summary};
-
-/// Why a traversal stopped at a frontier node.
-#[derive(Enum, Copy, Clone, Eq, PartialEq, Debug)]
-#[graphql(remote = "frontier::StopReason")]
-pub enum StopReason {
-    /// The node is at the depth asked for.
-    Depth,
-    /// The answer holds as many items as `limit` allows (for `explainLineage`, `maxPaths`).
-    Limit,
-    /// The work budget ran out (`maxNodes`, or `explainLineage`'s search budget).
-    Budget,
-}
-
-/// A node where a traversal stopped with more beyond it.
-#[derive(SimpleObject)]
-pub struct FrontierNode {
-    /// A container id, or a field id for field traversals (`piiFlow`, `fieldConnections`, and
-    /// `explainLineage` between fields).
-    pub id: Id,
-    /// The way the traversal was going.
-    pub side: Side,
-    /// Hops from the start (for a `LIMIT` entry of `explainLineage`: the next path's length).
-    pub distance: i64,
-    pub reason: StopReason,
-    /// Distinct neighbours that way not in the answer, external assets included (for a `LIMIT`
-    /// entry of `explainLineage`: further paths known, at least this many).
-    pub beyond: i64,
-}
-
-/// The frontier and cycles of a `Completeness`, as GraphQL shows them.
-pub fn frontier_out(c: &Completeness) -> Vec<FrontierNode> {
-    c.frontier
-        .iter()
-        .map(|f| FrontierNode {
-            id: f.id,
-            side: f.side.into(),
-            distance: f.distance,
-            reason: f.reason.into(),
-            beyond: f.beyond,
-        })
-        .collect()
-}
-
-/// A traversal's cycles in the schema (`[[Int!]!]!`), searched for only when the selection
-/// asks for them.
-pub struct CycleList(pub frontier::Cycles);
-
-impl OutputType for CycleList {
-    fn type_name() -> Cow<'static, str> {
-        Vec::<Vec<Id>>::type_name()
-    }
-
-    fn qualified_type_name() -> String {
-        Vec::<Vec<Id>>::qualified_type_name()
-    }
-
-    fn create_type_info(registry: &mut Registry) -> String {
-        Vec::<Vec<Id>>::create_type_info(registry)
-    }
-
-    async fn resolve(&self, ctx: &ContextSelectionSet<'_>, field: &Positioned<Field>) -> ServerResult<Value> {
-        self.0.list().resolve(ctx, field).await
-    }
-}
 
 /// One end of `explainLineage`: set exactly one of the two.
 #[derive(InputObject)]

@@ -6,7 +6,7 @@ use std::borrow::Borrow;
 
 use async_graphql::Context;
 
-use super::lineage::{container_end, field_end};
+use super::shared::{container_end, field_end};
 use super::{loaders, GqlResult};
 use crate::api::loaders::LoadError;
 use crate::domain::{self, Id};

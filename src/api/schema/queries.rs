@@ -7,15 +7,16 @@ use std::sync::Arc;
 
 use async_graphql::{Context, Object};
 
-use super::catalog::{load_container, load_datastore, load_field};
-use super::lineage::{ExternalNode, GraphNode, ImpactedContainer, ImpactedExternal, LineageNode, PiiField};
-use super::paths::{frontier_out, CycleList, EndInput, LineageExplanation, LineageSummary};
+use super::lineage::{GraphNode, ImpactedContainer, ImpactedExternal, LineageNode, PiiField};
+use super::paths::{EndInput, LineageExplanation, LineageSummary};
 use super::prefetch::{prefetch_containers, prefetch_edges};
+use super::shared::{healths, load_container, load_datastore, load_field};
+use super::types::{frontier_out, CycleList};
 use super::{
     auth, caller, limited, lineage, loaders, paged, AsOf, ChangePage, Container, ContainerPage, Datastore,
-    DatastorePermission, DateTime, EdgePage, Field, FieldConnections, FieldPage, GqlResult, Impact, LineageChange,
-    LineageDiff, LineageEdge, LineageGraph, Me, MetadataAssertion, Page, PiiFlow, SearchHit, SearchKind, Side,
-    SqlStatementLineage, StoredEvent, StoredEventPage, Team,
+    DatastorePermission, DateTime, EdgePage, ExternalNode, Field, FieldConnections, FieldPage, GqlResult, Impact,
+    LineageChange, LineageDiff, LineageEdge, LineageGraph, Me, MetadataAssertion, Page, PiiFlow, SearchHit, SearchKind,
+    Side, SqlStatementLineage, StoredEvent, StoredEventPage, Team,
 };
 use super::{Incident, IncidentPage, Job, JobPage, Run, RunState};
 use crate::domain::{self, EdgeFilter, Id};
@@ -155,7 +156,7 @@ async fn impact_from(
     let look = ctx.look_ahead().field("containers");
     let ids: Vec<Id> = roots.iter().copied().chain(t.reached.iter().map(|r| r.id)).collect();
     let mut healths = match look.field("health").exists() && !ids.is_empty() {
-        true => Some(super::jobs::healths(ctx, &ids, at).await?),
+        true => Some(healths(ctx, &ids, at).await?),
         false => None,
     };
     prefetch_containers(ctx, look.field("container"), &ids).await?;

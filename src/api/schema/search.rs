@@ -3,8 +3,8 @@
 
 use async_graphql::{ComplexObject, Context, Enum, SimpleObject};
 
-use super::catalog::{load_container, load_field, Container, Field};
-use super::GqlResult;
+use super::shared::{load_container, load_field};
+use super::{Container, Field, GqlResult};
 use crate::domain::Id;
 use crate::service::search::{self, MatchRank};
 
