@@ -685,6 +685,15 @@ store_trait! {
             }
             Ok(out)
         }
+        /// Reads ahead, for a chunk of OpenLineage events applied in a session, every edge from
+        /// each pair's source container (or one of its fields) to its target container (or one
+        /// of its fields) and the edges `ids`, so that each event's `apply_assertions` reads
+        /// only what lies outside them. Only Neo4j's session keeps them (its assertion buffer,
+        /// `store::neo4j::overlay`); elsewhere nothing.
+        async fn read_ahead_edges(&self, pairs: &[(Id, Id)], ids: &[Id]) -> StoreResult<()> {
+            let _ = (pairs, ids);
+            Ok(())
+        }
         /// A job's runs, the latest first (by `Run::began`, then id).
         async fn runs_of_job(
             &self,

@@ -572,6 +572,14 @@ impl Store for Neo4jStore {
         assertions::apply_assertions(self, batch, now).await
     }
 
+    /// In a session, into its assertion buffer (one locking statement); outside one, nothing.
+    async fn read_ahead_edges(&self, pairs: &[(Id, Id)], ids: &[Id]) -> StoreResult<()> {
+        match &self.session {
+            Some(session) => session.clone().read_ahead_edges(pairs.to_vec(), ids.to_vec()).await,
+            None => Ok(()),
+        }
+    }
+
     async fn put_doc(&self, kind: &str, key: &str, value: serde_json::Value) -> StoreResult<()> {
         identity::put_doc(OwnTxn(self), kind, key, value).await
     }

@@ -598,6 +598,13 @@ impl Lineage {
             );
         }
         pending.known = resolver.into_known().0;
+        // And the edges those candidates may connect and those the chunk's jobs' evidence is
+        // on, so each event's assertions read only what lies outside them (on Neo4j; see
+        // `Store::read_ahead_edges`).
+        let (pairs, edges) = (pending.known.pairs(events), pending.prior.evidence_edges());
+        if let Err(e) = self.store.read_ahead_edges(&pairs, &edges).await {
+            tracing::warn!(error = %e, pairs = pairs.len(), "reading a chunk's edges ahead failed");
+        }
     }
 
     /// Resolves the event and applies its assertions and retirements in one transaction.

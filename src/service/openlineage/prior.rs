@@ -161,6 +161,14 @@ impl Prior {
         prior
     }
 
+    /// The edges the chunk's job keys' live evidence is on, as read ahead.
+    pub(super) fn evidence_edges(&self) -> Vec<Id> {
+        let mut ids: Vec<Id> = self.evidence.values().flatten().map(|e| e.edge_id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+
     /// The job key's live evidence when read ahead.
     pub(super) fn evidence(&self, key: &str) -> Option<Vec<PriorEvidence>> {
         self.evidence.get(key).cloned()

@@ -35,6 +35,53 @@ pub(super) fn ident_key(namespace: &str, name: &str) -> (String, String) {
     (naming::normalize_namespace(namespace), name.trim().to_lowercase())
 }
 
+/// At most this many container pairs are read ahead for a chunk (`Known::pairs`); a chunk that
+/// makes more reads its edges per event.
+const MAX_PAIRS: usize = 20_000;
+
+impl Known {
+    /// The (source, target) container pairs a chunk's events may connect, from the candidates
+    /// read ahead: per run (or per event outside one), every input's and column-lineage input's
+    /// candidate to every output's. Empty when they are more than [`MAX_PAIRS`].
+    pub(super) fn pairs(&self, events: &[&Event]) -> Vec<(Id, Id)> {
+        let candidates = |d: (&str, &str)| {
+            let (ns, name) = ident_key(d.0, d.1);
+            self.prefetched
+                .contains(&(ns, name.clone()))
+                .then(|| self.pool.candidates(&name).into_iter().map(|c| c.id))
+                .into_iter()
+                .flatten()
+        };
+        // A run's events pair each other's datasets; an event without a run stands alone.
+        type Sides = (BTreeSet<Id>, BTreeSet<Id>);
+        let mut sides: HashMap<(Option<&str>, usize), Sides> = HashMap::new();
+        for (i, e) in events.iter().enumerate() {
+            let key = match e.run_id.as_deref() {
+                Some(run) => (Some(run), 0),
+                None => (None, i),
+            };
+            let (ins, outs) = sides.entry(key).or_default();
+            for d in &e.inputs {
+                ins.extend(identities(d).flat_map(|(ns, name, _)| candidates((ns, name))));
+            }
+            for d in e.outputs.iter().chain(e.dataset.iter()) {
+                outs.extend(identities(d).flat_map(|(ns, name, _)| candidates((ns, name))));
+                ins.extend(d.column_inputs().flat_map(|i| candidates((&i.namespace, &i.name))));
+            }
+        }
+        let mut pairs = BTreeSet::new();
+        for (ins, outs) in sides.values() {
+            for s in ins {
+                pairs.extend(outs.iter().map(|t| (*s, *t)));
+                if pairs.len() > MAX_PAIRS {
+                    return Vec::new();
+                }
+            }
+        }
+        pairs.into_iter().collect()
+    }
+}
+
 /// An asset that is not in the catalog keeps its OpenLineage identity as its fqn.
 pub fn external_fqn(namespace: &str, name: &str) -> String {
     naming::external_fqn(namespace, name)
@@ -752,5 +799,60 @@ mod tests {
         let order: Vec<&str> = creation_order(&d).into_iter().map(|(ns, _, _)| ns).collect();
         assert_eq!(order, ["hive://ms:9083", "hdfs://nn:8020", "s3://b"]);
         assert_eq!(ident_key("postgresql://H:1/", " A.B.C "), ("postgres://h:1".to_string(), "a.b.c".to_string()));
+    }
+
+    const NS: &str = "postgres://h:1";
+
+    fn event(run: Option<&str>, inputs: &[&str], outputs: &[&str]) -> Event {
+        let ds = |names: &[&str]| -> Vec<serde_json::Value> {
+            names.iter().map(|n| serde_json::json!({"namespace": NS, "name": format!("db.s.{n}")})).collect()
+        };
+        let mut v = serde_json::json!({
+            "eventTime": "2026-12-01T00:00:00Z",
+            "producer": "https://example.com/p",
+            "job": {"namespace": "j", "name": "job"},
+            "inputs": ds(inputs),
+            "outputs": ds(outputs),
+        });
+        match run {
+            Some(run) => {
+                v["eventType"] = "COMPLETE".into();
+                v["run"] = serde_json::json!({"runId": run});
+                v["schemaURL"] = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent".into();
+            }
+            None => v["schemaURL"] = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/JobEvent".into(),
+        }
+        let now = chrono::DateTime::parse_from_rfc3339("2026-12-02T00:00:00Z").unwrap().with_timezone(&chrono::Utc);
+        ol::validate(&v, now, &ol::Limits::default()).unwrap()
+    }
+
+    /// The pairs a chunk's edges are read ahead for: a run's inputs to its outputs, across its
+    /// events; an event without a run alone; only datasets read ahead, each by its candidates.
+    #[test]
+    fn pairs_join_each_runs_inputs_to_its_outputs() {
+        let mut known = Known::default();
+        for (id, name) in [(1, "a"), (2, "b"), (3, "c"), (4, "d"), (5, "e")] {
+            known.pool.add(Container {
+                id,
+                datastore_id: 9,
+                name: name.into(),
+                database: Some("db".into()),
+                schema: Some("s".into()),
+                container_type: "table".into(),
+                table_type: None,
+                display_name: None,
+                purpose: None,
+                active_anomaly_count: 0,
+            });
+            if name != "e" {
+                known.prefetched.insert(ident_key(NS, &format!("db.s.{name}")));
+            }
+        }
+        let start = event(Some("r1"), &["a"], &[]);
+        let complete = event(Some("r1"), &[], &["b"]);
+        let job = event(None, &["c"], &["d"]);
+        let other_job = event(None, &["e"], &["b"]);
+        let events = [&start, &complete, &job, &other_job];
+        assert_eq!(known.pairs(&events), vec![(1, 2), (3, 4)]);
     }
 }

@@ -18,7 +18,7 @@
 //! A write that fails here fails the session, as any failed statement does; the service then
 //! applies the chunk again event by event without one (`Store::session_conflicts`).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use neo4rs::{BoltType, Txn};
 
@@ -29,7 +29,7 @@ use super::rows::{
     EvidenceProps,
 };
 use super::{count, exec, internal, Cmd};
-use crate::domain::{AssertionBatch, AssertionSummary, ChangeKind, Edge, Evidence, Id, NewChange, Timestamp};
+use crate::domain::{AssertionBatch, AssertionSummary, ChangeKind, Edge, End, Evidence, Id, NewChange, Timestamp};
 use crate::store::{PriorEvidence, StoreResult};
 
 /// An edge as the session left it, with every evidence row it has.
@@ -53,6 +53,9 @@ pub(super) struct AssertionBuffer {
     changed: Vec<Id>,
     /// Evidence rows of stored edges changed in the session.
     evidence_changed: BTreeSet<(Id, String)>,
+    /// (source, target) containers every edge between which (their fields included) the buffer
+    /// met (`read_ahead`): a key between them that it does not hold, no edge holds.
+    covered: HashSet<(Id, Id)>,
 }
 
 impl AssertionBuffer {
@@ -82,11 +85,57 @@ impl AssertionBuffer {
         }
     }
 
+    /// Whether every edge between the two ends was read ahead (`covered`).
+    fn covers(&self, source: &End, target: &End) -> bool {
+        let container = |e: &End| match e {
+            End::Container { id } | End::Field { container_id: id, .. } => Some(*id),
+            End::External { .. } => None,
+        };
+        container(source).zip(container(target)).is_some_and(|pair| self.covered.contains(&pair))
+    }
+
+    /// Reads (and locks) at once what a chunk's batches will need (issue #44, item 1): every
+    /// edge from a pair's source container (or its fields) to its target container (or its
+    /// fields) and the edges `ids`, each with all its evidence; `look_up` then reads only what
+    /// lies outside them. The pairs stay covered until the buffer is forgotten.
+    pub(super) async fn read_ahead(&mut self, txn: &mut Txn, pairs: &[(Id, Id)], ids: &[Id]) -> StoreResult<()> {
+        let pairs: BTreeSet<(Id, Id)> = pairs.iter().copied().filter(|p| !self.covered.contains(p)).collect();
+        let ids: BTreeSet<Id> = ids.iter().copied().filter(|id| !self.edges.contains_key(id)).collect();
+        if pairs.is_empty() && ids.is_empty() {
+            return Ok(());
+        }
+        let rows = exec(
+            txn,
+            cypher!("overlay_read_ahead")
+                .param("pairs", pairs.iter().map(|(s, t)| vec![*s, *t]).collect::<Vec<_>>())
+                .param("ids", ids.into_iter().collect::<Vec<_>>()),
+        )
+        .await?;
+        self.take_rows(&rows)?;
+        self.covered.extend(pairs);
+        Ok(())
+    }
+
+    /// The edges with their evidence a lookup returned, but those the buffer holds already.
+    fn take_rows(&mut self, rows: &super::Rows) -> StoreResult<()> {
+        let edges = rows.decode::<EdgeProps>("edge")?;
+        let evidence = rows.column::<Vec<EvidenceProps>>("evidence")?;
+        for (edge, evidence) in edges.into_iter().zip(evidence) {
+            if self.edges.contains_key(&edge.id) {
+                continue;
+            }
+            let evidence = evidence.into_iter().map(Decode::decode).collect::<StoreResult<Vec<_>>>()?;
+            self.insert(edge, evidence, false);
+        }
+        Ok(())
+    }
+
     /// Reads (and locks) what the batch needs that the session has not met.
     async fn look_up(&mut self, txn: &mut Txn, batch: &AssertionBatch) -> StoreResult<()> {
         let ukeys: BTreeSet<String> = batch
             .assert
             .iter()
+            .filter(|a| !self.covers(&a.edge.source, &a.edge.target))
             .map(|a| edge_ukey(&a.edge.source, &a.edge.target, &a.edge.source_type))
             .filter(|k| !self.by_ukey.contains_key(k) && !self.absent.contains(k))
             .collect();
@@ -107,15 +156,7 @@ impl AssertionBuffer {
                 .param("ids", ids.into_iter().collect::<Vec<_>>()),
         )
         .await?;
-        let edges = rows.decode::<EdgeProps>("edge")?;
-        let evidence = rows.column::<Vec<EvidenceProps>>("evidence")?;
-        for (edge, evidence) in edges.into_iter().zip(evidence) {
-            if self.edges.contains_key(&edge.id) {
-                continue;
-            }
-            let evidence = evidence.into_iter().map(Decode::decode).collect::<StoreResult<Vec<_>>>()?;
-            self.insert(edge, evidence, false);
-        }
+        self.take_rows(&rows)?;
         for k in ukeys {
             if !self.by_ukey.contains_key(&k) {
                 self.absent.insert(k);

@@ -211,6 +211,25 @@ impl Session {
         .await
     }
 
+    /// `read_ahead_edges` in the session: into its buffer (see `overlay::AssertionBuffer::read_ahead`).
+    pub(super) async fn read_ahead_edges(
+        self: std::sync::Arc<Self>,
+        pairs: Vec<(Id, Id)>,
+        ids: Vec<Id>,
+    ) -> StoreResult<()> {
+        detached(async move {
+            let mut inner = self.lock().await;
+            let inner = &mut *inner;
+            let txn = match &mut inner.state {
+                State::Open(txn) => &mut **txn,
+                _ => return open(inner).map(|_| ()),
+            };
+            let result = inner.assertions.read_ahead(txn, &pairs, &ids).await;
+            settle(inner, result)
+        })
+        .await
+    }
+
     /// `live_evidence_of_keys` in the session: the stored rows with its buffer's over them, by
     /// key in the given order, then edge id.
     pub(super) async fn live_evidence_of_keys(
