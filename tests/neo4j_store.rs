@@ -126,8 +126,15 @@ fn evidence(edge_id: Id, key: &str) -> Evidence {
 fn cypher_names_in_code() -> BTreeSet<String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut sources = vec![root.join("src/store/neo4j.rs")];
-    if let Ok(dir) = std::fs::read_dir(root.join("src/store/neo4j")) {
-        sources.extend(dir.filter_map(Result::ok).map(|e| e.path()));
+    // Every file under src/store/neo4j/, its submodules' directories (jobs/) included.
+    let mut dirs = vec![root.join("src/store/neo4j")];
+    while let Some(dir) = dirs.pop() {
+        for path in std::fs::read_dir(dir).expect("read a store directory").filter_map(Result::ok).map(|e| e.path()) {
+            match path.is_dir() {
+                true => dirs.push(path),
+                false => sources.push(path),
+            }
+        }
     }
     let mut names = BTreeSet::new();
     for source in sources {
