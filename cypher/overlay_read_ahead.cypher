@@ -13,12 +13,15 @@ CALL () {
   RETURN r
   UNION
   UNWIND $pairs AS p
-  MATCH (:Container {id: p[0]})-[r:LINEAGE]->(t:Field {container_id: p[1]})
+  MATCH (:Container {id: p[0]})-[r:LINEAGE]->(:Field {container_id: p[1]})
   RETURN r
   UNION
   UNWIND $pairs AS p
-  MATCH (:Field {container_id: p[0]})-[r:LINEAGE]->(t)
-  WHERE (t:Field AND t.container_id = p[1]) OR (t:Container AND t.id = p[1])
+  MATCH (:Field {container_id: p[0]})-[r:LINEAGE]->(:Field {container_id: p[1]})
+  RETURN r
+  UNION
+  UNWIND $pairs AS p
+  MATCH (:Field {container_id: p[0]})-[r:LINEAGE]->(:Container {id: p[1]})
   RETURN r
   UNION
   UNWIND $ids AS id

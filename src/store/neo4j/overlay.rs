@@ -4,6 +4,11 @@
 //! that reads or writes edges or evidence otherwise (`Session::exec` for a `Cmd` that names
 //! `LINEAGE` or `Evidence`, every `write_txn!` in it, the jobs' and the deferred writes).
 //!
+//! A chunk of OpenLineage events reads ahead first (`read_ahead`, one `overlay_read_ahead`): every
+//! edge between the container pairs its runs may connect (their fields included) and the edges
+//! its jobs' evidence is on; the buffer then counts those pairs covered (a key between them it
+//! does not hold, no edge holds), so the chunk's events usually read nothing more.
+//!
 //! Per batch it reads, in one statement (`overlay_lookup`), only what it has not met yet: the
 //! edges of the batch's keys and of the ids it retires evidence of or may retire, each with all
 //! its evidence rows, write-locked as `assert_edges_lookup` locks them; the buffer then knows
