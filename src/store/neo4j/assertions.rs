@@ -28,7 +28,7 @@ use super::rows::{
     edge_row, edge_ukey, evidence_row, intervals_text, json_text, list, map, metadata_row, micros, opt_ts,
     parse_intervals, ts, Decode, EdgeProps, EvidenceProps, MetadataProps,
 };
-use super::{allocate, count, distinct, exec, first_id, internal, Cmd, Neo4jStore, Run, EDGE_COUNTER};
+use super::{allocate, count, distinct, exec, first_id, internal, Cmd, Neo4jStore, Rows, Run, EDGE_COUNTER};
 use crate::domain::{
     AssertionBatch, AssertionSummary, ChangeKind, Edge, End, Evidence, Id, Interval, MetadataAssertion, NewChange,
     NewEdge, Timestamp,
@@ -357,17 +357,7 @@ pub(super) async fn evidence_by_keys(mut db: impl Run, keys: &[String]) -> Store
 }
 
 pub(super) async fn live_evidence_of_key(mut db: impl Run, key: &str) -> StoreResult<Vec<PriorEvidence>> {
-    let rows = db.run(cypher!("live_evidence_of_key").param("key", key.to_string())).await?;
-    let evidence = rows.decode::<EvidenceProps>("evidence")?;
-    let edges = rows.column::<Vec<EdgeProps>>("edge")?;
-    evidence
-        .iter()
-        .zip(edges)
-        .map(|(e, edge)| {
-            let edge = edge.into_iter().next().map(Decode::decode).transpose()?;
-            Ok(PriorEvidence::of(e, edge.as_ref()))
-        })
-        .collect()
+    prior_evidence(db.run(cypher!("live_evidence_of_key").param("key", key.to_string())).await?)
 }
 
 /// `live_evidence_of_key` of each key in one statement, by key in the given order, then edge id.
@@ -375,7 +365,11 @@ pub(super) async fn live_evidence_of_keys(mut db: impl Run, keys: &[String]) -> 
     if keys.is_empty() {
         return Ok(Vec::new());
     }
-    let rows = db.run(cypher!("live_evidence_of_keys").param("keys", keys.to_vec())).await?;
+    prior_evidence(db.run(cypher!("live_evidence_of_keys").param("keys", keys.to_vec())).await?)
+}
+
+/// The rows of `live_evidence_of_key(s)`: each evidence with its edge (none when it is gone).
+fn prior_evidence(rows: Rows) -> StoreResult<Vec<PriorEvidence>> {
     let evidence = rows.decode::<EvidenceProps>("evidence")?;
     let edges = rows.column::<Vec<EdgeProps>>("edge")?;
     evidence
