@@ -262,6 +262,17 @@ pub struct PushBackArgs {
     /// steadily); past them it is answered 429 until it may try again. 0: no throttle.
     #[arg(long, env = "TRIBUTARY_AUTH_FAILURES_PER_MINUTE", default_value_t = 20)]
     pub auth_failures_per_minute: u32,
+    /// OpenLineage requests smaller than this many events are grouped with the requests that
+    /// arrive beside them and written together, up to this many events a group (group commit);
+    /// each is still answered with its own events' reports once they are applied. 0: no grouping.
+    #[arg(long, env = "TRIBUTARY_INGEST_GROUP_EVENTS", default_value_t = 1000,
+          value_parser = clap::value_parser!(u32).range(0..=100_000))]
+    pub ingest_group_events: u32,
+    /// How long (milliseconds) the group commit waits at most for the requests it expects to
+    /// join a group (as many as joined the last one; a lone client waits for none).
+    #[arg(long, env = "TRIBUTARY_INGEST_GROUP_WAIT_MS", default_value_t = 5,
+          value_parser = clap::value_parser!(u64).range(0..=1000))]
+    pub ingest_group_wait_ms: u64,
 }
 
 impl PushBackArgs {
@@ -271,6 +282,10 @@ impl PushBackArgs {
             ingest_queue: self.ingest_queue as usize,
             ingest_queue_wait: std::time::Duration::from_millis(self.ingest_queue_wait_ms),
             auth_failures_per_minute: self.auth_failures_per_minute,
+            ingest_group: crate::service::group_commit::GroupConfig {
+                max_events: self.ingest_group_events as usize,
+                wait: std::time::Duration::from_millis(self.ingest_group_wait_ms),
+            },
         }
     }
 }

@@ -60,6 +60,8 @@ pub struct Metrics {
     pub kafka_dead_lettered: IntCounterVec,
     /// Time to store, apply and commit one batch of messages.
     pub kafka_batch_seconds: prometheus::Histogram,
+    /// OpenLineage requests ingested together by the group commit (`service::group_commit`), per group.
+    pub ingest_group_requests: prometheus::Histogram,
 }
 
 fn build() -> Metrics {
@@ -159,6 +161,11 @@ fn build() -> Metrics {
             .buckets(vec![0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 30.0]),
     )
     .expect("valid metric definition");
+    let ingest_group_requests = prometheus::Histogram::with_opts(
+        HistogramOpts::new("tributary_ingest_group_requests", "OpenLineage requests ingested together, per group")
+            .buckets(vec![1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0]),
+    )
+    .expect("valid metric definition");
     for c in [
         Box::new(store_queries.clone()) as Box<dyn prometheus::core::Collector>,
         Box::new(store_calls.clone()),
@@ -180,6 +187,7 @@ fn build() -> Metrics {
         Box::new(kafka_pauses.clone()),
         Box::new(kafka_dead_lettered.clone()),
         Box::new(kafka_batch_seconds.clone()),
+        Box::new(ingest_group_requests.clone()),
     ] {
         registry.register(c).expect("metric registered once");
     }
@@ -205,6 +213,7 @@ fn build() -> Metrics {
         kafka_pauses,
         kafka_dead_lettered,
         kafka_batch_seconds,
+        ingest_group_requests,
     }
 }
 

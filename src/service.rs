@@ -41,6 +41,7 @@ pub mod changes;
 pub mod diff;
 pub mod external;
 pub mod frontier;
+pub mod group_commit;
 pub mod history;
 pub mod jobs;
 pub mod jobs_asof;

@@ -60,6 +60,8 @@ pub struct AppState {
     pub auth: crate::auth::Auth,
     pub parsed: ParsedQueries,
     pub pushback: pushback::PushBack,
+    /// Concurrent OpenLineage requests written together (`service::group_commit`).
+    pub group: crate::service::group_commit::GroupCommit,
 }
 
 /// Parsed GraphQL documents by query text. Clients send the same few queries over and over, and

@@ -1,4 +1,5 @@
-//! The OpenLineage REST endpoints. All four run the same ingest (`Lineage::ingest_openlineage`);
+//! The OpenLineage REST endpoints. All four run the same ingest (`Lineage::ingest_openlineage`,
+//! small requests grouped with concurrent ones by `service::group_commit`);
 //! only the answer's shape differs: seed 000's per-event report on `/api/v1/lineage` and
 //! `/api/lineage/openlineage`, seed 002's summary on `/api/v1/openlineage/lineage[/batch]`.
 //!
@@ -194,7 +195,7 @@ async fn ingest_events(
     State(state): State<AppState>,
     Authenticated(caller, parsed, _): Authenticated<ParsedBody, WordedAsDetail>,
 ) -> Response {
-    let report = match state.lineage.ingest_openlineage(&caller, parsed.events).await {
+    let report = match state.group.ingest(&state.lineage, &caller, parsed.events).await {
         Ok(r) => r,
         Err(e) => return service_error(&e),
     };
@@ -268,7 +269,7 @@ pub async fn collate_single(
                 .into(),
         ));
     }
-    let report = match state.lineage.ingest_openlineage(&caller, parsed.events).await {
+    let report = match state.group.ingest(&state.lineage, &caller, parsed.events).await {
         Ok(r) => r,
         Err(e) => return service_error(&e),
     };
@@ -338,7 +339,7 @@ pub async fn collate_batch(
     State(state): State<AppState>,
     Authenticated(caller, Batch(parsed), _): Authenticated<Batch, WordedAsCollated>,
 ) -> Response {
-    let report = match state.lineage.ingest_openlineage(&caller, parsed.events).await {
+    let report = match state.group.ingest(&state.lineage, &caller, parsed.events).await {
         Ok(r) => r,
         Err(e) => return service_error(&e),
     };

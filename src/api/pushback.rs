@@ -58,6 +58,8 @@ pub struct Limits {
     pub ingest_queue_wait: Duration,
     /// Failed authentications an address may make per minute (and at once); 0: no throttle.
     pub auth_failures_per_minute: u32,
+    /// How concurrent OpenLineage requests are grouped into one write (`service::group_commit`).
+    pub ingest_group: crate::service::group_commit::GroupConfig,
 }
 
 impl Default for Limits {
@@ -67,6 +69,7 @@ impl Default for Limits {
             ingest_queue: 32,
             ingest_queue_wait: Duration::from_secs(2),
             auth_failures_per_minute: 20,
+            ingest_group: Default::default(),
         }
     }
 }
@@ -384,6 +387,7 @@ mod tests {
             ingest_queue: queue,
             ingest_queue_wait: Duration::from_millis(wait_ms),
             auth_failures_per_minute: 0,
+            ..Limits::default()
         }
     }
 

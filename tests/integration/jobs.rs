@@ -771,7 +771,8 @@ async fn query_log_rows_with_a_user_are_runs_of_their_job(app: TestApp) {
 /// The embedded store keeps a request's job and run updates until its commit (a run's START
 /// and COMPLETE in one request write its rows once): the same events sent all in one request
 /// and one per request give the same jobs, runs, datasets, times and last writes; and from 8
-/// concurrent clients, the same jobs, runs, edges, evidence, change log and health.
+/// concurrent clients (grouped into one write by the service), the same jobs, runs, edges,
+/// evidence, change log and health.
 async fn one_request_records_what_one_event_per_request_does(app: TestApp) {
     let ids = app.tables("wh", NS, &["p1_a", "p1_b", "p1_c", "p2_a", "p2_b", "p2_c"]).await;
     let events = |p: &str, base: u32| -> Vec<Value> {
@@ -845,8 +846,9 @@ async fn one_request_records_what_one_event_per_request_does(app: TestApp) {
 
     // The same events of 8 jobs (one per producer process) sent three ways: one per request in
     // turn, all in one request, and from 8 concurrent clients (one job each, one event per
-    // request, as openlineage-python sends them, issue #44). Each job's runs, its tables' edges
-    // with their evidence, their change logs and health come out identical.
+    // request, as openlineage-python sends them: the service groups concurrent requests into
+    // one write, issue #44). Each job's runs, its tables' edges with their evidence, their
+    // change logs and health come out identical.
     let mut tables = Vec::new();
     for (copy, base) in [("s1", 1_000), ("s2", 2_000), ("s3", 3_000)] {
         let names: Vec<String> = (0..8).flat_map(|k| ["a", "b", "c"].map(|t| format!("{copy}j{k}_{t}"))).collect();

@@ -134,6 +134,22 @@ const CONFLICTING_SESSION_TIME: std::time::Duration = std::time::Duration::from_
 /// whether it duplicates an earlier one.
 type ChunkItem = (std::result::Result<Event, Vec<ol::ValidationIssue>>, (StoredEvent, bool));
 
+/// A request's events validated and made into the rows the event log stores
+/// (`Lineage::prepare_openlineage`), with who sent them.
+#[derive(Clone)]
+pub(crate) struct PreparedRequest {
+    caller: Caller,
+    validated: Vec<std::result::Result<Event, Vec<ol::ValidationIssue>>>,
+    stored: Vec<StoredEvent>,
+}
+
+impl PreparedRequest {
+    /// Its events.
+    pub(crate) fn len(&self) -> usize {
+        self.stored.len()
+    }
+}
+
 /// The event as the store keeps it, before it is applied.
 fn stored_event(
     caller: &Caller,
@@ -228,8 +244,15 @@ impl Lineage {
     /// The request's events are stored in one transaction before any is applied, and their
     /// outcomes recorded in one transaction at the end.
     pub async fn ingest_openlineage(&self, caller: &Caller, events: Vec<Value>) -> Result<IngestReport> {
+        let request = self.prepare_openlineage(caller, events);
+        let mut answers = self.ingest_prepared(vec![request]).await;
+        answers.pop().unwrap_or_else(|| Err(Error::Internal("an ingest request went unanswered".into())))
+    }
+
+    /// A request's events validated and made into the rows the event log stores, ready for
+    /// `ingest_prepared` (alone or grouped with other requests').
+    pub(crate) fn prepare_openlineage(&self, caller: &Caller, events: Vec<Value>) -> PreparedRequest {
         let limits = Limits::default();
-        let mut report = IngestReport::default();
         let now = crate::domain::now();
         let mut validated = Vec::with_capacity(events.len());
         let mut stored = Vec::with_capacity(events.len());
@@ -238,13 +261,58 @@ impl Lineage {
             stored.push(stored_event(caller, raw, &v, now));
             validated.push(v);
         }
+        PreparedRequest { caller: caller.clone(), validated, stored }
+    }
+
+    /// Ingests the events of one or more requests (the group commit's group: see
+    /// `service::group_commit`) as one request of all their events would be: stored in one
+    /// transaction before any is applied, applied in order in store sessions of up to
+    /// `SESSION_EVENTS`, their outcomes recorded at each session's end. Each event is applied
+    /// with its own request's caller and reported to its own request, so what one request's
+    /// events meet (rejected, denied, a store failure) is theirs alone; an answer per request,
+    /// in the order given.
+    pub(crate) async fn ingest_prepared(&self, requests: Vec<PreparedRequest>) -> Vec<Result<IngestReport>> {
+        let mut callers = Vec::with_capacity(requests.len());
+        let mut owners: Vec<usize> = Vec::new();
+        let mut validated = Vec::new();
+        let mut stored = Vec::new();
+        let mut kept = Vec::new();
+        let grouped = requests.len() > 1;
+        for (r, request) in requests.into_iter().enumerate() {
+            owners.extend(std::iter::repeat_n(r, request.stored.len()));
+            if grouped {
+                // Kept to run the requests one by one should the grouped write fail.
+                kept.push(request.clone());
+            }
+            callers.push(request.caller);
+            validated.extend(request.validated);
+            stored.extend(request.stored);
+        }
         let count = stored.len();
         // Nothing is stored when this fails: the client must send the request again.
-        let inserted = self.store.insert_events(stored).await.map_err(|e| {
-            tracing::error!(error = %e, events = count, "storing OpenLineage events failed");
-            Error::from(e)
-        })?;
-        // Where an event of this request went in `report`, for duplicates within the request.
+        let inserted = match self.store.insert_events(stored).await {
+            Ok(inserted) => inserted,
+            // A store that is down or too slow is so for each of them: no second try.
+            Err(e) if grouped && !matches!(e, StoreError::Unavailable(_)) => {
+                // What failed the group's write may be one request's alone: each on its own.
+                tracing::warn!(error = %e, events = count, requests = kept.len(), "storing a group of OpenLineage requests failed; storing them one by one");
+                let mut answers = Vec::with_capacity(kept.len());
+                for request in kept {
+                    let mut one = Box::pin(self.ingest_prepared(vec![request])).await;
+                    answers.push(
+                        one.pop().unwrap_or_else(|| Err(Error::Internal("an ingest request went unanswered".into()))),
+                    );
+                }
+                return answers;
+            }
+            Err(e) => {
+                tracing::error!(error = %e, events = count, "storing OpenLineage events failed");
+                let e = Error::from(e);
+                return callers.iter().map(|_| Err(e.clone())).collect();
+            }
+        };
+        let mut report = IngestReport::default();
+        // Where an event of this group went in `report`, for duplicates within the group.
         let mut seen: HashMap<Id, usize> = HashMap::new();
         // A session a concurrent writer can fail (Neo4j's) is kept short, and its chunk kept
         // to run again without it.
@@ -253,13 +321,24 @@ impl Lineage {
             true => (CONFLICTING_SESSION_EVENTS, Some(CONFLICTING_SESSION_TIME)),
             false => (SESSION_EVENTS, None),
         };
-        let mut items: VecDeque<(usize, ChunkItem)> = validated.into_iter().zip(inserted).enumerate().collect();
+        // Each event with its index within its own request and its request.
+        let mut index_in_request = vec![0usize; callers.len()];
+        let mut items: VecDeque<(usize, usize, ChunkItem)> = validated
+            .into_iter()
+            .zip(inserted)
+            .zip(owners.iter().copied())
+            .map(|(item, owner)| {
+                let index = index_in_request[owner];
+                index_in_request[owner] += 1;
+                (index, owner, item)
+            })
+            .collect();
         while !items.is_empty() {
             let take = items.len().min(session_events);
             let again: Option<Vec<_>> = conflicts.then(|| items.iter().take(take).cloned().collect());
             let first = report.events.len();
             let (session_failed, done) =
-                self.ingest_chunk(caller, &mut items, take, budget, true, &mut report, &mut seen).await;
+                self.ingest_chunk(&callers, &mut items, take, budget, true, &mut report, &mut seen).await;
             if let (true, Some(mut again)) = (session_failed, again) {
                 // Each write alone is retried on a conflict, and what one event's failure
                 // leaves is that event's alone.
@@ -271,19 +350,29 @@ impl Lineage {
                 report.events.truncate(first);
                 seen.retain(|_, i| *i < first);
                 let mut again = VecDeque::from(again);
-                self.ingest_chunk(caller, &mut again, done, None, false, &mut report, &mut seen).await;
+                self.ingest_chunk(&callers, &mut again, done, None, false, &mut report, &mut seen).await;
             }
         }
-        let failed = report.events.iter().filter(|e| e.unavailable).count();
-        if failed > 0 {
-            // No 2xx for a request some of whose events the store could not take: the client's
-            // retry applies them (what did apply is then a duplicate, ignored).
-            return Err(Error::Unavailable(format!(
-                "{failed} of {} events could not be applied or recorded because the store is unavailable",
-                report.events.len()
-            )));
+        // Each event's report to its own request (they come in the items' order).
+        let mut reports: Vec<IngestReport> = callers.iter().map(|_| IngestReport::default()).collect();
+        for (rep, owner) in report.events.into_iter().zip(owners) {
+            reports[owner].events.push(rep);
         }
-        Ok(report)
+        reports
+            .into_iter()
+            .map(|report| {
+                let failed = report.events.iter().filter(|e| e.unavailable).count();
+                if failed > 0 {
+                    // No 2xx for a request some of whose events the store could not take: the
+                    // client's retry applies them (what did apply is then a duplicate, ignored).
+                    return Err(Error::Unavailable(format!(
+                        "{failed} of {} events could not be applied or recorded because the store is unavailable",
+                        report.events.len()
+                    )));
+                }
+                Ok(report)
+            })
+            .collect()
     }
 
     /// Applies up to `max` events from the front of `items` (in one store session when
@@ -294,8 +383,8 @@ impl Lineage {
     #[allow(clippy::too_many_arguments)]
     async fn ingest_chunk(
         &self,
-        caller: &Caller,
-        items: &mut VecDeque<(usize, ChunkItem)>,
+        callers: &[Caller],
+        items: &mut VecDeque<(usize, usize, ChunkItem)>,
         max: usize,
         budget: Option<std::time::Duration>,
         in_session: bool,
@@ -325,12 +414,13 @@ impl Lineage {
             if budget.is_some_and(|b| started.elapsed() >= b) {
                 break;
             }
-            let Some((index, (v, (stored, duplicate)))) = items.pop_front() else { break };
+            let Some((index, owner, (v, (stored, duplicate)))) = items.pop_front() else { break };
+            let Some(caller) = callers.get(owner) else { break };
             let earlier = seen.get(&stored.id).map(|&i| &report.events[i]);
             let rep =
                 lineage.ingest_one(caller, index, v, stored, duplicate, earlier, &mut pending, &mut forward).await;
             if let Some(id) = rep.id {
-                seen.entry(id).or_insert(index);
+                seen.entry(id).or_insert(report.events.len());
             }
             report.events.push(rep);
             // The embedded store's calls run on this worker without yielding: let the
