@@ -164,6 +164,13 @@ struct Args {
     /// concurrency, memory, ingest, ingest-clients, paths, jobs, kafka.
     #[arg(long, value_enum, value_delimiter = ',')]
     scenarios: Option<Vec<Scenario>>,
+    /// The service's `--ingest-group-events` (default: `serve`'s); 0 turns the group commit off,
+    /// to measure the ingest as it was before it (issue #44).
+    #[arg(long)]
+    ingest_group_events: Option<usize>,
+    /// The service's `--ingest-group-wait-ms` (default: `serve`'s).
+    #[arg(long)]
+    ingest_group_wait_ms: Option<u64>,
     /// Where to write the results as JSON.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -244,7 +251,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         let small = Graph::generate(plan.containers / 10, plan.field_edges / 10, args.seed);
         let opened = open_store(&args, "small").await?;
         import_graph(opened.store.as_ref(), &small).await?;
-        let url = serve_service(opened.store.clone()).await?;
+        let url = serve_service(opened.store.clone(), (args.ingest_group_events, args.ingest_group_wait_ms)).await?;
         let client = Client { http: reqwest::Client::new(), service: url, baseline: String::new() };
         small_statements = Some(graph_statements(&client, store_kind, &small).await?);
         if let Some(neo) = &opened.neo4j {
@@ -310,7 +317,8 @@ async fn run(args: Args) -> anyhow::Result<()> {
         Some(n) => n.clone(),
         None => adj.clone(),
     };
-    let service_url = serve_service(opened.store.clone()).await?;
+    let service_url =
+        serve_service(opened.store.clone(), (args.ingest_group_events, args.ingest_group_wait_ms)).await?;
     let baseline_url = serve(baseline::router(BaselineState { source: source.clone(), neo: neo_base.clone() })).await?;
     let client = Client {
         http: reqwest::Client::builder().pool_max_idle_per_host(256).build()?,

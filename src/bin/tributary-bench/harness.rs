@@ -63,12 +63,25 @@ pub(crate) async fn open_store(args: &Args, tag: &str) -> anyhow::Result<Opened>
     }
 }
 
-/// The real service, as `tributary::server::run` serves it (authentication off), on loopback.
-pub(crate) async fn serve_service(store: Arc<dyn Store>) -> anyhow::Result<String> {
+/// The real service, as `tributary::server::run` serves it (authentication off), on loopback;
+/// `group` sets `serve --ingest-group-events` (0: no group commit, as before issue #44) and
+/// `--ingest-group-wait-ms`.
+pub(crate) async fn serve_service(
+    store: Arc<dyn Store>,
+    group: (Option<usize>, Option<u64>),
+) -> anyhow::Result<String> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://{}", listener.local_addr()?);
+    let mut limits = tributary::api::pushback::Limits::default();
+    if let Some(n) = group.0 {
+        limits.ingest_group.max_events = n;
+    }
+    if let Some(ms) = group.1 {
+        limits.ingest_group.wait = Duration::from_millis(ms);
+    }
+    let lineage = tributary::service::Lineage::new(store);
     tokio::spawn(async move {
-        let _ = tributary::server::run(listener, store, &[], std::future::pending()).await;
+        let _ = tributary::server::run_limited(listener, lineage, false, &[], limits, std::future::pending()).await;
     });
     Ok(url)
 }
