@@ -110,7 +110,7 @@ pub struct Team {
 }
 
 /// Who is asking, with what they may do. Resolved once per request.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Caller {
     pub user: String,
     pub role: Role,

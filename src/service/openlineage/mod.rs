@@ -401,21 +401,30 @@ impl Lineage {
             let events: Vec<&Event> = items
                 .iter()
                 .take(max)
-                .filter(|(_, (_, (stored, duplicate)))| {
+                .filter(|(_, _, (_, (stored, duplicate)))| {
                     !(*duplicate && (stored.status == "rejected" || accepted(&stored.status)))
                 })
-                .filter_map(|(_, (v, _))| v.as_ref().ok())
+                .filter_map(|(_, _, (v, _))| v.as_ref().ok())
                 .collect();
             pending.prior = prior::Prior::read(&lineage, &events).await;
-            lineage.read_ahead(caller, &events, &mut pending).await;
+            // The read ahead reads candidates, which do not depend on who asks.
+            if let Some(caller) = items.front().and_then(|(_, owner, _)| callers.get(*owner)) {
+                lineage.read_ahead(caller, &events, &mut pending).await;
+            }
         }
         let mut forward = Vec::new();
+        let mut last_caller: Option<&Caller> = None;
         for _ in 0..max {
             if budget.is_some_and(|b| started.elapsed() >= b) {
                 break;
             }
             let Some((index, owner, (v, (stored, duplicate)))) = items.pop_front() else { break };
             let Some(caller) = callers.get(owner) else { break };
+            if last_caller.is_some_and(|c| c != caller) {
+                // What a dataset resolved to is what this caller may edit of its matches.
+                pending.known.forget_resolutions();
+            }
+            last_caller = Some(caller);
             let earlier = seen.get(&stored.id).map(|&i| &report.events[i]);
             let rep =
                 lineage.ingest_one(caller, index, v, stored, duplicate, earlier, &mut pending, &mut forward).await;

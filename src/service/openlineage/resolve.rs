@@ -40,6 +40,12 @@ pub(super) fn ident_key(namespace: &str, name: &str) -> (String, String) {
 const MAX_PAIRS: usize = 20_000;
 
 impl Known {
+    /// Drops what datasets resolved to, which depends on the caller's permissions (a group of
+    /// requests from several callers), and keeps the candidates and fields read.
+    pub(super) fn forget_resolutions(&mut self) {
+        self.resolved.clear();
+    }
+
     /// The (source, target) container pairs a chunk's events may connect, from the candidates
     /// read ahead: per run (or per event outside one), every input's and column-lineage input's
     /// candidate to every output's. Empty when they are more than [`MAX_PAIRS`].
