@@ -164,6 +164,75 @@ mod tests {
         })
     }
 
+    /// A group of two callers' requests about the same tables: the editor's event applies and
+    /// the viewer's is denied with the same report it gets when sent alone (what a dataset
+    /// resolves to is what the caller may edit of it, so one caller's resolutions must not
+    /// serve the other's events).
+    #[tokio::test]
+    async fn each_request_of_a_group_applies_with_its_own_callers_rights() {
+        use crate::auth::{Permission, Role};
+        use crate::domain::{ContainerInput, DatastoreInput};
+        async fn store_with_tables() -> (tempfile::TempDir, Lineage, crate::domain::Id) {
+            let dir = tempfile::tempdir().unwrap();
+            let lineage = Lineage::new(Arc::new(crate::store::sqlite::SqliteStore::open(dir.path()).unwrap()));
+            let system = Caller::system();
+            let input = DatastoreInput {
+                name: "wh".into(),
+                kind: "warehouse".into(),
+                namespaces: vec!["postgres://db:5432".into()],
+                ..Default::default()
+            };
+            let ds = lineage.upsert_datastore(&system, input).await.unwrap();
+            for name in ["public.a", "public.b"] {
+                let input = ContainerInput { datastore_id: ds.id, name: name.into(), ..Default::default() };
+                lineage.upsert_container(&system, input).await.unwrap();
+            }
+            (dir, lineage, ds.id)
+        }
+        let caller = |user: &str, ds, permission| Caller {
+            user: user.into(),
+            role: Role::Member,
+            unrestricted_admin: false,
+            permissions: std::collections::HashMap::from([(ds, permission)]),
+        };
+        let copy = |job: &str, run: &str| {
+            let mut e = event("COMPLETE", run, 1);
+            e["job"]["name"] = json!(job);
+            e["inputs"] = json!([{"namespace": "postgres://db:5432", "name": "public.a"}]);
+            e["outputs"] = json!([{"namespace": "postgres://db:5432", "name": "public.b"}]);
+            e
+        };
+        let (editor_event, viewer_event) = (
+            copy("by_editor", "00000000-0000-4000-8000-0000000000e1"),
+            copy("by_viewer", "00000000-0000-4000-8000-0000000000e2"),
+        );
+
+        // The viewer's request alone.
+        let (_dir, lineage, ds) = store_with_tables().await;
+        let viewer = caller("viewer", ds, Permission::Viewer);
+        let alone = lineage.ingest_openlineage(&viewer, vec![viewer_event.clone()]).await.unwrap();
+
+        // The editor's and the viewer's requests in one group, the editor's first.
+        let (_dir, lineage, ds) = store_with_tables().await;
+        let (editor, viewer) = (caller("editor", ds, Permission::Editor), caller("viewer", ds, Permission::Viewer));
+        let (queue, waiting) = mpsc::unbounded_channel();
+        let mut answers = Vec::new();
+        for (who, e) in [(&editor, editor_event), (&viewer, viewer_event)] {
+            let (reply, answer) = oneshot::channel();
+            let request = lineage.prepare_openlineage(who, vec![e]);
+            queue.send(Job { request, reply }).map_err(|_| "queue closed").unwrap();
+            answers.push(answer);
+        }
+        drop(queue);
+        assert_eq!(writer(lineage.clone(), waiting, GroupConfig::default()).await, 1, "one group");
+        let editor_report = answers.remove(0).await.unwrap().unwrap();
+        let viewer_report = answers.remove(0).await.unwrap().unwrap();
+        assert_eq!(editor_report.events[0].status, "applied", "{:?}", editor_report.events[0]);
+        let seen = |r: &IngestReport| (r.events[0].status, r.events[0].errors.clone());
+        assert_ne!(alone.events[0].status, "applied", "{:?}", alone.events[0]);
+        assert_eq!(seen(&viewer_report), seen(&alone), "the viewer's event in the group as alone");
+    }
+
     /// Requests waiting when the writer is free are one group; each is answered with its own
     /// events' reports (its indexes, its statuses), and one request's rejected event leaves the
     /// others' applied, in order (a run's START, then its COMPLETE from a later request).
