@@ -61,7 +61,7 @@ pub(crate) async fn ingest_clients(
                 }
                 match http.post(url.clone(), body).await {
                     Ok((took, v)) => {
-                        lat.push(ms(took));
+                        lat.push((ms(took), start.elapsed().as_secs_f64()));
                         accepted +=
                             ["applied", "recorded", "ignored"].iter().map(|k| v[k].as_i64().unwrap_or(0)).sum::<i64>();
                     }
@@ -84,6 +84,16 @@ pub(crate) async fn ingest_clients(
         accepted += a;
     }
     let secs = start.elapsed().as_secs_f64();
+    // When the slow requests ended: at the start (cold plans, the first groups) or throughout.
+    let slow: Vec<f64> = lat.iter().filter(|(l, _)| *l > 1_000.0).map(|(_, at)| *at).collect();
+    if let (Some(first), Some(last)) = (slow.iter().copied().reduce(f64::min), slow.iter().copied().reduce(f64::max)) {
+        let early = slow.iter().filter(|at| **at < secs / 10.0).count();
+        say(&format!(
+            "  (ingest-clients: {} requests over 1 s, ended {first:.1}-{last:.1} s in; {early} in the first tenth)",
+            slow.len()
+        ));
+    }
+    let mut lat: Vec<f64> = lat.into_iter().map(|(l, _)| l).collect();
     lat.sort_by(f64::total_cmp);
     let sent = lat.len() + errors;
     let single_rate = lat.len() as f64 / secs.max(1e-9);
