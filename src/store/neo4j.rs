@@ -123,29 +123,6 @@ const EDGE_COUNTER: &str = "edge";
 const EVENT_COUNTER: &str = "event";
 const OPERATION_COUNTER: &str = "operation";
 
-/// One statement of `cypher/`, with its parameters; `name` (the file name) is its operation label
-/// in metrics and logs.
-#[derive(Clone)]
-struct Cmd {
-    name: &'static str,
-    query: Query,
-    /// Whether the statement names edges or evidence: in a session, its buffered assertions
-    /// are written before it runs (see `overlay`).
-    lineage: bool,
-}
-
-impl Cmd {
-    fn new(name: &'static str, text: &'static str) -> Self {
-        let lineage = text.contains("LINEAGE") || text.contains("Evidence");
-        Cmd { name, query: neo4rs::query(text), lineage }
-    }
-
-    fn param(mut self, key: &str, value: impl Into<BoltType>) -> Self {
-        self.query = self.query.param(key, value);
-        self
-    }
-}
-
 /// The statement of `cypher/<name>.cypher` for a literal `<name>`, checked to exist at compile
 /// time. Tests collect the names passed to this macro and compare them with the directory.
 macro_rules! cypher {
@@ -154,7 +131,7 @@ macro_rules! cypher {
     };
 }
 
-/// Runs `$body` (a future using `$txn: &mut Txn`) in one explicit transaction of `$store`:
+/// Runs `$body` (a future using `$txn: &mut Tx`, see [`tx`]) in one explicit transaction of `$store`:
 /// committed when it succeeds, rolled back when it fails, and run again as a whole when Neo4j
 /// failed it with a transient error, such as a deadlock between two writers (see [`retry`]). So
 /// `$body` may run more than once, each time on a fresh transaction, and must not consume what
@@ -167,32 +144,35 @@ macro_rules! cypher {
 /// empty answer as its own (issue #33).
 ///
 /// On a session view (see [`session`]) `$body` runs once in the session's transaction instead,
-/// and its failure fails the session.
+/// its metadata values and change-log entries wait for the session's end, and its failure fails
+/// the session.
 macro_rules! write_txn {
     ($store:expr, |$txn:ident| $body:expr) => {{
         let store = $store.clone();
-        let ids = store.ids.clone();
-        $crate::store::neo4j::detached($crate::store::neo4j::ids::scoped(ids, async move {
+        $crate::store::neo4j::detached(async move {
             if let Some(session) = store.session.clone() {
                 let mut inner = session.lock().await;
+                let mut deferred = $crate::store::neo4j::tx::Deferred::default();
                 let result = match $crate::store::neo4j::session::open_for_write(&mut inner).await {
-                    Ok($txn) => {
-                        let (result, deferred) = $crate::store::neo4j::session::deferring($body).await;
-                        inner.deferred.append(deferred);
-                        result
+                    Ok(txn) => {
+                        let $txn = &mut $crate::store::neo4j::tx::Tx::deferring(txn, session.ids(), &mut deferred);
+                        $body.await
                     }
                     Err(e) => Err(e),
                 };
+                inner.deferred.append(deferred);
                 return $crate::store::neo4j::session::settle(&mut inner, result);
             }
             $crate::store::neo4j::retry::transient(|| async {
                 let mut txn = store.begin().await?;
-                let $txn = &mut txn;
-                let result = $body.await;
+                let result = {
+                    let $txn = &mut $crate::store::neo4j::tx::Tx::new(&mut txn, &store.ids);
+                    $body.await
+                };
                 $crate::store::neo4j::finish(txn, result).await
             })
             .await
-        }))
+        })
         .await
     }};
 }
@@ -219,6 +199,7 @@ mod search;
 mod session;
 mod statements;
 mod transfer;
+mod tx;
 
 use self::statements::*;
 
@@ -283,19 +264,6 @@ impl Neo4jStore {
         finish(txn, result).await
     }
 
-    /// Whether a read of `kind` runs beside the session's transaction (on the pool, side by
-    /// side with the session's own statements): on a session view that has written none of it.
-    fn beside(&self, kind: session::Beside) -> bool {
-        self.session.as_ref().is_some_and(|s| s.untouched(kind))
-    }
-
-    /// Notes, on a session view, that a write of `kind` is about to run in it.
-    fn writes(&self, kind: session::Beside) {
-        if let Some(s) = &self.session {
-            s.writes(kind);
-        }
-    }
-
     async fn begin(&self) -> StoreResult<Txn> {
         self.graph.start_txn().await.map_err(|e| db_error("begin", e))
     }
@@ -316,7 +284,10 @@ impl Store for Neo4jStore {
         // One session at a time in this process (see `session::Inner::gate`).
         let gate = self.gate.clone().lock_owned().await;
         let txn = self.begin().await?;
-        let view = Neo4jStore { session: Some(std::sync::Arc::new(session::Session::new(txn, gate))), ..self.clone() };
+        let view = Neo4jStore {
+            session: Some(std::sync::Arc::new(session::Session::new(txn, gate, self.ids.clone()))),
+            ..self.clone()
+        };
         Ok(Some(std::sync::Arc::new(view)))
     }
 
@@ -330,7 +301,7 @@ impl Store for Neo4jStore {
 
     async fn commit_session(&self) -> StoreResult<()> {
         match &self.session {
-            Some(session) => session.clone().commit(self.ids.clone()).await,
+            Some(session) => session.clone().commit().await,
             None => Ok(()),
         }
     }
@@ -567,7 +538,7 @@ impl Store for Neo4jStore {
         now: Timestamp,
     ) -> StoreResult<(AssertionSummary, Vec<Id>)> {
         if let Some(session) = &self.session {
-            return session.clone().apply_assertions(self.ids.clone(), batch, now).await;
+            return session.clone().apply_assertions(batch, now).await;
         }
         assertions::apply_assertions(self, batch, now).await
     }
@@ -601,12 +572,12 @@ impl Store for Neo4jStore {
     }
 
     async fn metadata_for_container(&self, container_id: Id) -> StoreResult<Vec<MetadataAssertion>> {
-        session::flush_deferred(self).await?;
+        self.flush_deferred().await?;
         assertions::metadata_for_container(OwnTxn(self), container_id).await
     }
 
     async fn container_metadata_of(&self, ids: &[Id]) -> StoreResult<Vec<MetadataAssertion>> {
-        session::flush_deferred(self).await?;
+        self.flush_deferred().await?;
         assertions::container_metadata_of(AutoCommit(self), ids).await
     }
 
@@ -643,13 +614,18 @@ impl Store for Neo4jStore {
     /// One transaction of at most eight statements (see `jobs`), run once more when a
     /// concurrent event created the job or run first; in a session, into its buffer.
     async fn record_run(&self, record: RunRecord) -> StoreResult<()> {
-        jobs::record_run(self, record).await
+        match &self.session {
+            Some(session) => session.record_run(&record).await,
+            None => jobs::record_run(self, record).await,
+        }
     }
 
     /// In a session, from the session's buffer when it met the run (no statement).
     async fn run_with_io(&self, run_id: &str) -> StoreResult<crate::domain::KnownRun> {
-        if let Some(known) = jobs::known_run(self, run_id).await {
-            return Ok(known);
+        if let Some(session) = &self.session {
+            if let Some(known) = session.known_run(run_id).await {
+                return Ok(known);
+            }
         }
         // Not met: nothing of it waits in the buffer, so Neo4j's rows are current (no flush).
         let runs = jobs::runs_by_run_ids(AutoCommit(self), &[run_id.to_string()]).await?;
@@ -666,56 +642,59 @@ impl Store for Neo4jStore {
         &self,
         wanted: &crate::store::ChunkJobs,
     ) -> StoreResult<Vec<(String, crate::domain::KnownRun)>> {
-        jobs::look_up_runs(self, wanted).await
+        match &self.session {
+            Some(session) => session.look_up_runs(wanted).await,
+            None => jobs::look_up_runs(self, wanted).await,
+        }
     }
 
     async fn jobs_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<Job>> {
-        jobs::flush_session(self).await?;
+        self.flush_jobs().await?;
         jobs::jobs_by_ids(AutoCommit(self), ids).await
     }
 
     async fn job_by_name(&self, namespace: &str, name: &str) -> StoreResult<Option<Job>> {
-        jobs::flush_session(self).await?;
+        self.flush_jobs().await?;
         jobs::job_by_name(AutoCommit(self), namespace, name).await
     }
 
     async fn list_jobs(&self, filter: &JobFilter, page: PageRequest) -> StoreResult<Page<Job>> {
-        jobs::flush_session(self).await?;
+        self.flush_jobs().await?;
         jobs::list_jobs(OwnTxn(self), filter, page).await
     }
 
     async fn child_jobs(&self, ids: &[Id]) -> StoreResult<Vec<Job>> {
-        jobs::flush_session(self).await?;
+        self.flush_jobs().await?;
         jobs::child_jobs(AutoCommit(self), ids).await
     }
 
     async fn runs_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<JobRun>> {
-        jobs::flush_session(self).await?;
+        self.flush_jobs().await?;
         jobs::runs_by_ids(AutoCommit(self), ids).await
     }
 
     async fn runs_by_run_ids(&self, run_ids: &[String]) -> StoreResult<Vec<JobRun>> {
-        jobs::flush_session(self).await?;
+        self.flush_jobs().await?;
         jobs::runs_by_run_ids(AutoCommit(self), run_ids).await
     }
 
     async fn runs_of_job(&self, job_id: Id, filter: &RunFilter, page: PageRequest) -> StoreResult<Page<JobRun>> {
-        jobs::flush_session(self).await?;
+        self.flush_jobs().await?;
         jobs::runs_of_job(OwnTxn(self), job_id, filter, page).await
     }
 
     async fn child_runs(&self, run_ids: &[String]) -> StoreResult<Vec<JobRun>> {
-        jobs::flush_session(self).await?;
+        self.flush_jobs().await?;
         jobs::child_runs(AutoCommit(self), run_ids).await
     }
 
     async fn job_io(&self, job_ids: &[Id]) -> StoreResult<Vec<(Id, IoEntry)>> {
-        jobs::flush_session(self).await?;
+        self.flush_jobs().await?;
         jobs::job_io(AutoCommit(self), job_ids).await
     }
 
     async fn run_io(&self, run_ids: &[Id]) -> StoreResult<Vec<(Id, IoEntry)>> {
-        jobs::flush_session(self).await?;
+        self.flush_jobs().await?;
         jobs::run_io(AutoCommit(self), run_ids).await
     }
 
@@ -725,7 +704,7 @@ impl Store for Neo4jStore {
         to: &End,
         change: Option<crate::domain::NewChange>,
     ) -> StoreResult<u64> {
-        jobs::flush_session(self).await?;
+        self.flush_jobs().await?;
         let (from, to) = (from.to_vec(), to.clone());
         write_txn!(self, |txn| jobs::replace_io_ends(txn, &from, &to, change.as_slice()))
     }
@@ -735,12 +714,12 @@ impl Store for Neo4jStore {
         needle: &str,
         source_type: &str,
     ) -> StoreResult<Vec<(String, String, String)>> {
-        jobs::flush_session(self).await?;
+        self.flush_jobs().await?;
         jobs::external_placeholders(AutoCommit(self), needle, source_type).await
     }
 
     async fn jobs_of_ends(&self, ends: &[End]) -> StoreResult<Vec<(Id, IoEntry)>> {
-        jobs::flush_session(self).await?;
+        self.flush_jobs().await?;
         jobs::jobs_of_ends(AutoCommit(self), ends).await
     }
 
@@ -750,17 +729,17 @@ impl Store for Neo4jStore {
         until: Option<Timestamp>,
         limit: i64,
     ) -> StoreResult<Vec<JobRun>> {
-        jobs::flush_session(self).await?;
+        self.flush_jobs().await?;
         jobs::failed_latest_runs(AutoCommit(self), since, until, limit).await
     }
 
     async fn latest_runs_at(&self, job_ids: &[Id], at: Timestamp) -> StoreResult<Vec<JobRun>> {
-        jobs::flush_session(self).await?;
+        self.flush_jobs().await?;
         jobs_asof::latest_runs_at(AutoCommit(self), job_ids, &at).await
     }
 
     async fn failed_latest_runs_at(&self, at: Timestamp, limit: i64) -> StoreResult<Vec<JobRun>> {
-        jobs::flush_session(self).await?;
+        self.flush_jobs().await?;
         jobs_asof::failed_latest_runs_at(AutoCommit(self), &at, limit).await
     }
 
@@ -832,12 +811,12 @@ impl Store for Neo4jStore {
     // ---- the change log ----
 
     async fn changes_after(&self, after: Id, first: i64, container_id: Option<Id>) -> StoreResult<Vec<Change>> {
-        session::flush_deferred(self).await?;
+        self.flush_deferred().await?;
         changes::changes_after(AutoCommit(self), after, first, container_id).await
     }
 
     async fn latest_change_position(&self) -> StoreResult<Id> {
-        session::flush_deferred(self).await?;
+        self.flush_deferred().await?;
         changes::latest_position(AutoCommit(self)).await
     }
 
@@ -849,8 +828,8 @@ impl Store for Neo4jStore {
 
     /// One transaction (see `transfer`).
     async fn export(&self) -> StoreResult<Vec<Record>> {
-        jobs::flush_session(self).await?;
-        session::flush_deferred(self).await?;
+        self.flush_jobs().await?;
+        self.flush_deferred().await?;
         write_txn!(self, |txn| transfer::export_in(txn))
     }
 

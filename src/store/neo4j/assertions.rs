@@ -20,7 +20,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use neo4rs::{BoltType, Txn};
+use neo4rs::BoltType;
 
 use super::changes::record_in;
 use super::edges::ensure_ends_exist;
@@ -28,7 +28,8 @@ use super::rows::{
     edge_row, edge_ukey, evidence_row, intervals_text, json_text, list, map, metadata_row, micros, opt_ts,
     parse_intervals, ts, Decode, EdgeProps, EvidenceProps, MetadataProps,
 };
-use super::{allocate, count, distinct, exec, first_id, internal, Cmd, Neo4jStore, Rows, Run, EDGE_COUNTER};
+use super::tx::Tx;
+use super::{count, distinct, exec, first_id, internal, Cmd, Neo4jStore, Rows, Run, EDGE_COUNTER};
 use crate::domain::{
     AssertionBatch, AssertionSummary, ChangeKind, Edge, End, Evidence, Id, Interval, MetadataAssertion, NewChange,
     NewEdge, Timestamp,
@@ -140,7 +141,7 @@ pub(super) async fn apply_assertions(
 }
 
 async fn apply_assertions_in(
-    txn: &mut Txn,
+    txn: &mut Tx<'_>,
     batch: &AssertionBatch,
     now: Timestamp,
 ) -> StoreResult<(AssertionSummary, Vec<Id>)> {
@@ -221,7 +222,7 @@ async fn apply_assertions_in(
 
     if !created.is_empty() {
         // One statement creates the edges, with ids from the store's blocks, and their evidence.
-        let first = first_id(&allocate(&[(EDGE_COUNTER, created.len())]).await?, EDGE_COUNTER)?;
+        let first = first_id(&txn.allocate(&[(EDGE_COUNTER, created.len())]).await?, EDGE_COUNTER)?;
         let rows = created.iter().map(edge_row).collect::<StoreResult<Vec<_>>>()?;
         let evidence = new_evidence
             .iter()
@@ -315,9 +316,9 @@ async fn apply_assertions_in(
 /// Upserts metadata rows in one statement (none for no rows), in the caller's transaction. The
 /// rows are sorted by key first, stably (a later row for the same key still applies last), so
 /// concurrent writers lock the keys they share in the same order. In a session call they wait
-/// for the session's end (`session::defer_metadata`), which upserts all of its rows at once.
-pub(super) async fn put_metadata_in(txn: &mut Txn, rows: &[MetadataAssertion]) -> StoreResult<()> {
-    if rows.is_empty() || super::session::defer_metadata(rows) {
+/// for the session's end (`Tx::defer_metadata`), which upserts all of its rows at once.
+pub(super) async fn put_metadata_in(txn: &mut Tx<'_>, rows: &[MetadataAssertion]) -> StoreResult<()> {
+    if rows.is_empty() || txn.defer_metadata(rows) {
         return Ok(());
     }
     let mut sorted: Vec<&MetadataAssertion> = rows.iter().collect();

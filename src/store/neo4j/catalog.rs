@@ -5,22 +5,19 @@
 
 use std::collections::HashSet;
 
-use neo4rs::Txn;
-
 use super::changes::record_in;
 use super::rows::{container_node_key, list, map, ContainerProps, DatastoreProps, Decode, FieldProps};
-use super::{
-    allocate, decode_by_ids, distinct, exec, first_id, Cmd, Run, CONTAINER_COUNTER, DATASTORE_COUNTER, FIELD_COUNTER,
-};
+use super::tx::Tx;
+use super::{decode_by_ids, distinct, exec, first_id, Cmd, Run, CONTAINER_COUNTER, DATASTORE_COUNTER, FIELD_COUNTER};
 use crate::domain::{
     ChangeKind, Container, ContainerInput, Datastore, DatastoreInput, Field, Id, NewChange, Page, PageRequest,
 };
 use crate::store::{StoreError, StoreResult};
 
-pub(super) async fn upsert_datastore_in(txn: &mut Txn, input: DatastoreInput) -> StoreResult<Datastore> {
+pub(super) async fn upsert_datastore_in(txn: &mut Tx<'_>, input: DatastoreInput) -> StoreResult<Datastore> {
     let existing = exec(txn, cypher!("datastore_id_by_name").param("name", input.name.clone())).await?;
     let new_id = if existing.rows.is_empty() {
-        Some(first_id(&allocate(&[(DATASTORE_COUNTER, 1)]).await?, DATASTORE_COUNTER)?)
+        Some(first_id(&txn.allocate(&[(DATASTORE_COUNTER, 1)]).await?, DATASTORE_COUNTER)?)
     } else {
         None
     };
@@ -47,7 +44,7 @@ pub(super) async fn list_datastores(mut db: impl Run) -> StoreResult<Vec<Datasto
 }
 
 /// Records a `CONTAINER_DROPPED` per live container the datastore took with it.
-pub(super) async fn delete_datastore_in(txn: &mut Txn, id: Id) -> StoreResult<bool> {
+pub(super) async fn delete_datastore_in(txn: &mut Tx<'_>, id: Id) -> StoreResult<bool> {
     let dropped: Vec<Id> = exec(txn, cypher!("live_containers_of_datastore").param("id", id)).await?.column("id")?;
     let found = deleted(&mut *txn, cypher!("delete_datastore").param("id", id)).await?;
     let now = crate::domain::now();
@@ -57,7 +54,10 @@ pub(super) async fn delete_datastore_in(txn: &mut Txn, id: Id) -> StoreResult<bo
     Ok(found)
 }
 
-pub(super) async fn upsert_container_in(txn: &mut Txn, input: ContainerInput) -> StoreResult<(Container, Vec<Field>)> {
+pub(super) async fn upsert_container_in(
+    txn: &mut Tx<'_>,
+    input: ContainerInput,
+) -> StoreResult<(Container, Vec<Field>)> {
     let key = container_node_key(input.datastore_id, input.database.as_deref(), input.schema.as_deref(), &input.name);
     let lookup = exec(
         txn,
@@ -77,8 +77,9 @@ pub(super) async fn upsert_container_in(txn: &mut Txn, input: ContainerInput) ->
             new_names.insert(field.name.clone());
         }
     }
-    let ids =
-        allocate(&[(CONTAINER_COUNTER, usize::from(container_id.is_none())), (FIELD_COUNTER, new_names.len())]).await?;
+    let ids = txn
+        .allocate(&[(CONTAINER_COUNTER, usize::from(container_id.is_none())), (FIELD_COUNTER, new_names.len())])
+        .await?;
     let new_container_id = if container_id.is_none() { Some(first_id(&ids, CONTAINER_COUNTER)?) } else { None };
     let mut next_field_id = if new_names.is_empty() { 0 } else { first_id(&ids, FIELD_COUNTER)? };
     let mut assigned = HashSet::new();
@@ -170,7 +171,7 @@ pub(super) async fn containers_by_names(
         .decode::<ContainerProps>("container")
 }
 
-pub(super) async fn delete_container_in(txn: &mut Txn, id: Id) -> StoreResult<bool> {
+pub(super) async fn delete_container_in(txn: &mut Tx<'_>, id: Id) -> StoreResult<bool> {
     let found = deleted(&mut *txn, cypher!("delete_container").param("id", id)).await?;
     if found {
         record_in(txn, &[NewChange::container(ChangeKind::ContainerDropped, id, crate::domain::now())]).await?;
@@ -203,7 +204,7 @@ pub(super) async fn container_fields(
     .page::<FieldProps>(page)
 }
 
-pub(super) async fn delete_field_in(txn: &mut Txn, id: Id) -> StoreResult<bool> {
+pub(super) async fn delete_field_in(txn: &mut Tx<'_>, id: Id) -> StoreResult<bool> {
     let field = fields_by_ids(&mut *txn, &[id]).await?.into_iter().next();
     let found = deleted(&mut *txn, cypher!("delete_field").param("id", id)).await?;
     if let (true, Some(field)) = (found, field) {

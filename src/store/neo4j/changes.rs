@@ -8,10 +8,11 @@
 //! out in commit order (see `cypher/record_changes.cypher`).
 
 use chrono::{DateTime, Utc};
-use neo4rs::{BoltType, Txn};
+use neo4rs::BoltType;
 use serde::Deserialize;
 
 use super::rows::{list, map, ts, Decode};
+use super::tx::Tx;
 use super::{exec, Cmd, Run};
 use crate::domain::{changes::edge_history, Change, ChangeKind, Id, NewChange, Timestamp};
 use crate::store::{StoreError, StoreResult};
@@ -30,9 +31,9 @@ fn change_row(c: &NewChange) -> BoltType {
 
 /// Appends the changes in the caller's transaction. Must be the transaction's last statement
 /// (see the module's note on order); nothing is sent for no changes. In a session call they
-/// wait for the session's end (`session::defer_changes`), which appends them last.
-pub(super) async fn record_in(txn: &mut Txn, changes: &[NewChange]) -> StoreResult<()> {
-    if changes.is_empty() || super::session::defer_changes(changes) {
+/// wait for the session's end (`Tx::defer_changes`), which appends them last.
+pub(super) async fn record_in(txn: &mut Tx<'_>, changes: &[NewChange]) -> StoreResult<()> {
+    if changes.is_empty() || txn.defer_changes(changes) {
         return Ok(());
     }
     let rows = changes.iter().map(change_row).collect();
@@ -96,7 +97,7 @@ pub(super) async fn purge(mut db: impl Run, before: Timestamp) -> StoreResult<u6
 
 /// Claims the change log (see `claim_change_log`) and, when this call created it, records what
 /// the edges' own history tells, oldest first; returns how many changes were backfilled.
-pub(super) async fn claim_and_backfill(txn: &mut Txn) -> StoreResult<usize> {
+pub(super) async fn claim_and_backfill(txn: &mut Tx<'_>) -> StoreResult<usize> {
     let todo: bool = exec(txn, cypher!("claim_change_log")).await?.value("todo")?;
     if !todo {
         return Ok(0);

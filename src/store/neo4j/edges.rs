@@ -12,7 +12,8 @@ use super::rows::{
     catalog_end, edge_row, edge_ukey, evidence_row, intervals_text, list, map, micros, missing_end_message,
     parse_intervals, ts, EdgeProps, EvidenceProps,
 };
-use super::{allocate, decode_by_ids, exec, first_id, internal, Cmd, Run, EDGE_COUNTER, EDGE_EXISTS};
+use super::tx::Tx;
+use super::{decode_by_ids, exec, first_id, internal, Cmd, Run, EDGE_COUNTER, EDGE_EXISTS};
 use crate::domain::changes::relabel;
 use crate::domain::{
     ChangeKind, Edge, EdgeFilter, EdgePatch, End, Evidence, Id, Interval, NewChange, NewEdge, Page, PageRequest,
@@ -54,7 +55,7 @@ pub(super) async fn ensure_ends_exist<'a>(txn: &mut Txn, ends: impl IntoIterator
 }
 
 pub(super) async fn create_edges_in(
-    txn: &mut Txn,
+    txn: &mut Tx<'_>,
     edges: Vec<NewEdge>,
     skip_existing: bool,
     now: Timestamp,
@@ -85,7 +86,7 @@ pub(super) async fn create_edges_in(
     ensure_ends_exist(txn, keep.iter().flat_map(|e| [&e.source, &e.target])).await?;
 
     let n = keep.len();
-    let first = first_id(&allocate(&[(EDGE_COUNTER, n)]).await?, EDGE_COUNTER)?;
+    let first = first_id(&txn.allocate(&[(EDGE_COUNTER, n)]).await?, EDGE_COUNTER)?;
     let mut rows = Vec::with_capacity(n);
     for (id, new) in (first..).zip(keep) {
         let edge = Edge {
@@ -116,7 +117,7 @@ pub(super) async fn create_edges_in(
     Ok(created)
 }
 
-pub(super) async fn update_edge_in(txn: &mut Txn, id: Id, patch: EdgePatch) -> StoreResult<Option<Edge>> {
+pub(super) async fn update_edge_in(txn: &mut Tx<'_>, id: Id, patch: EdgePatch) -> StoreResult<Option<Edge>> {
     let Some(current) = edges_by_ids(&mut *txn, &[id]).await?.into_iter().next() else {
         return Ok(None);
     };
@@ -153,7 +154,7 @@ pub(super) async fn update_edge_in(txn: &mut Txn, id: Id, patch: EdgePatch) -> S
     Ok(updated)
 }
 
-pub(super) async fn retire_edges_in(txn: &mut Txn, ids: Vec<Id>, now: Timestamp) -> StoreResult<()> {
+pub(super) async fn retire_edges_in(txn: &mut Tx<'_>, ids: Vec<Id>, now: Timestamp) -> StoreResult<()> {
     let now_text = ts(&now);
     let marked =
         exec(txn, cypher!("retire_edges_mark").param("ids", ids.clone()).param("now", now_text.clone())).await?;
@@ -178,7 +179,7 @@ pub(super) async fn retire_edges_in(txn: &mut Txn, ids: Vec<Id>, now: Timestamp)
 }
 
 /// `ids` distinct. Records an `EDGE_DELETED` per edge that was there.
-pub(super) async fn delete_edges_in(txn: &mut Txn, ids: Vec<Id>) -> StoreResult<()> {
+pub(super) async fn delete_edges_in(txn: &mut Tx<'_>, ids: Vec<Id>) -> StoreResult<()> {
     let now = crate::domain::now();
     let gone = edges_by_ids(&mut *txn, &ids).await?;
     exec(txn, cypher!("delete_edges").param("ids", ids)).await?;

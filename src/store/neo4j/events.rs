@@ -5,7 +5,8 @@
 use neo4rs::Txn;
 
 use super::rows::{event_row, json_string, list, map, ts, EventProps};
-use super::{allocate, exec, first_id, internal, Cmd, Neo4jStore, Run, EVENT_COUNTER};
+use super::tx::Tx;
+use super::{exec, first_id, internal, Cmd, Neo4jStore, Run, EVENT_COUNTER};
 use crate::domain::{EventFilter, EventOutcome, Id, Page, PageRequest, StoredEvent, Timestamp};
 use crate::store::{StoreError, StoreResult};
 
@@ -54,11 +55,11 @@ async fn event_by_fingerprint(txn: &mut Txn, fingerprint: &str) -> StoreResult<O
 /// The create is a MERGE on the fingerprint, so a duplicate committed meanwhile by another
 /// transaction is matched (and returned) rather than created again. Like the embedded store, a
 /// created event is returned as given, with its new id.
-async fn insert_event_in(txn: &mut Txn, event: StoredEvent) -> StoreResult<(StoredEvent, bool)> {
+async fn insert_event_in(txn: &mut Tx<'_>, event: StoredEvent) -> StoreResult<(StoredEvent, bool)> {
     if let Some(existing) = event_by_fingerprint(txn, &event.fingerprint).await? {
         return Ok((existing, true));
     }
-    let id = first_id(&allocate(&[(EVENT_COUNTER, 1)]).await?, EVENT_COUNTER)?;
+    let id = first_id(&txn.allocate(&[(EVENT_COUNTER, 1)]).await?, EVENT_COUNTER)?;
     let event = StoredEvent { id, ..event };
     let out = exec(txn, cypher!("insert_event").param("row", event_row(&event)?)).await?;
     if out.value::<bool>("created")? {
@@ -70,11 +71,11 @@ async fn insert_event_in(txn: &mut Txn, event: StoredEvent) -> StoreResult<(Stor
 
 /// Creates a list of events in the caller's transaction: one id block, one MERGE statement.
 /// Ids allocated for events that turn out to exist stay unused (ids are never reused anyway).
-async fn insert_events_in(txn: &mut Txn, events: Vec<StoredEvent>) -> StoreResult<Vec<(StoredEvent, bool)>> {
+async fn insert_events_in(txn: &mut Tx<'_>, events: Vec<StoredEvent>) -> StoreResult<Vec<(StoredEvent, bool)>> {
     if events.is_empty() {
         return Ok(Vec::new());
     }
-    let first = first_id(&allocate(&[(EVENT_COUNTER, events.len())]).await?, EVENT_COUNTER)?;
+    let first = first_id(&txn.allocate(&[(EVENT_COUNTER, events.len())]).await?, EVENT_COUNTER)?;
     let events: Vec<StoredEvent> = events.into_iter().zip(first..).map(|(e, id)| StoredEvent { id, ..e }).collect();
     let rows = events.iter().map(event_row).collect::<StoreResult<Vec<_>>>()?;
     let out = exec(txn, cypher!("insert_events").param("rows", list(rows))).await?;

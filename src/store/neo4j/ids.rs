@@ -112,8 +112,6 @@
 //!   property.
 
 use std::collections::HashMap;
-use std::future::Future;
-use std::sync::Arc;
 
 use neo4rs::Graph;
 use tokio::sync::Mutex;
@@ -133,21 +131,6 @@ pub(super) struct Ids {
     /// transaction holds while that transaction waits for its ids.
     graph: Graph,
     held: Mutex<HashMap<&'static str, (Id, Id)>>,
-}
-
-tokio::task_local! {
-    /// The store's ids, for the `allocate` calls of the write running on this task.
-    static IDS: Arc<Ids>;
-}
-
-/// Runs `work` (a store write) with `ids` as where its `allocate` calls take ids from.
-pub(super) async fn scoped<F: Future>(ids: Arc<Ids>, work: F) -> F::Output {
-    IDS.scope(ids, work).await
-}
-
-/// The store's ids when a write runs on this task (see `scoped`).
-pub(super) fn current() -> Option<Arc<Ids>> {
-    IDS.try_with(Arc::clone).ok()
 }
 
 impl Ids {

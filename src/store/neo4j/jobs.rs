@@ -31,7 +31,8 @@ use neo4rs::{BoltType, Txn};
 use serde::Deserialize;
 
 use super::rows::{list, map, parse_opt_ts, ts, Decode};
-use super::{allocate, decode_by_ids, exec, first_id, Cmd, Neo4jStore, Run as Runner};
+use super::tx::Tx;
+use super::{decode_by_ids, exec, first_id, Cmd, Neo4jStore, Run as Runner};
 use crate::domain::jobs::{merge_io, merge_job, merge_run, note_run};
 use crate::domain::{
     End, Id, IoDirection, IoEntry, Job, JobFilter, JobName, JobUpsert, KnownRun, Page, PageRequest, Run, RunFilter,
@@ -273,17 +274,9 @@ fn upsert_row(new: bool, key: &str, row: BoltType) -> BoltType {
 // ---- record_run ----
 
 /// One transaction (see the module); when a concurrent event of the same job or run created it
-/// first (the uniqueness constraint refuses our CREATE), once more, now finding it. In a session
-/// the event goes to the session's buffer instead (see [`JobsBuffer`]).
+/// first (the uniqueness constraint refuses our CREATE), once more, now finding it. Outside a
+/// session: in one, the event goes to the session's buffer instead (`Session::record_run`).
 pub(super) async fn record_run(store: &Neo4jStore, record: RunRecord) -> StoreResult<()> {
-    if let Some(session) = &store.session {
-        let mut inner = session.lock().await;
-        let result = match super::session::open_with_jobs(&mut inner) {
-            Ok((txn, jobs)) => super::ids::scoped(store.ids.clone(), jobs.record(txn, &record)).await,
-            Err(e) => Err(e),
-        };
-        return super::session::settle(&mut inner, result);
-    }
     let record = std::sync::Arc::new(record);
     let first = record.clone();
     match write_txn!(store, |txn| record_run_in(txn, &first)) {
@@ -294,7 +287,7 @@ pub(super) async fn record_run(store: &Neo4jStore, record: RunRecord) -> StoreRe
 
 /// Outside a session: the event through a buffer of its own, written at once; so both paths
 /// run the same code.
-async fn record_run_in(txn: &mut Txn, record: &RunRecord) -> StoreResult<()> {
+async fn record_run_in(txn: &mut Tx<'_>, record: &RunRecord) -> StoreResult<()> {
     let mut buffer = JobsBuffer::default();
     buffer.record(txn, record).await?;
     buffer.flush(txn).await
@@ -430,7 +423,7 @@ impl JobsBuffer {
     /// `look_up` for a whole chunk of events at once (`job_record_lookup_many`): what the
     /// session has not met yet of the chunk's jobs and runs, read and locked in one statement;
     /// a job or run not stored is noted as such, so its first event looks up nothing either.
-    async fn look_up_chunk(&mut self, txn: &mut Txn, wanted: &ChunkJobs) -> StoreResult<()> {
+    pub(super) async fn look_up_chunk(&mut self, txn: &mut Txn, wanted: &ChunkJobs) -> StoreResult<()> {
         let met = |n: &JobName| self.jobs.contains_key(n) || self.absent_jobs.contains(n);
         let mut names: Vec<&JobName> = wanted.jobs.iter().chain(&wanted.related).filter(|n| !met(n)).collect();
         // The event's own jobs whose datasets the session has not read (a job met as a parent).
@@ -497,7 +490,7 @@ impl JobsBuffer {
 
     /// Folds an event's job, run and datasets into the buffer (new jobs and runs get their ids
     /// now, in the order the embedded store gives them).
-    pub(super) async fn record(&mut self, txn: &mut Txn, record: &RunRecord) -> StoreResult<()> {
+    pub(super) async fn record(&mut self, txn: &mut Tx<'_>, record: &RunRecord) -> StoreResult<()> {
         let upsert: &JobUpsert = &record.job;
         // Parent and root first, then the job: the order the embedded store creates them in, so
         // new jobs get their ids in the same order. A job naming itself as parent or root has none.
@@ -513,7 +506,7 @@ impl JobsBuffer {
         let missing = names.iter().filter(|n| !self.jobs.contains_key(**n)).count();
         let old_run = record.run.as_ref().and_then(|r| self.runs.get(&r.run_id)).and_then(Option::as_ref).cloned();
         let new_run = record.run.is_some() && old_run.is_none();
-        let ids = allocate(&[(JOB_COUNTER, missing), (RUN_COUNTER, usize::from(new_run))]).await?;
+        let ids = txn.allocate(&[(JOB_COUNTER, missing), (RUN_COUNTER, usize::from(new_run))]).await?;
         let mut next_job = if missing > 0 { first_id(&ids, JOB_COUNTER)? } else { 0 };
 
         // The parent and root jobs: their ids, creating the ones not stored (a job known only by name).
@@ -650,19 +643,6 @@ impl JobsBuffer {
     }
 }
 
-/// Writes a session's buffered job and run updates, so a read of jobs in it sees them.
-pub(super) async fn flush_session(store: &Neo4jStore) -> StoreResult<()> {
-    let Some(session) = &store.session else { return Ok(()) };
-    let mut inner = session.lock().await;
-    // The edges and evidence first: the jobs' evidence ties name them.
-    super::session::flush_assertions(&mut inner).await?;
-    let result = match super::session::open_with_jobs(&mut inner) {
-        Ok((txn, jobs)) => super::ids::scoped(store.ids.clone(), jobs.flush(txn)).await,
-        Err(e) => Err(e),
-    };
-    super::session::settle(&mut inner, result)
-}
-
 /// A stored job's datasets as `job_record_lookup_many` returns them.
 #[derive(Deserialize)]
 struct OwnJobIo {
@@ -678,20 +658,9 @@ struct RunWithIo {
     io: Vec<IoProps>,
 }
 
-/// `Store::look_up_runs`: in a session, the chunk's jobs and runs looked up and locked in one
-/// statement into the session's buffer, and the runs answered from it; outside one, the runs
-/// and their datasets in two reads.
+/// `Store::look_up_runs` outside a session: the runs and their datasets in two reads (in one,
+/// `Session::look_up_runs`).
 pub(super) async fn look_up_runs(store: &Neo4jStore, wanted: &ChunkJobs) -> StoreResult<Vec<(String, KnownRun)>> {
-    if let Some(session) = &store.session {
-        let mut inner = session.lock().await;
-        let result = match super::session::open_with_jobs(&mut inner) {
-            Ok((txn, jobs)) => jobs.look_up_chunk(txn, wanted).await.map(|()| {
-                wanted.run_ids.iter().map(|r| (r.clone(), jobs.known_run(r).unwrap_or_default())).collect::<Vec<_>>()
-            }),
-            Err(e) => Err(e),
-        };
-        return super::session::settle(&mut inner, result);
-    }
     let runs = runs_by_run_ids(super::AutoCommit(store), &wanted.run_ids).await?;
     let ids: Vec<Id> = runs.iter().map(|r| r.id).collect();
     let mut io: HashMap<Id, Vec<IoEntry>> = HashMap::new();
@@ -706,12 +675,6 @@ pub(super) async fn look_up_runs(store: &Neo4jStore, wanted: &ChunkJobs) -> Stor
         })
         .collect();
     Ok(wanted.run_ids.iter().map(|r| (r.clone(), by_run_id.remove(r).unwrap_or_default())).collect())
-}
-
-/// `run_with_io` in a session: from the session's buffer when it met the run.
-pub(super) async fn known_run(store: &Neo4jStore, run_id: &str) -> Option<KnownRun> {
-    let session = store.session.as_ref()?;
-    session.lock().await.jobs.known_run(run_id)
 }
 
 // ---- reads ----
@@ -816,7 +779,7 @@ pub(super) async fn replace_io_end(txn: &mut Txn, from: &End, to: &End) -> Store
 /// `Store::replace_io_ends`: `replace_io_end` of each, then the change (the change log's
 /// statement last, as everywhere: see `changes::record_in`).
 pub(super) async fn replace_io_ends(
-    txn: &mut Txn,
+    txn: &mut Tx<'_>,
     from: &[End],
     to: &End,
     change: &[crate::domain::NewChange],

@@ -27,62 +27,53 @@
 //! or evidence (`Session::exec` for a `Cmd` naming them, every `write_txn!`, the jobs' and the
 //! deferred writes).
 
-use std::cell::RefCell;
-use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use neo4rs::Txn;
 use tokio::sync::{Mutex, MutexGuard};
 
 use super::assertions::put_metadata_in;
 use super::changes::record_in;
-use super::ids::{self, Ids};
+use super::ids::Ids;
 use super::jobs::JobsBuffer;
 use super::overlay::AssertionBuffer;
+use super::tx::{Deferred, Tx};
 use super::{db_error, detached, exec, first_id, Cmd, Rows, EDGE_COUNTER};
-use crate::domain::{AssertionBatch, AssertionSummary, Id, MetadataAssertion, NewChange, Timestamp};
-use crate::store::{PriorEvidence, StoreError, StoreResult};
+use crate::domain::{AssertionBatch, AssertionSummary, Id, KnownRun, RunRecord, Timestamp};
+use crate::store::{ChunkJobs, PriorEvidence, StoreError, StoreResult};
 
-/// Writes a session's calls made that wait for its end (see the module's note).
-#[derive(Default)]
-pub(super) struct Deferred {
-    metadata: Vec<MetadataAssertion>,
-    changes: Vec<NewChange>,
-}
-
-impl Deferred {
-    pub(super) fn append(&mut self, other: Deferred) {
-        self.metadata.extend(other.metadata);
-        self.changes.extend(other.changes);
+/// The session view's side of the store's calls (see `Neo4jStore::session`).
+impl super::Neo4jStore {
+    /// Whether a read of `kind` runs beside the session's transaction (on the pool, side by
+    /// side with the session's own statements): on a session view that has written none of it.
+    pub(super) fn beside(&self, kind: Beside) -> bool {
+        self.session.as_ref().is_some_and(|s| s.untouched(kind))
     }
-}
 
-tokio::task_local! {
-    /// What the session call running on this task deferred (see `deferring`).
-    static DEFERRED: RefCell<Deferred>;
-}
+    /// Notes, on a session view, that a write of `kind` is about to run in it.
+    pub(super) fn writes(&self, kind: Beside) {
+        if let Some(s) = &self.session {
+            s.writes(kind);
+        }
+    }
 
-/// Runs a session call's work, keeping the metadata values and change-log entries it writes
-/// (`put_metadata_in` and `record_in` defer them here) for the session's end instead of writing
-/// each in a statement of its own.
-pub(super) async fn deferring<T>(work: impl Future<Output = StoreResult<T>>) -> (StoreResult<T>, Deferred) {
-    DEFERRED
-        .scope(RefCell::new(Deferred::default()), async move {
-            let result = work.await;
-            (result, DEFERRED.with(RefCell::take))
-        })
-        .await
-}
+    /// On a session view, writes its buffered job and run updates, so a read of jobs sees them.
+    pub(super) async fn flush_jobs(&self) -> StoreResult<()> {
+        match &self.session {
+            Some(session) => session.flush_jobs().await,
+            None => Ok(()),
+        }
+    }
 
-/// Keeps `changes` for the session's end when a session call is running on this task (then
-/// `true`); `false` outside one, where the caller appends them at once.
-pub(super) fn defer_changes(changes: &[NewChange]) -> bool {
-    DEFERRED.try_with(|d| d.borrow_mut().changes.extend_from_slice(changes)).is_ok()
-}
-
-/// As `defer_changes`, for metadata values.
-pub(super) fn defer_metadata(rows: &[MetadataAssertion]) -> bool {
-    DEFERRED.try_with(|d| d.borrow_mut().metadata.extend_from_slice(rows)).is_ok()
+    /// On a session view, writes what its calls deferred, so a read of metadata values or of
+    /// the change log sees them.
+    pub(super) async fn flush_deferred(&self) -> StoreResult<()> {
+        match &self.session {
+            Some(session) => session.flush_deferred().await,
+            None => Ok(()),
+        }
+    }
 }
 
 pub(super) enum State {
@@ -113,6 +104,8 @@ pub(super) struct Inner {
 
 pub(super) struct Session {
     inner: Mutex<Inner>,
+    /// Where its writes take new ids from (see `ids`).
+    ids: Arc<Ids>,
 
     /// What the session wrote of what is read beside it (see `Neo4jStore::beside`): the
     /// catalog (datastores, containers, fields) and the events' outcomes.
@@ -128,7 +121,7 @@ pub(super) enum Beside {
 }
 
 impl Session {
-    pub(super) fn new(txn: Txn, gate: tokio::sync::OwnedMutexGuard<()>) -> Session {
+    pub(super) fn new(txn: Txn, gate: tokio::sync::OwnedMutexGuard<()>, ids: Arc<Ids>) -> Session {
         Session {
             inner: Mutex::new(Inner {
                 state: State::Open(Box::new(txn)),
@@ -137,9 +130,55 @@ impl Session {
                 assertions: AssertionBuffer::default(),
                 gate: Some(gate),
             }),
+            ids,
             wrote_catalog: AtomicBool::new(false),
             wrote_events: AtomicBool::new(false),
         }
+    }
+
+    /// Where the session's writes take new ids from.
+    pub(super) fn ids(&self) -> &Ids {
+        &self.ids
+    }
+
+    /// `record_run` in the session: into its job and run buffer (see `jobs::JobsBuffer`).
+    pub(super) async fn record_run(&self, record: &RunRecord) -> StoreResult<()> {
+        let mut inner = self.lock().await;
+        let result = match open_with_jobs(&mut inner) {
+            Ok((txn, jobs)) => jobs.record(&mut Tx::new(txn, &self.ids), record).await,
+            Err(e) => Err(e),
+        };
+        settle(&mut inner, result)
+    }
+
+    /// Writes the buffered job and run updates, so a read of jobs in the session sees them.
+    pub(super) async fn flush_jobs(&self) -> StoreResult<()> {
+        let mut inner = self.lock().await;
+        // The edges and evidence first: the jobs' evidence ties name them.
+        flush_assertions(&mut inner).await?;
+        let result = match open_with_jobs(&mut inner) {
+            Ok((txn, jobs)) => jobs.flush(txn).await,
+            Err(e) => Err(e),
+        };
+        settle(&mut inner, result)
+    }
+
+    /// `Store::look_up_runs` in the session: the chunk's jobs and runs looked up and locked in
+    /// one statement into the session's buffer, and the runs answered from it.
+    pub(super) async fn look_up_runs(&self, wanted: &ChunkJobs) -> StoreResult<Vec<(String, KnownRun)>> {
+        let mut inner = self.lock().await;
+        let result = match open_with_jobs(&mut inner) {
+            Ok((txn, jobs)) => jobs.look_up_chunk(txn, wanted).await.map(|()| {
+                wanted.run_ids.iter().map(|r| (r.clone(), jobs.known_run(r).unwrap_or_default())).collect::<Vec<_>>()
+            }),
+            Err(e) => Err(e),
+        };
+        settle(&mut inner, result)
+    }
+
+    /// `run_with_io` in the session: from its buffer when it met the run.
+    pub(super) async fn known_run(&self, run_id: &str) -> Option<KnownRun> {
+        self.lock().await.jobs.known_run(run_id)
     }
 
     fn flag(&self, kind: Beside) -> &AtomicBool {
@@ -166,7 +205,7 @@ impl Session {
     }
 
     /// Runs one statement in the session's transaction, failing the session when it fails.
-    pub(super) async fn exec(self: std::sync::Arc<Self>, cmd: Cmd) -> StoreResult<Rows> {
+    pub(super) async fn exec(self: Arc<Self>, cmd: Cmd) -> StoreResult<Rows> {
         // Run to its end even when the caller stops waiting (see `detached`).
         detached(async move {
             let mut inner = self.lock().await;
@@ -186,8 +225,7 @@ impl Session {
     /// into its buffer (see `overlay`); new edges take their ids from `ids`, the metadata values
     /// and change-log entries wait with the deferred.
     pub(super) async fn apply_assertions(
-        self: std::sync::Arc<Self>,
-        ids: std::sync::Arc<Ids>,
+        self: Arc<Self>,
         batch: AssertionBatch,
         now: Timestamp,
     ) -> StoreResult<(AssertionSummary, Vec<Id>)> {
@@ -199,6 +237,7 @@ impl Session {
                 _ => return open(inner).map(|_| (AssertionSummary::default(), Vec::new())),
             };
             let mut changes = Vec::new();
+            let ids = &self.ids;
             let new_ids =
                 async |n: usize| -> StoreResult<Id> { first_id(&ids.take(&[(EDGE_COUNTER, n)]).await?, EDGE_COUNTER) };
             let result = inner.assertions.apply(txn, &batch, now, new_ids, &mut changes).await;
@@ -212,11 +251,7 @@ impl Session {
     }
 
     /// `read_ahead_edges` in the session: into its buffer (see `overlay::AssertionBuffer::read_ahead`).
-    pub(super) async fn read_ahead_edges(
-        self: std::sync::Arc<Self>,
-        pairs: Vec<(Id, Id)>,
-        ids: Vec<Id>,
-    ) -> StoreResult<()> {
+    pub(super) async fn read_ahead_edges(self: Arc<Self>, pairs: Vec<(Id, Id)>, ids: Vec<Id>) -> StoreResult<()> {
         detached(async move {
             let mut inner = self.lock().await;
             let inner = &mut *inner;
@@ -232,10 +267,7 @@ impl Session {
 
     /// `live_evidence_of_keys` in the session: the stored rows with its buffer's over them, by
     /// key in the given order, then edge id.
-    pub(super) async fn live_evidence_of_keys(
-        self: std::sync::Arc<Self>,
-        keys: Vec<String>,
-    ) -> StoreResult<Vec<PriorEvidence>> {
+    pub(super) async fn live_evidence_of_keys(self: Arc<Self>, keys: Vec<String>) -> StoreResult<Vec<PriorEvidence>> {
         detached(async move {
             let mut inner = self.lock().await;
             let inner = &mut *inner;
@@ -261,9 +293,9 @@ impl Session {
         .await
     }
 
-    /// Commits, taking the ids the buffered jobs and runs need from `ids` (see `ids::Ids`).
-    pub(super) async fn commit(self: std::sync::Arc<Self>, ids: std::sync::Arc<Ids>) -> StoreResult<()> {
-        detached(ids::scoped(ids, async move {
+    /// Commits.
+    pub(super) async fn commit(self: Arc<Self>) -> StoreResult<()> {
+        detached(async move {
             let mut inner = self.lock().await;
             // The edges and evidence first (the jobs' evidence ties name them), then the buffered
             // job and run updates, the change log last (see `record_changes`).
@@ -273,7 +305,7 @@ impl Session {
                 Err(e) => return Err(e),
             };
             settle(&mut inner, flushed)?;
-            flush_deferred_in(&mut inner).await?;
+            self.flush_deferred_in(&mut inner).await?;
             let State::Open(txn) = std::mem::replace(&mut inner.state, State::Committed) else {
                 return Err(StoreError::Internal("the session's transaction vanished".into()));
             };
@@ -283,37 +315,37 @@ impl Session {
             // Ended: the next session may begin while this view lingers.
             inner.gate.take();
             committed
-        }))
+        })
         .await
     }
-}
 
-/// Writes what the session's calls deferred: the metadata values, then the change log (last, as
-/// everywhere: see `record_changes`).
-async fn flush_deferred_in(inner: &mut Inner) -> StoreResult<()> {
-    flush_assertions(inner).await?;
-    let Deferred { metadata, changes } = std::mem::take(&mut inner.deferred);
-    if metadata.is_empty() && changes.is_empty() {
-        return Ok(());
-    }
-    let result = match open(inner) {
-        Ok(txn) => {
-            async {
-                put_metadata_in(txn, &metadata).await?;
-                record_in(txn, &changes).await
-            }
-            .await
+    /// Writes what the session's calls deferred: the metadata values, then the change log (last,
+    /// as everywhere: see `record_changes`).
+    async fn flush_deferred_in(&self, inner: &mut Inner) -> StoreResult<()> {
+        flush_assertions(inner).await?;
+        let Deferred { metadata, changes } = std::mem::take(&mut inner.deferred);
+        if metadata.is_empty() && changes.is_empty() {
+            return Ok(());
         }
-        Err(e) => Err(e),
-    };
-    settle(inner, result)
-}
+        let result = match open(inner) {
+            Ok(txn) => {
+                let tx = &mut Tx::new(txn, &self.ids);
+                async {
+                    put_metadata_in(tx, &metadata).await?;
+                    record_in(tx, &changes).await
+                }
+                .await
+            }
+            Err(e) => Err(e),
+        };
+        settle(inner, result)
+    }
 
-/// Writes what a session's calls deferred, so a read of metadata values or of the change log in
-/// it sees them; nothing outside a session.
-pub(super) async fn flush_deferred(store: &super::Neo4jStore) -> StoreResult<()> {
-    let Some(session) = &store.session else { return Ok(()) };
-    flush_deferred_in(&mut *session.lock().await).await
+    /// Writes what the session's calls deferred, so a read of metadata values or of the change
+    /// log in it sees them.
+    pub(super) async fn flush_deferred(&self) -> StoreResult<()> {
+        self.flush_deferred_in(&mut *self.lock().await).await
+    }
 }
 
 /// Writes the session's buffered assertions (see `overlay`), so a statement that reads or

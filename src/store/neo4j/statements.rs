@@ -262,20 +262,29 @@ pub(super) fn count(n: usize) -> StoreResult<i64> {
     i64::try_from(n).map_err(|_| StoreError::Invalid(format!("too many rows: {n}")))
 }
 
-/// Takes ids, one block of consecutive ids per `(counter, how many)`; returns the first id of
-/// each block. From the store's ids (`ids`, reserved outside the transaction), which every
-/// store call that writes puts in scope (`write_txn!`, and the session's calls and commit). Never
-/// from the counters inside `txn`: that held a counter's lock until commit, and a writer waiting
-/// on it while another process's writer waited on this process's ids was a deadlock Neo4j cannot
-/// see (the second half of the wait is in a process, not in the database). A path that forgot
-/// the scope fails here, loudly, instead.
-pub(super) async fn allocate(wants: &[(&'static str, usize)]) -> StoreResult<HashMap<String, Id>> {
-    match ids::current() {
-        Some(ids) => ids.take(wants).await,
-        None => Err(internal("allocate_ids", "a write took ids outside the store's id scope".to_string())),
-    }
-}
-
 pub(super) fn first_id(ids: &HashMap<String, Id>, counter: &'static str) -> StoreResult<Id> {
     ids.get(counter).copied().ok_or_else(|| internal("allocate_ids", format!("no id block for {counter}")))
+}
+
+/// One statement of `cypher/`, with its parameters; `name` (the file name) is its operation label
+/// in metrics and logs.
+#[derive(Clone)]
+pub(super) struct Cmd {
+    pub(super) name: &'static str,
+    pub(super) query: Query,
+    /// Whether the statement names edges or evidence: in a session, its buffered assertions
+    /// are written before it runs (see `overlay`).
+    pub(super) lineage: bool,
+}
+
+impl Cmd {
+    pub(super) fn new(name: &'static str, text: &'static str) -> Self {
+        let lineage = text.contains("LINEAGE") || text.contains("Evidence");
+        Cmd { name, query: neo4rs::query(text), lineage }
+    }
+
+    pub(super) fn param(mut self, key: &str, value: impl Into<BoltType>) -> Self {
+        self.query = self.query.param(key, value);
+        self
+    }
 }
