@@ -35,6 +35,7 @@
 
 mod catalog;
 mod edges;
+mod runs;
 mod traversal;
 
 pub mod changes;
@@ -49,6 +50,7 @@ pub mod kafka;
 pub mod marquez;
 pub mod openlineage;
 pub mod paths;
+pub mod records;
 pub mod search;
 pub mod sql;
 pub mod summary;
@@ -71,7 +73,9 @@ pub use crate::auth::Caller;
 
 #[derive(Clone)]
 pub struct Lineage {
-    pub store: Arc<dyn Store>,
+    /// Private: every transport reads and writes through `Lineage`'s methods, which check what
+    /// the caller may see, so no answer skips the check.
+    store: Arc<dyn Store>,
     /// Where accepted OpenLineage events are also sent, when configured.
     pub forwarder: Option<crate::forward::Forwarder>,
     /// Create containers for OpenLineage datasets of mapped namespaces (seed 002's
@@ -446,5 +450,15 @@ impl Lineage {
     pub fn with_forwarder(mut self, forwarder: Option<crate::forward::Forwarder>) -> Self {
         self.forwarder = forwarder;
         self
+    }
+
+    /// Whether the store answers (readiness, and the Kafka consumer's wait for it).
+    pub async fn ping(&self) -> crate::store::StoreResult<()> {
+        self.store.ping().await
+    }
+
+    /// The tokens, users and teams kept in the same store (`enabled`: authentication is on).
+    pub fn auth(&self, enabled: bool) -> crate::auth::Auth {
+        crate::auth::Auth::new(self.store.clone(), enabled)
     }
 }
