@@ -9,12 +9,13 @@
 //! operation uses (pages, depths, limits, names); the methods are grouped by concern in
 //! `impl Lineage` blocks of their own files: `catalog` (datastores, containers, fields),
 //! `edges` (edges by hand), `traversal` (the lineage graph, impact, PII flow, a field's
-//! connections), and the modules below for the rest.
+//! connections), `runs` (a job's children and runs, a run's parent, children and events), and
+//! the modules below for the rest.
 //!
 //! # How it fits
 //!
-//! `Lineage` holds an `Arc<dyn Store>`, the optional `Forwarder` and the auto-create switch. Every method that needs a
-//! permission takes the `&Caller`.
+//! `Lineage` holds an `Arc<dyn Store>` (private: transports go through the methods), the optional `Forwarder` and
+//! the auto-create switch. Every method that needs a permission takes the `&Caller`.
 //! - It validates input: names, page sizes 1..=1000, `depth` 1..=20 (`MAX_DEPTH`), `limit` up to `MAX_RESULT_LIMIT`.
 //! - It checks permissions, applies the rules in `domain::rules`, and turns "not there" into `NotFound`.
 //! - It traverses the graph: `lineage_graph`, `impact`, `pii_flow` and `field_connections`. These are breadth-first
