@@ -51,7 +51,7 @@ pub fn app(lineage: Lineage, auth_enabled: bool, cors_origins: &[String]) -> axu
 
 /// `app` with the push-back limits `serve`'s flags set.
 pub fn app_limited(lineage: Lineage, auth_enabled: bool, cors_origins: &[String], limits: Limits) -> axum::Router {
-    let auth = crate::auth::Auth::new(lineage.store.clone(), auth_enabled);
+    let auth = lineage.auth(auth_enabled);
     let pushback = PushBack::new(limits);
     let group = crate::service::group_commit::GroupCommit::new(limits.ingest_group);
     let state = AppState { schema: build_schema(), lineage, auth, parsed: Default::default(), pushback, group };

@@ -9,12 +9,13 @@
 //! operation uses (pages, depths, limits, names); the methods are grouped by concern in
 //! `impl Lineage` blocks of their own files: `catalog` (datastores, containers, fields),
 //! `edges` (edges by hand), `traversal` (the lineage graph, impact, PII flow, a field's
-//! connections), and the modules below for the rest.
+//! connections), `runs` (a job's children and runs, a run's parent, children and events), and
+//! the modules below for the rest.
 //!
 //! # How it fits
 //!
-//! `Lineage` holds an `Arc<dyn Store>`, the optional `Forwarder` and the auto-create switch. Every method that needs a
-//! permission takes the `&Caller`.
+//! `Lineage` holds an `Arc<dyn Store>` (private: transports go through the methods), the optional `Forwarder` and
+//! the auto-create switch. Every method that needs a permission takes the `&Caller`.
 //! - It validates input: names, page sizes 1..=1000, `depth` 1..=20 (`MAX_DEPTH`), `limit` up to `MAX_RESULT_LIMIT`.
 //! - It checks permissions, applies the rules in `domain::rules`, and turns "not there" into `NotFound`.
 //! - It traverses the graph: `lineage_graph`, `impact`, `pii_flow` and `field_connections`. These are breadth-first
@@ -35,6 +36,7 @@
 
 mod catalog;
 mod edges;
+mod runs;
 mod traversal;
 
 pub mod changes;
@@ -49,6 +51,7 @@ pub mod kafka;
 pub mod marquez;
 pub mod openlineage;
 pub mod paths;
+pub mod records;
 pub mod search;
 pub mod sql;
 pub mod summary;
@@ -71,7 +74,9 @@ pub use crate::auth::Caller;
 
 #[derive(Clone)]
 pub struct Lineage {
-    pub store: Arc<dyn Store>,
+    /// Private: every transport reads and writes through `Lineage`'s methods, which check what
+    /// the caller may see, so no answer skips the check.
+    store: Arc<dyn Store>,
     /// Where accepted OpenLineage events are also sent, when configured.
     pub forwarder: Option<crate::forward::Forwarder>,
     /// Create containers for OpenLineage datasets of mapped namespaces (seed 002's
@@ -446,5 +451,15 @@ impl Lineage {
     pub fn with_forwarder(mut self, forwarder: Option<crate::forward::Forwarder>) -> Self {
         self.forwarder = forwarder;
         self
+    }
+
+    /// Whether the store answers (readiness, and the Kafka consumer's wait for it).
+    pub async fn ping(&self) -> crate::store::StoreResult<()> {
+        self.store.ping().await
+    }
+
+    /// The tokens, users and teams kept in the same store (`enabled`: authentication is on).
+    pub fn auth(&self, enabled: bool) -> crate::auth::Auth {
+        crate::auth::Auth::new(self.store.clone(), enabled)
     }
 }

@@ -19,17 +19,13 @@
 //! and replicas never serve each other stale data.
 
 use std::collections::{HashMap, HashSet};
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
 use async_graphql::dataloader::{DataLoader, HashMapCache, Loader};
 
 use crate::domain::{Container, ContainerStats, Datastore, Evidence, Field, Id, IoEntry, Job, MetadataAssertion, Run};
-use crate::store::{Store, StoreError};
-
-#[derive(Clone)]
-pub struct StoreLoader(pub Arc<dyn Store>);
+use crate::service::records::{Read, Reader};
+use crate::store::StoreError;
 
 #[derive(Clone, Debug)]
 pub struct LoadError(pub Arc<StoreError>);
@@ -54,7 +50,7 @@ impl From<LoadError> for crate::error::Error {
 
 macro_rules! by_id_loader {
     ($name:ident, $value:ty, $method:ident, $key:expr) => {
-        pub struct $name(pub Arc<dyn Store>);
+        pub struct $name(pub Reader);
         impl Loader<Id> for $name {
             type Value = $value;
             type Error = LoadError;
@@ -76,24 +72,21 @@ by_id_loader!(RunLoader, Run, runs_by_ids, |r: &Run| r.id);
 /// `empty` for a key the store has no row for, so a key read once (loaded, prefetched or fed)
 /// never goes back to the store.
 pub struct EveryKeyLoader<V, R> {
-    store: Arc<dyn Store>,
+    store: Reader,
     /// The value of a key the store gives no row for.
     empty: fn(Id) -> V,
     /// The store's rows for these keys.
-    read: for<'a> fn(&'a dyn Store, &'a [Id]) -> StoreRead<'a, R>,
+    read: for<'a> fn(&'a Reader, &'a [Id]) -> Read<'a, R>,
     /// A row as its key and value.
     entry: fn(R) -> (Id, V),
 }
-
-/// What `Store`'s batch reads return (`async_trait` boxes their futures).
-type StoreRead<'a, R> = Pin<Box<dyn Future<Output = Result<Vec<R>, StoreError>> + Send + 'a>>;
 
 impl<V: Clone + Send + Sync + 'static, R: Send + 'static> Loader<Id> for EveryKeyLoader<V, R> {
     type Value = V;
     type Error = LoadError;
     async fn load(&self, keys: &[Id]) -> Result<HashMap<Id, V>, LoadError> {
         let mut out: HashMap<Id, V> = keys.iter().map(|k| (*k, (self.empty)(*k))).collect();
-        out.extend((self.read)(self.store.as_ref(), keys).await?.into_iter().map(self.entry));
+        out.extend((self.read)(&self.store, keys).await?.into_iter().map(self.entry));
         Ok(out)
     }
 }
@@ -134,7 +127,7 @@ pub type FieldCountLoader = EveryKeyLoader<i64, (Id, i64)>;
 /// Whether a field has a live field edge (the store lists those that do).
 pub type HasLineageLoader = EveryKeyLoader<bool, Id>;
 
-pub struct EvidenceLoader(pub Arc<dyn Store>);
+pub struct EvidenceLoader(pub Reader);
 impl Loader<Id> for EvidenceLoader {
     type Value = Vec<Evidence>;
     type Error = LoadError;
@@ -149,7 +142,7 @@ impl Loader<Id> for EvidenceLoader {
 
 /// A container's own metadata rows, every source's (for its effective `description`, `owners`
 /// and `tags`): one read for the batch; the three fields of one container share it.
-pub struct MetadataLoader(pub Arc<dyn Store>);
+pub struct MetadataLoader(pub Reader);
 impl Loader<Id> for MetadataLoader {
     type Value = Vec<MetadataAssertion>;
     type Error = LoadError;
@@ -163,7 +156,7 @@ impl Loader<Id> for MetadataLoader {
 }
 
 /// Runs by their OpenLineage `runId` (evidence names its run so): one read for a page's evidence.
-pub struct RunByRunIdLoader(pub Arc<dyn Store>);
+pub struct RunByRunIdLoader(pub Reader);
 impl Loader<String> for RunByRunIdLoader {
     type Value = crate::domain::Run;
     type Error = LoadError;
@@ -174,7 +167,7 @@ impl Loader<String> for RunByRunIdLoader {
 
 /// Jobs by namespace and name (evidence names its job so); the store reads one name at a time,
 /// and the cache keeps a request from asking for the same job twice.
-pub struct JobByNameLoader(pub Arc<dyn Store>);
+pub struct JobByNameLoader(pub Reader);
 impl Loader<(String, String)> for JobByNameLoader {
     type Value = crate::domain::Job;
     type Error = LoadError;
@@ -313,7 +306,8 @@ impl Loaders {
         self.metadata.clear();
     }
 
-    pub fn new(store: Arc<dyn Store>) -> Self {
+    /// Loaders reading through `store` (`Lineage::reader`).
+    pub fn new(store: Reader) -> Self {
         Loaders {
             containers: Prefetching::new(ContainerLoader(store.clone())),
             fields: Prefetching::new(FieldLoader(store.clone())),

@@ -232,7 +232,7 @@ pub async fn readyz(State(state): State<AppState>) -> Response {
         Some(kafka) => format!("{text}\n{kafka}"),
         None => text.to_string(),
     };
-    match state.lineage.store.ping().await {
+    match state.lineage.ping().await {
         Ok(()) => (StatusCode::OK, with_kafka("ready")).into_response(),
         Err(e) => {
             tracing::warn!(error = %e, "readiness check failed");
@@ -295,7 +295,7 @@ pub fn with_context(
     auth: &crate::auth::Auth,
     caller: crate::auth::Caller,
 ) -> async_graphql::Request {
-    request.data(Loaders::new(lineage.store.clone())).data(lineage.clone()).data(auth.clone()).data(caller)
+    request.data(Loaders::new(lineage.reader())).data(lineage.clone()).data(auth.clone()).data(caller)
 }
 
 /// `POST /graphql`.

@@ -72,7 +72,7 @@ pub async fn graphql_get(State(state): State<AppState>, request: Request) -> Res
                     })?;
                     tracing::debug!(user = %caller.user, "websocket connection accepted");
                     let mut data = Data::default();
-                    data.insert(std::sync::Arc::new(Loaders::new(lineage.store.clone())));
+                    data.insert(std::sync::Arc::new(Loaders::new(lineage.reader())));
                     data.insert(lineage);
                     data.insert(auth);
                     data.insert(caller);

@@ -338,7 +338,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
     if plan.has(Scenario::Queries) {
         let lineage = Lineage::new(opened.store.clone());
         queries(&client, &plan, &args, &g, &lineage, source.as_ref(), &mut report).await?;
-        statement_times(&lineage, &g).await?;
+        statement_times(&lineage, opened.store.as_ref(), &g).await?;
     }
     if plan.has(Scenario::History) {
         history::history(&client, &plan, &g, &mut report).await?;

@@ -300,7 +300,7 @@ async fn store_batch(
                         return None;
                     }
                     wait = (wait * 2).min(Duration::from_secs(5));
-                    if lineage.store.ping().await.is_ok() {
+                    if lineage.ping().await.is_ok() {
                         break;
                     }
                 }

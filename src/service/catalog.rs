@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use super::{datastore_not_found, field_not_found, require_name, Caller, Lineage, MAX_PAGE_SIZE};
+use super::{container_not_found, datastore_not_found, field_not_found, require_name, Caller, Lineage, MAX_PAGE_SIZE};
 use crate::auth::Permission;
 use crate::domain::rules::delete_retires;
 use crate::domain::{Container, ContainerInput, Datastore, DatastoreInput, Edge, Field, Id, Page, PageRequest};
@@ -150,5 +150,34 @@ impl Lineage {
     ) -> Result<Page<Field>> {
         self.require_container(container_id).await?;
         Ok(self.store.container_fields(container_id, name, page).await?)
+    }
+
+    /// Every datastore (the catalog is open to every reader).
+    pub async fn datastores(&self) -> Result<Vec<Datastore>> {
+        Ok(self.store.list_datastores().await?)
+    }
+
+    /// A page of containers, in a datastore and/or whose qualified name contains `name`.
+    pub async fn containers(
+        &self,
+        datastore: Option<Id>,
+        name: Option<&str>,
+        page: PageRequest,
+    ) -> Result<Page<Container>> {
+        Ok(self.store.list_containers(datastore, name, page).await?)
+    }
+
+    /// A container by id; NOT_FOUND when there is none.
+    pub async fn container_by_id(&self, id: Id) -> Result<Container> {
+        self.store.containers_by_ids(&[id]).await?.pop().ok_or_else(|| container_not_found(id))
+    }
+
+    /// A field by id with its container; NOT_FOUND naming the field when either is gone.
+    pub async fn field_with_container(&self, id: Id) -> Result<(Container, Field)> {
+        let f = self.store.fields_by_ids(&[id]).await?.pop().ok_or_else(|| field_not_found(id))?;
+        match self.store.containers_by_ids(&[f.container_id]).await?.pop() {
+            Some(c) => Ok((c, f)),
+            None => Err(field_not_found(id)),
+        }
     }
 }

@@ -88,6 +88,13 @@ pub struct JobView {
     pub as_of: Option<Timestamp>,
 }
 
+/// A run as a caller may see it: restricted as its job is (only the id is shown).
+#[derive(Debug, Clone)]
+pub struct RunView {
+    pub run: Run,
+    pub restricted: bool,
+}
+
 /// The health of one container.
 #[derive(Debug, Clone)]
 pub struct Health {

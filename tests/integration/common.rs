@@ -46,7 +46,7 @@ impl TestApp {
         dir: Option<tempfile::TempDir>,
         guard: Option<MutexGuard<'static, ()>>,
     ) -> Self {
-        Self::start_with(tributary::service::Lineage::new(store), dir, guard).await
+        Self::start_with(store.clone(), tributary::service::Lineage::new(store), dir, guard).await
     }
 
     /// The same app with OpenLineage auto-creation on (`--openlineage-auto-create`).
@@ -67,15 +67,17 @@ impl TestApp {
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }
-        Self::start_with(lineage, dir, guard).await
+        Self::start_with(self.store.clone(), lineage, dir, guard).await
     }
 
+    /// `store` is the one `lineage` serves: the suite keeps it to set up and inspect what the
+    /// service does not offer (the service's own handle on it is private).
     pub async fn start_with(
+        store: Arc<dyn Store>,
         lineage: tributary::service::Lineage,
         dir: Option<tempfile::TempDir>,
         guard: Option<MutexGuard<'static, ()>>,
     ) -> Self {
-        let store = lineage.store.clone();
         // Auth is on, as `serve` runs it: the suite acts as an unrestricted admin by default.
         let admin = tributary::auth::Auth::new(store.clone(), true)
             .create_token("test-admin", tributary::auth::Role::Admin, None)

@@ -17,6 +17,7 @@ both_stores!(
     jobs_and_runs_refuse_bad_input,
     malformed_run_facets_are_reported_and_ignored,
     restricted_jobs_are_placeholders,
+    a_run_lists_its_child_runs_as_the_caller_may_see_them,
     real_sequences_give_their_jobs_and_runs,
     graphs_carry_the_jobs_between_their_tables,
     a_short_name_resolves_to_the_full_one_first_seen_in_the_same_event,
@@ -410,6 +411,66 @@ async fn restricted_jobs_are_placeholders(app: TestApp) {
         all["jobs"]["items"],
         json!([{"name": "open_job", "restricted": false}, {"name": "secret_job", "restricted": false}])
     );
+}
+
+/// `event` with a `parent` run facet naming `parent` of job `dag`.
+fn child_event(t: &str, run: &str, parent: &str, job: &str, inputs: Vec<Value>, outputs: Vec<Value>) -> Value {
+    let mut e = event("COMPLETE", t, run, job, inputs, outputs);
+    e["run"]["facets"] = json!({"parent": {"run": {"runId": parent}, "job": {"namespace": "etl", "name": "dag"}}});
+    e
+}
+
+/// `Run.children` lists every child run, each checked as its job is (one batch for all): a
+/// caller without VIEWER on a child's datastore gets it as a placeholder, neither dropped nor
+/// named; a restricted run shows no parent, children or events.
+async fn a_run_lists_its_child_runs_as_the_caller_may_see_them(app: TestApp) {
+    app.tables("wh", NS, &["a", "b", "c"]).await;
+    app.tables("secret", "postgres://secret:5432", &["s"]).await;
+    let secret = json!({"namespace": "postgres://secret:5432", "name": "db.public.s"});
+    let (dag, one, two, hidden) = (uuid(50), uuid(51), uuid(52), uuid(53));
+    app.ingest(json!([
+        event("COMPLETE", &at(0), &dag, "dag", vec![ds("a")], vec![ds("b")]),
+        child_event(&at(1), &one, &dag, "task_one", vec![ds("a")], vec![ds("b")]),
+        child_event(&at(2), &two, &dag, "task_two", vec![ds("b")], vec![ds("c")]),
+        child_event(&at(3), &hidden, &dag, "task_secret", vec![ds("b")], vec![secret]),
+    ]))
+    .await;
+    const CHILDREN: &str = "query($r: String!) { run(runId: $r) { children { restricted runId parent { runId } } } }";
+    let children = |v: &Value| -> BTreeSet<String> {
+        v["run"]["children"].as_array().unwrap().iter().map(|c| c.to_string()).collect()
+    };
+    let child = |restricted: bool, run: Option<&str>| {
+        json!({"restricted": restricted, "runId": run, "parent": run.map(|_| json!({"runId": dag}))}).to_string()
+    };
+    let all = app.ok(CHILDREN, json!({"r": dag})).await;
+    assert_eq!(
+        children(&all),
+        BTreeSet::from([child(false, Some(&one)), child(false, Some(&two)), child(false, Some(&hidden))]),
+        "{all:#}"
+    );
+    let wh = app.ok("{ containers(name: \"a\") { items { datastoreId } } }", json!({})).await["containers"]["items"][0]
+        ["datastoreId"]
+        .clone();
+    let ann = app.token_for("ann", "MEMBER", None).await;
+    app.ok(
+        "mutation($i: TeamInput!) { upsertTeam(input: $i) { name } }",
+        json!({"i": {"name": "analysts", "members": ["ann"], "permissions": [{"datastoreId": wh, "permission": "VIEWER"}]}}),
+    )
+    .await;
+    let seen = app.gql_as(Some(&ann), CHILDREN, json!({"r": dag})).await;
+    assert_eq!(
+        children(&seen["data"]),
+        BTreeSet::from([child(false, Some(&one)), child(false, Some(&two)), child(true, None)]),
+        "{seen:#}"
+    );
+    let r = app
+        .gql_as(
+            Some(&ann),
+            "query($r: String!) { run(runId: $r) { restricted parent { runId } children { runId } events { id } } }",
+            json!({"r": hidden}),
+        )
+        .await;
+    assert_eq!(r["data"]["run"], json!({"restricted": true, "parent": null, "children": [], "events": []}), "{r:#}");
 }
 
 // ---- the real producers' sequences ----

@@ -111,10 +111,7 @@ async fn table(state: &AppState, q: TableParams<'_>) -> Result<Container, ApiErr
             &["query", name],
             format!("give either {name} or container_id, not both"),
         )),
-        (Some(id), None) => match state.lineage.store.containers_by_ids(&[id]).await.map_err(|e| fail(e.into()))?.pop() {
-            Some(c) => Ok(c),
-            None => Err(fail(Error::NotFound(format!("Container {id} not found")))),
-        },
+        (Some(id), None) => state.lineage.container_by_id(id).await.map_err(fail),
         (None, Some(wanted)) => match namespace {
             Some(ns) => state.lineage.resolve_dataset_table(name, &ns, &wanted, None).await.map_err(fail),
             None => state.lineage.resolve_table(name, &wanted).await.map_err(fail),
@@ -195,14 +192,12 @@ pub async fn graph(
     let root = table(&state, root).await?;
     let g = state.lineage.lineage_graph(root.id, depth, side).await.map_err(fail)?;
     if format != Format::Json {
-        let x = export::of_graph(&state.lineage.store, &caller, &g).await.map_err(fail)?;
+        let x = export::of_graph(&state.lineage, &caller, &g).await.map_err(fail)?;
         return Ok(x.respond(format, "lineage"));
     }
-    let g = Lookups::graph(&state.lineage.store, &caller, g).await.map_err(fail)?;
-    let l = Want { containers: BTreeSet::from([root.id]), ..Want::default() }
-        .read(&state.lineage.store)
-        .await
-        .map_err(fail)?;
+    let g = Lookups::graph(&state.lineage, &caller, g).await.map_err(fail)?;
+    let l =
+        Want { containers: BTreeSet::from([root.id]), ..Want::default() }.read(&state.lineage).await.map_err(fail)?;
     Ok(Json(AdminGraph {
         root: table_ref(&root, &l),
         nodes: g.nodes,
@@ -280,7 +275,7 @@ pub async fn columns(
     let edges = state.lineage.column_lineage(t.id).await.map_err(fail)?;
     let mut want = Want::default().edges(&edges, false);
     want.containers.insert(t.id);
-    let l = want.read(&state.lineage.store).await.map_err(fail)?;
+    let l = want.read(&state.lineage).await.map_err(fail)?;
     let qualified =
         |id: Id| l.containers.get(&id).map(|c| container_key(c.database.as_deref(), c.schema.as_deref(), &c.name));
     let columns = edges
@@ -395,13 +390,7 @@ async fn column(state: &AppState, q: PiiFlowQuery) -> Result<(Container, crate::
             "give either field_id or table and column, not both",
         ));
     }
-    let store = &state.lineage.store;
-    let f = store.fields_by_ids(&[id]).await.map_err(|e| fail(e.into()))?.pop();
-    let Some(f) = f else { return Err(fail(Error::NotFound(format!("Field {id} not found")))) };
-    match store.containers_by_ids(&[f.container_id]).await.map_err(|e| fail(e.into()))?.pop() {
-        Some(t) => Ok((t, f)),
-        None => Err(fail(Error::NotFound(format!("Field {id} not found")))),
-    }
+    state.lineage.field_with_container(id).await.map_err(fail)
 }
 
 /// `up` or `down` for the transitive routes (`both` is not a traversal of theirs).
@@ -449,12 +438,12 @@ pub async fn impact(
     let r = state.lineage.impact(t.id, depth, side, limit).await.map_err(fail)?;
     if format != Format::Json {
         let start = End::Container { id: t.id };
-        let x = export::of_transitive(&state.lineage.store, &caller, &start, &r).await.map_err(fail)?;
+        let x = export::of_transitive(&state.lineage, &caller, &start, &r).await.map_err(fail)?;
         return Ok(x.respond(format, "impact"));
     }
     let mut want = Want { containers: r.reached.iter().map(|x| x.id).collect(), ..Want::default() };
     want.containers.insert(t.id);
-    let l = want.read(&state.lineage.store).await.map_err(fail)?;
+    let l = want.read(&state.lineage).await.map_err(fail)?;
     let tables = r
         .reached
         .into_iter()
@@ -588,16 +577,16 @@ pub async fn pii_flow(
     let r = state.lineage.pii_flow(f.id, depth, side, limit, options).await.map_err(fail)?;
     if format != Format::Json {
         let start = End::Field { id: f.id, container_id: t.id };
-        let x = export::of_transitive(&state.lineage.store, &caller, &start, &r).await.map_err(fail)?;
+        let x = export::of_transitive(&state.lineage, &caller, &start, &r).await.map_err(fail)?;
         return Ok(x.respond(format, "pii-flow"));
     }
     let fields = Want { fields: r.reached.iter().map(|x| x.id).collect(), ..Want::default() }
-        .read(&state.lineage.store)
+        .read(&state.lineage)
         .await
         .map_err(fail)?;
     let mut want = Want { containers: fields.fields.values().map(|f| f.container_id).collect(), ..Want::default() };
     want.containers.insert(t.id);
-    let l = want.read(&state.lineage.store).await.map_err(fail)?;
+    let l = want.read(&state.lineage).await.map_err(fail)?;
     let columns = r
         .reached
         .into_iter()

@@ -100,7 +100,7 @@ pub async fn create_edge(
     let params = body_params(&CREATE_FIELDS);
     let fail = |e: Error| ApiError::service(Seed::Lineage, e, &params);
     let edge = state.lineage.create_edge(&caller, input).await.map_err(fail)?;
-    let mut out = Lookups::edges(&state.lineage.store, &caller, vec![edge]).await.map_err(fail)?;
+    let mut out = Lookups::edges(&state.lineage, &caller, vec![edge]).await.map_err(fail)?;
     Ok((StatusCode::CREATED, Json(out.remove(0))).into_response())
 }
 
@@ -157,7 +157,7 @@ pub async fn list_edges(
     let page = service::validate_page(page, size).map_err(fail)?;
     let p = state.lineage.list_edges(filter, page).await.map_err(fail)?;
     let meta = (p.total, p.page, p.pages());
-    let items = Lookups::edges(&state.lineage.store, &caller, p.items).await.map_err(fail)?;
+    let items = Lookups::edges(&state.lineage, &caller, p.items).await.map_err(fail)?;
     Ok(Json(Page { items, total: meta.0, page: meta.1.page, size: meta.1.size, pages: meta.2 }))
 }
 
@@ -181,11 +181,10 @@ pub async fn get_edge(
 ) -> Result<Json<Edge>, ApiError> {
     let id = path_id(Seed::Lineage, "id", &id)?;
     let fail = |e: Error| ApiError::service(Seed::Lineage, e, &[]);
-    let found = state.lineage.store.edges_by_ids(&[id]).await.map_err(|e| fail(e.into()))?;
-    if found.is_empty() {
+    let Some(found) = state.lineage.edge_by_id(id).await.map_err(fail)? else {
         return Err(fail(Error::NotFound(format!("Lineage edge {id} not found"))));
-    }
-    let mut out = Lookups::edges(&state.lineage.store, &caller, found).await.map_err(fail)?;
+    };
+    let mut out = Lookups::edges(&state.lineage, &caller, vec![found]).await.map_err(fail)?;
     Ok(Json(out.remove(0)))
 }
 
@@ -218,7 +217,7 @@ pub async fn update_edge(
     let params = body_params(&UPDATE_FIELDS);
     let fail = |e: Error| ApiError::service(Seed::Lineage, e, &params);
     let edge = state.lineage.update_edge(&caller, id, patch).await.map_err(fail)?;
-    let mut out = Lookups::edges(&state.lineage.store, &caller, vec![edge]).await.map_err(fail)?;
+    let mut out = Lookups::edges(&state.lineage, &caller, vec![edge]).await.map_err(fail)?;
     Ok(Json(out.remove(0)))
 }
 

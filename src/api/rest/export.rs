@@ -22,15 +22,13 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use super::shapes::{Lookups, Want};
 use super::ApiError;
 use crate::auth::Caller;
 use crate::domain::{container_key, Edge, End, Id};
 use crate::error::Error;
-use crate::service::{self, external_node_id};
-use crate::store::Store;
+use crate::service::{self, external_node_id, Lineage};
 
 /// The query parameter that names the format.
 pub const FORMAT: &str = "format";
@@ -379,11 +377,11 @@ impl Export {
 
 /// The export of a lineage graph: its nodes (the centre flagged `is_target`), its container
 /// edges and its edges to and from external assets.
-pub async fn of_graph(store: &Arc<dyn Store>, caller: &Caller, g: &service::LineageGraph) -> Result<Export, Error> {
+pub async fn of_graph(lineage: &Lineage, caller: &Caller, g: &service::LineageGraph) -> Result<Export, Error> {
     let edges: Vec<&Edge> = g.edges.iter().chain(&g.external_edges).collect();
     let mut want = Want::default().edges(edges.iter().copied(), true);
     want.containers.extend(g.nodes.iter().map(|n| n.container_id));
-    let l = want.read(store).await?;
+    let l = want.read(lineage).await?;
     let mut x = Export::default();
     for n in &g.nodes {
         let mut node = Export::node_of(&End::Container { id: n.container_id }, "", &l);
@@ -399,7 +397,7 @@ pub async fn of_graph(store: &Arc<dyn Store>, caller: &Caller, g: &service::Line
 /// The export of a transitive answer (`impact`, `piiFlow`) from `start`: each node reached
 /// with its `distance`, the edge that first reached it, and the external assets on the way.
 pub async fn of_transitive(
-    store: &Arc<dyn Store>,
+    lineage: &Lineage,
     caller: &Caller,
     start: &End,
     t: &service::Transitive,
@@ -408,7 +406,7 @@ pub async fn of_transitive(
     let mut want = Want::default().edges(vias.iter().copied(), true);
     want.containers.extend(start.container_id());
     want.fields.extend(super::shapes::field_end(start));
-    let l = want.read(store).await?;
+    let l = want.read(lineage).await?;
     let mut x = Export::default();
     let mut first = Export::node_of(start, "", &l);
     first.attributes.push(("distance", "0".into()));

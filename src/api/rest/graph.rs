@@ -96,10 +96,10 @@ pub async fn lineage_graph(
     let fail = |e: Error| ApiError::service(Seed::Lineage, e, &[("query", "container_id"), ("query", "depth")]);
     let g = state.lineage.lineage_graph(container_id, depth, side).await.map_err(fail)?;
     if format != Format::Json {
-        let x = export::of_graph(&state.lineage.store, &caller, &g).await.map_err(fail)?;
+        let x = export::of_graph(&state.lineage, &caller, &g).await.map_err(fail)?;
         return Ok(x.respond(format, "lineage"));
     }
-    Ok(Json(Lookups::graph(&state.lineage.store, &caller, g).await.map_err(fail)?).into_response())
+    Ok(Json(Lookups::graph(&state.lineage, &caller, g).await.map_err(fail)?).into_response())
 }
 
 #[derive(IntoParams, Deserialize)]
@@ -145,7 +145,7 @@ pub async fn container_fields(
     let page = service::validate_page(page, size).map_err(fail)?;
     let p = state.lineage.container_fields(container_id, name.as_deref(), page).await.map_err(fail)?;
     let l = Want { has_lineage: p.items.iter().map(|f| f.id).collect(), ..Want::default() }
-        .read(&state.lineage.store)
+        .read(&state.lineage)
         .await
         .map_err(fail)?;
     Ok(Json(Page::new(p, |f| FieldItem {
@@ -199,7 +199,7 @@ pub async fn field_connections(
     let fail = |e: Error| ApiError::service(Seed::Lineage, e, &[("path", "field_id")]);
     let (fields, edges) = state.lineage.field_connections(field_id, container_ids).await.map_err(fail)?;
     let l = Want { fields: fields.iter().copied().collect(), ..Want::default() }
-        .read(&state.lineage.store)
+        .read(&state.lineage)
         .await
         .map_err(fail)?;
     Ok(Json(FieldConnections {

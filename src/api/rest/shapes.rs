@@ -3,8 +3,7 @@
 //! counts), read in one batch per kind for the whole answer, as the GraphQL loaders read it.
 //! The OpenAPI schemas are derived from these types.
 
-use std::collections::{BTreeSet, HashMap};
-use std::sync::Arc;
+use std::collections::BTreeSet;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -13,8 +12,7 @@ use utoipa::ToSchema;
 use crate::auth::Permission;
 use crate::domain::{self, container_key, End, Id, Timestamp};
 use crate::error::Error;
-use crate::service::{self, Caller};
-use crate::store::Store;
+use crate::service::{self, Caller, Lineage};
 
 /// Timestamps as GraphQL's `DateTime` writes them: RFC 3339, UTC, microseconds, `Z`.
 pub fn ts(t: Timestamp) -> String {
@@ -335,105 +333,9 @@ pub struct ValidationItem {
     pub msg: String,
 }
 
-/// What an answer's shapes need beyond the service's answer, read once per kind.
-#[derive(Default)]
-pub struct Lookups {
-    pub containers: HashMap<Id, domain::Container>,
-    pub datastores: HashMap<Id, domain::Datastore>,
-    pub fields: HashMap<Id, domain::Field>,
-    pub evidence: HashMap<Id, Vec<domain::Evidence>>,
-    pub stats: HashMap<Id, domain::ContainerStats>,
-    pub with_lineage: BTreeSet<Id>,
-}
-
-/// What to read.
-#[derive(Default)]
-pub struct Want {
-    pub containers: BTreeSet<Id>,
-    pub fields: BTreeSet<Id>,
-    pub evidence: BTreeSet<Id>,
-    pub stats: BTreeSet<Id>,
-    pub has_lineage: BTreeSet<Id>,
-}
-
-impl Want {
-    /// The containers of an edge's catalogued ends (a field's too: evidence visibility needs its
-    /// datastore), the fields at its ends, and its evidence when `evidence`.
-    pub fn edges<'e>(mut self, edges: impl IntoIterator<Item = &'e domain::Edge>, evidence: bool) -> Self {
-        for e in edges {
-            for end in [&e.source, &e.target] {
-                self.containers.extend(end.container_id());
-                self.fields.extend(field_end(end));
-            }
-            if evidence {
-                self.evidence.insert(e.id);
-            }
-        }
-        self
-    }
-
-    pub async fn read(self, store: &Arc<dyn Store>) -> Result<Lookups, Error> {
-        let ids = |s: &BTreeSet<Id>| s.iter().copied().collect::<Vec<Id>>();
-        let (containers, fields, evidence, stats, with_lineage) =
-            (ids(&self.containers), ids(&self.fields), ids(&self.evidence), ids(&self.stats), ids(&self.has_lineage));
-        // Side by side: on Neo4j each read is a round trip of its own.
-        let (containers, fields, evidence, stats, with_lineage) = tokio::try_join!(
-            async {
-                if containers.is_empty() {
-                    Ok(Vec::new())
-                } else {
-                    store.containers_by_ids(&containers).await
-                }
-            },
-            async {
-                if fields.is_empty() {
-                    Ok(Vec::new())
-                } else {
-                    store.fields_by_ids(&fields).await
-                }
-            },
-            async {
-                if evidence.is_empty() {
-                    Ok(Vec::new())
-                } else {
-                    store.evidence_for_edges(&evidence).await
-                }
-            },
-            async {
-                if stats.is_empty() {
-                    Ok(Vec::new())
-                } else {
-                    store.container_stats(&stats).await
-                }
-            },
-            async {
-                if with_lineage.is_empty() {
-                    Ok(Vec::new())
-                } else {
-                    store.fields_with_lineage(&with_lineage).await
-                }
-            },
-        )?;
-        let datastore_ids: BTreeSet<Id> = containers.iter().map(|c| c.datastore_id).collect();
-        let datastores = if datastore_ids.is_empty() {
-            Vec::new()
-        } else {
-            store.datastores_by_ids(&datastore_ids.into_iter().collect::<Vec<_>>()).await?
-        };
-        let mut by_edge: HashMap<Id, Vec<domain::Evidence>> = HashMap::new();
-        for e in evidence {
-            by_edge.entry(e.edge_id).or_default().push(e);
-        }
-        Ok(Lookups {
-            containers: containers.into_iter().map(|c| (c.id, c)).collect(),
-            datastores: datastores.into_iter().map(|d| (d.id, d)).collect(),
-            fields: fields.into_iter().map(|f| (f.id, f)).collect(),
-            evidence: by_edge,
-            stats: stats.into_iter().map(|s| (s.container_id, s)).collect(),
-            with_lineage: with_lineage.into_iter().collect(),
-        })
-    }
-}
+/// What an answer's shapes need beyond the service's answer, read by the service once per
+/// kind (`Want::read`); the shapes below decide what of it the caller sees.
+pub use crate::service::records::{Records as Lookups, Want};
 
 impl Lookups {
     pub fn container_ref(&self, id: Id) -> Option<ContainerRef> {
@@ -589,13 +491,13 @@ impl Lookups {
 
     /// The graph answer: every node's record, datastore and counts and every edge's evidence
     /// read in one batch per kind.
-    pub async fn graph(store: &Arc<dyn Store>, caller: &Caller, g: service::LineageGraph) -> Result<Graph, Error> {
+    pub async fn graph(lineage: &Lineage, caller: &Caller, g: service::LineageGraph) -> Result<Graph, Error> {
         let nodes: BTreeSet<Id> = g.nodes.iter().map(|n| n.container_id).collect();
         let mut want = Want::default().edges(g.edges.iter().chain(&g.external_edges), true);
         want.fields.clear();
         want.containers.extend(&nodes);
         want.stats = nodes;
-        let l = want.read(store).await?;
+        let l = want.read(lineage).await?;
         Ok(Graph {
             nodes: g.nodes.iter().map(|n| l.graph_node(n)).collect(),
             edges: g.edges.into_iter().map(|e| l.graph_edge(caller, e)).collect(),
@@ -614,8 +516,8 @@ impl Lookups {
     }
 
     /// Full edges, with their ends and evidence read in one batch per kind.
-    pub async fn edges(store: &Arc<dyn Store>, caller: &Caller, edges: Vec<domain::Edge>) -> Result<Vec<Edge>, Error> {
-        let l = Want::default().edges(&edges, true).read(store).await?;
+    pub async fn edges(lineage: &Lineage, caller: &Caller, edges: Vec<domain::Edge>) -> Result<Vec<Edge>, Error> {
+        let l = Want::default().edges(&edges, true).read(lineage).await?;
         Ok(edges.into_iter().map(|e| l.edge(caller, e)).collect())
     }
 }

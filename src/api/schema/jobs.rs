@@ -149,11 +149,7 @@ impl Job {
         }
     }
     async fn children(&self, ctx: &Context<'_>) -> GqlResult<Vec<Job>> {
-        if self.visible().is_none() {
-            return Ok(Vec::new());
-        }
-        let children = lineage(ctx).store.child_jobs(&[self.0.job.id]).await.map_err(Error::from)?;
-        Ok(lineage(ctx).job_views(caller(ctx), children).await?.into_iter().map(Job).collect())
+        Ok(lineage(ctx).child_jobs(caller(ctx), &self.0).await?.into_iter().map(Job).collect())
     }
     /// What its runs (and job events) read, each with when it was last read (in an as-of
     /// answer, what its latest run then read).
@@ -175,7 +171,7 @@ impl Job {
                 Some(run) => run,
                 None => lineage(ctx).view_at(Some(at)).latest_runs(std::slice::from_ref(job)).await?.remove(&job.id),
             };
-            return Ok(run.map(|run| Run { run, restricted: false }));
+            return Ok(run.map(|run| Run(svc::RunView { run, restricted: false })));
         }
         match job.latest_run_id {
             Some(id) => load_run(ctx, id).await,
@@ -195,27 +191,9 @@ impl Job {
         #[graphql(default_with = "Some(50)")] size: Option<i64>,
     ) -> GqlResult<RunPage> {
         let page = service::validate_page(page.unwrap_or(1), size.unwrap_or(50))?;
-        if self.visible().is_none() {
-            return Ok(Page::new(domain::Page { items: Vec::new(), total: 0, page }, |r: Run| r));
-        }
-        let as_of = self.0.as_of;
-        let filter = domain::RunFilter {
-            state: state.map(Into::into),
-            since: since.map(|d| d.0),
-            until: match (until.map(|d| d.0), as_of) {
-                (Some(u), Some(t)) => Some(u.min(t)),
-                (u, t) => u.or(t),
-            },
-        };
-        let p = lineage(ctx).store.runs_of_job(self.0.job.id, &filter, page).await.map_err(Error::from)?;
-        let p = match as_of {
-            None => p,
-            Some(t) => domain::Page {
-                items: p.items.into_iter().filter_map(|r| service::jobs_asof::run_as_of(r, t)).collect(),
-                ..p
-            },
-        };
-        Ok(Page::new(p, |run| Run { run, restricted: false }))
+        let filter =
+            domain::RunFilter { state: state.map(Into::into), since: since.map(|d| d.0), until: until.map(|d| d.0) };
+        Ok(Page::new(lineage(ctx).job_runs(&self.0, filter, page).await?, Run))
     }
     async fn first_seen_at(&self) -> Option<DateTime> {
         self.visible().map(|j| dt(j.first_seen_at))
@@ -250,7 +228,7 @@ pub struct RunStateChange {
 
 impl Run {
     fn visible(&self) -> Option<&domain::Run> {
-        (!self.restricted).then_some(&self.run)
+        (!self.0.restricted).then_some(&self.0.run)
     }
 }
 
@@ -258,17 +236,17 @@ impl Run {
 impl Run {
     /// The store's id of the run (restricted runs show only this).
     async fn id(&self) -> Id {
-        self.run.id
+        self.0.run.id
     }
     async fn restricted(&self) -> bool {
-        self.restricted
+        self.0.restricted
     }
     /// The OpenLineage `runId`.
     async fn run_id(&self) -> Option<&str> {
         self.visible().map(|r| r.run_id.as_str())
     }
     async fn job(&self, ctx: &Context<'_>) -> GqlResult<Option<Job>> {
-        load_job(ctx, self.run.job_id).await
+        load_job(ctx, self.0.run.job_id).await
     }
     /// Its latest terminal state once it has one (COMPLETE, FAIL, ABORT stay), else its latest.
     async fn state(&self) -> Option<RunState> {
@@ -305,21 +283,10 @@ impl Run {
     }
     /// The run of the `parent` run facet, when Tributary has it.
     async fn parent(&self, ctx: &Context<'_>) -> GqlResult<Option<Run>> {
-        let Some(parent) = self.visible().and_then(|r| r.parent_run_id.clone()) else { return Ok(None) };
-        let found = lineage(ctx).store.runs_by_run_ids(&[parent]).await.map_err(Error::from)?;
-        match found.into_iter().next() {
-            Some(run) => Ok(Some(Run::checked(ctx, run).await?)),
-            None => Ok(None),
-        }
+        Ok(lineage(ctx).run_parent(caller(ctx), &self.0).await?.map(Run))
     }
     async fn children(&self, ctx: &Context<'_>) -> GqlResult<Vec<Run>> {
-        let Some(run) = self.visible() else { return Ok(Vec::new()) };
-        let found = lineage(ctx).store.child_runs(std::slice::from_ref(&run.run_id)).await.map_err(Error::from)?;
-        let mut out = Vec::with_capacity(found.len());
-        for run in found {
-            out.push(Run::checked(ctx, run).await?);
-        }
-        Ok(out)
+        Ok(lineage(ctx).child_runs(caller(ctx), &self.0).await?.into_iter().map(Run).collect())
     }
     /// What it read, over all its events.
     async fn inputs(&self, ctx: &Context<'_>) -> GqlResult<Vec<JobDataset>> {
@@ -338,11 +305,7 @@ impl Run {
     }
     /// Its stored OpenLineage events, newest first (at most 1,000).
     async fn events(&self, ctx: &Context<'_>) -> GqlResult<Vec<StoredEvent>> {
-        let Some(run) = self.visible() else { return Ok(Vec::new()) };
-        let filter = domain::EventFilter { run_id: Some(run.run_id.clone()), ..Default::default() };
-        let page = domain::PageRequest { page: 1, size: service::MAX_PAGE_SIZE };
-        let p = lineage(ctx).store.list_events(&filter, page).await.map_err(Error::from)?;
-        Ok(p.items.into_iter().map(StoredEvent).collect())
+        Ok(lineage(ctx).run_events(&self.0).await?.into_iter().map(StoredEvent).collect())
     }
 }
 
@@ -351,7 +314,7 @@ impl Run {
         if self.visible().is_none() {
             return Ok(Vec::new());
         }
-        let io = loaders(ctx).run_io.load_one(self.run.id).await.map_err(Error::from)?.unwrap_or_default();
+        let io = loaders(ctx).run_io.load_one(self.0.run.id).await.map_err(Error::from)?.unwrap_or_default();
         Ok(datasets(io, direction))
     }
 }

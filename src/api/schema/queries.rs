@@ -534,7 +534,7 @@ impl QueryRoot {
     }
 
     async fn datastores(&self, ctx: &Context<'_>) -> GqlResult<Vec<Datastore>> {
-        let all = lineage(ctx).store.list_datastores().await.map_err(Error::from)?;
+        let all = lineage(ctx).datastores().await?;
         Ok(all.into_iter().map(Datastore).collect())
     }
 
@@ -592,7 +592,7 @@ impl QueryRoot {
         #[graphql(default_with = "Some(50)")] size: Option<i64>,
     ) -> GqlResult<ContainerPage> {
         let page = service::validate_page(page.unwrap_or(1), size.unwrap_or(50))?;
-        let p = lineage(ctx).store.list_containers(datastore_id, name.as_deref(), page).await.map_err(Error::from)?;
+        let p = lineage(ctx).containers(datastore_id, name.as_deref(), page).await?;
         Ok(Page::new(p, Container::today))
     }
 
@@ -672,7 +672,7 @@ impl QueryRoot {
             until: until.map(|d| d.0),
             ignored_reason,
         };
-        let p = lineage(ctx).store.list_events(&filter, page).await.map_err(Error::from)?;
+        let p = lineage(ctx).events(&filter, page).await?;
         Ok(Page::new(p, StoredEvent))
     }
 
@@ -712,7 +712,7 @@ impl QueryRoot {
     /// One run by its OpenLineage `runId`: NOT_FOUND when there is none.
     async fn run(&self, ctx: &Context<'_>, run_id: String) -> GqlResult<Option<Run>> {
         let (run, restricted) = lineage(ctx).run(caller(ctx), &run_id).await?;
-        Ok(Some(Run { run, restricted }))
+        Ok(Some(Run(service::jobs::RunView { run, restricted })))
     }
 
     /// What a run wrote (or should have written: its job's outputs when it wrote nothing), at

@@ -56,7 +56,7 @@ impl Run {
             Some(job) => job.0.restricted,
             None => false,
         };
-        Ok(Run { run, restricted })
+        Ok(Run(svc::RunView { run, restricted }))
     }
 }
 

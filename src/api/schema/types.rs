@@ -42,10 +42,7 @@ pub struct Field(pub domain::Field);
 pub struct Job(pub svc::JobView);
 
 /// A run as the caller may see it.
-pub struct Run {
-    pub run: domain::Run,
-    pub restricted: bool,
-}
+pub struct Run(pub svc::RunView);
 
 /// A container's health (see `Container.health`).
 #[derive(Enum, Copy, Clone, Eq, PartialEq, Debug)]

@@ -21,7 +21,7 @@ async fn timed<T, F: Future<Output = tributary::error::Result<T>>>(f: F) -> anyh
 }
 
 pub(crate) async fn paths(plan: &Plan, g: &Graph, lineage: &Lineage, report: &mut Report) -> anyhow::Result<()> {
-    let auth = tributary::auth::Auth::new(lineage.store.clone(), false);
+    let auth = lineage.auth(false);
     let caller = auth.authenticate(None).await.map_err(|e| anyhow::anyhow!("{e:?}"))?;
     let centres: Vec<i64> = g.centres.iter().map(|&c| Graph::container_id(c)).collect();
     // explainLineage's ends: each centre and the farthest container downstream of it within 5.
