@@ -589,6 +589,9 @@ impl JobsBuffer {
                 Some(upsert_row(new, "job", job_row(job)))
             })
             .collect();
+        if !jobs.is_empty() {
+            exec(txn, cypher!("job_upsert").param("rows", list(jobs))).await?;
+        }
         let runs: Vec<BoltType> = std::mem::take(&mut self.run_writes)
             .into_iter()
             .filter_map(|(id, new)| {
@@ -596,17 +599,31 @@ impl JobsBuffer {
                 Some(upsert_row(new, "run", run_row(run)))
             })
             .collect();
+        if !runs.is_empty() {
+            exec(txn, cypher!("run_upsert").param("rows", list(runs))).await?;
+        }
         let job_io: Vec<BoltType> =
             std::mem::take(&mut self.job_io).into_iter().map(|((owner, _, _), e)| io_row(owner, &e)).collect();
+        if !job_io.is_empty() {
+            exec(txn, cypher!("job_io_upsert").param("rows", list(job_io))).await?;
+        }
         let run_io: Vec<BoltType> =
             std::mem::take(&mut self.run_io).into_iter().map(|((owner, _, _), e)| io_row(owner, &e)).collect();
+        if !run_io.is_empty() {
+            exec(txn, cypher!("run_io_upsert").param("rows", list(run_io))).await?;
+        }
         let mut marks = std::mem::take(&mut self.marks);
         // By end, the events' order kept among equal ends (see the statement).
         marks.sort_by_key(|(_, _, at)| *at);
-        let marks: Vec<BoltType> = marks
-            .iter()
-            .map(|(job, run, at)| map([("job_id", (*job).into()), ("run_id", (*run).into()), ("at", ts(at).into())]))
-            .collect();
+        if !marks.is_empty() {
+            let rows = marks
+                .iter()
+                .map(|(job, run, at)| {
+                    map([("job_id", (*job).into()), ("run_id", (*run).into()), ("at", ts(at).into())])
+                })
+                .collect();
+            exec(txn, cypher!("job_mark_completed").param("rows", list(rows))).await?;
+        }
         let (mut run_ties, mut job_ties) = (Vec::new(), Vec::new());
         for tie in std::mem::take(&mut self.ties) {
             match tie {
@@ -616,48 +633,15 @@ impl JobsBuffer {
                 Tie::Job { id, key } => job_ties.push(map([("id", id.into()), ("key", key.into())])),
             }
         }
-        let kinds = [jobs, runs, job_io, run_io, marks, run_ties, job_ties];
-        if kinds.iter().all(Vec::is_empty) {
-            return Ok(());
+        if !run_ties.is_empty() {
+            exec(txn, cypher!("run_tie_evidence").param("rows", list(run_ties))).await?;
         }
-        let mut cmd = Cmd::new("jobs_flush", FLUSH.as_str());
-        for ((name, _), rows) in FLUSH_PARTS.iter().zip(kinds) {
-            cmd = cmd.param(name, list(rows));
+        if !job_ties.is_empty() {
+            exec(txn, cypher!("job_tie_evidence").param("rows", list(job_ties))).await?;
         }
-        exec(txn, cmd).await.map(|_| ())
+        Ok(())
     }
 }
-
-/// The statements of a session's job and run writes, each with the name its rows go by in
-/// `FLUSH`, in the order they depend on: jobs, runs (linked to their jobs), datasets, completed
-/// writes (which read the runs' datasets), evidence ties.
-const FLUSH_PARTS: [(&str, &str); 7] = [
-    ("jobs", include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/cypher/job_upsert.cypher"))),
-    ("runs", include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/cypher/run_upsert.cypher"))),
-    ("job_io", include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/cypher/job_io_upsert.cypher"))),
-    ("run_io", include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/cypher/run_io_upsert.cypher"))),
-    ("marks", include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/cypher/job_mark_completed.cypher"))),
-    ("run_ties", include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/cypher/run_tie_evidence.cypher"))),
-    ("job_ties", include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/cypher/job_tie_evidence.cypher"))),
-];
-
-/// `FLUSH_PARTS` as one statement: each part a subquery over its own rows (`$rows` renamed to
-/// the part's name, its count returned under that name), so a session's job and run writes are
-/// one round trip instead of up to seven, and a kind with no rows costs its subquery nothing.
-/// Built from the parts' files, so the import (which runs them one by one) and the session
-/// write the same rows the same way.
-static FLUSH: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-    let mut text = String::new();
-    for (name, part) in FLUSH_PARTS {
-        let body = part.replace("$rows", &format!("${name}"));
-        // Each part ends `RETURN count(x) AS <column>`: one row, under a name of its own.
-        let (body, _) = body.trim_end().rsplit_once(" AS ").unwrap_or((&body, ""));
-        text.push_str(&format!("CALL () {{\n{body} AS {name}_written\n}}\n"));
-    }
-    let names: Vec<String> = FLUSH_PARTS.iter().map(|(name, _)| format!("{name}_written")).collect();
-    text.push_str(&format!("RETURN {}", names.join(", ")));
-    text
-});
 
 /// A stored job's datasets as `job_record_lookup_many` returns them.
 #[derive(Deserialize)]
