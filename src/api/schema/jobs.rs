@@ -350,11 +350,9 @@ impl ContainerHealth {
     }
     /// The failed runs that make it FAILED or STALE, nearest first.
     async fn causes(&self, ctx: &Context<'_>) -> GqlResult<Vec<Run>> {
-        let mut out = Vec::with_capacity(self.0.causes.len());
-        for r in &self.0.causes {
-            out.push(Run::checked(ctx, r.clone()).await?);
-        }
-        Ok(out)
+        // One visibility check for all of them (`Lineage::run_views`), not one per run.
+        let runs = lineage(ctx).run_views(caller(ctx), self.0.causes.clone()).await?;
+        Ok(runs.into_iter().map(Run).collect())
     }
 }
 
