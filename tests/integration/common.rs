@@ -146,6 +146,17 @@ impl TestApp {
             .expect("token")
     }
 
+    /// A token for `user`, a MEMBER whose one team (`analysts`) has VIEWER on `datastore` only.
+    pub async fn viewer_of(&self, user: &str, datastore: Value) -> String {
+        let token = self.token_for(user, "MEMBER", None).await;
+        self.ok(
+            "mutation($i: TeamInput!) { upsertTeam(input: $i) { name } }",
+            json!({"i": {"name": "analysts", "members": [user], "permissions": [{"datastoreId": datastore, "permission": "VIEWER"}]}}),
+        )
+        .await;
+        token
+    }
+
     /// A GraphQL request with the given token (or none).
     pub async fn gql_as(&self, token: Option<&str>, query: &str, variables: Value) -> Value {
         let mut req = reqwest::Client::new()

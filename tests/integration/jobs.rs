@@ -352,12 +352,7 @@ async fn restricted_jobs_are_placeholders(app: TestApp) {
     let wh = app.ok("{ containers(name: \"a\") { items { datastoreId } } }", json!({})).await["containers"]["items"][0]
         ["datastoreId"]
         .clone();
-    let ann = app.token_for("ann", "MEMBER", None).await;
-    app.ok(
-        "mutation($i: TeamInput!) { upsertTeam(input: $i) { name } }",
-        json!({"i": {"name": "analysts", "members": ["ann"], "permissions": [{"datastoreId": wh, "permission": "VIEWER"}]}}),
-    )
-    .await;
+    let ann = app.viewer_of("ann", wh).await;
     let ask = |q: &'static str, v: Value| {
         let (app, ann) = (&app, ann.clone());
         async move { app.gql_as(Some(&ann), q, v).await["data"].clone() }
@@ -451,12 +446,7 @@ async fn a_run_lists_its_child_runs_as_the_caller_may_see_them(app: TestApp) {
     let wh = app.ok("{ containers(name: \"a\") { items { datastoreId } } }", json!({})).await["containers"]["items"][0]
         ["datastoreId"]
         .clone();
-    let ann = app.token_for("ann", "MEMBER", None).await;
-    app.ok(
-        "mutation($i: TeamInput!) { upsertTeam(input: $i) { name } }",
-        json!({"i": {"name": "analysts", "members": ["ann"], "permissions": [{"datastoreId": wh, "permission": "VIEWER"}]}}),
-    )
-    .await;
+    let ann = app.viewer_of("ann", wh).await;
     let seen = app.gql_as(Some(&ann), CHILDREN, json!({"r": dag})).await;
     assert_eq!(
         children(&seen["data"]),

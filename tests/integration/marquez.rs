@@ -589,12 +589,7 @@ async fn restricted_jobs_are_never_named(app: TestApp) {
         ]),
     )
     .await;
-    let ann = app.token_for("ann", "MEMBER", None).await;
-    app.ok(
-        "mutation($i: TeamInput!) { upsertTeam(input: $i) { name } }",
-        json!({"i": {"name": "analysts", "members": ["ann"], "permissions": [{"datastoreId": wh, "permission": "VIEWER"}]}}),
-    )
-    .await;
+    let ann = app.viewer_of("ann", json!(wh)).await;
     let as_ann = |path: String| {
         let (app, ann) = (&app, ann.clone());
         async move { call(app, Some(Some(&ann)), Method::GET, &path).await }
