@@ -9,8 +9,11 @@ use utoipa::ToSchema;
 
 use crate::service::openlineage::{EventReport, IngestReport as Report, Unresolved};
 
-/// `{"detail": ...}`: the REST error body, the REST routes' own.
-pub use super::rest::Detail;
+/// An error: `{"detail": "..."}`, the REST error body (the REST routes' and the ingest routes').
+#[derive(Serialize, ToSchema)]
+pub struct Detail {
+    pub detail: String,
+}
 
 /// The report of one event.
 #[derive(Serialize, ToSchema)]

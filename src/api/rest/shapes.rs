@@ -310,11 +310,8 @@ impl MetadataAssertion {
     }
 }
 
-/// An error: `{"detail": "..."}`.
-#[derive(Serialize, ToSchema)]
-pub struct Detail {
-    pub detail: String,
-}
+/// An error: `{"detail": "..."}` (defined with the other answers the router's own routes send).
+pub use crate::api::answers::Detail;
 
 /// Invalid input on the `/api/lineage/...` routes: `{"detail": [{"type", "loc", "msg"}]}`, `loc` naming the parameter.
 #[derive(Serialize, ToSchema)]
