@@ -43,6 +43,7 @@ pub mod changes;
 pub mod diff;
 pub mod external;
 pub mod frontier;
+pub mod graph;
 pub mod group_commit;
 pub mod history;
 pub mod jobs;
@@ -71,6 +72,7 @@ pub const MAX_PAGE_SIZE: i64 = 1000;
 pub const MAX_RESULT_LIMIT: i64 = 100_000;
 
 pub use crate::auth::Caller;
+pub use graph::{GraphAnswer, GraphRequest, Root};
 
 #[derive(Clone)]
 pub struct Lineage {

@@ -157,6 +157,9 @@ pub struct IncidentPage {
 pub struct JobsBetween {
     pub jobs: Vec<Job>,
     pub links: Vec<JobLink>,
+    /// As of an instant: each job's latest run then, as it stood then (a job with no run by
+    /// then has none); `None` today, when a job names its own (`Job::latest_run_id`).
+    pub latest_runs: Option<HashMap<Id, Run>>,
 }
 
 /// A job's input (`Read`: dataset -> job) or output (`Wrote`: job -> dataset) in a graph.
@@ -165,6 +168,9 @@ pub struct JobLink {
     pub job_id: Id,
     pub end: End,
     pub direction: IoDirection,
+    /// The dataset's name as the job's events sent it (Marquez names its nodes so).
+    pub namespace: String,
+    pub name: String,
 }
 
 /// The job (and run) an `ingestSql` call's statements belong to, when the caller names one.
@@ -236,6 +242,44 @@ impl Lineage {
         for (job, e) in io {
             if let Some(d) = e.end.container_id().and_then(|c| datastore_of.get(&c)) {
                 out.entry(job).or_default().push(*d);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Each job's current datasets (Marquez shows a job's current version): its latest run's,
+    /// else its own.
+    pub(super) async fn current_io(&self, jobs: &[Job]) -> Result<HashMap<Id, Vec<IoEntry>>> {
+        let latest: Vec<Id> = jobs.iter().filter_map(|j| j.latest_run_id).collect();
+        let mut run_io: HashMap<Id, Vec<IoEntry>> = HashMap::new();
+        if !latest.is_empty() {
+            for (run, e) in self.store.run_io(&latest).await? {
+                run_io.entry(run).or_default().push(e);
+            }
+        }
+        self.current_io_with(jobs, &run_io).await
+    }
+
+    /// `current_io` given the latest runs' datasets (by run id): a job whose latest run has none
+    /// (a job event's declared datasets, a run that reported nothing) shows its own.
+    pub(super) async fn current_io_with(
+        &self,
+        jobs: &[Job],
+        run_io: &HashMap<Id, Vec<IoEntry>>,
+    ) -> Result<HashMap<Id, Vec<IoEntry>>> {
+        let mut out: HashMap<Id, Vec<IoEntry>> = HashMap::new();
+        let mut rest = Vec::new();
+        for j in jobs {
+            match j.latest_run_id.and_then(|r| run_io.get(&r)).filter(|rows| !rows.is_empty()) {
+                Some(rows) => {
+                    out.insert(j.id, rows.clone());
+                }
+                None => rest.push(j.id),
+            }
+        }
+        if !rest.is_empty() {
+            for (job, e) in self.store.job_io(&rest).await? {
+                out.entry(job).or_default().push(e);
             }
         }
         Ok(out)
@@ -437,13 +481,13 @@ impl Lineage {
 
     /// The jobs between the graph's containers and external assets (see `JobsBetween`); with
     /// `keep`, that job also when it has only inputs or only outputs among them.
-    pub async fn jobs_between(&self, graph: &super::LineageGraph, keep: Option<Id>) -> Result<JobsBetween> {
+    pub(super) async fn jobs_between(&self, graph: &super::LineageGraph, keep: Option<Id>) -> Result<JobsBetween> {
         let mut ends: Vec<End> = graph.nodes.iter().map(|n| End::Container { id: n.container_id }).collect();
         ends.extend(graph.external_nodes.iter().map(|x| End::External { fqn: x.fqn.clone() }));
         if ends.is_empty() {
-            return Ok(JobsBetween::default());
+            return Ok(JobsBetween { latest_runs: self.as_of.map(|_| HashMap::new()), ..JobsBetween::default() });
         }
-        let rows = self.jobs_of_ends_at(&ends).await?;
+        let (rows, then) = self.jobs_of_ends_read(&ends).await?;
         let mut by_job: BTreeMap<Id, (bool, bool)> = BTreeMap::new();
         for (job, e) in &rows {
             let slot = by_job.entry(*job).or_default();
@@ -456,80 +500,30 @@ impl Lineage {
             by_job.into_iter().filter(|(id, (r, w))| (*r && *w) || Some(*id) == keep).map(|(id, _)| id).collect();
         let mut ids: Vec<Id> = kept.iter().copied().collect();
         ids.sort_unstable();
-        let jobs = if ids.is_empty() { Vec::new() } else { self.store.jobs_by_ids(&ids).await? };
+        // As of an instant, the read of the jobs' datasets then has read the jobs and their
+        // runs then already.
+        let (jobs, latest_runs) = match then {
+            Some(mut then) => {
+                then.jobs.retain(|j| kept.contains(&j.id));
+                then.jobs.sort_unstable_by_key(|j| j.id);
+                then.latest_runs.retain(|id, _| kept.contains(id));
+                (then.jobs, Some(then.latest_runs))
+            }
+            None if ids.is_empty() => (Vec::new(), None),
+            None => (self.store.jobs_by_ids(&ids).await?, None),
+        };
         let links = rows
             .into_iter()
             .filter(|(job, _)| kept.contains(job))
-            .map(|(job_id, e)| JobLink { job_id, end: e.end, direction: e.direction })
+            .map(|(job_id, e)| JobLink {
+                job_id,
+                end: e.end,
+                direction: e.direction,
+                namespace: e.namespace,
+                name: e.name,
+            })
             .collect();
-        Ok(JobsBetween { jobs, links })
-    }
-
-    /// `jobLineageGraph`: a job's inputs with what lies upstream of them and its outputs with
-    /// what lies downstream (`side` keeps one of the two), `depth` levels counting the job's own
-    /// datasets as the first; the jobs between them come with it (the centre always).
-    pub async fn job_lineage_graph(
-        &self,
-        caller: &Caller,
-        job_id: Id,
-        depth: i64,
-        side: Option<Direction>,
-    ) -> Result<(super::LineageGraph, JobsBetween)> {
-        let depth = super::validate_depth(depth)?;
-        let view = self.job(caller, Some(job_id), None, None).await?;
-        if view.restricted {
-            return Err(Error::Forbidden(format!("job {job_id} touches datastores you have no VIEWER permission on")));
-        }
-        let io = self.job_io_at(&[job_id]).await?;
-        let mut graph = super::LineageGraph::default();
-        for (direction, dir) in [(IoDirection::Read, Direction::Upstream), (IoDirection::Wrote, Direction::Downstream)]
-        {
-            if side.is_some_and(|s| s != dir) {
-                continue;
-            }
-            let roots: Vec<Id> =
-                io.iter().filter(|(_, e)| e.direction == direction).filter_map(|(_, e)| e.end.container_id()).collect();
-            let live: Vec<Id> = self.store.containers_by_ids(&roots).await?.into_iter().map(|c| c.id).collect();
-            if live.is_empty() {
-                continue;
-            }
-            let g = if depth > 1 {
-                self.graph_from(super::Start::Nodes(live.clone()), None, depth - 1, Some(dir), Default::default())
-                    .await?
-            } else {
-                super::LineageGraph {
-                    nodes: live
-                        .iter()
-                        .map(|id| super::GraphNode {
-                            container_id: *id,
-                            is_target: false,
-                            has_upstream: false,
-                            has_downstream: false,
-                        })
-                        .collect(),
-                    ..Default::default()
-                }
-            };
-            merge_graph(&mut graph, g);
-        }
-        // External datasets of the job itself are nodes too.
-        for (_, e) in io
-            .iter()
-            .filter(|(_, e)| side.is_none_or(|s| (e.direction == IoDirection::Read) == (s == Direction::Upstream)))
-        {
-            if let End::External { fqn } = &e.end {
-                if !graph.external_nodes.iter().any(|x| &x.fqn == fqn) {
-                    graph.external_nodes.push(super::ExternalNode {
-                        id: super::external_node_id(super::openlineage::SOURCE_TYPE, fqn),
-                        fqn: fqn.clone(),
-                        source_type: super::openlineage::SOURCE_TYPE.to_string(),
-                        is_target: false,
-                    });
-                }
-            }
-        }
-        let jobs = self.jobs_between(&graph, Some(job_id)).await?;
-        Ok((graph, jobs))
+        Ok(JobsBetween { jobs, links, latest_runs })
     }
 
     /// The job and COMPLETE run `run` records (`record_sql` writes it with the statements'
@@ -733,21 +727,4 @@ impl Lineage {
             .collect();
         Ok(IncidentPage { items, end_cursor: format!("incident:{end}"), has_more: visible.len() > end })
     }
-}
-
-/// Adds `g`'s nodes and edges to `into`, each once.
-fn merge_graph(into: &mut super::LineageGraph, g: super::LineageGraph) {
-    let known: HashSet<Id> = into.nodes.iter().map(|n| n.container_id).collect();
-    for n in g.nodes {
-        if !known.contains(&n.container_id) {
-            into.nodes.push(n);
-        }
-    }
-    let edges: HashSet<Id> = into.edges.iter().map(|e| e.id).collect();
-    into.edges.extend(g.edges.into_iter().filter(|e| !edges.contains(&e.id)));
-    let xs: HashSet<String> = into.external_nodes.iter().map(|x| x.id.clone()).collect();
-    into.external_nodes.extend(g.external_nodes.into_iter().filter(|x| !xs.contains(&x.id)));
-    let xe: HashSet<Id> = into.external_edges.iter().map(|e| e.id).collect();
-    into.external_edges.extend(g.external_edges.into_iter().filter(|e| !xe.contains(&e.id)));
-    into.completeness.is_partial |= g.completeness.is_partial;
 }

@@ -62,6 +62,14 @@ pub fn run_as_of(run: Run, at: Timestamp) -> Option<Run> {
     })
 }
 
+/// What an as-of read of jobs' datasets read on the way: the jobs that existed at the instant
+/// and their latest runs then, as they stood then (by job id; a job with no run by then has none).
+#[derive(Debug, Default)]
+pub(super) struct JobsThen {
+    pub jobs: Vec<Job>,
+    pub latest_runs: HashMap<Id, Run>,
+}
+
 impl Lineage {
     /// The service as of `at` without the checks of `Lineage::at` (an instant an answer already
     /// carries: a job or graph of an as-of read asking for more of the same instant).
@@ -108,14 +116,25 @@ impl Lineage {
     /// the instant, what each job's latest run then read and wrote (see the module's notes),
     /// with the job's latest complete write of each as far as it was known then.
     pub async fn job_io_at(&self, job_ids: &[Id]) -> Result<Vec<(Id, IoEntry)>> {
+        Ok(self.job_io_read(job_ids, None).await?.0)
+    }
+
+    /// `job_io_at` with, as of the instant, what it read on the way: the jobs that existed then
+    /// and their latest runs then (a graph's jobs and their `latestRun` need them again).
+    /// `stored`: the jobs' stored datasets when already read, when only those are asked about.
+    async fn job_io_read(
+        &self,
+        job_ids: &[Id],
+        stored: Option<Vec<(Id, IoEntry)>>,
+    ) -> Result<(Vec<(Id, IoEntry)>, Option<JobsThen>)> {
         if job_ids.is_empty() {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), None));
         }
-        let Some(at) = self.as_of else { return Ok(self.store.job_io(job_ids).await?) };
+        let Some(at) = self.as_of else { return Ok((self.store.job_io(job_ids).await?, None)) };
         let jobs: Vec<Job> =
             self.store.jobs_by_ids(job_ids).await?.into_iter().filter(|j| j.first_seen_at <= at).collect();
         if jobs.is_empty() {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), Some(JobsThen::default())));
         }
         let ids: Vec<Id> = jobs.iter().map(|j| j.id).collect();
         let latest = self.latest_runs(&jobs).await?;
@@ -126,8 +145,12 @@ impl Lineage {
                 run_io.entry(run).or_default().push(e);
             }
         }
+        let rows = match stored {
+            Some(rows) => rows,
+            None => self.store.job_io(&ids).await?,
+        };
         let mut stored: HashMap<Id, Vec<IoEntry>> = HashMap::new();
-        for (job, e) in self.store.job_io(&ids).await? {
+        for (job, e) in rows {
             stored.entry(job).or_default().push(e);
         }
         let mut out = Vec::new();
@@ -155,7 +178,7 @@ impl Lineage {
             }
         }
         self.complete_writes_before(&mut out, &earlier, at).await?;
-        Ok(out)
+        Ok((out, Some(JobsThen { jobs, latest_runs: latest })))
     }
 
     /// Fills in, for `jobs`' written datasets in `io` with no complete write known by `at`, the
@@ -192,16 +215,24 @@ impl Lineage {
     /// The job datasets on these ends, as `Store::jobs_of_ends`: today's, or as of the instant
     /// (`job_io_at` of the jobs that ever read or wrote them, kept on the ends).
     pub async fn jobs_of_ends_at(&self, ends: &[End]) -> Result<Vec<(Id, IoEntry)>> {
+        Ok(self.jobs_of_ends_read(ends).await?.0)
+    }
+
+    /// `jobs_of_ends_at` with, as of the instant, the jobs and latest runs it read (`JobsThen`).
+    pub(super) async fn jobs_of_ends_read(&self, ends: &[End]) -> Result<(Vec<(Id, IoEntry)>, Option<JobsThen>)> {
         if ends.is_empty() {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), self.as_of.map(|_| JobsThen::default())));
         }
         let rows = self.store.jobs_of_ends(ends).await?;
         if self.as_of.is_none() {
-            return Ok(rows);
+            return Ok((rows, None));
         }
         let jobs: Vec<Id> = rows.iter().map(|(j, _)| *j).collect::<BTreeSet<_>>().into_iter().collect();
         let keys: BTreeSet<String> = ends.iter().map(End::key).collect();
-        Ok(self.job_io_at(&jobs).await?.into_iter().filter(|(_, e)| keys.contains(&e.end.key())).collect())
+        // Only these ends are kept, so what the jobs stored on them is all of their stored
+        // datasets the answer consults (see `job_io_read`).
+        let (io, then) = self.job_io_read(&jobs, Some(rows)).await?;
+        Ok((io.into_iter().filter(|(_, e)| keys.contains(&e.end.key())).collect(), then))
     }
 }
 

@@ -7,9 +7,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use super::frontier::{self, Completeness, StopReason, Unread};
 use super::{
-    container_not_found, external_node_id, far_end, field_not_found, max_nodes, near_end, parse_external_node_id,
-    validate_depth, validate_limit, ExternalNode, GraphNode, GraphOptions, Lineage, LineageGraph, PiiOptions, Reached,
-    ReachedExternal, Start, Transitive, MAX_DEPTH, MAX_RESULT_LIMIT,
+    container_not_found, external_node_id, far_end, field_not_found, near_end, parse_external_node_id, validate_depth,
+    validate_limit, ExternalNode, GraphNode, GraphOptions, Lineage, LineageGraph, PiiOptions, Reached, ReachedExternal,
+    Start, Transitive, MAX_DEPTH, MAX_RESULT_LIMIT,
 };
 use crate::domain::rules;
 use crate::domain::{Direction, Edge, End, Id};
@@ -135,36 +135,6 @@ impl Lineage {
             }
         }
         Ok((dist, edges, externals, read_below))
-    }
-
-    pub async fn lineage_graph(&self, container_id: Id, depth: i64, side: Option<Direction>) -> Result<LineageGraph> {
-        let depth = validate_depth(depth)?;
-        self.lineage_graph_with(container_id, depth as i64, side, GraphOptions::default()).await
-    }
-
-    /// `lineage_graph` with a node budget and the frontier counted (see `GraphOptions`).
-    pub async fn lineage_graph_with(
-        &self,
-        container_id: Id,
-        depth: i64,
-        side: Option<Direction>,
-        options: GraphOptions,
-    ) -> Result<LineageGraph> {
-        let depth = validate_depth(depth)?;
-        if let Some(n) = options.max_nodes {
-            max_nodes(n as i64)?;
-        }
-        self.require_container(container_id).await?;
-        self.graph_from(Start::Node(container_id), None, depth, side, options).await
-    }
-
-    /// The lineage graph centred on an external asset (`ext:<source_type>:<fqn>`): the same
-    /// traversal, started from the asset's live edges; the asset is the external node flagged
-    /// `is_target`.
-    pub async fn external_lineage_graph(&self, id: &str, depth: i64, side: Option<Direction>) -> Result<LineageGraph> {
-        let depth = validate_depth(depth)?;
-        let (start, source_type) = self.external_start(id).await?;
-        self.graph_from(start, Some(source_type), depth, side, GraphOptions::default()).await
     }
 
     pub(super) async fn graph_from(

@@ -614,6 +614,7 @@ async fn graphs_carry_the_jobs_between_their_tables(app: TestApp) {
         "only when asked"
     );
     let g = app.ok(&q, json!({"c": b, "j": true})).await["lineageGraph"].clone();
+    let around_b = job_edges(&g);
     let s = |x: &str| x.to_string();
     assert_eq!(
         job_edges(&g),
@@ -639,6 +640,8 @@ async fn graphs_carry_the_jobs_between_their_tables(app: TestApp) {
     let g = app.ok(&q, json!({"j": job, "d": 2})).await["jobLineageGraph"].clone();
     assert_eq!(g["nodes"].as_array().unwrap().len(), 3, "{g:#}");
     assert!(job_edges(&g).contains(&(s("load_b"), s("INPUT"), a)));
+    // The same three tables reached from the job or from b: one walk, the same jobs between them.
+    assert_eq!(job_edges(&g), around_b, "{g:#}");
     let (code, _) = app.err("{ jobLineageGraph(jobId: 424242) { nodes { id } } }", json!({})).await;
     assert_eq!(code, "NOT_FOUND");
 }

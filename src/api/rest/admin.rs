@@ -23,7 +23,7 @@ use crate::api::AppState;
 use crate::domain::{container_key, Container, Direction, End, Id};
 use crate::error::Error;
 use crate::service::tables::unique_name;
-use crate::service::PiiOptions;
+use crate::service::{GraphRequest, PiiOptions, Root};
 
 /// A direction: `up` (where it comes from), `down` (what it feeds) or `both`.
 #[derive(ToSchema, Clone, Copy)]
@@ -190,7 +190,8 @@ pub async fn graph(
     let side = q.direction.and_then(Direction3::direction);
     let root = TableParams { name: "root", given: q.root, namespace: q.namespace, container_id: q.container_id };
     let root = table(&state, root).await?;
-    let g = state.lineage.lineage_graph(root.id, depth, side).await.map_err(fail)?;
+    let req = GraphRequest { side, ..GraphRequest::new(&caller, Root::Container(root.id), depth) };
+    let g = state.lineage.graph(&req).await.map_err(fail)?.graph;
     if format != Format::Json {
         let x = export::of_graph(&state.lineage, &caller, &g).await.map_err(fail)?;
         return Ok(x.respond(format, "lineage"));

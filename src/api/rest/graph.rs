@@ -17,7 +17,7 @@ use super::{path_id, ApiError, RestCaller, Seed};
 use crate::api::AppState;
 use crate::domain::Direction;
 use crate::error::Error;
-use crate::service;
+use crate::service::{self, GraphRequest, Root};
 
 /// A traversal direction.
 #[derive(ToSchema, Clone, Copy)]
@@ -94,7 +94,8 @@ pub async fn lineage_graph(
     let depth = q.depth.unwrap_or(2);
     let side = q.side.map(Direction::from);
     let fail = |e: Error| ApiError::service(Seed::Lineage, e, &[("query", "container_id"), ("query", "depth")]);
-    let g = state.lineage.lineage_graph(container_id, depth, side).await.map_err(fail)?;
+    let req = GraphRequest { side, ..GraphRequest::new(&caller, Root::Container(container_id), depth) };
+    let g = state.lineage.graph(&req).await.map_err(fail)?.graph;
     if format != Format::Json {
         let x = export::of_graph(&state.lineage, &caller, &g).await.map_err(fail)?;
         return Ok(x.respond(format, "lineage"));

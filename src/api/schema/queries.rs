@@ -104,39 +104,38 @@ async fn graph_out(
     })
 }
 
-/// `graph_out` with the jobs between the graph's nodes (`includeJobs`), as of `at` when asked.
+/// `graph_out` with the jobs between the graph's nodes (`includeJobs`, `jobLineageGraph`), as of
+/// `at` when asked.
 async fn graph_with_jobs(
     ctx: &Context<'_>,
-    g: service::LineageGraph,
-    keep: Option<Id>,
+    answer: service::GraphAnswer,
     at: Option<domain::Timestamp>,
 ) -> GqlResult<LineageGraph> {
-    let between = lineage(ctx).view_at(at).jobs_between(&g, keep).await?;
+    let service::GraphAnswer { graph, jobs: between } = answer;
     // The jobs just read and their latest runs go into the request's caches, so each job's
     // `latestRun` (and the run's check of its job) finds them there instead of waiting out a
     // loader's batching window per kind.
     loaders(ctx).jobs.feed(between.jobs.iter().map(|j| (j.id, j.clone()))).await;
-    prefetch_latest_runs(ctx, &between.jobs, at).await?;
+    match at {
+        // As of an instant, the walk read the jobs' runs then already (`JobsBetween::latest_runs`).
+        Some(t) => {
+            let runs = between.latest_runs.as_ref();
+            let run_of = |id: Id| runs.and_then(|r| r.get(&id)).cloned();
+            super::jobs::feed_latest_runs_at(ctx, between.jobs.iter().map(|j| ((t, j.id), run_of(j.id))));
+        }
+        None => prefetch_latest_runs(ctx, &between.jobs).await?,
+    }
     let (jobs, job_edges) = super::jobs::jobs_out(ctx, between, at).await?;
-    Ok(LineageGraph { jobs, job_edges, ..graph_out(ctx, g, at).await? })
+    Ok(LineageGraph { jobs, job_edges, ..graph_out(ctx, graph, at).await? })
 }
 
-/// The graph's jobs' latest runs (as of `at`, when asked), read at once when the selection asks
-/// for them.
-async fn prefetch_latest_runs(ctx: &Context<'_>, jobs: &[domain::Job], at: Option<domain::Timestamp>) -> GqlResult<()> {
+/// The graph's jobs' latest runs today, read at once when the selection asks for them.
+async fn prefetch_latest_runs(ctx: &Context<'_>, jobs: &[domain::Job]) -> GqlResult<()> {
     if !ctx.look_ahead().field("jobs").field("latestRun").exists() {
         return Ok(());
     }
-    match at {
-        None => {
-            let latest: Vec<Id> = jobs.iter().filter_map(|j| j.latest_run_id).collect();
-            loaders(ctx).runs.prefetch(latest).await.map_err(Error::from)?;
-        }
-        Some(t) => {
-            let mut runs = lineage(ctx).view_at(at).latest_runs(jobs).await?;
-            super::jobs::feed_latest_runs_at(ctx, jobs.iter().map(|j| ((t, j.id), runs.remove(&j.id))));
-        }
-    }
+    let latest: Vec<Id> = jobs.iter().filter_map(|j| j.latest_run_id).collect();
+    loaders(ctx).runs.prefetch(latest).await.map_err(Error::from)?;
     Ok(())
 }
 
@@ -258,11 +257,19 @@ impl QueryRoot {
             max_nodes: max_nodes.map(service::max_nodes).transpose()?,
             count_frontier: ctx.look_ahead().field("frontier").exists(),
         };
-        let side = side.map(Into::into);
-        let g = lineage(ctx).at(at).await?.lineage_graph_with(container_id, depth.unwrap_or(2), side, options).await?;
-        let out = match include_jobs.unwrap_or(false) {
-            true => graph_with_jobs(ctx, g, None, at).await?,
-            false => graph_out(ctx, g, at).await?,
+        let include_jobs = include_jobs.unwrap_or(false);
+        let root = service::Root::Container(container_id);
+        let req = service::GraphRequest {
+            side: side.map(Into::into),
+            options,
+            at,
+            jobs: include_jobs,
+            ..service::GraphRequest::new(caller(ctx), root, depth.unwrap_or(2))
+        };
+        let answer = lineage(ctx).graph(&req).await?;
+        let out = match include_jobs {
+            true => graph_with_jobs(ctx, answer, at).await?,
+            false => graph_out(ctx, answer.graph, at).await?,
         };
         Ok(LineageGraph { as_of: AsOf::of(at), ..out })
     }
@@ -281,16 +288,14 @@ impl QueryRoot {
         as_of: Option<DateTime>,
     ) -> GqlResult<LineageGraph> {
         let at = as_of.map(|d| d.0);
-        let (g, between) = lineage(ctx)
-            .at(at)
-            .await?
-            .job_lineage_graph(caller(ctx), job_id, depth.unwrap_or(2), side.map(Into::into))
-            .await?;
-        if at.is_some() {
-            prefetch_latest_runs(ctx, &between.jobs, at).await?;
-        }
-        let (jobs, job_edges) = super::jobs::jobs_out(ctx, between, at).await?;
-        Ok(LineageGraph { jobs, job_edges, as_of: AsOf::of(at), ..graph_out(ctx, g, at).await? })
+        let root = service::Root::Job(job_id);
+        let req = service::GraphRequest {
+            side: side.map(Into::into),
+            at,
+            ..service::GraphRequest::new(caller(ctx), root, depth.unwrap_or(2))
+        };
+        let answer = lineage(ctx).graph(&req).await?;
+        Ok(LineageGraph { as_of: AsOf::of(at), ..graph_with_jobs(ctx, answer, at).await? })
     }
 
     /// How big `lineageGraph` with these arguments would be, level by level, without returning
@@ -343,8 +348,12 @@ impl QueryRoot {
         #[graphql(default_with = "Some(2)")] depth: Option<i64>,
         side: Option<Side>,
     ) -> GqlResult<LineageGraph> {
-        let g = lineage(ctx).external_lineage_graph(&id, depth.unwrap_or(2), side.map(Into::into)).await?;
-        graph_out(ctx, g, None).await
+        let root = service::Root::External(id);
+        let req = service::GraphRequest {
+            side: side.map(Into::into),
+            ..service::GraphRequest::new(caller(ctx), root, depth.unwrap_or(2))
+        };
+        graph_out(ctx, lineage(ctx).graph(&req).await?.graph, None).await
     }
 
     /// The node an OpenLineage dataset identity denotes: its container when catalogued (the

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use tributary::domain::Direction;
 use tributary::service::paths::PathEnd;
-use tributary::service::{GraphOptions, Lineage};
+use tributary::service::{GraphOptions, GraphRequest, Lineage, Root};
 
 use crate::gen::Graph;
 use crate::report::{ms, percentile, say, Report};
@@ -33,6 +33,10 @@ pub(crate) async fn paths(plan: &Plan, g: &Graph, lineage: &Lineage, report: &mu
         }
     }
     let base = |c: i64| lineage.lineage_graph(c, 5, None);
+    let walk = |c: i64, options: GraphOptions| {
+        let req = GraphRequest { options, ..GraphRequest::new(&caller, Root::Container(c), 5) };
+        async move { lineage.graph(&req).await.map(|a| a.graph) }
+    };
     let budget = GraphOptions { max_nodes: Some(500), count_frontier: true };
     let counted = GraphOptions { max_nodes: None, count_frontier: true };
     let mut sizes = (0usize, 0usize);
@@ -50,11 +54,11 @@ pub(crate) async fn paths(plan: &Plan, g: &Graph, lineage: &Lineage, report: &mu
             let b = if i % 2 == 0 { Some(timed(base(c)).await?) } else { None };
             let v = match kind {
                 "lineageGraph_d5_maxNodes500" => {
-                    let (d, g) = timed(lineage.lineage_graph_with(c, 5, None, budget)).await?;
+                    let (d, g) = timed(walk(c, budget)).await?;
                     sizes.0 = sizes.0.max(g.nodes.len());
                     d
                 }
-                "lineageGraph_d5_frontier" => timed(lineage.lineage_graph_with(c, 5, None, counted)).await?.0,
+                "lineageGraph_d5_frontier" => timed(walk(c, counted)).await?.0,
                 "lineageSummary_d5" => {
                     let (d, s) = timed(lineage.lineage_summary(c, 5, None)).await?;
                     sizes.1 = sizes.1.max(s.nodes as usize);

@@ -5,43 +5,6 @@ use std::collections::{BTreeMap, HashMap};
 use super::*;
 
 impl Lineage {
-    /// Each job's current datasets (see the module's notes).
-    pub(super) async fn current_io(&self, jobs: &[Job]) -> Result<HashMap<Id, Vec<IoEntry>>> {
-        let latest: Vec<Id> = jobs.iter().filter_map(|j| j.latest_run_id).collect();
-        let mut run_io: HashMap<Id, Vec<IoEntry>> = HashMap::new();
-        if !latest.is_empty() {
-            for (run, e) in self.store.run_io(&latest).await? {
-                run_io.entry(run).or_default().push(e);
-            }
-        }
-        self.current_io_with(jobs, &run_io).await
-    }
-
-    /// `current_io` given the latest runs' datasets (by run id): a job whose latest run has none
-    /// (a job event's declared datasets, a run that reported nothing) shows its own.
-    pub(super) async fn current_io_with(
-        &self,
-        jobs: &[Job],
-        run_io: &HashMap<Id, Vec<IoEntry>>,
-    ) -> Result<HashMap<Id, Vec<IoEntry>>> {
-        let mut out: HashMap<Id, Vec<IoEntry>> = HashMap::new();
-        let mut rest = Vec::new();
-        for j in jobs {
-            match j.latest_run_id.and_then(|r| run_io.get(&r)).filter(|rows| !rows.is_empty()) {
-                Some(rows) => {
-                    out.insert(j.id, rows.clone());
-                }
-                None => rest.push(j.id),
-            }
-        }
-        if !rest.is_empty() {
-            for (job, e) in self.store.job_io(&rest).await? {
-                out.entry(job).or_default().push(e);
-            }
-        }
-        Ok(out)
-    }
-
     /// Visible jobs made into Marquez jobs (a page of `marquez_job_list`): current inputs and
     /// outputs, parent name, latest run.
     pub async fn marquez_jobs(&self, jobs: Vec<Job>) -> Result<Vec<MarquezJob>> {

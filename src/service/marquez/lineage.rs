@@ -1,147 +1,57 @@
-//! Marquez's lineage graph (`LineageDao.getLineage`) and column lineage.
+//! Marquez's lineage graph (`LineageDao.getLineage`: the one graph walk's shared-datasets mode,
+//! reshaped) and column lineage.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use super::*;
+use crate::service::graph::{validate_job_steps, GraphRequest, Root, SharedStart};
 
 impl Lineage {
-    /// Marquez's lineage graph around a dataset or a job, as `LineageDao.getLineage` builds it:
-    /// the start job, then every visible job whose current inputs or outputs share a dataset
-    /// with a job found one step before (either side: two readers of one table are neighbours),
-    /// `depth` steps at most; the nodes are those jobs and all their current datasets, the edges
-    /// input -> job -> output. A dataset starts from the job Marquez picks for it
-    /// (`getJobFromInputOrOutput`): its latest writer, else its latest reader, among every job
-    /// that ever touched it; when that job no longer touches it (or none ever did) the dataset
-    /// stands alone, as Marquez's orphan graph.
+    /// Marquez's lineage graph around a dataset or a job: the one walk over shared datasets
+    /// (`service::graph`, `Root::SharedDatasets`), reshaped. The nodes are the walk's jobs and datasets,
+    /// each dataset named as the request named it, else as the first job's events that named it
+    /// sent it; the edges input -> job -> output.
     pub async fn marquez_lineage(&self, caller: &Caller, node: &NodeId, depth: i64) -> Result<Graph> {
-        if !(0..=MAX_DEPTH).contains(&depth) {
-            return Err(Error::BadInput(format!("depth must be between 0 and {MAX_DEPTH}, got {depth}")));
-        }
-        // Each dataset's end with the name its node goes by (the one events sent).
-        let mut names: HashMap<End, DatasetId> = HashMap::new();
-        let (start, start_end) = match node {
-            NodeId::Dataset(id) => {
-                let end = match self.find_dataset(id).await? {
-                    Some(Ok(c)) => End::Container { id: c.id },
-                    Some(Err(fqn)) => End::External { fqn },
-                    None => {
-                        return Err(Error::NotFound(format!(
-                            "dataset {:?} in namespace {:?} not found",
-                            id.name, id.namespace
-                        )))
-                    }
-                };
-                names.insert(end.clone(), id.clone());
-                match self.marquez_start_job(caller, &end).await? {
-                    Some(job) => (job, Some(end)),
-                    None => return self.graph_of(caller, names, Vec::new()).await,
+        // Before the node is resolved, so a bad depth is refused as such first.
+        validate_job_steps(depth)?;
+        let start = match node {
+            NodeId::Dataset(id) => match self.find_dataset(id).await? {
+                Some(Ok(c)) => SharedStart::Dataset(End::Container { id: c.id }),
+                Some(Err(fqn)) => SharedStart::Dataset(End::External { fqn }),
+                None => {
+                    return Err(Error::NotFound(format!(
+                        "dataset {:?} in namespace {:?} not found",
+                        id.name, id.namespace
+                    )))
                 }
+            },
+            NodeId::Job { namespace, name } => {
+                SharedStart::Job(Box::new(self.marquez_job(caller, namespace, name).await?.job))
             }
-            NodeId::Job { namespace, name } => (self.marquez_job(caller, namespace, name).await?.job, None),
             NodeId::Field(..) => return Err(Error::BadInput("nodeId of lineage must be a dataset or a job".into())),
         };
-        let found = self.jobs_sharing_datasets(caller, start, depth).await?;
-        if let Some(end) = &start_end {
-            if !found.values().any(|(_, io)| io.iter().any(|e| &e.end == end)) {
-                // "jobs which no longer share lineage with the dataset": the orphan graph.
-                names.retain(|e, _| e == end);
-                return self.graph_of(caller, names, Vec::new()).await;
-            }
+        let answer = self.graph(&GraphRequest::new(caller, Root::SharedDatasets(start), depth)).await?;
+        let mut names: HashMap<End, DatasetId> = HashMap::new();
+        if let (NodeId::Dataset(id), Some(end)) = (node, answer.target()) {
+            names.insert(end, id.clone());
         }
+        let job_nodes: HashMap<Id, String> =
+            answer.jobs.jobs.iter().map(|j| (j.id, node_id_of_job(&j.namespace, &j.name))).collect();
         let mut edges = BTreeSet::new();
-        let mut jobs = Vec::new();
-        for (job, io) in found.into_values() {
-            let job_node = node_id_of_job(&job.namespace, &job.name);
-            for e in &io {
-                let id = names
-                    .entry(e.end.clone())
-                    .or_insert_with(|| DatasetId { namespace: e.namespace.clone(), name: e.name.clone() });
-                let ds_node = node_id_of_dataset(id);
-                edges.insert(match e.direction {
-                    IoDirection::Read => (ds_node, job_node.clone()),
-                    IoDirection::Wrote => (job_node.clone(), ds_node),
-                });
-            }
-            jobs.push(job);
+        for link in &answer.jobs.links {
+            let Some(job_node) = job_nodes.get(&link.job_id) else { continue };
+            let id = names
+                .entry(link.end.clone())
+                .or_insert_with(|| DatasetId { namespace: link.namespace.clone(), name: link.name.clone() });
+            let ds_node = node_id_of_dataset(id);
+            edges.insert(match link.direction {
+                IoDirection::Read => (ds_node, job_node.clone()),
+                IoDirection::Wrote => (job_node.clone(), ds_node),
+            });
         }
-        let mut graph = self.graph_of(caller, names, jobs).await?;
+        let mut graph = self.graph_of(caller, names, answer.jobs.jobs).await?;
         graph.edges = edges;
         Ok(graph)
-    }
-
-    /// The job Marquez starts a dataset's graph from: among the visible jobs that ever read or
-    /// wrote it, a writer before a reader, then the latest (Marquez orders by the job version's
-    /// time; Tributary keeps when each job last touched each dataset).
-    async fn marquez_start_job(&self, caller: &Caller, end: &End) -> Result<Option<Job>> {
-        let rows = self.store.jobs_of_ends(std::slice::from_ref(end)).await?;
-        let ids: Vec<Id> = rows.iter().map(|(j, _)| *j).collect::<BTreeSet<_>>().into_iter().collect();
-        if ids.is_empty() {
-            return Ok(None);
-        }
-        let visible: HashMap<Id, Job> = self
-            .job_views(caller, self.store.jobs_by_ids(&ids).await?)
-            .await?
-            .into_iter()
-            .filter(|v| !v.restricted)
-            .map(|v| (v.job.id, v.job))
-            .collect();
-        let best = rows
-            .iter()
-            .filter(|(j, _)| visible.contains_key(j))
-            .max_by_key(|(j, e)| (e.direction == IoDirection::Wrote, e.at, *j))
-            .map(|(j, _)| *j);
-        Ok(best.and_then(|j| visible.get(&j).cloned()))
-    }
-
-    /// `LineageDao.getLineage`'s recursion: from `start`, the visible jobs whose current datasets
-    /// overlap those of a job found one step before, `depth` steps at most, each with its current
-    /// datasets (see the module's notes). One `jobs_of_ends` per step finds the candidates (every
-    /// job that ever touched the new datasets); a candidate joins when its current datasets hold
-    /// one of them. The walk stops early past `MAX_GRAPH_NODES`.
-    async fn jobs_sharing_datasets(
-        &self,
-        caller: &Caller,
-        start: Job,
-        depth: i64,
-    ) -> Result<BTreeMap<Id, (Job, Vec<IoEntry>)>> {
-        let start_io = self.current_io(std::slice::from_ref(&start)).await?.remove(&start.id).unwrap_or_default();
-        let mut seen: HashSet<End> = HashSet::new();
-        let mut frontier: Vec<End> =
-            start_io.iter().map(|e| e.end.clone()).filter(|e| seen.insert(e.clone())).collect();
-        let mut found: BTreeMap<Id, (Job, Vec<IoEntry>)> = BTreeMap::new();
-        found.insert(start.id, (start, start_io));
-        // Candidates already read: their current datasets, or None when the caller may not see them.
-        let mut known: HashMap<Id, Option<(Job, Vec<IoEntry>)>> = HashMap::new();
-        for _ in 0..depth {
-            if frontier.is_empty() || found.len() + seen.len() >= MAX_GRAPH_NODES {
-                break;
-            }
-            let rows = self.store.jobs_of_ends(&frontier).await?;
-            let candidates: BTreeSet<Id> = rows.iter().map(|(j, _)| *j).filter(|j| !found.contains_key(j)).collect();
-            let unread: Vec<Id> = candidates.iter().filter(|j| !known.contains_key(j)).copied().collect();
-            for chunk in unread.chunks(MAX_PAGE_SIZE as usize) {
-                let views = self.job_views(caller, self.store.jobs_by_ids(chunk).await?).await?;
-                let visible: Vec<Job> = views.iter().filter(|v| !v.restricted).map(|v| v.job.clone()).collect();
-                let mut io = self.current_io(&visible).await?;
-                for v in views {
-                    let id = v.job.id;
-                    let entry = (!v.restricted).then(|| (v.job, io.remove(&id).unwrap_or_default()));
-                    known.insert(id, entry);
-                }
-            }
-            let step: HashSet<&End> = frontier.iter().collect();
-            let mut next = Vec::new();
-            for id in candidates {
-                let Some(Some((job, io))) = known.get(&id) else { continue };
-                if !io.iter().any(|e| step.contains(&e.end)) {
-                    continue;
-                }
-                next.extend(io.iter().map(|e| e.end.clone()).filter(|e| seen.insert(e.clone())));
-                found.insert(id, (job.clone(), io.clone()));
-            }
-            frontier = next;
-        }
-        Ok(found)
     }
 
     /// A graph of these datasets (by end, with their names) and jobs, without edges: each

@@ -24,8 +24,9 @@
 //! lineage graph reads one step of jobs per statement batch.
 //!
 //! **Files.** `datasets` (namespaces, datasets, their names and times), `catalog` (sources, tags
-//! and dataset versions), `jobs` (jobs and runs), `lineage` (`LineageDao.getLineage`'s walk and
-//! column lineage), `events` (search and the stored events).
+//! and dataset versions), `jobs` (jobs and runs), `lineage` (the lineage graph, reshaped from
+//! the one graph walk's shared-datasets mode in `service::graph`, and column lineage), `events`
+//! (search and the stored events).
 //!
 //! # How it fits
 //!
@@ -33,8 +34,8 @@
 //! existing store reads (one store method of its own, `events_by_event_time`): a dataset is named as the latest event
 //! that read or wrote it named it (`IoEntry.namespace/name` from `jobs_of_ends`), else by its datastore's first
 //! namespace and key; a job's current inputs and outputs are its latest run's (`run_io`), else its own (`job_io`), as
-//! Marquez shows a job's current version; the lineage graph is `LineageDao.getLineage`'s: from the start job (a
-//! dataset's latest writer, else latest reader), each step adds the visible jobs whose current datasets overlap those
+//! Marquez shows a job's current version; the lineage graph is `LineageDao.getLineage`'s, walked by `service::graph`:
+//! from the start job (a dataset's latest writer, else latest reader), each step adds the visible jobs whose current datasets overlap those
 //! of the jobs of the step before (`jobs_of_ends` finds candidates, one step per batch), `depth` steps, at most
 //! `MAX_GRAPH_NODES`; column lineage walks `field_edges_of`. Sources are datastores, tags the global tags and the
 //! containers' tags, dataset versions the runs that wrote a dataset with the schema facet of their stored events. Jobs
@@ -62,10 +63,8 @@ use crate::service::jobs::may_see;
 use crate::service::{Caller, Lineage, MAX_PAGE_SIZE};
 
 /// The deepest lineage graph asked for (Marquez's default is 20 jobs away).
-pub const MAX_DEPTH: i64 = 100;
-/// The most nodes a Marquez graph returns: beyond it the walk stops (Marquez has no cap; a hub
-/// must not make one answer unbounded).
-pub const MAX_GRAPH_NODES: usize = 5_000;
+pub const MAX_DEPTH: i64 = super::graph::MAX_JOB_STEPS;
+pub use super::graph::MAX_GRAPH_NODES;
 
 /// A dataset's OpenLineage identity.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
