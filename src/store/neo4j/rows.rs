@@ -169,6 +169,54 @@ impl Decode for ContainerProps {
     }
 }
 
+/// A live container as `containers_by_ids` returns it: a list in `ContainerProps`' order. That
+/// read answers every node of a large graph or impact (thousands of rows a call), and a map row
+/// costs the driver a hash map with ten owned keys per row; a list costs a vector.
+#[derive(Deserialize)]
+pub(super) struct ContainerList(
+    Id,
+    Id,
+    String,
+    Option<String>,
+    Option<String>,
+    String,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    i64,
+);
+
+impl Decode for ContainerList {
+    type Out = Container;
+
+    fn decode(self) -> StoreResult<Container> {
+        let ContainerList(
+            id,
+            datastore_id,
+            name,
+            database,
+            schema,
+            container_type,
+            table_type,
+            display_name,
+            purpose,
+            n,
+        ) = self;
+        Ok(Container {
+            id,
+            datastore_id,
+            name,
+            database,
+            schema,
+            container_type,
+            table_type,
+            display_name,
+            purpose,
+            active_anomaly_count: n,
+        })
+    }
+}
+
 /// A live container as `import_containers` writes it.
 pub(super) fn container_row(c: &Container) -> BoltType {
     map([
@@ -201,6 +249,29 @@ pub(super) struct FieldProps {
     is_computed_field: bool,
     #[serde(default)]
     active_anomaly_count: i64,
+}
+
+/// A live field as `fields_by_ids` returns it: a list in `FieldProps`' order (why: `ContainerList`).
+#[derive(Deserialize)]
+pub(super) struct FieldList(Id, Id, String, Option<String>, Option<String>, String, Option<i64>, bool, i64);
+
+impl Decode for FieldList {
+    type Out = Field;
+
+    fn decode(self) -> StoreResult<Field> {
+        let FieldList(id, container_id, name, display_name, data_type, status, latest_profile_id, computed, n) = self;
+        Ok(Field {
+            id,
+            container_id,
+            name,
+            display_name,
+            data_type,
+            status,
+            latest_profile_id,
+            is_computed_field: computed,
+            active_anomaly_count: n,
+        })
+    }
 }
 
 impl Decode for FieldProps {
