@@ -1,5 +1,5 @@
 // Parameters: $ids ([int], distinct). Live containers only, with the properties a record
-// holds (not the search key or the flag), as a list in the order of `rows::ContainerList`: this
+// holds (not the search key or the flag), as a list in the field order of `rows::ContainerProps`: this
 // read answers every node of a large graph, and a list decodes cheaper than a map.
 UNWIND $ids AS id
 MATCH (c:Container {id: id})

@@ -1,5 +1,5 @@
 // Parameters: $ids ([int], distinct). Live fields only, with the properties a record holds
-// (not the key or the flag), as a list in the order of `rows::FieldList` (see containers_by_ids).
+// (not the key or the flag), as a list in the field order of `rows::FieldProps` (see containers_by_ids).
 UNWIND $ids AS id
 MATCH (f:Field {id: id})
 WHERE NOT f.deleted

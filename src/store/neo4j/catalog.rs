@@ -6,9 +6,7 @@
 use std::collections::HashSet;
 
 use super::changes::record_in;
-use super::rows::{
-    container_node_key, list, map, ContainerList, ContainerProps, DatastoreProps, Decode, FieldList, FieldProps,
-};
+use super::rows::{container_node_key, list, map, ContainerProps, DatastoreProps, Decode, FieldProps, Positional};
 use super::tx::Tx;
 use super::{decode_by_ids, distinct, exec, first_id, Cmd, Run, CONTAINER_COUNTER, DATASTORE_COUNTER, FIELD_COUNTER};
 use crate::domain::{
@@ -141,7 +139,7 @@ pub(super) async fn upsert_container_in(
 }
 
 pub(super) async fn containers_by_ids(db: impl Run, ids: &[Id]) -> StoreResult<Vec<Container>> {
-    decode_by_ids::<ContainerList>(db, cypher!("containers_by_ids"), ids, "container").await
+    decode_by_ids::<Positional<ContainerProps>>(db, cypher!("containers_by_ids"), ids, "container").await
 }
 
 pub(super) async fn list_containers(
@@ -182,7 +180,7 @@ pub(super) async fn delete_container_in(txn: &mut Tx<'_>, id: Id) -> StoreResult
 }
 
 pub(super) async fn fields_by_ids(db: impl Run, ids: &[Id]) -> StoreResult<Vec<Field>> {
-    decode_by_ids::<FieldList>(db, cypher!("fields_by_ids"), ids, "field").await
+    decode_by_ids::<Positional<FieldProps>>(db, cypher!("fields_by_ids"), ids, "field").await
 }
 
 pub(super) async fn fields_of_containers(db: impl Run, ids: &[Id]) -> StoreResult<Vec<Field>> {

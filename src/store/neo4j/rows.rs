@@ -10,10 +10,14 @@
 //!   property cannot hold a map or a list containing null;
 //! - an absent optional value is an absent property (Neo4j stores no nulls).
 
+use std::fmt;
+use std::marker::PhantomData;
+
 use chrono::SubsecRound;
 use neo4rs::{BoltMap, BoltString, BoltType};
-use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::de::value::SeqAccessDeserializer;
+use serde::de::{DeserializeOwned, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::domain::{
     container_key, Container, Datastore, Edge, End, Evidence, Field, Id, Interval, MetadataAssertion, StoredEvent,
@@ -25,6 +29,40 @@ use crate::store::{StoreError, StoreResult};
 pub(super) trait Decode: DeserializeOwned {
     type Out;
     fn decode(self) -> StoreResult<Self::Out>;
+}
+
+/// A record read back as a list of its properties in the order of `P`'s fields, decoded as `P`.
+/// For reads that return thousands of rows a call (every node of a large graph or impact): a map
+/// row costs neo4rs a hash map with an owned key per property, a list a vector. neo4rs reads a
+/// struct only from a map, so the list is handed to `P`'s own `Deserialize` as a sequence.
+pub(super) struct Positional<P>(P);
+
+impl<'de, P: Deserialize<'de>> Deserialize<'de> for Positional<P> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct InOrder<P>(PhantomData<P>);
+
+        impl<'de, P: Deserialize<'de>> Visitor<'de> for InOrder<P> {
+            type Value = P;
+
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a record as a list of its properties")
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<P, A::Error> {
+                P::deserialize(SeqAccessDeserializer::new(seq))
+            }
+        }
+
+        deserializer.deserialize_seq(InOrder(PhantomData)).map(Positional)
+    }
+}
+
+impl<P: Decode> Decode for Positional<P> {
+    type Out = P::Out;
+
+    fn decode(self) -> StoreResult<P::Out> {
+        self.0.decode()
+    }
 }
 
 /// A Neo4j map parameter from `(key, value)` pairs.
@@ -134,6 +172,8 @@ pub(super) fn datastore_row(d: &Datastore) -> BoltType {
     ])
 }
 
+/// A container's properties, as a map or (`Positional`, in `containers_by_ids`) as a list in this
+/// field order.
 #[derive(Deserialize)]
 pub(super) struct ContainerProps {
     id: Id,
@@ -169,54 +209,6 @@ impl Decode for ContainerProps {
     }
 }
 
-/// A live container as `containers_by_ids` returns it: a list in `ContainerProps`' order. That
-/// read answers every node of a large graph or impact (thousands of rows a call), and a map row
-/// costs the driver a hash map with ten owned keys per row; a list costs a vector.
-#[derive(Deserialize)]
-pub(super) struct ContainerList(
-    Id,
-    Id,
-    String,
-    Option<String>,
-    Option<String>,
-    String,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    i64,
-);
-
-impl Decode for ContainerList {
-    type Out = Container;
-
-    fn decode(self) -> StoreResult<Container> {
-        let ContainerList(
-            id,
-            datastore_id,
-            name,
-            database,
-            schema,
-            container_type,
-            table_type,
-            display_name,
-            purpose,
-            n,
-        ) = self;
-        Ok(Container {
-            id,
-            datastore_id,
-            name,
-            database,
-            schema,
-            container_type,
-            table_type,
-            display_name,
-            purpose,
-            active_anomaly_count: n,
-        })
-    }
-}
-
 /// A live container as `import_containers` writes it.
 pub(super) fn container_row(c: &Container) -> BoltType {
     map([
@@ -236,6 +228,8 @@ pub(super) fn container_row(c: &Container) -> BoltType {
     ])
 }
 
+/// A field's properties, as a map or (`Positional`, in `fields_by_ids`) as a list in this field
+/// order.
 #[derive(Deserialize)]
 pub(super) struct FieldProps {
     id: Id,
@@ -249,29 +243,6 @@ pub(super) struct FieldProps {
     is_computed_field: bool,
     #[serde(default)]
     active_anomaly_count: i64,
-}
-
-/// A live field as `fields_by_ids` returns it: a list in `FieldProps`' order (why: `ContainerList`).
-#[derive(Deserialize)]
-pub(super) struct FieldList(Id, Id, String, Option<String>, Option<String>, String, Option<i64>, bool, i64);
-
-impl Decode for FieldList {
-    type Out = Field;
-
-    fn decode(self) -> StoreResult<Field> {
-        let FieldList(id, container_id, name, display_name, data_type, status, latest_profile_id, computed, n) = self;
-        Ok(Field {
-            id,
-            container_id,
-            name,
-            display_name,
-            data_type,
-            status,
-            latest_profile_id,
-            is_computed_field: computed,
-            active_anomaly_count: n,
-        })
-    }
 }
 
 impl Decode for FieldProps {
