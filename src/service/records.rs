@@ -38,6 +38,7 @@ macro_rules! reads {
 reads! {
     containers_by_ids(ids: Id) -> domain::Container;
     fields_by_ids(ids: Id) -> domain::Field;
+    field_names_by_ids(ids: Id) -> (Id, Id, String);
     datastores_by_ids(ids: Id) -> domain::Datastore;
     jobs_by_ids(ids: Id) -> domain::Job;
     runs_by_ids(ids: Id) -> domain::Run;

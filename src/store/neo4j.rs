@@ -377,6 +377,10 @@ impl Store for Neo4jStore {
         catalog::fields_by_ids(AutoCommit(self), ids).await
     }
 
+    async fn field_names_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<(Id, Id, String)>> {
+        catalog::field_names_by_ids(AutoCommit(self), ids).await
+    }
+
     async fn fields_of_containers(&self, ids: &[Id]) -> StoreResult<Vec<Field>> {
         if self.beside(session::Beside::Catalog) {
             return catalog::fields_of_containers(Pool(self), ids).await;

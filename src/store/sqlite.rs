@@ -274,6 +274,10 @@ impl Store for SqliteStore {
         self.read_ids(ids, catalog::field_names_of_containers).await
     }
 
+    async fn field_names_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<(Id, Id, String)>> {
+        self.read_split(ids, catalog::field_names_by_ids).await
+    }
+
     async fn container_fields(
         &self,
         container_id: Id,

@@ -11,7 +11,7 @@ use crate::both_stores;
 use crate::catalog::openlineage_edge;
 use crate::common::TestApp;
 
-both_stores!(plain_lists_answer_what_the_resolvers_answer);
+both_stores!(plain_lists_answer_what_the_resolvers_answer, pii_flow_reads_only_names_when_only_names_are_asked);
 
 const CONTAINER: &str =
     "__typename id name displayName containerType tableType database schema datastoreId purpose activeAnomalyCount";
@@ -123,4 +123,54 @@ async fn plain_lists_answer_what_the_resolvers_answer(app: TestApp) {
         .map(|f| (f["field"]["id"].as_i64().unwrap(), f["field"]["type"].as_str().unwrap()))
         .collect();
     assert_eq!(fields, vec![(bf[0], "string"), (cf[0], "string")]);
+}
+
+/// A `piiFlow` whose items ask only a field's id, name and container reads just those; asked
+/// in a fragment, with another field beside them or through the resolvers, the same fields
+/// answer the same.
+async fn pii_flow_reads_only_names_when_only_names_are_asked(app: TestApp) {
+    let ds = app.datastore("wh", "snowflake").await;
+    let (_, af) = app.container(ds, "a", &["email"]).await;
+    let (b, bf) = app.container(ds, "b", &["contact", "other"]).await;
+    let (c, cf) = app.container(ds, "c", &["mail_copy"]).await;
+    app.field_edge(af[0], bf[0]).await;
+    app.field_edge(bf[0], cf[0]).await;
+    let ask = |items: &str, fragments: &str| {
+        format!("query($f: Int!) {{ piiFlow(fieldId: $f) {{ fields {{ {items} }} }} }} {fragments}")
+    };
+    let names = |answer: &Value| -> Vec<(i64, String, i64, String)> {
+        answer["piiFlow"]["fields"]
+            .as_array()
+            .expect("fields")
+            .iter()
+            .map(|i| {
+                let f = &i["field"];
+                let s = |k: &str| f[k].as_str().unwrap_or_default().to_string();
+                (f["id"].as_i64().unwrap_or(0), s("name"), f["containerId"].as_i64().unwrap_or(0), s("__typename"))
+            })
+            .collect()
+    };
+    let expected = vec![
+        (bf[0], "contact".to_string(), b, "Field".to_string()),
+        (cf[0], "mail_copy".to_string(), c, "Field".to_string()),
+    ];
+    let vars = json!({"f": af[0]});
+    let selections = [
+        // Names only: the light read, answered plainly.
+        ask("field { __typename id name containerId }", ""),
+        // Names only, through the item's resolvers (which read the whole record).
+        ask("... on PiiField { field { __typename id name containerId } }", ""),
+        // Names only, in a named fragment on the field.
+        ask("field { ...N }", "fragment N on Field { __typename id name containerId }"),
+        // Another field beside the names, in a fragment: the whole records.
+        ask("field { __typename id name containerId ...T }", "fragment T on Field { type }"),
+    ];
+    for query in &selections {
+        let answer = app.ok(query, vars.clone()).await;
+        assert_eq!(names(&answer), expected, "{query}");
+    }
+    let typed = app.ok(&selections[3], vars.clone()).await;
+    let types: Vec<&Value> =
+        typed["piiFlow"]["fields"].as_array().expect("fields").iter().map(|i| &i["field"]["type"]).collect();
+    assert_eq!(types, vec![&json!("string"), &json!("string")]);
 }

@@ -436,15 +436,25 @@ pub struct PiiField {
     pub via: LineageEdge,
     /// The field's record (`Some(None)`: none left), when the selection asked for it.
     #[graphql(skip)]
-    pub record: Option<Option<Field>>,
+    pub record: Option<Option<FieldRecord>>,
+}
+
+/// A `piiFlow` item's field as read for the answer: the whole record, or only its name when the
+/// selection asks nothing else of it (thousands of items: the whole records were most of a
+/// Neo4j `piiFlow`'s GraphQL time). Any other field of a named one is the resolver's, which
+/// reads the record.
+pub enum FieldRecord {
+    Full(Field),
+    Named { id: Id, container_id: Id, name: String },
 }
 
 #[ComplexObject]
 impl PiiField {
     async fn field(&self, ctx: &Context<'_>) -> GqlResult<Option<Field>> {
         match &self.record {
-            Some(f) => Ok(f.as_ref().map(|f| Field(f.0.clone()))),
-            None => load_field(ctx, self.id).await,
+            Some(Some(FieldRecord::Full(f))) => Ok(Some(Field(f.0.clone()))),
+            Some(None) => Ok(None),
+            Some(Some(FieldRecord::Named { .. })) | None => load_field(ctx, self.id).await,
         }
     }
 }

@@ -5,7 +5,7 @@
 
 use async_graphql::Value;
 
-use super::lineage::{GraphNode, ImpactedContainer, Interval, PiiField};
+use super::lineage::{FieldRecord, GraphNode, ImpactedContainer, Interval, PiiField};
 use super::plain::{
     flag, id, json, object_or_null, opt_flag, opt_id, opt_text, opt_time, text, time, Plain, PlainObject,
 };
@@ -219,6 +219,21 @@ impl PlainObject for PiiField {
             "derived" => flag(self.derived),
             "via" => Some(Plain::Object(&self.via)),
             "field" => object_or_null(self.record.as_ref()?.as_ref().map(|f| f as &dyn PlainObject)),
+            _ => None,
+        }
+    }
+}
+
+impl PlainObject for FieldRecord {
+    fn type_name(&self) -> &'static str {
+        "Field"
+    }
+    fn plain(&self, field: &str) -> Option<Plain<'_>> {
+        match (self, field) {
+            (FieldRecord::Full(f), _) => f.plain(field),
+            (FieldRecord::Named { id: i, .. }, "id") => id(*i),
+            (FieldRecord::Named { name, .. }, "name") => text(name),
+            (FieldRecord::Named { container_id, .. }, "containerId") => id(*container_id),
             _ => None,
         }
     }

@@ -2,12 +2,12 @@
 //! written here. Each resolver calls one service function, prefetches what the selection will
 //! ask of the items it returns, and wraps the result.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use async_graphql::{Context, Object};
 
-use super::lineage::{GraphNode, ImpactedContainer, ImpactedExternal, LineageNode, PiiField};
+use super::lineage::{FieldRecord, GraphNode, ImpactedContainer, ImpactedExternal, LineageNode, PiiField};
 use super::paths::{EndInput, LineageExplanation, LineageSummary};
 use super::prefetch::{prefetch_containers, prefetch_edges};
 use super::shared::{healths, load_container, load_datastore, load_field};
@@ -137,6 +137,39 @@ async fn prefetch_latest_runs(ctx: &Context<'_>, jobs: &[domain::Job]) -> GqlRes
     let latest: Vec<Id> = jobs.iter().filter_map(|j| j.latest_run_id).collect();
     loaders(ctx).runs.prefetch(latest).await.map_err(Error::from)?;
     Ok(())
+}
+
+/// What a field shows from its name alone (`FieldRecord::Named`).
+const NAMED_FIELD: [&str; 4] = ["id", "name", "containerId", "__typename"];
+
+/// The reached fields' records when the selection asks for them, read in one batch to be
+/// attached: only names when the selection asks nothing else of a field (a read of three
+/// properties, past the loaders' cache), else the whole records (one cache read for all).
+async fn field_records(
+    ctx: &Context<'_>,
+    sel: async_graphql::Lookahead<'_>,
+    reached: &[service::Reached],
+) -> GqlResult<Option<HashMap<Id, FieldRecord>>> {
+    if !sel.exists() || reached.is_empty() {
+        return Ok(None);
+    }
+    let ids = reached.iter().map(|r| r.id);
+    let named_only =
+        sel.selection_fields().iter().all(|f| f.selection_set().all(|sub| NAMED_FIELD.contains(&sub.name())));
+    if named_only {
+        let ids: Vec<Id> = ids.collect();
+        let names = lineage(ctx).reader().field_names_by_ids(&ids).await.map_err(Error::from)?;
+        return Ok(Some(
+            names
+                .into_iter()
+                .map(|(container_id, id, name)| (id, FieldRecord::Named { id, container_id, name }))
+                .collect(),
+        ));
+    }
+    let l = loaders(ctx);
+    l.fields.prefetch(ids.clone()).await.map_err(Error::from)?;
+    let records = l.fields.loader.load_many(ids).await.map_err(Error::from)?;
+    Ok(Some(records.into_iter().map(|(id, f)| (id, FieldRecord::Full(Field(f)))).collect()))
 }
 
 /// An impact answer as GraphQL returns it (as of `at` when asked), with what the selection asks
@@ -476,13 +509,7 @@ impl QueryRoot {
             )
             .await?;
         let look = ctx.look_ahead().field("fields");
-        // The fields' records, read in one batch and attached (one cache read for all).
-        let mut records = None;
-        if look.field("field").exists() && !t.reached.is_empty() {
-            let l = loaders(ctx);
-            l.fields.prefetch(t.reached.iter().map(|r| r.id)).await.map_err(Error::from)?;
-            records = Some(l.fields.loader.load_many(t.reached.iter().map(|r| r.id)).await.map_err(Error::from)?);
-        }
+        let mut records = field_records(ctx, look.field("field"), &t.reached).await?;
         let vias: Vec<&domain::Edge> = t.reached.iter().map(|r| &r.via).collect();
         prefetch_edges(ctx, look.field("via"), &vias).await?;
         Ok(PiiFlow {
@@ -497,7 +524,7 @@ impl QueryRoot {
                     distance: r.distance,
                     derived: r.derived,
                     via: LineageEdge(r.via),
-                    record: records.as_mut().map(|m| m.remove(&r.id).map(Field)),
+                    record: records.as_mut().map(|m| m.remove(&r.id)),
                 })
                 .collect::<Vec<_>>()
                 .into(),

@@ -245,6 +245,22 @@ pub(super) struct FieldProps {
     active_anomaly_count: i64,
 }
 
+/// A field's container, id and name (`field_names_by_ids`, as a list in this order).
+#[derive(Deserialize)]
+pub(super) struct FieldNameProps {
+    container_id: Id,
+    id: Id,
+    name: String,
+}
+
+impl Decode for FieldNameProps {
+    type Out = (Id, Id, String);
+
+    fn decode(self) -> StoreResult<(Id, Id, String)> {
+        Ok((self.container_id, self.id, self.name))
+    }
+}
+
 impl Decode for FieldProps {
     type Out = Field;
 

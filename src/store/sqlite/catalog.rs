@@ -244,6 +244,17 @@ pub(super) fn fields_by_ids(c: &Connection, ids: &[Id]) -> rusqlite::Result<Vec<
     )
 }
 
+pub(super) fn field_names_by_ids(c: &Connection, ids: &[Id]) -> rusqlite::Result<Vec<(Id, Id, String)>> {
+    select_rows(
+        c,
+        "field_names_by_ids",
+        "SELECT fields.container_id, fields.id, fields.name FROM rarray(?1) AS k CROSS JOIN fields
+         ON fields.id = k.value AND fields.deleted = 0",
+        params![distinct_ids(ids)],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )
+}
+
 pub(super) fn fields_of_containers(c: &Connection, ids: &[Id]) -> rusqlite::Result<Vec<Field>> {
     select_rows(
         c,
