@@ -37,6 +37,7 @@ macro_rules! reads {
 
 reads! {
     containers_by_ids(ids: Id) -> domain::Container;
+    container_names_by_ids(ids: Id) -> (Id, String);
     fields_by_ids(ids: Id) -> domain::Field;
     field_names_by_ids(ids: Id) -> (Id, Id, String);
     datastores_by_ids(ids: Id) -> domain::Datastore;

@@ -335,6 +335,10 @@ impl Store for Neo4jStore {
         catalog::containers_by_ids(AutoCommit(self), ids).await
     }
 
+    async fn container_names_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<(Id, String)>> {
+        catalog::container_names_by_ids(AutoCommit(self), ids).await
+    }
+
     async fn list_containers(
         &self,
         datastore_id: Option<Id>,

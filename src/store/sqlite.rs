@@ -214,6 +214,10 @@ impl Store for SqliteStore {
         self.read_split(ids, catalog::containers_by_ids).await
     }
 
+    async fn container_names_by_ids(&self, ids: &[Id]) -> StoreResult<Vec<(Id, String)>> {
+        self.read_split(ids, catalog::container_names_by_ids).await
+    }
+
     async fn list_containers(
         &self,
         datastore_id: Option<Id>,

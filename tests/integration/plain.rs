@@ -11,7 +11,11 @@ use crate::both_stores;
 use crate::catalog::openlineage_edge;
 use crate::common::TestApp;
 
-both_stores!(plain_lists_answer_what_the_resolvers_answer, pii_flow_reads_only_names_when_only_names_are_asked);
+both_stores!(
+    plain_lists_answer_what_the_resolvers_answer,
+    pii_flow_reads_only_names_when_only_names_are_asked,
+    impact_reads_only_names_when_only_names_are_asked
+);
 
 const CONTAINER: &str =
     "__typename id name displayName containerType tableType database schema datastoreId purpose activeAnomalyCount";
@@ -173,4 +177,53 @@ async fn pii_flow_reads_only_names_when_only_names_are_asked(app: TestApp) {
     let types: Vec<&Value> =
         typed["piiFlow"]["fields"].as_array().expect("fields").iter().map(|i| &i["field"]["type"]).collect();
     assert_eq!(types, vec![&json!("string"), &json!("string")]);
+}
+
+/// `impact`'s containers as `piiFlow`'s fields above: names only, or whole records when more is
+/// asked, the same either way.
+async fn impact_reads_only_names_when_only_names_are_asked(app: TestApp) {
+    let ds = app.datastore("wh", "snowflake").await;
+    let (a, _) = app.container(ds, "a", &["x"]).await;
+    let (b, _) = app.container(ds, "orders", &["x"]).await;
+    let (c, _) = app.container(ds, "orders_daily", &["x"]).await;
+    app.edge(a, b).await;
+    app.edge(b, c).await;
+    let ask = |items: &str, fragments: &str| {
+        format!("query($c: Int!) {{ impact(containerId: $c) {{ containers {{ {items} }} }} }} {fragments}")
+    };
+    let names = |answer: &Value| -> Vec<(i64, String, String)> {
+        answer["impact"]["containers"]
+            .as_array()
+            .expect("containers")
+            .iter()
+            .map(|i| {
+                let k = &i["container"];
+                let s = |f: &str| k[f].as_str().unwrap_or_default().to_string();
+                (k["id"].as_i64().unwrap_or(0), s("name"), s("__typename"))
+            })
+            .collect()
+    };
+    let expected = vec![
+        (b, "orders".to_string(), "Container".to_string()),
+        (c, "orders_daily".to_string(), "Container".to_string()),
+    ];
+    let vars = json!({"c": a});
+    let selections = [
+        ask("container { __typename id name }", ""),
+        ask("... on ImpactedContainer { container { __typename id name } }", ""),
+        ask("container { ...N }", "fragment N on Container { __typename id name }"),
+        ask("container { __typename id name ...T }", "fragment T on Container { containerType datastore { name } }"),
+    ];
+    for query in &selections {
+        let answer = app.ok(query, vars.clone()).await;
+        assert_eq!(names(&answer), expected, "{query}");
+    }
+    let typed = app.ok(&selections[3], vars.clone()).await;
+    let more: Vec<(&Value, &Value)> = typed["impact"]["containers"]
+        .as_array()
+        .expect("containers")
+        .iter()
+        .map(|i| (&i["container"]["containerType"], &i["container"]["datastore"]["name"]))
+        .collect();
+    assert_eq!(more, vec![(&json!("table"), &json!("wh")), (&json!("table"), &json!("wh"))]);
 }

@@ -368,7 +368,7 @@ pub struct ImpactedContainer {
     pub via: Option<LineageEdge>,
     /// The container's record (`Some(None)`: none left), when the selection asked for it.
     #[graphql(skip)]
-    pub record: Option<Option<Container>>,
+    pub record: Option<Option<Shown<Container>>>,
     /// Its health, when the selection asked for it (computed for the whole answer at once).
     #[graphql(skip)]
     pub health: Option<crate::service::jobs::Health>,
@@ -381,8 +381,11 @@ pub struct ImpactedContainer {
 impl ImpactedContainer {
     async fn container(&self, ctx: &Context<'_>) -> GqlResult<Option<Container>> {
         match &self.record {
-            Some(c) => Ok(c.as_ref().map(|c| Container(c.0.clone(), self.as_of))),
-            None => Ok(load_container(ctx, self.id).await?.map(|c| Container(c.0, self.as_of))),
+            Some(Some(Shown::Full(c))) => Ok(Some(Container(c.0.clone(), self.as_of))),
+            Some(None) => Ok(None),
+            Some(Some(Shown::Named(_))) | None => {
+                Ok(load_container(ctx, self.id).await?.map(|c| Container(c.0, self.as_of)))
+            }
         }
     }
     /// Whether it is fresh, failed or stale because of a failed run upstream (see `HealthState`).
@@ -436,25 +439,35 @@ pub struct PiiField {
     pub via: LineageEdge,
     /// The field's record (`Some(None)`: none left), when the selection asked for it.
     #[graphql(skip)]
-    pub record: Option<Option<FieldRecord>>,
+    pub record: Option<Option<Shown<Field>>>,
 }
 
-/// A `piiFlow` item's field as read for the answer: the whole record, or only its name when the
-/// selection asks nothing else of it (thousands of items: the whole records were most of a
-/// Neo4j `piiFlow`'s GraphQL time). Any other field of a named one is the resolver's, which
-/// reads the record.
-pub enum FieldRecord {
-    Full(Field),
-    Named { id: Id, container_id: Id, name: String },
+/// An `impact` or `piiFlow` item's record as read for the answer: the whole record, or only its
+/// name when the selection asks nothing else of it (thousands of items: the whole records, through
+/// the loaders' cache, were most of a Neo4j `piiFlow`'s GraphQL time). Any other field of a
+/// named one is the resolver's, which reads the record.
+pub enum Shown<R> {
+    Full(R),
+    Named(Named),
+}
+
+/// What a name read gives (`Store::container_names_by_ids`, `field_names_by_ids`).
+pub struct Named {
+    /// The GraphQL type it stands for.
+    pub type_name: &'static str,
+    pub id: Id,
+    pub name: String,
+    /// A field's container.
+    pub container_id: Option<Id>,
 }
 
 #[ComplexObject]
 impl PiiField {
     async fn field(&self, ctx: &Context<'_>) -> GqlResult<Option<Field>> {
         match &self.record {
-            Some(Some(FieldRecord::Full(f))) => Ok(Some(Field(f.0.clone()))),
+            Some(Some(Shown::Full(f))) => Ok(Some(Field(f.0.clone()))),
             Some(None) => Ok(None),
-            Some(Some(FieldRecord::Named { .. })) | None => load_field(ctx, self.id).await,
+            Some(Some(Shown::Named(_))) | None => load_field(ctx, self.id).await,
         }
     }
 }

@@ -5,7 +5,7 @@
 
 use async_graphql::Value;
 
-use super::lineage::{FieldRecord, GraphNode, ImpactedContainer, Interval, PiiField};
+use super::lineage::{GraphNode, ImpactedContainer, Interval, PiiField, Shown};
 use super::plain::{
     flag, id, json, object_or_null, opt_flag, opt_id, opt_text, opt_time, text, time, Plain, PlainObject,
 };
@@ -224,16 +224,19 @@ impl PlainObject for PiiField {
     }
 }
 
-impl PlainObject for FieldRecord {
+impl<R: PlainObject> PlainObject for Shown<R> {
     fn type_name(&self) -> &'static str {
-        "Field"
+        match self {
+            Shown::Full(r) => r.type_name(),
+            Shown::Named(n) => n.type_name,
+        }
     }
     fn plain(&self, field: &str) -> Option<Plain<'_>> {
         match (self, field) {
-            (FieldRecord::Full(f), _) => f.plain(field),
-            (FieldRecord::Named { id: i, .. }, "id") => id(*i),
-            (FieldRecord::Named { name, .. }, "name") => text(name),
-            (FieldRecord::Named { container_id, .. }, "containerId") => id(*container_id),
+            (Shown::Full(r), _) => r.plain(field),
+            (Shown::Named(n), "id") => id(n.id),
+            (Shown::Named(n), "name") => text(&n.name),
+            (Shown::Named(n), "containerId") => n.container_id.and_then(id),
             _ => None,
         }
     }

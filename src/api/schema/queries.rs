@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use async_graphql::{Context, Object};
 
-use super::lineage::{FieldRecord, GraphNode, ImpactedContainer, ImpactedExternal, LineageNode, PiiField};
+use super::lineage::{GraphNode, ImpactedContainer, ImpactedExternal, LineageNode, Named, PiiField, Shown};
 use super::paths::{EndInput, LineageExplanation, LineageSummary};
 use super::prefetch::{prefetch_containers, prefetch_edges};
 use super::shared::{healths, load_container, load_datastore, load_field};
@@ -139,8 +139,13 @@ async fn prefetch_latest_runs(ctx: &Context<'_>, jobs: &[domain::Job]) -> GqlRes
     Ok(())
 }
 
-/// What a field shows from its name alone (`FieldRecord::Named`).
-const NAMED_FIELD: [&str; 4] = ["id", "name", "containerId", "__typename"];
+/// What a record shows from its name alone (`Shown::Named`).
+const NAMED: [&str; 4] = ["id", "name", "containerId", "__typename"];
+
+/// Whether the selection asks of its object only what a name read answers.
+fn names_only(sel: &async_graphql::Lookahead<'_>) -> bool {
+    sel.selection_fields().iter().all(|f| f.selection_set().all(|sub| NAMED.contains(&sub.name())))
+}
 
 /// The reached fields' records when the selection asks for them, read in one batch to be
 /// attached: only names when the selection asks nothing else of a field (a read of three
@@ -148,28 +153,42 @@ const NAMED_FIELD: [&str; 4] = ["id", "name", "containerId", "__typename"];
 async fn field_records(
     ctx: &Context<'_>,
     sel: async_graphql::Lookahead<'_>,
-    reached: &[service::Reached],
-) -> GqlResult<Option<HashMap<Id, FieldRecord>>> {
-    if !sel.exists() || reached.is_empty() {
+    ids: Vec<Id>,
+) -> GqlResult<Option<HashMap<Id, Shown<Field>>>> {
+    if !sel.exists() || ids.is_empty() {
         return Ok(None);
     }
-    let ids = reached.iter().map(|r| r.id);
-    let named_only =
-        sel.selection_fields().iter().all(|f| f.selection_set().all(|sub| NAMED_FIELD.contains(&sub.name())));
-    if named_only {
-        let ids: Vec<Id> = ids.collect();
+    if names_only(&sel) {
         let names = lineage(ctx).reader().field_names_by_ids(&ids).await.map_err(Error::from)?;
-        return Ok(Some(
-            names
-                .into_iter()
-                .map(|(container_id, id, name)| (id, FieldRecord::Named { id, container_id, name }))
-                .collect(),
-        ));
+        let named = |(container_id, id, name)| {
+            (id, Shown::Named(Named { type_name: "Field", id, name, container_id: Some(container_id) }))
+        };
+        return Ok(Some(names.into_iter().map(named).collect()));
     }
     let l = loaders(ctx);
-    l.fields.prefetch(ids.clone()).await.map_err(Error::from)?;
+    l.fields.prefetch(ids.iter().copied()).await.map_err(Error::from)?;
     let records = l.fields.loader.load_many(ids).await.map_err(Error::from)?;
-    Ok(Some(records.into_iter().map(|(id, f)| (id, FieldRecord::Full(Field(f)))).collect()))
+    Ok(Some(records.into_iter().map(|(id, f)| (id, Shown::Full(Field(f)))).collect()))
+}
+
+/// `field_records` for containers: names, or the whole records with what else the selection
+/// asks of them prefetched.
+async fn container_records(
+    ctx: &Context<'_>,
+    sel: async_graphql::Lookahead<'_>,
+    ids: &[Id],
+) -> GqlResult<Option<HashMap<Id, Shown<Container>>>> {
+    if !sel.exists() || ids.is_empty() {
+        return Ok(None);
+    }
+    if names_only(&sel) {
+        let names = lineage(ctx).reader().container_names_by_ids(ids).await.map_err(Error::from)?;
+        let named = |(id, name)| (id, Shown::Named(Named { type_name: "Container", id, name, container_id: None }));
+        return Ok(Some(names.into_iter().map(named).collect()));
+    }
+    prefetch_containers(ctx, sel, ids).await?;
+    let records = loaders(ctx).containers.loader.load_many(ids.iter().copied()).await.map_err(Error::from)?;
+    Ok(Some(records.into_iter().map(|(id, c)| (id, Shown::Full(Container::today(c)))).collect()))
 }
 
 /// An impact answer as GraphQL returns it (as of `at` when asked), with what the selection asks
@@ -191,16 +210,11 @@ async fn impact_from(
         true => Some(healths(ctx, &ids, at).await?),
         false => None,
     };
-    prefetch_containers(ctx, look.field("container"), &ids).await?;
+    let mut records = container_records(ctx, look.field("container"), &ids).await?;
     let vias: Vec<&domain::Edge> = t.reached.iter().map(|r| &r.via).collect();
     prefetch_edges(ctx, look.field("via"), &vias).await?;
     let external_vias: Vec<&domain::Edge> = t.externals.iter().map(|r| &r.via).collect();
     prefetch_edges(ctx, ctx.look_ahead().field("externals").field("via"), &external_vias).await?;
-    // The records just prefetched, attached (one cache read for all).
-    let mut records = match look.field("container").exists() && !ids.is_empty() {
-        true => Some(loaders(ctx).containers.loader.load_many(ids).await.map_err(Error::from)?),
-        false => None,
-    };
     Ok(Impact {
         is_partial: t.is_partial,
         frontier: frontier_out(&t.completeness),
@@ -213,7 +227,7 @@ async fn impact_from(
                 id,
                 distance,
                 via,
-                record: records.as_mut().map(|m| m.remove(&id).map(Container::today)),
+                record: records.as_mut().map(|m| m.remove(&id)),
                 health: healths.as_mut().and_then(|h| h.remove(&id)),
                 as_of: at,
             })
@@ -509,7 +523,7 @@ impl QueryRoot {
             )
             .await?;
         let look = ctx.look_ahead().field("fields");
-        let mut records = field_records(ctx, look.field("field"), &t.reached).await?;
+        let mut records = field_records(ctx, look.field("field"), t.reached.iter().map(|r| r.id).collect()).await?;
         let vias: Vec<&domain::Edge> = t.reached.iter().map(|r| &r.via).collect();
         prefetch_edges(ctx, look.field("via"), &vias).await?;
         Ok(PiiFlow {

@@ -7,7 +7,8 @@ use std::collections::HashSet;
 
 use super::changes::record_in;
 use super::rows::{
-    container_node_key, list, map, ContainerProps, DatastoreProps, Decode, FieldNameProps, FieldProps, Positional,
+    container_node_key, list, map, ContainerNameProps, ContainerProps, DatastoreProps, Decode, FieldNameProps,
+    FieldProps, Positional,
 };
 use super::tx::Tx;
 use super::{decode_by_ids, distinct, exec, first_id, Cmd, Run, CONTAINER_COUNTER, DATASTORE_COUNTER, FIELD_COUNTER};
@@ -183,6 +184,10 @@ pub(super) async fn delete_container_in(txn: &mut Tx<'_>, id: Id) -> StoreResult
 
 pub(super) async fn fields_by_ids(db: impl Run, ids: &[Id]) -> StoreResult<Vec<Field>> {
     decode_by_ids::<Positional<FieldProps>>(db, cypher!("fields_by_ids"), ids, "field").await
+}
+
+pub(super) async fn container_names_by_ids(db: impl Run, ids: &[Id]) -> StoreResult<Vec<(Id, String)>> {
+    decode_by_ids::<Positional<ContainerNameProps>>(db, cypher!("container_names_by_ids"), ids, "container").await
 }
 
 pub(super) async fn field_names_by_ids(db: impl Run, ids: &[Id]) -> StoreResult<Vec<(Id, Id, String)>> {

@@ -245,6 +245,21 @@ pub(super) struct FieldProps {
     active_anomaly_count: i64,
 }
 
+/// A container's id and name (`container_names_by_ids`, as a list in this order).
+#[derive(Deserialize)]
+pub(super) struct ContainerNameProps {
+    id: Id,
+    name: String,
+}
+
+impl Decode for ContainerNameProps {
+    type Out = (Id, String);
+
+    fn decode(self) -> StoreResult<(Id, String)> {
+        Ok((self.id, self.name))
+    }
+}
+
 /// A field's container, id and name (`field_names_by_ids`, as a list in this order).
 #[derive(Deserialize)]
 pub(super) struct FieldNameProps {

@@ -177,6 +177,17 @@ pub(super) fn containers_by_ids(c: &Connection, ids: &[Id]) -> rusqlite::Result<
     )
 }
 
+pub(super) fn container_names_by_ids(c: &Connection, ids: &[Id]) -> rusqlite::Result<Vec<(Id, String)>> {
+    select_rows(
+        c,
+        "container_names_by_ids",
+        "SELECT containers.id, containers.name FROM rarray(?1) AS k CROSS JOIN containers
+         ON containers.id = k.value AND containers.deleted = 0",
+        params![distinct_ids(ids)],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
+}
+
 const CONTAINERS: Listing = Listing {
     table: "containers",
     cols: CONTAINER_COLS,
