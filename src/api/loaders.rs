@@ -15,8 +15,9 @@
 //! `DataLoader::load_many`'s 1 ms batching window, which a graph query would otherwise wait out once per kind.
 //! `lineageGraph` also attaches each node's prefetched container record to its `GraphNode`, so a node's half-dozen
 //! container fields read it in place instead of each asking the loader (and cloning the record); `impact` and `piiFlow`
-//! attach their items' records the same way. A new `Loaders` is made for each request, so no cache outlives a request
-//! and replicas never serve each other stale data.
+//! attach their items' records the same way, or, when an item's selection asks only a record's id and name, just
+//! those (`schema::lineage::Shown`: a read of two or three properties that bypasses the cache). A new `Loaders` is
+//! made for each request, so no cache outlives a request and replicas never serve each other stale data.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};

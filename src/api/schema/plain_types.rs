@@ -282,6 +282,7 @@ mod tests {
             retired_at: None,
             intervals: vec![domain::Interval { from: now, to: None }],
         };
+        let record = record.map(|r| r.map(Shown::Full));
         ImpactedContainer { id: 2, distance: 1, via: Some(LineageEdge(edge)), record, health: None, as_of: None }
     }
 
@@ -316,6 +317,26 @@ mod tests {
         // A deleted container answers null, as its resolver does.
         let gone = object(&impacted(Some(None)), &set).expect("answered plainly").into_json().expect("json");
         assert_eq!(gone["container"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn a_name_read_answers_only_ids_and_names() {
+        let mut item = impacted(None);
+        let named =
+            super::super::lineage::Named { type_name: "Container", id: 2, name: "orders".into(), container_id: None };
+        item.record = Some(Some(Shown::Named(named)));
+        let names = selection(
+            "{ impact(containerId: 1) { containers { container { __typename id name } } } }",
+            &["impact", "containers"],
+        );
+        let json = object(&item, &names).expect("answered plainly").into_json().expect("json");
+        assert_eq!(json["container"], serde_json::json!({"__typename": "Container", "id": 2, "name": "orders"}));
+        // Anything else of it is the resolver's, which reads the whole record.
+        let more = selection(
+            "{ impact(containerId: 1) { containers { container { id schema } } } }",
+            &["impact", "containers"],
+        );
+        assert!(object(&item, &more).is_none());
     }
 
     #[test]
