@@ -129,6 +129,38 @@ async fn plain_lists_answer_what_the_resolvers_answer(app: TestApp) {
     assert_eq!(fields, vec![(bf[0], "string"), (cf[0], "string")]);
 }
 
+/// Asks each query and checks the records of its items (`path`: root, list, item) against
+/// `expected` on the fields a name read answers; returns the last answer's records, whole.
+async fn names_agree(
+    app: &TestApp,
+    queries: &[String],
+    vars: Value,
+    path: [&str; 3],
+    expected: &[Value],
+) -> Vec<Value> {
+    let [root, list, item] = path;
+    let named = ["__typename", "id", "name", "containerId"];
+    let mut records = Vec::new();
+    for query in queries {
+        let answer = app.ok(query, vars.clone()).await;
+        records = answer[root][list].as_array().expect(list).iter().map(|i| i[item].clone()).collect();
+        let names: Vec<Value> = records
+            .iter()
+            .map(|r| {
+                let r = r.as_object().expect("a record");
+                Value::Object(
+                    r.iter()
+                        .filter(|(k, _)| named.contains(&k.as_str()))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect(),
+                )
+            })
+            .collect();
+        assert_eq!(names, expected, "{query}");
+    }
+    records
+}
+
 /// A `piiFlow` whose items ask only a field's id, name and container reads just those; asked
 /// in a fragment, with another field beside them or through the resolvers, the same fields
 /// answer the same.
@@ -142,23 +174,6 @@ async fn pii_flow_reads_only_names_when_only_names_are_asked(app: TestApp) {
     let ask = |items: &str, fragments: &str| {
         format!("query($f: Int!) {{ piiFlow(fieldId: $f) {{ fields {{ {items} }} }} }} {fragments}")
     };
-    let names = |answer: &Value| -> Vec<(i64, String, i64, String)> {
-        answer["piiFlow"]["fields"]
-            .as_array()
-            .expect("fields")
-            .iter()
-            .map(|i| {
-                let f = &i["field"];
-                let s = |k: &str| f[k].as_str().unwrap_or_default().to_string();
-                (f["id"].as_i64().unwrap_or(0), s("name"), f["containerId"].as_i64().unwrap_or(0), s("__typename"))
-            })
-            .collect()
-    };
-    let expected = vec![
-        (bf[0], "contact".to_string(), b, "Field".to_string()),
-        (cf[0], "mail_copy".to_string(), c, "Field".to_string()),
-    ];
-    let vars = json!({"f": af[0]});
     let selections = [
         // Names only: the light read, answered plainly.
         ask("field { __typename id name containerId }", ""),
@@ -169,13 +184,12 @@ async fn pii_flow_reads_only_names_when_only_names_are_asked(app: TestApp) {
         // Another field beside the names, in a fragment: the whole records.
         ask("field { __typename id name containerId ...T }", "fragment T on Field { type }"),
     ];
-    for query in &selections {
-        let answer = app.ok(query, vars.clone()).await;
-        assert_eq!(names(&answer), expected, "{query}");
-    }
-    let typed = app.ok(&selections[3], vars.clone()).await;
-    let types: Vec<&Value> =
-        typed["piiFlow"]["fields"].as_array().expect("fields").iter().map(|i| &i["field"]["type"]).collect();
+    let expected = [
+        json!({"__typename": "Field", "id": bf[0], "name": "contact", "containerId": b}),
+        json!({"__typename": "Field", "id": cf[0], "name": "mail_copy", "containerId": c}),
+    ];
+    let records = names_agree(&app, &selections, json!({"f": af[0]}), ["piiFlow", "fields", "field"], &expected).await;
+    let types: Vec<&Value> = records.iter().map(|r| &r["type"]).collect();
     assert_eq!(types, vec![&json!("string"), &json!("string")]);
 }
 
@@ -191,39 +205,18 @@ async fn impact_reads_only_names_when_only_names_are_asked(app: TestApp) {
     let ask = |items: &str, fragments: &str| {
         format!("query($c: Int!) {{ impact(containerId: $c) {{ containers {{ {items} }} }} }} {fragments}")
     };
-    let names = |answer: &Value| -> Vec<(i64, String, String)> {
-        answer["impact"]["containers"]
-            .as_array()
-            .expect("containers")
-            .iter()
-            .map(|i| {
-                let k = &i["container"];
-                let s = |f: &str| k[f].as_str().unwrap_or_default().to_string();
-                (k["id"].as_i64().unwrap_or(0), s("name"), s("__typename"))
-            })
-            .collect()
-    };
-    let expected = vec![
-        (b, "orders".to_string(), "Container".to_string()),
-        (c, "orders_daily".to_string(), "Container".to_string()),
-    ];
-    let vars = json!({"c": a});
     let selections = [
         ask("container { __typename id name }", ""),
         ask("... on ImpactedContainer { container { __typename id name } }", ""),
         ask("container { ...N }", "fragment N on Container { __typename id name }"),
         ask("container { __typename id name ...T }", "fragment T on Container { containerType datastore { name } }"),
     ];
-    for query in &selections {
-        let answer = app.ok(query, vars.clone()).await;
-        assert_eq!(names(&answer), expected, "{query}");
-    }
-    let typed = app.ok(&selections[3], vars.clone()).await;
-    let more: Vec<(&Value, &Value)> = typed["impact"]["containers"]
-        .as_array()
-        .expect("containers")
-        .iter()
-        .map(|i| (&i["container"]["containerType"], &i["container"]["datastore"]["name"]))
-        .collect();
+    let expected = [
+        json!({"__typename": "Container", "id": b, "name": "orders"}),
+        json!({"__typename": "Container", "id": c, "name": "orders_daily"}),
+    ];
+    let records =
+        names_agree(&app, &selections, json!({"c": a}), ["impact", "containers", "container"], &expected).await;
+    let more: Vec<(&Value, &Value)> = records.iter().map(|r| (&r["containerType"], &r["datastore"]["name"])).collect();
     assert_eq!(more, vec![(&json!("table"), &json!("wh")), (&json!("table"), &json!("wh"))]);
 }

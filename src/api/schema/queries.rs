@@ -153,13 +153,13 @@ fn names_only(sel: &async_graphql::Lookahead<'_>) -> bool {
 async fn field_records(
     ctx: &Context<'_>,
     sel: async_graphql::Lookahead<'_>,
-    ids: Vec<Id>,
+    ids: &[Id],
 ) -> GqlResult<Option<HashMap<Id, Shown<Field>>>> {
     if !sel.exists() || ids.is_empty() {
         return Ok(None);
     }
     if names_only(&sel) {
-        let names = lineage(ctx).reader().field_names_by_ids(&ids).await.map_err(Error::from)?;
+        let names = lineage(ctx).reader().field_names_by_ids(ids).await.map_err(Error::from)?;
         let named = |(container_id, id, name)| {
             (id, Shown::Named(Named { type_name: "Field", id, name, container_id: Some(container_id) }))
         };
@@ -167,7 +167,7 @@ async fn field_records(
     }
     let l = loaders(ctx);
     l.fields.prefetch(ids.iter().copied()).await.map_err(Error::from)?;
-    let records = l.fields.loader.load_many(ids).await.map_err(Error::from)?;
+    let records = l.fields.loader.load_many(ids.iter().copied()).await.map_err(Error::from)?;
     Ok(Some(records.into_iter().map(|(id, f)| (id, Shown::Full(Field(f)))).collect()))
 }
 
@@ -523,7 +523,8 @@ impl QueryRoot {
             )
             .await?;
         let look = ctx.look_ahead().field("fields");
-        let mut records = field_records(ctx, look.field("field"), t.reached.iter().map(|r| r.id).collect()).await?;
+        let ids: Vec<Id> = t.reached.iter().map(|r| r.id).collect();
+        let mut records = field_records(ctx, look.field("field"), &ids).await?;
         let vias: Vec<&domain::Edge> = t.reached.iter().map(|r| &r.via).collect();
         prefetch_edges(ctx, look.field("via"), &vias).await?;
         Ok(PiiFlow {
