@@ -375,6 +375,68 @@ async fn import_query_log_case(dir: &tempfile::TempDir, store: &[&str]) {
     assert_eq!(table[0]["sourceContainer"]["name"], "RAW");
 }
 
+/// A running `serve` answers traversals with what another process committed since its last
+/// answer: `import-query-log` writes lineage into the store `serve` has open, between two
+/// `impact` and `piiFlow` queries that had read the tables' (then empty) downstream.
+#[tokio::test]
+async fn serve_traversals_see_what_another_process_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    another_process_case(&dir, &["--data-dir", data.to_str().unwrap()]).await;
+}
+
+#[tokio::test]
+async fn serve_traversals_see_what_another_process_wrote_on_neo4j() {
+    let Some(uri) = skip_neo4j::neo4j_uri_or_skip() else { return };
+    let _only = NEO4J.lock().await;
+    let store = neo4j_store(&uri).await;
+    store.wipe().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    another_process_case(&dir, &["--neo4j-uri", &uri]).await;
+    store.wipe().await.unwrap();
+}
+
+async fn another_process_case(dir: &tempfile::TempDir, store: &[&str]) {
+    let s = Server::start(store);
+    let ds = gql(&s.url, "mutation { upsertDatastore(input: {name: \"wh\", type: \"snowflake\"}) { id } }").await;
+    let ds = &ds["upsertDatastore"]["id"];
+    let mut ids = Vec::new();
+    for name in ["RAW", "MART", "REPORT"] {
+        let c = gql(&s.url, &format!("mutation {{ upsertContainer(input: {{datastoreId: {ds}, database: \"DB\", schema: \"PUBLIC\", name: \"{name}\", fields: [{{name: \"ID\"}}]}}) {{ id fields {{ items {{ id }} }} }} }}")).await;
+        let c = &c["upsertContainer"];
+        ids.push((c["id"].as_i64().unwrap(), c["fields"]["items"][0]["id"].as_i64().unwrap()));
+    }
+    let (raw, raw_id) = ids[0];
+    // What `serve` answers downstream of RAW: the containers' and the fields' ids, nearest first.
+    let downstream = || async {
+        let v = gql(
+            &s.url,
+            &format!(
+                "{{ impact(containerId: {raw}, depth: 5) {{ containers {{ container {{ id }} }} }}
+                                        piiFlow(fieldId: {raw_id}, depth: 5) {{ fields {{ field {{ id }} }} }} }}"
+            ),
+        )
+        .await;
+        let column = |list: &Value, item: &str| -> Vec<i64> {
+            list.as_array().unwrap().iter().map(|x| x[item]["id"].as_i64().unwrap()).collect()
+        };
+        (column(&v["impact"]["containers"], "container"), column(&v["piiFlow"]["fields"], "field"))
+    };
+    assert_eq!(downstream().await, (vec![], vec![]));
+    let mut statements = vec!["INSERT INTO mart SELECT id FROM raw"];
+    for expected in [&ids[1..2], &ids[1..3]] {
+        let csv_path = dir.path().join("log.csv");
+        let rows: String = statements.iter().map(|q| format!("\"{q}\",DB,PUBLIC\n")).collect();
+        std::fs::write(&csv_path, format!("query_text,database_name,schema_name\n{rows}")).unwrap();
+        run(&[&["import-query-log", csv_path.to_str().unwrap(), "--datastore", "wh"], store].concat(), &[]);
+        let containers: Vec<i64> = expected.iter().map(|(c, _)| *c).collect();
+        let fields: Vec<i64> = expected.iter().map(|(_, f)| *f).collect();
+        assert_eq!(downstream().await, (containers, fields), "after {statements:?}");
+        // The next import reaches past MART, whose downstream the last answer read (empty).
+        statements.push("INSERT INTO report SELECT id FROM mart");
+    }
+}
+
 #[tokio::test]
 async fn import_query_log_records_a_job_per_user_and_a_run_per_query_id() {
     let dir = tempfile::tempdir().unwrap();

@@ -81,6 +81,7 @@
 //! for one); otherwise the next writer's commit would shrink it to that length (`journal_size_limit`) itself, which
 //! cost the first ingest request after an xlarge import 2 s (docs/benchmarks-history.md, issue #22, third stop).
 
+mod adjacency;
 mod assertions;
 mod backup;
 mod calls;
@@ -152,6 +153,8 @@ pub struct SqliteStore {
     /// Set on the view `Store::session` returns: every call runs in the session's open transaction
     /// on the writer.
     session: Option<Session>,
+    /// The live edges traversal levels read, kept between reads (`adjacency`).
+    adjacency: Arc<adjacency::Adjacency>,
 }
 
 #[async_trait]
@@ -172,6 +175,7 @@ impl Store for SqliteStore {
             gate: self.gate.clone(),
             _checkpointer: self._checkpointer.clone(),
             session: Some(session),
+            adjacency: self.adjacency.clone(),
         })))
     }
 
@@ -356,7 +360,10 @@ impl Store for SqliteStore {
     }
 
     async fn container_edges_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>> {
-        self.read_split(ids, move |c, ids| graph::container_edges_of(c, ids, direction)).await
+        self.live_edges(ids, adjacency::Lists::containers(direction), move |c, ids| {
+            graph::container_edges_of(c, ids, direction)
+        })
+        .await
     }
 
     async fn container_graph_around(&self, scope: &GraphScope) -> StoreResult<GraphAround> {
@@ -366,7 +373,10 @@ impl Store for SqliteStore {
     }
 
     async fn field_edges_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>> {
-        self.read_split(ids, move |c, ids| graph::field_edges_of(c, ids, direction)).await
+        self.live_edges(ids, adjacency::Lists::fields(direction), move |c, ids| {
+            graph::field_edges_of(c, ids, direction)
+        })
+        .await
     }
 
     async fn container_edges_live_at(

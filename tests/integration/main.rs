@@ -18,6 +18,7 @@ mod ingest_statuses;
 mod jobs;
 mod jobs_asof;
 mod late_registration;
+mod live_edges;
 mod marquez;
 mod openlineage;
 mod paths;

@@ -100,6 +100,7 @@ impl SqliteStore {
             next_reader: AtomicUsize::new(0),
             gate: Arc::new(tokio::sync::Mutex::new(())),
             session: None,
+            adjacency: Arc::default(),
         })
     }
 
@@ -149,6 +150,20 @@ impl SqliteStore {
         let upper = other.await.map_err(|e| StoreError::Internal(format!("a split read's half stopped: {e}")))??;
         rows.extend(upper);
         Ok(rows)
+    }
+
+    /// A traversal level's live edges (`read`, batched over ids): through the kept lists of
+    /// `adjacency` on a reader; in a session, from its transaction, which may hold what no
+    /// reader sees yet.
+    pub(super) async fn live_edges<F>(&self, ids: &[Id], lists: adjacency::Lists, read: F) -> StoreResult<Vec<Edge>>
+    where
+        F: Fn(&Connection, &[Id]) -> rusqlite::Result<Vec<Edge>> + Clone + Send + Sync + 'static,
+    {
+        if self.session.is_some() {
+            return self.read_split(ids, read).await;
+        }
+        let adjacency = self.adjacency.clone();
+        self.read_split(ids, move |c, ids| adjacency.edges(c, lists, ids, &read)).await
     }
 
     /// In a session, writes its buffered job and run updates, so that a read of their tables
