@@ -360,10 +360,7 @@ impl Store for SqliteStore {
     }
 
     async fn container_edges_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>> {
-        self.live_edges(ids, adjacency::Lists::containers(direction), move |c, ids| {
-            graph::container_edges_of(c, ids, direction)
-        })
-        .await
+        self.level_edges(ids, adjacency::Lists::containers(direction), None).await
     }
 
     async fn container_graph_around(&self, scope: &GraphScope) -> StoreResult<GraphAround> {
@@ -373,10 +370,7 @@ impl Store for SqliteStore {
     }
 
     async fn field_edges_of(&self, ids: &[Id], direction: Direction) -> StoreResult<Vec<Edge>> {
-        self.live_edges(ids, adjacency::Lists::fields(direction), move |c, ids| {
-            graph::field_edges_of(c, ids, direction)
-        })
-        .await
+        self.level_edges(ids, adjacency::Lists::fields(direction), None).await
     }
 
     async fn container_edges_live_at(
@@ -385,13 +379,11 @@ impl Store for SqliteStore {
         direction: Direction,
         at: &[Timestamp],
     ) -> StoreResult<Vec<Edge>> {
-        let at = at.to_vec();
-        self.read_split(ids, move |c, ids| graph::container_edges_live_at(c, ids, direction, &at)).await
+        self.level_edges(ids, adjacency::Lists::containers(direction), Some(at.to_vec())).await
     }
 
     async fn field_edges_live_at(&self, ids: &[Id], direction: Direction, at: &[Timestamp]) -> StoreResult<Vec<Edge>> {
-        let at = at.to_vec();
-        self.read_split(ids, move |c, ids| graph::field_edges_live_at(c, ids, direction, &at)).await
+        self.level_edges(ids, adjacency::Lists::fields(direction), Some(at.to_vec())).await
     }
 
     async fn container_edges_within_at(

@@ -1,6 +1,8 @@
-//! The live edges around the containers and fields traversals read, kept decoded in memory
-//! between reads: a traversal level is a lookup per id instead of an index seek per id, a row
-//! fetch and a decode per edge (on the hub's `impact` those were most of the service's time).
+//! The edges around the containers and fields traversals read, kept decoded in memory between
+//! reads: a traversal level is a lookup per id instead of an index seek per id, a row fetch and
+//! a decode per edge (on the hub's `impact` those were most of the service's time). A node's
+//! list holds its retired edges too, so a level as of an instant is picked from the same lists
+//! as today's (`Edge::live_at` instead of `retired_at IS NULL`), and costs what it costs.
 //!
 //! Nothing here can serve an edge a committed write has changed. Every lookup first asks its
 //! reader connection `PRAGMA data_version`, which moves when any other connection (this
@@ -37,6 +39,14 @@ impl Lists {
 
     pub(super) fn fields(direction: Direction) -> Self {
         Lists { fields: true, direction }
+    }
+
+    pub(super) fn over_fields(self) -> bool {
+        self.fields
+    }
+
+    pub(super) fn direction(self) -> Direction {
+        self.direction
     }
 
     fn index(self) -> usize {
@@ -81,14 +91,16 @@ impl Adjacency {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The edges of `ids` in `lists`, ordered by id as the statement `read` is: kept lists as
-    /// they are, the others read through `read` on `c` (a reader) and kept.
+    /// The edges of `ids` in `lists` that `pick` keeps, ordered by id as a level's statement
+    /// returns them: kept lists as they are, the others read whole through `read` on `c` (a
+    /// reader) and kept.
     pub(super) fn edges(
         &self,
         c: &Connection,
         lists: Lists,
         ids: &[Id],
         read: impl Fn(&Connection, &[Id]) -> rusqlite::Result<Vec<Edge>>,
+        pick: impl Fn(&Edge) -> bool,
     ) -> rusqlite::Result<Vec<Edge>> {
         let version: i64 = c.prepare_cached("PRAGMA data_version")?.query_row([], |r| r.get(0))?;
         let (epoch, kept, missing) = {
@@ -109,7 +121,7 @@ impl Adjacency {
         };
         let mut out: Vec<Edge> = Vec::with_capacity(kept.iter().map(|l| l.len()).sum());
         for list in &kept {
-            out.extend(list.iter().cloned());
+            out.extend(list.iter().filter(|e| pick(e)).cloned());
         }
         if !missing.is_empty() {
             let read = read(c, &missing)?;
@@ -119,7 +131,7 @@ impl Adjacency {
                     list.push(e.clone());
                 }
             }
-            out.extend(read);
+            out.extend(read.into_iter().filter(|e| pick(e)));
             self.keep(epoch, lists, by_node);
         }
         out.sort_unstable_by_key(|e| e.id);

@@ -4,6 +4,8 @@
 //! (`select_rows`, `select_page` with its `Filter`). Split out of `store/sqlite.rs`, which holds the
 //! store and its one `impl Store`.
 
+use chrono::SubsecRound;
+
 use super::*;
 
 pub(super) fn internal<E: std::fmt::Display + 'static>(e: E) -> StoreError {
@@ -152,18 +154,46 @@ impl SqliteStore {
         Ok(rows)
     }
 
-    /// A traversal level's live edges (`read`, batched over ids): through the kept lists of
-    /// `adjacency` on a reader; in a session, from its transaction, which may hold what no
-    /// reader sees yet.
-    pub(super) async fn live_edges<F>(&self, ids: &[Id], lists: adjacency::Lists, read: F) -> StoreResult<Vec<Edge>>
-    where
-        F: Fn(&Connection, &[Id]) -> rusqlite::Result<Vec<Edge>> + Clone + Send + Sync + 'static,
-    {
+    /// A traversal level's edges, live now (`at` none) or at one of the instants: picked from
+    /// the lists `adjacency` keeps on a reader; in a session, read from its transaction, which
+    /// may hold what no reader sees yet.
+    pub(super) async fn level_edges(
+        &self,
+        ids: &[Id],
+        lists: adjacency::Lists,
+        at: Option<Vec<Timestamp>>,
+    ) -> StoreResult<Vec<Edge>> {
+        let (fields, direction) = (lists.over_fields(), lists.direction());
         if self.session.is_some() {
-            return self.read_split(ids, read).await;
+            return self
+                .read_split(ids, move |c, ids| match (fields, &at) {
+                    (false, None) => graph::container_edges_of(c, ids, direction),
+                    (true, None) => graph::field_edges_of(c, ids, direction),
+                    (false, Some(at)) => graph::container_edges_live_at(c, ids, direction, at),
+                    (true, Some(at)) => graph::field_edges_live_at(c, ids, direction, at),
+                })
+                .await;
         }
         let adjacency = self.adjacency.clone();
-        self.read_split(ids, move |c, ids| adjacency.edges(c, lists, ids, &read)).await
+        self.read_split(ids, move |c, ids| {
+            let ever = |c: &Connection, ids: &[Id]| match fields {
+                false => graph::container_edges_ever(c, ids, direction),
+                true => graph::field_edges_ever(c, ids, direction),
+            };
+            match &at {
+                None => adjacency.edges(c, lists, ids, ever, |e| e.retired_at.is_none()),
+                Some(at) => {
+                    // As the statement's test: retired at or after the earliest instant (to the
+                    // microsecond the column keeps), then live at one of them.
+                    let since = at.iter().min().map(|t| t.trunc_subsecs(6));
+                    let pick = |e: &Edge| {
+                        e.retired_at.is_none_or(|r| since.is_none_or(|s| r >= s)) && at.iter().any(|t| e.live_at(*t))
+                    };
+                    adjacency.edges(c, lists, ids, ever, pick)
+                }
+            }
+        })
+        .await
     }
 
     /// In a session, writes its buffered job and run updates, so that a read of their tables

@@ -14,11 +14,11 @@ use crate::metrics::store_query;
 use crate::store::GraphAround;
 
 pub(super) fn container_edges_of(c: &Connection, ids: &[Id], direction: Direction) -> rusqlite::Result<Vec<Edge>> {
-    container_edges(c, ids, direction, None)
+    container_edges(c, ids, direction, Live::Now)
 }
 
 pub(super) fn field_edges_of(c: &Connection, ids: &[Id], direction: Direction) -> rusqlite::Result<Vec<Edge>> {
-    field_edges(c, ids, direction, None)
+    field_edges(c, ids, direction, Live::Now)
 }
 
 /// `Store::container_edges_live_at`: the same read with the liveness test at the instants in
@@ -30,7 +30,7 @@ pub(super) fn container_edges_live_at(
     direction: Direction,
     at: &[Timestamp],
 ) -> rusqlite::Result<Vec<Edge>> {
-    container_edges(c, ids, direction, Some(at))
+    container_edges(c, ids, direction, Live::At(at))
 }
 
 /// `Store::field_edges_live_at`: `field_edges_of` with the liveness test at the instants.
@@ -40,7 +40,26 @@ pub(super) fn field_edges_live_at(
     direction: Direction,
     at: &[Timestamp],
 ) -> rusqlite::Result<Vec<Edge>> {
-    field_edges(c, ids, direction, Some(at))
+    field_edges(c, ids, direction, Live::At(at))
+}
+
+/// Every container edge into or out of `ids`, retired ones too: the lists `adjacency` keeps,
+/// from which both today's and an instant's edges are picked.
+pub(super) fn container_edges_ever(c: &Connection, ids: &[Id], direction: Direction) -> rusqlite::Result<Vec<Edge>> {
+    container_edges(c, ids, direction, Live::Ever)
+}
+
+/// `container_edges_ever` of field edges.
+pub(super) fn field_edges_ever(c: &Connection, ids: &[Id], direction: Direction) -> rusqlite::Result<Vec<Edge>> {
+    field_edges(c, ids, direction, Live::Ever)
+}
+
+/// Which edges a level read returns: live now, live at one of the instants, or all.
+#[derive(Clone, Copy)]
+enum Live<'a> {
+    Now,
+    At(&'a [Timestamp]),
+    Ever,
 }
 
 /// Live at one of the instants bound as `?{since}` ([`live_at::since`]) and `?{instants}`
@@ -54,65 +73,55 @@ fn live_at_sql(alias: &str, since: usize, instants: usize) -> String {
     )
 }
 
-/// Container-level edges into (`Upstream`) or out of (`Downstream`) `ids`, live now (`None`) or
-/// live at one of the instants.
-fn container_edges(
-    c: &Connection,
-    ids: &[Id],
-    direction: Direction,
-    at: Option<&[Timestamp]>,
-) -> rusqlite::Result<Vec<Edge>> {
+/// Container-level edges into (`Upstream`) or out of (`Downstream`) `ids`, live now, live at one
+/// of the instants, or all.
+fn container_edges(c: &Connection, ids: &[Id], direction: Direction, live: Live<'_>) -> rusqlite::Result<Vec<Edge>> {
     // One index seek per id, joined: `IN rarray(..)` would first copy the ids into a
     // temporary b-tree, for every level of every traversal.
-    let (op, near, far) = match (direction, at.is_some()) {
-        (Direction::Upstream, false) => ("container_edges_upstream", "target", "source"),
-        (Direction::Upstream, true) => ("container_edges_upstream_at", "target", "source"),
-        (Direction::Downstream, false) => ("container_edges_downstream", "source", "target"),
-        (Direction::Downstream, true) => ("container_edges_downstream_at", "source", "target"),
+    let (op, near, far) = match (direction, live) {
+        (Direction::Upstream, Live::Now) => ("container_edges_upstream", "target", "source"),
+        (Direction::Upstream, Live::At(_)) => ("container_edges_upstream_at", "target", "source"),
+        (Direction::Upstream, Live::Ever) => ("container_edges_upstream_ever", "target", "source"),
+        (Direction::Downstream, Live::Now) => ("container_edges_downstream", "source", "target"),
+        (Direction::Downstream, Live::At(_)) => ("container_edges_downstream_at", "source", "target"),
+        (Direction::Downstream, Live::Ever) => ("container_edges_downstream_ever", "source", "target"),
     };
-    let Some(at) = at else {
-        let on =
-            format!("{near}_kind = 'c' AND {near}_id = k.value AND retired_at IS NULL AND {far}_kind IN ('c', 'x')");
-        return select_edges(c, op, &format!("rarray(?1) AS k CROSS JOIN edges ON {on}"), params![distinct_ids(ids)]);
-    };
-    let on =
-        format!("{near}_kind = 'c' AND {near}_id = k.value AND {far}_kind IN ('c', 'x') AND {}", live_at_sql("", 2, 3));
-    select_edges(
-        c,
-        op,
-        &format!("rarray(?1) AS k CROSS JOIN edges ON {on}"),
-        params![distinct_ids(ids), live_at::since(at), live_at::instants(at)],
-    )
-}
-
-/// Field-level edges into (`Upstream`) or out of (`Downstream`) `ids`, live now (`None`) or live
-/// at one of the instants.
-fn field_edges(
-    c: &Connection,
-    ids: &[Id],
-    direction: Direction,
-    at: Option<&[Timestamp]>,
-) -> rusqlite::Result<Vec<Edge>> {
-    let (op, near) = match (direction, at.is_some()) {
-        (Direction::Upstream, false) => ("field_edges_upstream", "target"),
-        (Direction::Upstream, true) => ("field_edges_upstream_at", "target"),
-        (Direction::Downstream, false) => ("field_edges_downstream", "source"),
-        (Direction::Downstream, true) => ("field_edges_downstream_at", "source"),
-    };
-    let Some(at) = at else {
-        return query_edges(
+    let on = format!("{near}_kind = 'c' AND {near}_id = k.value AND {far}_kind IN ('c', 'x')");
+    let from = |live: &str| format!("rarray(?1) AS k CROSS JOIN edges ON {on}{live}");
+    match live {
+        Live::Now => select_edges(c, op, &from(" AND retired_at IS NULL"), params![distinct_ids(ids)]),
+        Live::Ever => select_edges(c, op, &from(""), params![distinct_ids(ids)]),
+        Live::At(at) => select_edges(
             c,
             op,
-            &format!("{near}_kind = 'f' AND {near}_id IN rarray(?1) AND retired_at IS NULL"),
-            params![id_array(ids)],
-        );
+            &from(&format!(" AND {}", live_at_sql("", 2, 3))),
+            params![distinct_ids(ids), live_at::since(at), live_at::instants(at)],
+        ),
+    }
+}
+
+/// Field-level edges into (`Upstream`) or out of (`Downstream`) `ids`, live now, live at one of
+/// the instants, or all.
+fn field_edges(c: &Connection, ids: &[Id], direction: Direction, live: Live<'_>) -> rusqlite::Result<Vec<Edge>> {
+    let (op, near) = match (direction, live) {
+        (Direction::Upstream, Live::Now) => ("field_edges_upstream", "target"),
+        (Direction::Upstream, Live::At(_)) => ("field_edges_upstream_at", "target"),
+        (Direction::Upstream, Live::Ever) => ("field_edges_upstream_ever", "target"),
+        (Direction::Downstream, Live::Now) => ("field_edges_downstream", "source"),
+        (Direction::Downstream, Live::At(_)) => ("field_edges_downstream_at", "source"),
+        (Direction::Downstream, Live::Ever) => ("field_edges_downstream_ever", "source"),
     };
-    query_edges(
-        c,
-        op,
-        &format!("{near}_kind = 'f' AND {near}_id IN rarray(?1) AND {}", live_at_sql("", 2, 3)),
-        params![id_array(ids), live_at::since(at), live_at::instants(at)],
-    )
+    let near = format!("{near}_kind = 'f' AND {near}_id IN rarray(?1)");
+    match live {
+        Live::Now => query_edges(c, op, &format!("{near} AND retired_at IS NULL"), params![id_array(ids)]),
+        Live::Ever => query_edges(c, op, &near, params![id_array(ids)]),
+        Live::At(at) => query_edges(
+            c,
+            op,
+            &format!("{near} AND {}", live_at_sql("", 2, 3)),
+            params![id_array(ids), live_at::since(at), live_at::instants(at)],
+        ),
+    }
 }
 
 /// `Store::first_edge_created`. Times are stored as fixed-width RFC 3339 text, so the smallest
