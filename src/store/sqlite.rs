@@ -10,9 +10,10 @@
 //!
 //! One file per concern, as in the Neo4j store: `schema` (tables, indexes), `rows` (row <->
 //! domain mapping), `catalog` (datastores, containers, fields), `edges` (edges and evidence),
-//! `graph` (traversal reads), `assertions` (provider batches, metadata), `events` (the event
-//! log), `changes` (the change log), `jobs` (jobs and runs), `identity` (small documents), `transfer` (export and
-//! import), `session` (the session transaction and the WAL checkpointer), `migrations` (the
+//! `graph` (traversal reads), `adjacency` (the edge lists traversal levels keep in memory
+//! between commits), `assertions` (provider batches, metadata), `events` (the event log),
+//! `changes` (the change log), `jobs` (jobs and runs), `identity` (small documents), `transfer`
+//! (export and import), `session` (the session transaction and the WAL checkpointer), `migrations` (the
 //! schema version, checked and moved forward at open) and `backup` (`tributary backup`). Here:
 //! the store and its connections, how a call runs (`read`, `write`, `write_unguarded`), the
 //! statement helpers the concerns share (`select_rows`, `select_page`), and the `Store` impl,
@@ -153,7 +154,7 @@ pub struct SqliteStore {
     /// Set on the view `Store::session` returns: every call runs in the session's open transaction
     /// on the writer.
     session: Option<Session>,
-    /// The live edges traversal levels read, kept between reads (`adjacency`).
+    /// The edge lists traversal levels read, kept between reads until a commit (`adjacency`).
     adjacency: Arc<adjacency::Adjacency>,
 }
 
