@@ -12,7 +12,8 @@
 //! read in is still current, so a list read before a commit and stored after it never outlives
 //! the next lookup. Reads inside a session (the writer's open transaction) do not come here.
 //!
-//! Bounded: past [`CAPACITY`] edges the lists are emptied and fill again from what is read.
+//! Bounded: past [`BUDGET`] bytes (estimated per edge, [`weight`]) the lists are emptied and
+//! fill again from what is read.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -21,8 +22,30 @@ use rusqlite::Connection;
 
 use crate::domain::{Direction, Edge, End, Id};
 
-/// Edges kept at most (a few hundred bytes each): tens of MiB.
-const CAPACITY: usize = 65_536;
+/// Bytes of edges kept at most: a large store's hub `impact` (14,000 edges) several times over,
+/// a few percent of what a store of that size maps.
+const BUDGET: usize = 64 << 20;
+
+/// About what an edge kept costs: the record, its strings and its transformations' JSON, plus
+/// the allocator's rounding.
+fn weight(e: &Edge) -> usize {
+    let text = |s: &Option<String>| s.as_ref().map_or(0, |s| s.len() + 16);
+    let fqn = |end: &End| match end {
+        End::External { fqn } => fqn.len() + 16,
+        _ => 0,
+    };
+    let json = e.transformations.as_ref().map_or(0, json_weight);
+    std::mem::size_of::<Edge>()
+        + e.source_type.len()
+        + 16
+        + text(&e.description)
+        + text(&e.operation)
+        + fqn(&e.source)
+        + fqn(&e.target)
+        + e.intervals.len() * std::mem::size_of::<crate::domain::Interval>()
+        + 16
+        + json
+}
 
 /// Which edges a list holds: container or field edges, into (`Upstream`) or out of
 /// (`Downstream`) its node.
@@ -63,6 +86,18 @@ impl Lists {
     }
 }
 
+/// A JSON value's heap, roughly: each node's slot, strings and keys (walked, not serialised:
+/// this runs for every edge a level reads from SQLite).
+fn json_weight(v: &serde_json::Value) -> usize {
+    use serde_json::Value;
+    32 + match v {
+        Value::String(s) => s.len(),
+        Value::Array(items) => items.iter().map(json_weight).sum(),
+        Value::Object(map) => map.iter().map(|(k, v)| k.len() + 32 + json_weight(v)).sum(),
+        _ => 0,
+    }
+}
+
 #[derive(Default)]
 pub(super) struct Adjacency {
     inner: Mutex<Inner>,
@@ -75,13 +110,14 @@ struct Inner {
     /// (the readers live in one vector for the store's life).
     versions: HashMap<usize, i64>,
     lists: [HashMap<Id, Arc<[Edge]>>; 4],
-    edges: usize,
+    /// The kept edges' [`weight`].
+    bytes: usize,
 }
 
 impl Inner {
     fn clear(&mut self) {
         self.lists.iter_mut().for_each(HashMap::clear);
-        self.edges = 0;
+        self.bytes = 0;
     }
 }
 
@@ -140,18 +176,19 @@ impl Adjacency {
 
     /// Keeps lists read in `epoch`, unless a commit has been seen since.
     fn keep(&self, epoch: u64, lists: Lists, by_node: HashMap<Id, Vec<Edge>>) {
-        let added: usize = by_node.values().map(Vec::len).sum();
-        if added > CAPACITY {
+        // Weighed before the lock: the other half of a split read may be waiting for it.
+        let added: usize = by_node.values().flatten().map(weight).sum::<usize>() + by_node.len() * 64;
+        if added > BUDGET {
             return;
         }
         let mut inner = self.lock();
         if inner.epoch != epoch {
             return;
         }
-        if inner.edges + added > CAPACITY {
+        if inner.bytes + added > BUDGET {
             inner.clear();
         }
-        inner.edges += added;
+        inner.bytes += added;
         let list = &mut inner.lists[lists.index()];
         for (id, edges) in by_node {
             list.insert(id, edges.into());
@@ -191,7 +228,12 @@ mod tests {
         };
         assert_eq!(Lists::fields(Direction::Downstream).near(&e), Some(7));
         assert_eq!(Lists::fields(Direction::Upstream).near(&e), Some(9));
-        let x = Edge { target: End::External { fqn: "s3://b/k".into() }, ..e };
+        let x = Edge { target: End::External { fqn: "s3://b/k".into() }, ..e.clone() };
         assert_eq!(Lists::fields(Direction::Upstream).near(&x), None);
+        // What an edge holds beyond its record counts towards the budget.
+        let t =
+            Edge { transformations: Some(serde_json::json!([{"type": "DIRECT", "subtype": "IDENTITY"}])), ..e.clone() };
+        assert!(weight(&e) > std::mem::size_of::<Edge>());
+        assert!(weight(&x) > weight(&e) && weight(&t) > weight(&e) + 100);
     }
 }
