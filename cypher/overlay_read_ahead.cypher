@@ -6,22 +6,11 @@
 // datasets' candidates make, the edges its jobs' live evidence is on) instead of an
 // `overlay_lookup` per event. Each edge found is write-locked, as `overlay_lookup` locks it; a
 // key no edge holds is not (a concurrent session creating it fails this one's commit, which the
-// service then applies event by event).
+// service then applies event by event). The pairs are sought in the `lineage_container_pair`
+// index: one seek a pair, where matching the ends expanded every edge of a hub's fields.
 CALL () {
   UNWIND $pairs AS p
-  MATCH (:Container {id: p[0]})-[r:LINEAGE]->(:Container {id: p[1]})
-  RETURN r
-  UNION
-  UNWIND $pairs AS p
-  MATCH (:Container {id: p[0]})-[r:LINEAGE]->(:Field {container_id: p[1]})
-  RETURN r
-  UNION
-  UNWIND $pairs AS p
-  MATCH (:Field {container_id: p[0]})-[r:LINEAGE]->(:Field {container_id: p[1]})
-  RETURN r
-  UNION
-  UNWIND $pairs AS p
-  MATCH (:Field {container_id: p[0]})-[r:LINEAGE]->(:Container {id: p[1]})
+  MATCH ()-[r:LINEAGE {source_container_id: p[0], target_container_id: p[1]}]->()
   RETURN r
   UNION
   UNWIND $ids AS id

@@ -237,7 +237,8 @@ impl NeoBase {
                  MATCH (s:Container {key: row.s}) MATCH (t:Container {key: row.t})
                  MERGE (s)-[r:LINEAGE {ukey: row.ukey}]->(t)
                  ON CREATE SET r.id = row.id, r.created = $now, r.source_type = 'openlineage', r.operation = 'run_event',
-                   r.source_kind = 'container', r.source_id = s.id, r.target_kind = 'container', r.target_id = t.id,
+                   r.source_kind = 'container', r.source_id = s.id, r.source_container_id = s.id, r.target_kind = 'container',
+                   r.target_id = t.id, r.target_container_id = t.id,
                    r.intervals = $intervals
                  SET r.last_asserted_at = row.at
                  MERGE (v:Evidence {edge_id: r.id, key: row.key})

@@ -30,6 +30,7 @@ fn schema_statements() -> Vec<Cmd> {
         cypher!("schema_lineage_id_unique"),
         cypher!("schema_lineage_ukey_unique"),
         cypher!("schema_lineage_source_type_index"),
+        cypher!("schema_lineage_container_pair_index"),
         cypher!("schema_event_id_unique"),
         cypher!("schema_event_fingerprint_unique"),
         cypher!("schema_event_run_id_index"),
@@ -67,6 +68,10 @@ pub(super) async fn set_up(mut db: impl Run) -> StoreResult<()> {
                 other?;
             }
         }
+    }
+    // A database from before the index fills it now; the read-ahead without it scans every edge.
+    if let Err(e) = db.run(cypher!("schema_await_lineage_container_pair")).await {
+        tracing::warn!(error = %e, "the edges' container-pair index is not online yet; the ingest reads ahead slowly until it is");
     }
     let filled: i64 = db.run(cypher!("backfill_container_name_lc")).await?.value("filled")?;
     if filled > 0 {
