@@ -273,6 +273,12 @@ pub struct PushBackArgs {
     #[arg(long, env = "TRIBUTARY_INGEST_GROUP_WAIT_MS", default_value_t = 5,
           value_parser = clap::value_parser!(u64).range(0..=1000))]
     pub ingest_group_wait_ms: u64,
+    /// On Neo4j, how long (milliseconds) the events of one ingest session may take before it
+    /// takes no more (up to 1,000 events a session); its writes and commit follow, holding their
+    /// locks until then, so other writers wait about that long plus the commit behind it.
+    #[arg(long, env = "TRIBUTARY_INGEST_SESSION_MS", default_value_t = 2000,
+          value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    pub ingest_session_ms: u64,
 }
 
 impl PushBackArgs {

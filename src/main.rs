@@ -364,7 +364,8 @@ async fn main() -> anyhow::Result<()> {
             let lineage = tributary::service::Lineage::new(store)
                 .with_forwarder(forwarder)
                 .with_auto_create(args.openlineage_auto_create)
-                .with_zero_setup(args.openlineage_zero_setup);
+                .with_zero_setup(args.openlineage_zero_setup)
+                .with_ingest_session_time(std::time::Duration::from_millis(args.pushback.ingest_session_ms));
             tributary::lifecycle::backfill_jobs_and_runs(&lineage)
                 .await
                 .map_err(|e| anyhow::anyhow!("cannot record the stored events' jobs and runs: {}", e.message()))?;

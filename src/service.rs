@@ -87,6 +87,9 @@ pub struct Lineage {
     /// The zero-setup mode (`--openlineage-zero-setup`): a namespace no datastore lists gets a
     /// datastore of its own and every OpenLineage dataset becomes a container; off by default.
     pub zero_setup: bool,
+    /// On a store whose sessions can conflict (Neo4j), how long a session's events may take
+    /// before it takes no more (`--ingest-session-ms`).
+    pub ingest_session_time: std::time::Duration,
     /// Set on a view made by `Lineage::at`: traversals read the edges live at this instant.
     as_of: Option<crate::domain::Timestamp>,
     /// When the store's first edge was recorded, once known (see `Lineage::at`).
@@ -435,6 +438,7 @@ impl Lineage {
             forwarder: None,
             auto_create: false,
             zero_setup: false,
+            ingest_session_time: openlineage::CONFLICTING_SESSION_TIME,
             as_of: None,
             first_recorded: Arc::default(),
         }
@@ -442,6 +446,11 @@ impl Lineage {
 
     pub fn with_zero_setup(mut self, on: bool) -> Self {
         self.zero_setup = on;
+        self
+    }
+
+    pub fn with_ingest_session_time(mut self, time: std::time::Duration) -> Self {
+        self.ingest_session_time = time;
         self
     }
 
