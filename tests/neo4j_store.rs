@@ -2764,6 +2764,7 @@ async fn a_thousand_event_request_is_a_few_statements() {
         .with_zero_setup(true)
         // The debug build's events alone can take the default 2 s: one session, whatever the build.
         .with_ingest_session_time(std::time::Duration::from_secs(600));
+    let schema: Vec<_> = (0..3).map(|f| json!({"name": format!("c{f}"), "type": "int"})).collect();
     let events = |round: usize| -> Vec<serde_json::Value> {
         let at = Utc::now() - Duration::minutes(10 - round as i64);
         (0..500)
@@ -2776,7 +2777,7 @@ async fn a_thousand_event_request_is_a_few_statements() {
                         (format!("c{f}"), from)
                     })
                     .collect();
-                let schema: Vec<_> = (0..3).map(|f| json!({"name": format!("c{f}"), "type": "int"})).collect();
+                let schema = schema.clone();
                 ["START", "COMPLETE"].into_iter().enumerate().map(move |(phase, kind)| {
                     json!({
                         "eventType": kind,
@@ -2804,7 +2805,6 @@ async fn a_thousand_event_request_is_a_few_statements() {
         .chain((0..50).map(|i| format!("db.public.out{i}")))
         .enumerate()
         .map(|(i, name)| {
-            let schema: Vec<_> = (0..3).map(|f| json!({"name": format!("c{f}"), "type": "int"})).collect();
             json!({
                 "eventType": "COMPLETE",
                 "eventTime": (Utc::now() - Duration::minutes(30)).to_rfc3339(),
@@ -2813,7 +2813,7 @@ async fn a_thousand_event_request_is_a_few_statements() {
                 "run": {"runId": format!("00000000-0000-4000-8000-9999999{i:05}")},
                 "job": {"namespace": "etl", "name": format!("make{i}")},
                 "inputs": [],
-                "outputs": [{"namespace": "postgres://db:5432", "name": name, "facets": {"schema": {"fields": schema}}}],
+                "outputs": [{"namespace": "postgres://db:5432", "name": name, "facets": {"schema": {"fields": schema.clone()}}}],
             })
         })
         .collect();
@@ -2828,9 +2828,10 @@ async fn a_thousand_event_request_is_a_few_statements() {
         assert_eq!(applied, 1_000, "round {round}: {:?}", report.events.iter().find(|e| e.status != "applied"));
         assert!(statements <= 40, "round {round}: 1,000 events took {statements} statements");
     }
-    // What they wrote: 50 outputs, each fed by the inputs of its jobs' runs, column by column.
+    // What they wrote: run r copies src(r % 20) into out(r % 50), a pair that repeats every
+    // lcm(20, 50) = 100 runs, so 100 table edges (two inputs an output), column by column.
     let edges = all_edges(&*store).await;
     let fields = edges.iter().filter(|e| matches!(e.source, End::Field { .. })).count();
-    assert_eq!(edges.len() - fields, 20 * 50 / 10, "table edges: each output's 10 inputs (r % 20 for r % 50)");
-    assert_eq!(fields, 3 * 20 * 50 / 10, "field edges: three columns of each table edge");
+    assert_eq!(edges.len() - fields, 100, "table edges: one per (r % 20, r % 50) pair");
+    assert_eq!(fields, 3 * 100, "field edges: three columns of each table edge");
 }

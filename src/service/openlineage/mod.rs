@@ -42,7 +42,7 @@
 //! facets into `MetadataAssertion`s. `replay_openlineage` re-applies stored events as `Caller::system()`. Where the
 //! store offers a session (`Store::session`: both stores), up to 1,000 events on the embedded store (`SESSION_EVENTS`;
 //! a commit writes each page it touched once, so fewer commits write fewer pages) and on Neo4j up to 1,000 applied
-//! within 2 s (`CONFLICTING_SESSION_EVENTS`, `CONFLICTING_SESSION_TIME`: its session holds its locks on what it wrote until the
+//! within 2 s (`CONFLICTING_SESSION_EVENTS`, `CONFLICTING_SESSION_TIME`, `--ingest-session-ms`: its session holds its locks on what it wrote until the
 //! commit (ids come from blocks reserved outside it, see "Ids come from the database"), its change-log entries and job
 //! and run updates wait in the session and are written before the commit, one statement per kind, and a process runs
 //! one Neo4j session at a time, a gate as the embedded store's writer, so two sessions never deadlock on each other)

@@ -166,8 +166,8 @@ impl Ids {
         let mut held = self.held.lock().await;
         let mut short = Vec::new();
         for &(name, n) in wants.iter().filter(|(_, n)| *n > 0) {
-            let last = held.get(name).copied();
-            if last.is_none_or(|h| h.end - h.next < count(n).unwrap_or(Id::MAX)) {
+            let (last, wanted) = (held.get(name).copied(), count(n)?);
+            if last.is_none_or(|h| h.end - h.next < wanted) {
                 let block = match last {
                     Some(h) if h.taken.elapsed() < GROW_WITHIN => (h.block * 2).min(MAX_BLOCK),
                     _ => BLOCK,
