@@ -910,3 +910,63 @@ fn the_start_up_log_names_the_explorer_and_has_no_colour_off_a_terminal() {
     assert!(text.contains(&format!("http://{listen}/ui")), "{text}");
     assert!(!text.contains('\u{1b}'), "colour codes in a log file: {text:?}");
 }
+
+/// The ingest tuning flags and their variables (`--ingest-group-events`, `--ingest-group-wait-ms`,
+/// `--ingest-session-ms`, ...) refuse a value out of range or not a number before `serve` opens
+/// anything: the error names the flag and the value, and the data dir stays empty.
+#[test]
+fn serve_refuses_bad_ingest_tuning_values_naming_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let data_s = data.to_str().unwrap();
+    let bad: [(&str, &str, &str); 6] = [
+        ("--ingest-session-ms", "TRIBUTARY_INGEST_SESSION_MS", "0"),
+        ("--ingest-session-ms", "TRIBUTARY_INGEST_SESSION_MS", "600001"),
+        ("--ingest-group-events", "TRIBUTARY_INGEST_GROUP_EVENTS", "100001"),
+        ("--ingest-group-wait-ms", "TRIBUTARY_INGEST_GROUP_WAIT_MS", "-5"),
+        ("--ingest-concurrency", "TRIBUTARY_INGEST_CONCURRENCY", "0"),
+        ("--ingest-queue-wait-ms", "TRIBUTARY_INGEST_QUEUE_WAIT_MS", "2s"),
+    ];
+    // A value taken by mistake starts a server: it is stopped and reported, not waited for.
+    let refused = |cmd: &mut Command| -> std::process::Output {
+        let mut child = cmd
+            .env_remove("NEO4J_URI")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while child.try_wait().unwrap().is_none() {
+            if std::time::Instant::now() > deadline {
+                child.kill().unwrap();
+                panic!("{cmd:?} was not refused: it was still running after 20 s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        child.wait_with_output().unwrap()
+    };
+    for (flag, var, value) in bad {
+        let by_flag = refused(Command::new(BIN).args([
+            "serve",
+            "--data-dir",
+            data_s,
+            "--auth",
+            "off",
+            &format!("{flag}={value}"),
+        ]));
+        let by_var = refused(Command::new(BIN).args(["serve", "--data-dir", data_s, "--auth", "off"]).env(var, value));
+        for (how, out) in [("flag", by_flag), ("variable", by_var)] {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(
+                out.status.code(),
+                Some(2),
+                "{flag}={value} by {how} was not refused as a usage error: {stderr}"
+            );
+            assert!(
+                stderr.contains(flag) && stderr.contains(&format!("'{value}'")),
+                "{flag}={value} by {how}: the error names neither: {stderr}"
+            );
+        }
+        assert!(!data.exists(), "{flag}={value} created the data dir");
+    }
+}
