@@ -313,6 +313,9 @@ async fn run(args: Args) -> anyhow::Result<()> {
         )),
         _ => None,
     };
+    if let Some(n) = &neo_base {
+        say(&format!("server: {}", n.server().await));
+    }
     let source: Arc<dyn EdgeSource> = match &neo_base {
         Some(n) => n.clone(),
         None => adj.clone(),

@@ -74,6 +74,38 @@ impl NeoBase {
         Ok(out)
     }
 
+    /// The server the figures were measured on: its version and the JVM's JIT, which moves the
+    /// ratios (`scripts/neo4j-start` runs C1 only for a fast start; Neo4j's own default is C2,
+    /// under which the batched baseline gains more than the service: BENCHMARKS, issue #44).
+    /// "unknown" where the server does not say (`dbms.queryJmx` needs an admin on some setups).
+    pub async fn server(&self) -> String {
+        let version = match self
+            .rows(query("CALL dbms.components() YIELD name, versions, edition RETURN versions[0] AS v, edition AS e"))
+            .await
+        {
+            Ok(rows) => rows
+                .first()
+                .and_then(|r| Some(format!("Neo4j {} {}", r.get::<String>("v").ok()?, r.get::<String>("e").ok()?)))
+                .unwrap_or_else(|| "Neo4j (version unknown)".into()),
+            Err(_) => "Neo4j (version unknown)".into(),
+        };
+        let jvm = self
+            .rows(query(
+                "CALL dbms.queryJmx('java.lang:type=Runtime') YIELD attributes \
+                 RETURN attributes.InputArguments.value AS args, attributes.VmVersion.value AS vm",
+            ))
+            .await
+            .ok()
+            .and_then(|rows| {
+                let r = rows.first()?;
+                let args: Vec<String> = r.get("args").ok()?;
+                let vm: String = r.get("vm").ok()?;
+                Some(describe_jvm(&vm, &args))
+            })
+            .unwrap_or_else(|| "JVM unknown".into());
+        format!("{version}, {jvm}")
+    }
+
     fn end(&self, id: Option<i64>, fqn: Option<String>) -> anyhow::Result<BEnd> {
         match (id, fqn) {
             (_, Some(fqn)) => {
@@ -294,6 +326,19 @@ impl NeoBase {
     }
 }
 
+/// A JVM's version, heap and JIT from its arguments: the last `-XX:TieredStopAtLevel` wins, as
+/// in the JVM (below 4: no C2).
+fn describe_jvm(vm: &str, args: &[String]) -> String {
+    let heap = args.iter().rev().find_map(|a| a.strip_prefix("-Xmx")).unwrap_or("default");
+    let level =
+        args.iter().rev().find_map(|a| a.strip_prefix("-XX:TieredStopAtLevel=")).and_then(|l| l.parse::<u8>().ok());
+    let jit = match level {
+        Some(l) if l < 4 => format!("JIT C1 only (TieredStopAtLevel={l})"),
+        _ => "JIT C1+C2 (the JVM's default)".to_string(),
+    };
+    format!("JVM {vm}, heap {heap}, {jit}")
+}
+
 /// The event nodes of the per-event and the batched baselines.
 const PER_EVENT_LABEL: &str = "BenchEvent";
 const BATCHED_LABEL: &str = "BenchBatchEvent";
@@ -449,5 +494,20 @@ impl EdgeSource for NeoBase {
     }
     fn edge_rows(&self) -> u64 {
         self.edge_rows.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::describe_jvm;
+
+    #[test]
+    fn the_last_tiered_stop_level_names_the_jit() {
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let c1 = describe_jvm("17", &args(&["-Xmx768m", "-XX:TieredStopAtLevel=1"]));
+        assert_eq!(c1, "JVM 17, heap 768m, JIT C1 only (TieredStopAtLevel=1)");
+        // scripts/neo4j-start appends TRIBUTARY_NEO4J_JAVA_OPTS after its own flags.
+        let c2 = describe_jvm("17", &args(&["-XX:TieredStopAtLevel=1", "-XX:TieredStopAtLevel=4"]));
+        assert_eq!(c2, "JVM 17, heap default, JIT C1+C2 (the JVM's default)");
     }
 }
