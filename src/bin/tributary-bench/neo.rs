@@ -79,16 +79,15 @@ impl NeoBase {
     /// under which the batched baseline gains more than the service: BENCHMARKS, issue #44).
     /// "unknown" where the server does not say (`dbms.queryJmx` needs an admin on some setups).
     pub async fn server(&self) -> String {
-        let version = match self
-            .rows(query("CALL dbms.components() YIELD name, versions, edition RETURN versions[0] AS v, edition AS e"))
+        let version = self
+            .rows(query("CALL dbms.components() YIELD versions, edition RETURN versions[0] AS v, edition AS e"))
             .await
-        {
-            Ok(rows) => rows
-                .first()
-                .and_then(|r| Some(format!("Neo4j {} {}", r.get::<String>("v").ok()?, r.get::<String>("e").ok()?)))
-                .unwrap_or_else(|| "Neo4j (version unknown)".into()),
-            Err(_) => "Neo4j (version unknown)".into(),
-        };
+            .ok()
+            .and_then(|rows| {
+                let r = rows.first()?;
+                Some(format!("Neo4j {} {}", r.get::<String>("v").ok()?, r.get::<String>("e").ok()?))
+            })
+            .unwrap_or_else(|| "Neo4j (version unknown)".into());
         let jvm = self
             .rows(query(
                 "CALL dbms.queryJmx('java.lang:type=Runtime') YIELD attributes \
